@@ -1,0 +1,19 @@
+import { DataTypes } from 'sequelize';
+import { tableOptions, type Migration } from '../src/db/migration.js';
+
+export const createSettings: Migration = {
+  name: '20261122000005-create-settings',
+  async up({ qi, dialect }) {
+    await qi.createTable(
+      'settings',
+      {
+        name: { type: DataTypes.STRING(64), primaryKey: true, allowNull: false },
+        value: { type: DataTypes.TEXT, allowNull: false },
+      },
+      tableOptions(dialect),
+    );
+  },
+  async down({ qi }) {
+    await qi.dropTable('settings');
+  },
+};

@@ -1,0 +1,94 @@
+// `cashtrack serve`: the daemon.
+import cron from 'node-cron';
+import { buildContext, ensureSchema, type Context } from '../../context.js';
+import { createServer } from '../../server.js';
+import { schedules } from '../../jobs/schedules.js';
+import { NAMESPACE } from '../../http/rest/index-docs.js';
+import { loadCliConfig, type Io } from '../io.js';
+
+/** First start with no administrator: create `admin` with a one-time application password. */
+export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: string): Promise<boolean> {
+  if (await ctx.users.hasAdministrator()) return false;
+  let admin = await ctx.users.findByLogin('admin');
+  if (!admin) {
+    try {
+      admin = await ctx.users.create({ login: 'admin', email: 'admin@localhost.invalid', display_name: 'Administrator', role: 'administrator' }, 'first-run');
+    } catch (err) {
+      // Another daemon starting at the same moment created it.
+      if ((err as { code?: string }).code !== 'svc_user_exists') throw err;
+      return false;
+    }
+  } else if (admin.role !== 'administrator') {
+    return false;
+  }
+  const { password } = await ctx.appPasswords.create(admin, `first-run ${ctx.clock.now().toISOString()}`, 'first-run');
+  io.stdout.write(
+    [
+      '',
+      'cashtrack: no administrator existed, so one was created. Keep this password now: it is not shown again.',
+      `  login:         admin`,
+      `  app password:  ${password}`,
+      `  REST API:      ${namespaceUrl}`,
+      `  try:           curl -u 'admin:${password}' ${namespaceUrl}/logs`,
+      '',
+    ].join('\n') + '\n',
+  );
+  return true;
+}
+
+export async function serve(io: Io, opts: { port?: number; host?: string; migrate?: boolean }): Promise<void> {
+  const overrides: Record<string, unknown> = {};
+  if (opts.port !== undefined) overrides['server.port'] = opts.port;
+  if (opts.host !== undefined) overrides['server.host'] = opts.host;
+  const config = await loadCliConfig(io, overrides);
+  const ctx = buildContext(config, { logStream: config.log.stdout ? io.stdout : null });
+  let server: Awaited<ReturnType<typeof createServer>> | null = null;
+  const tasks: { stop(): void | Promise<void> }[] = [];
+  try {
+    const applied = await ensureSchema(ctx, opts.migrate ? true : undefined);
+    if (applied.length) ctx.logger.info('db', 'Migrations applied', { migrations: applied });
+    server = await createServer(ctx);
+    await server.start();
+    const base = config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;
+    const namespaceUrl = `${base}/${config.server.rest_root}/${NAMESPACE}`;
+    await ensureAdministrator(ctx, io, namespaceUrl);
+    for (const s of schedules) {
+      if (!cron.validate(s.schedule)) throw new Error(`invalid schedule for ${s.name}: ${s.schedule}`);
+      tasks.push(
+        cron.schedule(
+          s.schedule,
+          async () => {
+            try {
+              ctx.logger.info('jobs', `Scheduled ${s.name} done`, await s.run(ctx));
+            } catch (err) {
+              ctx.logger.error('jobs', `Scheduled ${s.name} failed`, { error: (err as Error).message });
+            }
+          },
+          { timezone: 'UTC', name: s.name },
+        ),
+      );
+    }
+    ctx.logger.info('daemon', 'Listening', { url: server.info.uri, namespace: namespaceUrl, database: ctx.db.dialect });
+    io.stderr.write(`cashtrack: listening on ${server.info.uri} (REST API ${namespaceUrl})\n`);
+  } catch (err) {
+    await server?.stop().catch(() => {});
+    await ctx.close().catch(() => {});
+    throw err;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = async (signal: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      ctx.logger.info('daemon', 'Stopping', { signal });
+      for (const t of tasks) await t.stop();
+      await server!.stop({ timeout: 10_000 });
+      await ctx.appPasswords.drain();
+      await ctx.close();
+      resolve();
+    };
+    const onInt = () => void stop('SIGINT');
+    const onTerm = () => void stop('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+}

@@ -1,0 +1,87 @@
+// What every command gets: its streams, and one way to build the context, print and fail.
+import type { Config, LoadOptions } from '../config.js';
+import type { Context } from '../context.js';
+import { isServiceError } from '../errors.js';
+
+export interface Io {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  /** Applied over the environment (tests point this at their database). */
+  overrides?: Record<string, unknown>;
+}
+
+/** A usage error (exit code 2). */
+export class UsageError extends Error {
+  readonly code = 'svc_usage';
+}
+
+export async function loadCliConfig(io: Io, extra: Record<string, unknown> = {}): Promise<Config> {
+  const { loadConfig } = await import('../config.js');
+  const options: LoadOptions = { env: io.env, overrides: { ...io.overrides, ...extra } };
+  return loadConfig(options);
+}
+
+/** Builds the context, makes sure the schema is current, runs `fn`, and always closes. */
+export async function withContext<T>(io: Io, fn: (ctx: Context) => Promise<T>, extra: Record<string, unknown> = {}): Promise<T> {
+  const config = await loadCliConfig(io, extra);
+  const { buildContext, ensureSchema } = await import('../context.js');
+  const ctx = buildContext(config, { logStream: null });
+  try {
+    await ensureSchema(ctx);
+    return await fn(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+export function printJson(io: Io, value: unknown): void {
+  io.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** A plain aligned table; the columns are the keys to show. */
+export function printTable(io: Io, rows: Record<string, unknown>[], columns: string[]): void {
+  if (rows.length === 0) {
+    io.stdout.write('(none)\n');
+    return;
+  }
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd() + '\n';
+  io.stdout.write(line(columns.map((c) => c.toUpperCase())));
+  for (const r of rows) io.stdout.write(line(columns.map((c) => cell(r[c]))));
+}
+
+/** `code: message` on stderr; exit 2 for usage errors, 1 otherwise. No stack for expected errors. */
+export function reportError(io: Io, err: unknown): number {
+  if (err instanceof UsageError) {
+    io.stderr.write(`${err.code}: ${err.message}\n`);
+    return 2;
+  }
+  if (isServiceError(err)) {
+    io.stderr.write(`${err.code}: ${err.message}\n`);
+    return 1;
+  }
+  const translated = (err as { code?: string; name?: string })?.name?.startsWith('Sequelize') || (err as { code?: string })?.code ? describeDbError(err) : null;
+  if (translated) {
+    io.stderr.write(translated + '\n');
+    return 1;
+  }
+  io.stderr.write(`svc_internal_error: ${(err as Error)?.stack ?? String(err)}\n`);
+  return 1;
+}
+
+function describeDbError(err: unknown): string | null {
+  const code = (err as { original?: { code?: string }; parent?: { code?: string }; code?: string }).original?.code ?? (err as { code?: string }).code;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return 'svc_database_corrupt: The database file is damaged or is not a SQLite database. Restore it from a backup.';
+  if (code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code === 'SQLITE_CANTOPEN') return `svc_database_unavailable: Cannot reach the database (${code}). Check CASHTRACK_DATABASE_URL and that the server is running.`;
+  return null;
+}
+
+/** Reads all of stdin (for --password-stdin). */
+export async function readStdin(io: Io): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of io.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,199 @@
+// Configuration: JSON defaults in config/, a per-environment file beside them, then CASHTRACK_*
+// environment variables; validated once at start with a message that names the bad key.
+import { readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Joi from 'joi';
+import { ServiceError } from './errors.js';
+
+export interface Config {
+  env: string;
+  data_dir: string;
+  secret: string;
+  currency: string;
+  database: { url: string; busy_timeout_ms: number; pool_max: number; auto_migrate: boolean | null };
+  server: {
+    host: string;
+    port: number;
+    rest_root: string;
+    public_url: string | null;
+    trust_proxy: boolean;
+    max_body_bytes: number;
+    cors_origins: string[];
+  };
+  auth: {
+    session_ttl_hours: number;
+    credential_cache_seconds: number;
+    throttle: { window_seconds: number; max_failures_per_address: number; max_failures_per_login: number };
+  };
+  log: { level: 'debug' | 'info'; retention_days: number; stdout: boolean };
+}
+
+/** Environment variables and the configuration key each one sets. Documented in README.md. */
+export const ENV_KEYS: Record<string, string> = {
+  CASHTRACK_ENV: 'env',
+  CASHTRACK_DATA_DIR: 'data_dir',
+  CASHTRACK_SECRET: 'secret',
+  CASHTRACK_CURRENCY: 'currency',
+  CASHTRACK_DATABASE_URL: 'database.url',
+  CASHTRACK_DATABASE_BUSY_TIMEOUT_MS: 'database.busy_timeout_ms',
+  CASHTRACK_DATABASE_POOL_MAX: 'database.pool_max',
+  CASHTRACK_DATABASE_AUTO_MIGRATE: 'database.auto_migrate',
+  CASHTRACK_HOST: 'server.host',
+  CASHTRACK_PORT: 'server.port',
+  CASHTRACK_REST_ROOT: 'server.rest_root',
+  CASHTRACK_PUBLIC_URL: 'server.public_url',
+  CASHTRACK_TRUST_PROXY: 'server.trust_proxy',
+  CASHTRACK_MAX_BODY_BYTES: 'server.max_body_bytes',
+  CASHTRACK_CORS_ORIGINS: 'server.cors_origins',
+  CASHTRACK_SESSION_TTL_HOURS: 'auth.session_ttl_hours',
+  CASHTRACK_CREDENTIAL_CACHE_SECONDS: 'auth.credential_cache_seconds',
+  CASHTRACK_LOG_LEVEL: 'log.level',
+  CASHTRACK_LOG_RETENTION_DAYS: 'log.retention_days',
+  CASHTRACK_LOG_STDOUT: 'log.stdout',
+};
+
+const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
+
+const schema = Joi.object({
+  env: Joi.string().valid('development', 'production', 'test').required(),
+  data_dir: Joi.string().min(1).required(),
+  secret: Joi.string().min(32).allow(null).messages({ 'string.min': '{{#label}} must be at least 32 characters' }),
+  currency: currency.required(),
+  database: Joi.object({
+    url: Joi.string()
+      .pattern(/^(sqlite:|mysql:\/\/|mariadb:\/\/)/)
+      .message('{{#label}} must start with sqlite:, mysql:// or mariadb://')
+      .required(),
+    busy_timeout_ms: Joi.number().integer().min(0).max(600_000).required(),
+    pool_max: Joi.number().integer().min(1).max(500).required(),
+    auto_migrate: Joi.boolean().allow(null).required(),
+  }).required(),
+  server: Joi.object({
+    host: Joi.string().min(1).required(),
+    port: Joi.number().integer().min(0).max(65535).required(),
+    rest_root: Joi.string().pattern(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/).message('{{#label}} must be a path segment such as wp-json').required(),
+    public_url: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null).required(),
+    trust_proxy: Joi.boolean().required(),
+    max_body_bytes: Joi.number().integer().min(1024).max(64 * 1024 * 1024).required(),
+    cors_origins: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })).required(),
+  }).required(),
+  auth: Joi.object({
+    session_ttl_hours: Joi.number().integer().min(1).max(24 * 365).required(),
+    credential_cache_seconds: Joi.number().integer().min(0).max(3600).required(),
+    throttle: Joi.object({
+      window_seconds: Joi.number().integer().min(1).max(86_400).required(),
+      max_failures_per_address: Joi.number().integer().min(1).required(),
+      max_failures_per_login: Joi.number().integer().min(1).required(),
+    }).required(),
+  }).required(),
+  log: Joi.object({
+    level: Joi.string().valid('debug', 'info').required(),
+    retention_days: Joi.number().integer().min(1).max(3650).required(),
+    stdout: Joi.boolean().required(),
+  }).required(),
+});
+
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../..' : '..');
+
+export interface LoadOptions {
+  /** Environment to read CASHTRACK_* variables from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Values applied last, e.g. `--port` on the command line or a test's database URL. */
+  overrides?: Record<string, unknown>;
+  /** Directory holding default.json and <env>.json (default: the project's config/). */
+  configDir?: string;
+  /** Generate and keep a secret in the data directory when none is configured (not in production). */
+  persistSecret?: boolean;
+}
+
+/** Loads, merges and validates the configuration. Throws ServiceError `svc_invalid_config`. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const dir = options.configDir ?? join(projectRoot, 'config');
+  const envName = env.CASHTRACK_ENV ?? env.NODE_ENV ?? 'development';
+  let merged: Record<string, unknown> = readJson(join(dir, 'default.json'));
+  const envFile = join(dir, `${envName}.json`);
+  if (existsSync(envFile)) merged = deepMerge(merged, readJson(envFile));
+  merged.env = envName;
+  for (const [name, key] of Object.entries(ENV_KEYS)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    setPath(merged, key, coerceEnv(name, key, raw, getPath(merged, key)));
+  }
+  for (const [key, value] of Object.entries(options.overrides ?? {})) setPath(merged, key, value);
+
+  const { value, error } = schema.validate(merged, { abortEarly: true, convert: true, errors: { wrap: { label: false } } });
+  if (error) {
+    const detail = error.details[0];
+    const key = detail.path.join('.');
+    const fromEnv = Object.keys(ENV_KEYS).find((name) => ENV_KEYS[name] === key && env[name]);
+    const where = fromEnv ? `${fromEnv} (${key})` : key;
+    throw new ServiceError('svc_invalid_config', `Invalid configuration ${where}: ${detail.message.replace(/^[\w.[\]]+ /, '')}`, 500, { key });
+  }
+  const config = value as Config;
+  config.data_dir = isAbsolute(config.data_dir) ? config.data_dir : resolve(process.cwd(), config.data_dir);
+  if (!config.secret) {
+    if (config.env === 'production') {
+      throw new ServiceError('svc_invalid_config', 'Invalid configuration CASHTRACK_SECRET (secret): required in production (at least 32 characters)', 500, { key: 'secret' });
+    }
+    config.secret = options.persistSecret === false ? randomBytes(32).toString('hex') : readOrCreateSecret(config.data_dir);
+  }
+  return config;
+}
+
+function readOrCreateSecret(dataDir: string): string {
+  const file = join(dataDir, 'secret');
+  if (existsSync(file)) {
+    const secret = readFileSync(file, 'utf8').trim();
+    if (secret.length >= 32) return secret;
+    throw new ServiceError('svc_invalid_config', `Invalid configuration secret: ${file} holds fewer than 32 characters`, 500, { key: 'secret' });
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+  return secret;
+}
+
+function readJson(file: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new ServiceError('svc_invalid_config', `Cannot read configuration file ${file}: ${(err as Error).message}`, 500);
+  }
+}
+
+function coerceEnv(name: string, key: string, raw: string, current: unknown): unknown {
+  if (Array.isArray(current)) return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (typeof current === 'boolean' || key.endsWith('auto_migrate')) {
+    if (/^(1|true|yes|on)$/i.test(raw)) return true;
+    if (/^(0|false|no|off)$/i.test(raw)) return false;
+    throw new ServiceError('svc_invalid_config', `Invalid configuration ${name} (${key}): must be true or false`, 500, { key });
+  }
+  return raw;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k] as Record<string, unknown>, v) : v;
+  return out;
+}
+
+function getPath(obj: Record<string, unknown>, key: string): unknown {
+  return key.split('.').reduce<unknown>((o, k) => (isPlainObject(o) ? o[k] : undefined), obj);
+}
+
+function setPath(obj: Record<string, unknown>, key: string, value: unknown): void {
+  const parts = key.split('.');
+  let cur = obj;
+  for (const part of parts.slice(0, -1)) {
+    if (!isPlainObject(cur[part])) cur[part] = {};
+    cur = cur[part] as Record<string, unknown>;
+  }
+  cur[parts[parts.length - 1]] = value;
+}

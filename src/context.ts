@@ -1,0 +1,86 @@
+// The composition root: database, services and logger, with no hapi in it. The daemon and every
+// CLI command start here.
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { Database } from './db/database.js';
+import { migrate, migrationStatus } from './db/migrator.js';
+import { ServiceError } from './errors.js';
+import { AppPasswordService } from './services/app-passwords.js';
+import { AuthService } from './services/auth.js';
+import { LogService } from './services/logs.js';
+import { deriveKeys, type Keys } from './services/keys.js';
+import { SessionService } from './services/sessions.js';
+import { SettingsService } from './services/settings.js';
+import { UserService } from './services/users.js';
+
+export interface Context {
+  config: Config;
+  clock: Clock;
+  keys: Keys;
+  db: Database;
+  logger: LogService;
+  settings: SettingsService;
+  users: UserService;
+  appPasswords: AppPasswordService;
+  sessions: SessionService;
+  auth: AuthService;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  clock?: Clock;
+  /** JSON log lines go here (the daemon: process.stdout); null for none. */
+  logStream?: NodeJS.WritableStream | null;
+}
+
+export function buildContext(config: Config, options: ContextOptions = {}): Context {
+  const clock = options.clock ?? systemClock;
+  const keys = deriveKeys(config.secret);
+  const db = new Database({ url: config.database.url, busyTimeoutMs: config.database.busy_timeout_ms, poolMax: config.database.pool_max });
+  const logger = new LogService({
+    db,
+    clock,
+    level: config.log.level,
+    retentionDays: config.log.retention_days,
+    stdout: options.logStream === undefined ? (config.log.stdout ? process.stdout : null) : options.logStream,
+  });
+  const settings = new SettingsService({ db });
+  const users = new UserService({ db, clock, logger, settings });
+  const appPasswords = new AppPasswordService({ db, clock, logger, keys, settings, cacheSeconds: config.auth.credential_cache_seconds });
+  const sessions = new SessionService({ db, clock, logger, keys, ttlHours: config.auth.session_ttl_hours });
+  const auth = new AuthService({ clock, logger, users, appPasswords, sessions, throttle: config.auth.throttle });
+  return {
+    config,
+    clock,
+    keys,
+    db,
+    logger,
+    settings,
+    users,
+    appPasswords,
+    sessions,
+    auth,
+    async close() {
+      await logger.close().catch(() => {});
+      await db.close();
+    },
+  };
+}
+
+/**
+ * Makes sure the schema is current. SQLite migrates by itself (the embedded default must just
+ * work); MariaDB/MySQL refuses to run on pending migrations unless told to migrate.
+ */
+export async function ensureSchema(ctx: Context, autoMigrate = ctx.config.database.auto_migrate ?? ctx.db.dialect === 'sqlite'): Promise<string[]> {
+  const status = await migrationStatus(ctx.db);
+  if (status.pending.length === 0) return [];
+  if (!autoMigrate) {
+    throw new ServiceError(
+      'svc_pending_migrations',
+      `The database has ${status.pending.length} pending migration(s) (${status.pending.join(', ')}). Run \`cashtrack db migrate\` first.`,
+      503,
+      { pending: status.pending },
+    );
+  }
+  return migrate(ctx.db);
+}

@@ -1,0 +1,166 @@
+// The database handle: one Sequelize instance for SQLite (embedded default) or MariaDB/MySQL,
+// write transactions that retry transient failures, and raw queries for hot paths.
+import { createRequire } from 'node:module';
+import { isAbsolute, resolve } from 'node:path';
+import { QueryTypes, Sequelize, Transaction, type Options } from 'sequelize';
+import { isTransientDbError } from './errors.js';
+
+export type Dialect = 'sqlite' | 'mysql';
+
+export interface DatabaseOptions {
+  url: string;
+  busyTimeoutMs?: number;
+  poolMax?: number;
+}
+
+export interface ParsedUrl {
+  dialect: Dialect;
+  storage?: string;
+  host?: string;
+  port?: number;
+  username?: string;
+  password?: string;
+  database?: string;
+}
+
+/** Parses `sqlite:path`, `sqlite:///abs/path`, `mysql://u:p@host:3306/db` or `mariadb://...`. */
+export function parseDatabaseUrl(url: string): ParsedUrl {
+  if (url.startsWith('sqlite:')) {
+    let storage = url.slice('sqlite:'.length);
+    if (storage.startsWith('//')) storage = storage.slice(2);
+    if (!storage) throw new Error('sqlite URL needs a file path, e.g. sqlite:data/cashtrack.sqlite');
+    if (storage !== ':memory:' && !isAbsolute(storage)) storage = resolve(process.cwd(), storage);
+    return { dialect: 'sqlite', storage };
+  }
+  const u = new URL(url);
+  if (u.protocol !== 'mysql:' && u.protocol !== 'mariadb:') throw new Error(`unsupported database URL scheme ${u.protocol}`);
+  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  if (!database) throw new Error('the database URL names no database, e.g. mysql://root@127.0.0.1:3306/cashtrack');
+  return {
+    dialect: 'mysql',
+    host: u.hostname || '127.0.0.1',
+    port: u.port ? Number(u.port) : 3306,
+    username: decodeURIComponent(u.username || 'root'),
+    password: decodeURIComponent(u.password || ''),
+    database,
+  };
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * sqlite3 with every connection configured on open. Sequelize opens one connection per
+ * transaction on SQLite, so per-connection settings (busy timeout, synchronous) belong here.
+ */
+function configuredSqlite3(busyTimeoutMs: number): object {
+  const sqlite3 = require('sqlite3') as typeof import('sqlite3');
+  class ConfiguredDatabase extends sqlite3.Database {
+    constructor(filename: string, mode: number, callback: (err: Error | null) => void) {
+      super(filename, mode, (err) => {
+        if (err) return callback(err);
+        this.configure('busyTimeout', busyTimeoutMs);
+        // WAL lets readers run beside the writer; synchronous=FULL makes each commit durable.
+        this.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;', (e) => callback(e));
+      });
+    }
+  }
+  return { ...sqlite3, Database: ConfiguredDatabase };
+}
+
+export class Database {
+  readonly sequelize: Sequelize;
+  readonly dialect: Dialect;
+  readonly parsed: ParsedUrl;
+
+  constructor(options: DatabaseOptions) {
+    this.parsed = parseDatabaseUrl(options.url);
+    this.dialect = this.parsed.dialect;
+    const common: Options = {
+      logging: false,
+      define: { underscored: true, timestamps: false, freezeTableName: true },
+    };
+    if (this.dialect === 'sqlite') {
+      this.sequelize = new Sequelize({
+        ...common,
+        dialect: 'sqlite',
+        storage: this.parsed.storage,
+        dialectModule: configuredSqlite3(options.busyTimeoutMs ?? 5000),
+        // BEGIN IMMEDIATE: a write transaction takes the write lock up front instead of failing
+        // with SQLITE_BUSY when it first writes after reading.
+        transactionType: Transaction.TYPES.IMMEDIATE,
+      });
+    } else {
+      this.sequelize = new Sequelize({
+        ...common,
+        dialect: 'mysql',
+        host: this.parsed.host,
+        port: this.parsed.port,
+        username: this.parsed.username,
+        password: this.parsed.password,
+        database: this.parsed.database,
+        timezone: '+00:00',
+        pool: { max: options.poolMax ?? 10, min: 0, idle: 10_000, acquire: 10_000, evict: 5_000 },
+        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000 },
+      });
+    }
+  }
+
+  /** Runs `fn` in one transaction; retries the whole function on deadlock, lock wait or SQLITE_BUSY. */
+  async transaction<T>(fn: (t: Transaction) => Promise<T>, retries = 5): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.sequelize.transaction((t) => fn(t));
+      } catch (err) {
+        if (attempt >= retries || !isTransientDbError(err)) throw err;
+        await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
+      }
+    }
+  }
+
+  /** A raw SELECT; reads outside a transaction are retried on transient errors. */
+  async select<T extends object>(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<T[]> {
+    const run = () => this.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction, raw: true });
+    if (transaction) return run();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await run();
+      } catch (err) {
+        if (attempt >= 3 || !isTransientDbError(err)) throw err;
+        await sleep(10 * 2 ** attempt);
+      }
+    }
+  }
+
+  /** A raw INSERT/UPDATE/DELETE; returns the affected row count (and the insert id where there is one). */
+  async execute(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
+    const [result, meta] = (await this.sequelize.query(sql, { replacements, transaction, raw: true })) as [unknown, unknown];
+    if (this.dialect === 'mysql') {
+      const r = result as { affectedRows?: number; insertId?: number };
+      return { affected: r.affectedRows ?? 0, insertId: r.insertId ? Number(r.insertId) : null };
+    }
+    const m = meta as { changes?: number; lastID?: number } | undefined;
+    return { affected: m?.changes ?? 0, insertId: m?.lastID ?? null };
+  }
+
+  /** `LIKE` pattern for a prefix, with the wildcard characters of the input escaped (ESCAPE '\\'). */
+  static likePrefix(input: string): string {
+    return input.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+  }
+
+  /** `LIKE` pattern for a substring. */
+  static likeContains(input: string): string {
+    return '%' + Database.likePrefix(input);
+  }
+
+  async ping(): Promise<void> {
+    await this.sequelize.query('SELECT 1', { type: QueryTypes.SELECT });
+  }
+
+  async close(): Promise<void> {
+    await this.sequelize.close();
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

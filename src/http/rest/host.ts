@@ -1,0 +1,332 @@
+// The REST host: serves the `svc/v1` namespace under the REST root with the host platform's
+// conventions (auth before routing, validation before permission, the error JSON, paging headers,
+// method override, `?rest_route=`, `_envelope`, `_fields`, index documents, OPTIONS, discovery).
+import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import Joi from 'joi';
+import type { Context } from '../../context.js';
+import { ServiceError } from '../../errors.js';
+import { can, type Principal } from '../../services/auth.js';
+import { toRestError, restError, type RestError } from './errors.js';
+import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
+import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
+
+export const SESSION_COOKIE = 'cashtrack_session';
+
+/** Query parameters the host consumes itself; never passed to route validation. */
+const GLOBAL_PARAMS = ['_envelope', '_fields', '_method', '_wpnonce', '_locale', '_pretty', '_embed', 'rest_route', 'context'];
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface RestState {
+  rest: boolean;
+  requestId: string;
+  ip: string | null;
+  principal: Principal | null;
+  /** Original query string (global params included), kept for Link headers. */
+  search: string;
+  envelope: boolean;
+  fields: string[] | null;
+  links: string[];
+  noCache: boolean;
+}
+
+declare module '@hapi/hapi' {
+  interface RequestApplicationState {
+    cashtrack?: RestState;
+  }
+  interface PluginSpecificConfiguration {
+    cashtrack?: { def?: RouteDef; auth?: 'public' | 'manage_options' | 'session' };
+  }
+}
+
+export interface RestHostOptions {
+  ctx: Context;
+  routes: RouteDef[];
+}
+
+let requestCounter = 0;
+const processTag = Math.random().toString(36).slice(2, 6);
+
+export function state(request: Request): RestState {
+  return request.app.cashtrack!;
+}
+
+/** The client address, from X-Forwarded-For only when a trusted proxy is configured. */
+export function clientIp(request: Request, trustProxy: boolean): string | null {
+  if (trustProxy) {
+    const fwd = request.headers['x-forwarded-for'];
+    if (typeof fwd === 'string' && fwd.trim()) return fwd.split(',')[0].trim().slice(0, 45);
+  }
+  return request.info.remoteAddress ?? null;
+}
+
+/** Scheme, host and port the client used (public_url when configured). */
+export function siteUrl(request: Request, ctx: Context): string {
+  if (ctx.config.server.public_url) return ctx.config.server.public_url.replace(/\/+$/, '');
+  const proto = ctx.config.server.trust_proxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'].split(',')[0].trim() : request.server.info.protocol;
+  return `${proto === 'https' ? 'https' : 'http'}://${request.info.host}`;
+}
+
+export function isHttps(request: Request, ctx: Context): boolean {
+  return siteUrl(request, ctx).startsWith('https:');
+}
+
+function parseFields(value: unknown): string[] | null {
+  if (typeof value !== 'string' || !value.trim()) return null;
+  return value.split(/[\s,]+/).filter(Boolean);
+}
+
+/** Keeps only the requested fields (dot notation for nested keys). */
+function pickFields(item: unknown, fields: string[]): unknown {
+  if (!item || typeof item !== 'object' || Array.isArray(item)) return item;
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    const parts = field.split('.');
+    let src: unknown = item;
+    let dst = out;
+    for (let i = 0; i < parts.length; i++) {
+      if (!src || typeof src !== 'object' || !(parts[i] in (src as object))) break;
+      src = (src as Record<string, unknown>)[parts[i]];
+      if (i === parts.length - 1) dst[parts[i]] = src;
+      else dst = (dst[parts[i]] ??= {}) as Record<string, unknown>;
+    }
+  }
+  return out;
+}
+
+export const restHost: Plugin<RestHostOptions> = {
+  name: 'cashtrack-rest-host',
+  register(server: Server, { ctx, routes }: RestHostOptions) {
+    const root = `/${ctx.config.server.rest_root}`;
+    const nsPrefix = `${root}/${NAMESPACE}`;
+    const trustProxy = ctx.config.server.trust_proxy;
+    const isRestPath = (path: string) => path === root || path.startsWith(root + '/');
+    const matchers = routes.map((def) => ({ def, re: new RegExp('^' + (nsPrefix + def.path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+') + '/?$', 'i') }));
+    const defsForPath = (path: string) => matchers.filter((m) => m.re.test(path)).map((m) => m.def);
+    const baseUrl = (request: Request) => `${siteUrl(request, ctx)}${root}/`;
+
+    server.ext('onRequest', (request, h) => {
+      const st: RestState = {
+        rest: false,
+        requestId: `${processTag}${(++requestCounter).toString(36)}`,
+        ip: clientIp(request, trustProxy),
+        principal: null,
+        search: '',
+        envelope: false,
+        fields: null,
+        links: [],
+        noCache: false,
+      };
+      request.app.cashtrack = st;
+      const routeParam = request.query.rest_route;
+      if (typeof routeParam === 'string' && (request.path === '/' || request.path === '/index.php')) {
+        const params = new URLSearchParams(request.url.search);
+        params.delete('rest_route');
+        const qs = params.toString();
+        request.setUrl(`${root}${routeParam.startsWith('/') ? routeParam : '/' + routeParam}${qs ? '?' + qs : ''}`);
+      }
+      if (!isRestPath(request.path)) return h.continue;
+      st.rest = true;
+      st.search = request.url.search;
+      const q = request.query as Record<string, unknown>;
+      st.envelope = '_envelope' in q;
+      st.fields = parseFields(q._fields);
+      if ('_jsonp' in q) throw new ServiceError('rest_callback_disabled', 'JSONP support is disabled on this site.', 400);
+      const rawOverride = typeof q._method === 'string' ? q._method : request.headers['x-http-method-override'];
+      const override = typeof rawOverride === 'string' && rawOverride ? rawOverride.toUpperCase() : null;
+      if (override && request.method === 'post') {
+        if (!METHODS.has(override)) throw new ServiceError('rest_invalid_method_override', `Unsupported method override ${override.slice(0, 16)}.`, 400);
+        request.setMethod(override as Parameters<Request["setMethod"]>[0]);
+      }
+      if (request.method === 'options') {
+        const defs = defsForPath(request.path);
+        const allow = [...new Set(defs.map((d) => d.method))];
+        if (defs.length === 0) return h.response([]).takeover();
+        const data = routeData(defs, baseUrl(request))[routeKey(defs[0])];
+        return h.response(data).header('Allow', allow.join(', ')).takeover();
+      }
+      return h.continue;
+    });
+
+    // Authentication runs before the route's own checks, so a bad credential or nonce is an
+    // error even on an unknown route, as on the host platform.
+    server.ext('onPreAuth', async (request, h) => {
+      const st = state(request);
+      if (!st.rest) return h.continue;
+      for (const p of GLOBAL_PARAMS) delete (request.query as Record<string, unknown>)[p];
+      const header = request.headers.authorization;
+      if (typeof header === 'string' && /^basic /i.test(header)) {
+        st.principal = await ctx.auth.authenticateBasic(header, st.ip);
+        st.noCache = true;
+        return h.continue;
+      }
+      const token = request.state?.[SESSION_COOKIE];
+      if (typeof token === 'string' && token) {
+        const urlNonce = new URLSearchParams(st.search).get('_wpnonce');
+        const bodyless = urlNonce ?? (request.headers['x-wp-nonce'] as string | undefined) ?? null;
+        st.principal = await ctx.auth.authenticateCookie(token, bodyless, st.ip);
+        if (st.principal) st.noCache = true;
+      }
+      return h.continue;
+    });
+
+    server.ext('onPostAuth', (request, h) => {
+      const cfg = request.route.settings.plugins?.cashtrack;
+      if (cfg?.def && request.payload === null && request.method !== 'get') (request as { payload: unknown }).payload = {};
+      return h.continue;
+    });
+
+    // Permission after validation: a 400 beats a 401/403, as on the host platform.
+    server.ext('onPreHandler', (request, h) => {
+      const cfg = request.route.settings.plugins?.cashtrack;
+      const auth = cfg?.def?.auth ?? cfg?.auth;
+      if (auth === 'manage_options' && !can(state(request).principal, 'manage_options')) {
+        const principal = state(request).principal;
+        ctx.logger.warning('auth', 'Forbidden', { route: cfg?.def?.id, user_id: principal?.user.id ?? null, ip: state(request).ip }, state(request).requestId);
+        throw new ServiceError('rest_forbidden', 'Sorry, you are not allowed to do that.', principal ? 403 : 401);
+      }
+      return h.continue;
+    });
+
+    server.ext('onPreResponse', (request, h) => {
+      const st = request.app.cashtrack;
+      if (!st) return h.continue;
+      const response = request.response;
+      const isError = 'isBoom' in response && response.isBoom;
+      if (!st.rest && !isError) return h.continue;
+      let out: ResponseObject;
+      if (isError) {
+        const err = toRestError(response, st.requestId);
+        if (err.internal) {
+          ctx.logger.error('http', 'Internal error', { route: request.route.settings.id ?? request.path, method: request.method, error: String((response as Error).stack ?? response) }, st.requestId);
+        } else if (err.status === 503) {
+          ctx.logger.error('http', err.body.message, { code: err.body.code, route: request.route.settings.id ?? request.path }, st.requestId);
+        }
+        if (err.body.code === 'rest_cookie_invalid_nonce') st.noCache = true;
+        out = h.response(st.envelope ? envelope(err.body, err.status, err.headers) : err.body).code(st.envelope ? 200 : err.status);
+        if (!st.envelope) for (const [k, v] of Object.entries(err.headers)) out.header(k, v);
+      } else {
+        out = response as ResponseObject;
+        if (st.rest && st.fields && out.source && typeof out.source === 'object' && out.statusCode < 400) {
+          (out as { source: unknown }).source = Array.isArray(out.source) ? out.source.map((i) => pickFields(i, st.fields!)) : pickFields(out.source, st.fields);
+        }
+      }
+      if (!st.rest) return out;
+      decorate(out, request, st);
+      if (st.envelope && !isError) {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(out.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+        return h.response(envelope(out.source, out.statusCode, headers)).code(200);
+      }
+      return out;
+    });
+
+    function decorate(out: ResponseObject, request: Request, st: RestState) {
+      const links = [`<${baseUrl(request)}>; rel="https://api.w.org/"`, ...st.links];
+      out.headers['link'] = links.length === 1 ? links[0] : links;
+      out.header('X-Content-Type-Options', 'nosniff');
+      out.header('X-Robots-Tag', 'noindex');
+      out.header('Access-Control-Expose-Headers', 'X-WP-Total, X-WP-TotalPages, Link');
+      out.header('Access-Control-Allow-Headers', 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, Idempotency-Key, X-HTTP-Method-Override');
+      out.header('X-Request-Id', st.requestId);
+      const origin = request.headers.origin;
+      if (typeof origin === 'string' && ctx.config.server.cors_origins.includes(origin)) {
+        out.header('Access-Control-Allow-Origin', origin);
+        out.header('Access-Control-Allow-Methods', 'OPTIONS, GET, POST, PUT, PATCH, DELETE');
+        out.header('Access-Control-Allow-Credentials', 'true');
+        out.header('Vary', 'Origin', { append: true });
+      }
+      if (st.noCache) {
+        out.header('Expires', 'Wed, 11 Jan 1984 05:00:00 GMT');
+        out.header('Cache-Control', 'no-cache, must-revalidate, max-age=0, no-store, private');
+      }
+      if (st.principal?.via === 'cookie' && st.principal.session) {
+        out.header('X-WP-Nonce', ctx.sessions.createNonce(st.principal.user.id, st.principal.session.uuid));
+      }
+      const cfg = request.route.settings.plugins?.cashtrack;
+      if (cfg?.def) out.header('Allow', [...new Set(defsForPath(request.path).map((d) => d.method))].join(', '));
+    }
+
+    // The index documents: public, as on the host platform.
+    const indexRoute = (path: string, id: string, build: (request: Request) => unknown) =>
+      server.route({
+        method: 'GET',
+        path,
+        options: { id, plugins: { cashtrack: { auth: 'public' } }, validate: { query: Joi.object({}).unknown(true) } },
+        handler: (request) => build(request),
+      });
+    indexRoute(root, 'index.root', (request) => rootIndex(routes, baseUrl(request), siteUrl(request, ctx)));
+    indexRoute(nsPrefix, 'index.namespace', (request) => namespaceIndex(routes, baseUrl(request)));
+
+    for (const def of routes) {
+      const hasBody = def.method !== 'GET';
+      server.route({
+        method: def.method,
+        path: nsPrefix + def.path,
+        options: {
+          id: def.id,
+          description: def.description,
+          plugins: { cashtrack: { def } },
+          payload: hasBody
+            ? { maxBytes: ctx.config.server.max_body_bytes, parse: true, allow: ['application/json', 'application/x-www-form-urlencoded'], failAction: 'error' }
+            : undefined,
+          validate: {
+            query: def.validate.query ?? Joi.object({}),
+            payload: hasBody ? (def.validate.payload ?? Joi.object({})) : undefined,
+            params: def.validate.params,
+            options: { abortEarly: false, convert: true, errors: { wrap: { label: false } } },
+            failAction: (_request, _h, err) => {
+              throw err;
+            },
+          },
+        },
+        handler: ((request: Request, h: ResponseToolkit) => runHandler(def, request, h)) as Lifecycle.Method,
+      });
+    }
+
+    async function runHandler(def: RouteDef, request: Request, h: ResponseToolkit) {
+      const st = state(request);
+      const input: RestInput = {
+        query: request.query as Record<string, unknown>,
+        payload: (request.payload ?? {}) as Record<string, unknown>,
+        params: request.params,
+        principal: st.principal,
+        actor: st.principal ? `user:${st.principal.user.id}` : 'anonymous',
+        requestId: st.requestId,
+        ip: st.ip,
+        headers: request.headers as Record<string, string>,
+      };
+      const result = await def.handler(input, ctx, request, h);
+      if (result instanceof PagedResult) return pagedResponse(result, request, h, st);
+      if (result instanceof RestResponse) {
+        const res = h.response(result.body === undefined ? undefined : (result.body as object)).code(result.status);
+        for (const [k, v] of Object.entries(result.headers)) res.header(k, v);
+        return res;
+      }
+      if (result === undefined) return h.response().code(204);
+      return h.response(result as object);
+    }
+
+    function pagedResponse(result: PagedResult, request: Request, h: ResponseToolkit, st: RestState) {
+      const totalPages = Math.ceil(result.total / result.perPage);
+      if (result.total > 0 && result.page > totalPages) {
+        throw new ServiceError('rest_invalid_page_number', 'The page number requested is larger than the number of pages available.', 400, { total: result.total, total_pages: totalPages });
+      }
+      const base = `${siteUrl(request, ctx)}${request.path}`;
+      const link = (page: number) => {
+        const params = new URLSearchParams(st.search);
+        params.set('page', String(page));
+        return `${base}?${params.toString()}`;
+      };
+      if (result.page > 1) st.links.push(`<${link(Math.min(result.page - 1, Math.max(totalPages, 1)))}>; rel="prev"`);
+      if (totalPages > result.page) st.links.push(`<${link(result.page + 1)}>; rel="next"`);
+      return h.response(result.items as object[]).header('X-WP-Total', String(result.total)).header('X-WP-TotalPages', String(totalPages));
+    }
+  },
+};
+
+function envelope(body: unknown, status: number, headers: Record<string, string>): Record<string, unknown> {
+  return { body, status, headers };
+}
+
+export type { RestError };
+export { restError };

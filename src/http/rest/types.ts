@@ -1,0 +1,61 @@
+// The declarative route table of the `svc/v1` namespace: every route has an id, an auth
+// requirement and Joi validation (a test walks the table and fails on any that lacks one).
+import type { Request, ResponseToolkit } from '@hapi/hapi';
+import type Joi from 'joi';
+import type { Context } from '../../context.js';
+import type { Principal } from '../../services/auth.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** `manage_options`: administrators only (every namespace route). `public`: the index documents. */
+export type Auth = 'manage_options' | 'public';
+
+export interface RestInput<Q = Record<string, any>, P = Record<string, any>, A = Record<string, any>> {
+  query: Q;
+  payload: P;
+  params: A;
+  principal: Principal | null;
+  /** "user:<id>" of the caller, for audit fields. */
+  actor: string;
+  requestId: string;
+  ip: string | null;
+  headers: Record<string, string>;
+}
+
+export interface RouteDef {
+  /** Stable id, `<group>.<action>` (e.g. `logs.list`). */
+  id: string;
+  method: Method;
+  /** Path below the namespace, hapi style: `/ledger/entries/{id}`. */
+  path: string;
+  auth: Auth;
+  description: string;
+  validate: {
+    query?: Joi.ObjectSchema;
+    payload?: Joi.ObjectSchema;
+    params?: Joi.ObjectSchema;
+  };
+  handler(input: RestInput, ctx: Context, request: Request, h: ResponseToolkit): Promise<unknown> | unknown;
+}
+
+/** A response with a status and headers other than 200 JSON. */
+export class RestResponse {
+  constructor(
+    readonly body: unknown,
+    readonly status = 200,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+/** A page of a collection; the host adds X-WP-Total, X-WP-TotalPages and Link. */
+export class PagedResult<T = unknown> {
+  constructor(
+    readonly items: T[],
+    readonly total: number,
+    readonly page: number,
+    readonly perPage: number,
+  ) {}
+}
+
+export const created = (body: unknown, location?: string): RestResponse => new RestResponse(body, 201, location ? { Location: location } : {});
+export const accepted = (body: unknown): RestResponse => new RestResponse(body, 202);

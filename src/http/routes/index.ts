@@ -1,0 +1,6 @@
+// Every route group of the svc/v1 namespace, listed explicitly so the compiler checks the wiring.
+import type { RouteDef } from '../rest/types.js';
+import { logsRoutes } from './logs.js';
+import { lookupRoutes } from './lookup.js';
+
+export const routeTable: RouteDef[] = [...logsRoutes, ...lookupRoutes];

@@ -1,0 +1,29 @@
+// GET /logs: the plugin log, newest first.
+import Joi from 'joi';
+import { LOG_LEVELS } from '../../services/logs.js';
+import { dateTime, paging } from '../rest/schema.js';
+import { PagedResult, type RouteDef } from '../rest/types.js';
+
+export const logsQuery = Joi.object({
+  ...paging,
+  level: Joi.string().valid(...LOG_LEVELS).description('Only entries of this level.'),
+  source: Joi.string().max(64).description('Only entries from this source (e.g. auth, users).'),
+  search: Joi.string().max(200).description('Entries whose message contains this text.'),
+  after: dateTime().description('Entries after this time (ISO 8601).'),
+  before: dateTime().description('Entries before this time (ISO 8601).'),
+});
+
+export const logsRoutes: RouteDef[] = [
+  {
+    id: 'logs.list',
+    method: 'GET',
+    path: '/logs',
+    auth: 'manage_options',
+    description: 'The plugin log, newest first.',
+    validate: { query: logsQuery },
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.logger.list(query as never);
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
+  },
+];

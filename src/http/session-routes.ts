@@ -1,0 +1,92 @@
+// Cookie login for the administrative screens: POST /login, POST /logout, GET /rest-nonce (the
+// text nonce api-fetch's `nonceEndpoint` reads). Outside the namespace, like the host's wp-login.
+import type { Request, Server } from '@hapi/hapi';
+import Joi from 'joi';
+import type { Context } from '../context.js';
+import { ServiceError } from '../errors.js';
+import { isHttps, SESSION_COOKIE, state } from './rest/host.js';
+
+const loginSchema = Joi.object({
+  login: Joi.string().trim().min(1).max(191).required(),
+  password: Joi.string().min(1).max(1024).required(),
+  remember: Joi.any(),
+});
+
+function sessionToken(request: Request): string | null {
+  const token = request.state?.[SESSION_COOKIE];
+  return typeof token === 'string' && token ? token : null;
+}
+
+export function registerSessionRoutes(server: Server, ctx: Context): void {
+  const cookieOptions = (request: Request, ttlSeconds: number) => ({
+    isHttpOnly: true,
+    isSameSite: 'Lax' as const,
+    isSecure: isHttps(request, ctx),
+    path: '/',
+    ttl: ttlSeconds * 1000,
+    encoding: 'none' as const,
+    strictHeader: true,
+  });
+  const noCache = { 'Cache-Control': 'no-cache, must-revalidate, max-age=0, no-store, private' };
+
+  server.route({
+    method: 'POST',
+    path: '/login',
+    options: {
+      id: 'session.login',
+      plugins: { cashtrack: { auth: 'public' } },
+      payload: { maxBytes: 16 * 1024, allow: ['application/json', 'application/x-www-form-urlencoded'] },
+      validate: {
+        payload: loginSchema,
+        options: { abortEarly: false, errors: { wrap: { label: false } } },
+        failAction: (_r, _h, err) => {
+          throw err;
+        },
+      },
+    },
+    async handler(request, h) {
+      const { login, password } = request.payload as { login: string; password: string };
+      const st = state(request);
+      const ua = typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null;
+      const { token, session, nonce } = await ctx.auth.login(login, password, st.ip, ua);
+      const { id, login: userLogin, email, display_name, role } = session.user;
+      const res = h.response({ user: { id, login: userLogin, email, display_name, role }, nonce, expires_at: session.expires_at.toISOString() });
+      res.state(SESSION_COOKIE, token, cookieOptions(request, ctx.config.auth.session_ttl_hours * 3600));
+      for (const [k, v] of Object.entries(noCache)) res.header(k, v);
+      return res;
+    },
+  });
+
+  server.route({
+    method: 'POST',
+    path: '/logout',
+    options: {
+      id: 'session.logout',
+      plugins: { cashtrack: { auth: 'session' } },
+      payload: { maxBytes: 16 * 1024, allow: ['application/json', 'application/x-www-form-urlencoded'], failAction: 'ignore' },
+      validate: { payload: Joi.any(), query: Joi.object({}).unknown(true) },
+    },
+    async handler(request, h) {
+      const token = sessionToken(request);
+      const revoked = token ? await ctx.sessions.revoke(token) : false;
+      if (revoked) ctx.logger.info('auth', 'Logged out', { ip: state(request).ip });
+      return h.response({ logged_out: revoked }).unstate(SESSION_COOKIE, { path: '/' });
+    },
+  });
+
+  server.route({
+    method: 'GET',
+    path: '/rest-nonce',
+    options: {
+      id: 'session.nonce',
+      plugins: { cashtrack: { auth: 'session' } },
+      validate: { query: Joi.object({}).unknown(true) },
+    },
+    async handler(request, h) {
+      const token = sessionToken(request);
+      const session = token ? await ctx.sessions.resolve(token) : null;
+      if (!session) throw new ServiceError('rest_not_logged_in', 'You are not currently logged in.', 401);
+      return h.response(ctx.sessions.createNonce(session.user.id, session.uuid)).type('text/plain').header('Cache-Control', noCache['Cache-Control']);
+    },
+  });
+}

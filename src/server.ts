@@ -1,0 +1,31 @@
+// The daemon's hapi server, built on a context. Tests call createServer and use server.inject.
+import Hapi from '@hapi/hapi';
+import type { Context } from './context.js';
+import { restHost } from './http/rest/host.js';
+import { routeTable } from './http/routes/index.js';
+import { registerSessionRoutes } from './http/session-routes.js';
+import { SESSION_COOKIE } from './http/rest/host.js';
+
+export interface ServerOptions {
+  port?: number;
+  host?: string;
+}
+
+export async function createServer(ctx: Context, options: ServerOptions = {}): Promise<Hapi.Server> {
+  const server = Hapi.server({
+    port: options.port ?? ctx.config.server.port,
+    host: options.host ?? ctx.config.server.host,
+    router: { stripTrailingSlash: true, isCaseSensitive: false },
+    state: { strictHeader: false, ignoreErrors: true },
+    routes: {
+      payload: { maxBytes: ctx.config.server.max_body_bytes },
+      timeout: { server: false, socket: false },
+    },
+    load: { sampleInterval: 0 },
+    debug: false,
+  });
+  server.state(SESSION_COOKIE, { encoding: 'none', strictHeader: true, ignoreErrors: true, isHttpOnly: true, isSameSite: 'Lax', path: '/' });
+  await server.register({ plugin: restHost, options: { ctx, routes: routeTable } });
+  registerSessionRoutes(server, ctx);
+  return server;
+}
