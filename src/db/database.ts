@@ -131,8 +131,15 @@ export class Database {
     }
   }
 
-  /** A raw INSERT/UPDATE/DELETE; returns the affected row count (and the insert id where there is one). */
+  /** A raw INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT). */
   async execute(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
+    const verb = sql.trimStart().slice(0, 6).toUpperCase();
+    if (verb === 'UPDATE' || verb === 'DELETE') {
+      // The bulk types make both dialects answer with the affected row count.
+      const type = verb === 'UPDATE' ? QueryTypes.BULKUPDATE : QueryTypes.BULKDELETE;
+      const affected = (await this.sequelize.query(sql, { replacements, transaction, type, raw: true })) as unknown as number;
+      return { affected: Number(affected) || 0, insertId: null };
+    }
     const [result, meta] = (await this.sequelize.query(sql, { replacements, transaction, raw: true })) as [unknown, unknown];
     if (this.dialect === 'mysql') {
       const r = result as { affectedRows?: number; insertId?: number };

@@ -4,7 +4,7 @@ import type { Request, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { isHttps, SESSION_COOKIE, state } from './rest/host.js';
+import { isHttps, readCookie, SESSION_COOKIE, state } from './rest/host.js';
 
 const loginSchema = Joi.object({
   login: Joi.string().trim().min(1).max(191).required(),
@@ -13,8 +13,7 @@ const loginSchema = Joi.object({
 });
 
 function sessionToken(request: Request): string | null {
-  const token = request.state?.[SESSION_COOKIE];
-  return typeof token === 'string' && token ? token : null;
+  return readCookie(request.headers.cookie, SESSION_COOKIE);
 }
 
 export function registerSessionRoutes(server: Server, ctx: Context): void {

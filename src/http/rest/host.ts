@@ -104,7 +104,24 @@ export const restHost: Plugin<RestHostOptions> = {
     const defsForPath = (path: string) => matchers.filter((m) => m.re.test(path)).map((m) => m.def);
     const baseUrl = (request: Request) => `${siteUrl(request, ctx)}${root}/`;
 
-    server.ext('onRequest', (request, h) => {
+    // Authentication runs here, before routing, so a bad credential or nonce is an error even on
+    // an unknown route, as on the host platform. (Cookies are not parsed by hapi yet at this point.)
+    async function authenticate(request: Request, st: RestState): Promise<void> {
+      const header = request.headers.authorization;
+      if (typeof header === 'string' && /^basic /i.test(header)) {
+        st.principal = await ctx.auth.authenticateBasic(header, st.ip);
+        st.noCache = true;
+        return;
+      }
+      const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+      if (token) {
+        const nonce = new URLSearchParams(st.search).get('_wpnonce') ?? (request.headers['x-wp-nonce'] as string | undefined) ?? null;
+        st.principal = await ctx.auth.authenticateCookie(token, nonce, st.ip);
+        if (st.principal) st.noCache = true;
+      }
+    }
+
+    server.ext('onRequest', async (request, h) => {
       const st: RestState = {
         rest: false,
         requestId: `${processTag}${(++requestCounter).toString(36)}`,
@@ -144,28 +161,8 @@ export const restHost: Plugin<RestHostOptions> = {
         const data = routeData(defs, baseUrl(request))[routeKey(defs[0])];
         return h.response(data).header('Allow', allow.join(', ')).takeover();
       }
-      return h.continue;
-    });
-
-    // Authentication runs before the route's own checks, so a bad credential or nonce is an
-    // error even on an unknown route, as on the host platform.
-    server.ext('onPreAuth', async (request, h) => {
-      const st = state(request);
-      if (!st.rest) return h.continue;
-      for (const p of GLOBAL_PARAMS) delete (request.query as Record<string, unknown>)[p];
-      const header = request.headers.authorization;
-      if (typeof header === 'string' && /^basic /i.test(header)) {
-        st.principal = await ctx.auth.authenticateBasic(header, st.ip);
-        st.noCache = true;
-        return h.continue;
-      }
-      const token = request.state?.[SESSION_COOKIE];
-      if (typeof token === 'string' && token) {
-        const urlNonce = new URLSearchParams(st.search).get('_wpnonce');
-        const bodyless = urlNonce ?? (request.headers['x-wp-nonce'] as string | undefined) ?? null;
-        st.principal = await ctx.auth.authenticateCookie(token, bodyless, st.ip);
-        if (st.principal) st.noCache = true;
-      }
+      for (const p of GLOBAL_PARAMS) delete q[p];
+      await authenticate(request, st);
       return h.continue;
     });
 
@@ -323,6 +320,16 @@ export const restHost: Plugin<RestHostOptions> = {
     }
   },
 };
+
+/** One cookie's value from a Cookie header. */
+export function readCookie(header: string | undefined, name: string): string | null {
+  if (typeof header !== 'string') return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
+  }
+  return null;
+}
 
 function envelope(body: unknown, status: number, headers: Record<string, string>): Record<string, unknown> {
   return { body, status, headers };
