@@ -142,6 +142,8 @@ export class Database {
     }
     const [result, meta] = (await this.sequelize.query(sql, { replacements, transaction, raw: true })) as [unknown, unknown];
     if (this.dialect === 'mysql') {
+      // An INSERT answers [insertId, affectedRows]; anything else the driver's result header.
+      if (typeof result === 'number' || typeof result === 'string') return { affected: Number(meta) || 0, insertId: Number(result) || null };
       const r = result as { affectedRows?: number; insertId?: number };
       return { affected: r.affectedRows ?? 0, insertId: r.insertId ? Number(r.insertId) : null };
     }
@@ -149,9 +151,12 @@ export class Database {
     return { affected: m?.changes ?? 0, insertId: m?.lastID ?? null };
   }
 
-  /** `LIKE` pattern for a prefix, with the wildcard characters of the input escaped (ESCAPE '\\'). */
+  /**
+   * `LIKE` pattern for a prefix, with the input's wildcards escaped by `!` (use with
+   * `LIKE ? ESCAPE '!'`: a backslash means different things in MariaDB and SQLite string literals).
+   */
   static likePrefix(input: string): string {
-    return input.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+    return input.replace(/[!%_]/g, (c) => '!' + c) + '%';
   }
 
   /** `LIKE` pattern for a substring. */

@@ -151,7 +151,7 @@ export class LogService {
     const params: unknown[] = [];
     if (filters.level) (where.push('level = ?'), params.push(filters.level));
     if (filters.source) (where.push('source = ?'), params.push(filters.source));
-    if (filters.search) (where.push("message LIKE ? ESCAPE '\\'"), params.push(Database.likeContains(filters.search)));
+    if (filters.search) (where.push("message LIKE ? ESCAPE '!'"), params.push(Database.likeContains(filters.search)));
     if (filters.after) (where.push('created_at > ?'), params.push(filters.after));
     if (filters.before) (where.push('created_at < ?'), params.push(filters.before));
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';

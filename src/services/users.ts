@@ -212,7 +212,7 @@ export class UserService {
     const params: unknown[] = [];
     if (filters.search) {
       const like = Database.likePrefix(filters.search);
-      where.push("(login LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\' OR display_name LIKE ? ESCAPE '\\')");
+      where.push("(login LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!' OR display_name LIKE ? ESCAPE '!')");
       params.push(like, like, like);
     }
     if (filters.role) (where.push('role = ?'), params.push(filters.role));
@@ -231,7 +231,7 @@ export class UserService {
    */
   async lookup(search: string, limit = 20): Promise<{ id: number; label: string }[]> {
     const like = Database.likePrefix(search.trim());
-    const per = (column: string) => `SELECT * FROM (SELECT ${USER_COLUMNS} FROM users WHERE ${column} LIKE ? ESCAPE '\\' ORDER BY ${column} LIMIT ${limit}) AS m_${column}`;
+    const per = (column: string) => `SELECT * FROM (SELECT ${USER_COLUMNS} FROM users WHERE ${column} LIKE ? ESCAPE '!' ORDER BY ${column} LIMIT ${limit}) AS m_${column}`;
     const rows = await this.deps.db.select<Record<string, unknown>>(
       `${per('login')} UNION ${per('email')} UNION ${per('display_name')}`,
       [like, like, like],
