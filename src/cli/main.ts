@@ -24,6 +24,7 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .description('Back office of a cashback site: networks, postbacks, member ledger, payouts and shop content.')
     .version(VERSION, '-V, --version')
     .exitOverride()
+    .enablePositionalOptions()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .showHelpAfterError('(run cashtrack --help for usage)');
 
@@ -85,7 +86,7 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
   ap.command('list <login>').description("list a user's application passwords").addOption(json()).action(lazy(commands.appPasswords, 'list'));
   ap.command('revoke <login> <uuid>').description('revoke one (takes effect on the next request)').addOption(json()).action(lazy(commands.appPasswords, 'revoke'));
 
-  const logs = program.command('logs').description('the plugin log (interactive view on a terminal)');
+  const logs = program.command('logs').description('the plugin log (interactive view on a terminal)').enablePositionalOptions();
   logs
     .option('--level <level>', 'only this level (debug, info, warning, error)')
     .option('--source <source>', 'only this source')

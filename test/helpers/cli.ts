@@ -1,0 +1,35 @@
+// Run the CLI in-process through its entry point, with captured output and exit code.
+import { PassThrough, Writable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
+import type { TestDatabase } from './context.js';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json<T = unknown>(): T;
+}
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: string, done: () => void) {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+export async function runCli(argv: string[], options: { db?: TestDatabase; env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const stdin = new PassThrough();
+  stdin.end(options.stdin ?? '');
+  const env: Record<string, string> = { CASHTRACK_ENV: 'test', ...(options.env ?? {}) };
+  if (options.db) Object.assign(env, { CASHTRACK_DATABASE_URL: options.db.url, CASHTRACK_DATA_DIR: options.db.dataDir, CASHTRACK_SECRET: 'cli-test-secret-0123456789abcdef0123456789' });
+  const code = await main(argv, { stdout, stderr, stdin, env });
+  return {
+    code,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    json: <T>() => JSON.parse(stdout.text) as T,
+  };
+}

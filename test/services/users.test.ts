@@ -1,0 +1,73 @@
+import { expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/context.js';
+
+describeEachDialect('users', (use) => {
+  it('creates a member by default with the login as display name', async () => {
+    const user = await use().ctx.users.create({ login: 'alice', email: 'alice@example.com' });
+    expect(user).toMatchObject({ login: 'alice', email: 'alice@example.com', display_name: 'alice', role: 'member', status: 'active' });
+  });
+
+  it('refuses a duplicate login or email, case-insensitively, with 409 svc_user_exists', async () => {
+    const { users } = use().ctx;
+    await users.create({ login: 'bob', email: 'bob@example.com' });
+    await expect(users.create({ login: 'BOB', email: 'other@example.com' })).rejects.toMatchObject({ code: 'svc_user_exists', status: 409, data: { field: 'login' } });
+    await expect(users.create({ login: 'bobby', email: 'Bob@Example.com' })).rejects.toMatchObject({ code: 'svc_user_exists', data: { field: 'email' } });
+  });
+
+  it('refuses bad logins, emails and roles with 400 svc_invalid_user', async () => {
+    const { users } = use().ctx;
+    await expect(users.create({ login: 'has space', email: 'x@example.com' })).rejects.toMatchObject({ code: 'svc_invalid_user', data: { field: 'login' } });
+    await expect(users.create({ login: 'x', email: 'not-an-email' })).rejects.toMatchObject({ code: 'svc_invalid_user', data: { field: 'email' } });
+    await expect(users.create({ login: 'y', email: 'y@example.com', role: 'owner' as never })).rejects.toMatchObject({ code: 'svc_invalid_user', data: { field: 'role' } });
+    await expect(users.create({ login: "x' OR 1=1 --", email: 'z@example.com' })).rejects.toMatchObject({ code: 'svc_invalid_user' });
+  });
+
+  it('hashes login passwords with scrypt and never stores them in clear', async () => {
+    const { ctx } = use();
+    await ctx.users.create({ login: 'carol', email: 'carol@example.com', password: 'a long password' });
+    const found = await ctx.users.credentialsOf('carol');
+    expect(found?.passwordHash).toMatch(/^\$scrypt\$N=32768,r=8,p=1\$/);
+    expect(found?.passwordHash).not.toContain('a long password');
+  });
+
+  it('finds users by prefix of login, email or display name for the typeahead, at most 20', async () => {
+    const { users } = use().ctx;
+    for (let i = 0; i < 25; i++) await users.create({ login: `shopper${String(i).padStart(2, '0')}`, email: `s${i}@shop.example`, display_name: `Zed ${i}` });
+    await users.create({ login: 'dave', email: 'dave@example.com', display_name: 'Shopaholic Dave' });
+    expect(await users.lookup('shopper0')).toHaveLength(10);
+    expect(await users.lookup('SHOP')).toHaveLength(20);
+    const byName = await users.lookup('shopaholic');
+    expect(byName).toEqual([{ id: expect.any(Number), label: 'Shopaholic Dave (dave, dave@example.com)' }]);
+    expect(await users.lookup('s1@shop')).toHaveLength(1);
+    expect(await users.lookup('100%')).toEqual([]);
+    expect(await users.lookup('_')).toEqual([]);
+  });
+
+  it('lists users by login with a prefix search and paging', async () => {
+    const { users } = use().ctx;
+    const page = await users.list({ search: 'shopper', page: 2, per_page: 10 });
+    expect(page.total).toBe(25);
+    expect(page.items.map((u) => u.login)[0]).toBe('shopper10');
+  });
+
+  it('imports CSV rows, skipping bad ones with the reason and keeping the good ones', async () => {
+    const { users } = use().ctx;
+    const csv = ['login,email,display_name,role', 'eve,eve@example.com,Eve,administrator', 'frank,not-an-email,Frank', 'eve,eve2@example.com,Eve again', 'gina,gina@example.com,"Gina, G."', 'too,many,columns,member,extra', ',nologin@example.com,x', 'hank,hank@example.com,,owner', 'ivan,ivan@example.com'].join('\n');
+    const report = await users.importCsv(csv);
+    expect(report.created).toBe(3);
+    expect(report.skipped.map((s) => [s.line, s.code])).toEqual([
+      [3, 'svc_invalid_user'],
+      [4, 'svc_user_exists'],
+      [6, 'svc_invalid_row'],
+      [7, 'svc_invalid_row'],
+      [8, 'svc_invalid_user'],
+    ]);
+    expect((await users.findByLogin('gina'))?.display_name).toBe('Gina, G.');
+    expect((await users.findByLogin('eve'))?.role).toBe('administrator');
+    expect((await users.findByLogin('ivan'))?.display_name).toBe('ivan');
+  });
+
+  it('refuses a file that is not CSV', async () => {
+    await expect(use().ctx.users.importCsv('a,"b\nc')).rejects.toMatchObject({ code: 'svc_invalid_csv' });
+  });
+});
