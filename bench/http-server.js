@@ -97,6 +97,25 @@ async function startCashtrack(options) {
   }
 }
 
+// On-demand CPU profile of the measured run only (not migrations or seeding).
+let inspector = null;
+async function profileStart() {
+  const { Session } = await import('node:inspector/promises');
+  inspector = new Session();
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
+  await inspector.post('Profiler.start');
+}
+
+async function profileStop(file) {
+  const { writeFile } = await import('node:fs/promises');
+  const { profile } = await inspector.post('Profiler.stop');
+  inspector.disconnect();
+  inspector = null;
+  await writeFile(file, JSON.stringify(profile));
+}
+
 async function main() {
   const started = mode === 'bare' ? await startBare() : mode === 'cashtrack' ? await startCashtrack(JSON.parse(rawOptions)) : null;
   if (!started) throw new Error(`usage: http-server.js bare | cashtrack <json>`);
@@ -113,6 +132,8 @@ async function main() {
     if (msg?.type === 'stop') void stop();
     // CPU time of this process, so the parent can tell a CPU-bound server from an idle one.
     if (msg?.type === 'cpu') send({ type: 'cpu', usage: process.cpuUsage(), at: Number(process.hrtime.bigint() / 1000n) });
+    if (msg?.type === 'profile-start') void profileStart().then(() => send({ type: 'profile-started' }), (err) => send({ type: 'error', message: String(err) }));
+    if (msg?.type === 'profile-stop') void profileStop(msg.file).then(() => send({ type: 'profile-stopped', file: msg.file }), (err) => send({ type: 'error', message: String(err) }));
   });
   process.on('disconnect', () => void stop());
   process.on('SIGTERM', () => void stop());

@@ -47,7 +47,7 @@ export function appendLines(buffer: LineBuffer, add: Array<LogRecord | string>, 
   if (add.length === 0) return buffer;
   let next = buffer.next;
   const fresh = add.slice(-cap).map((item): Line => (typeof item === 'string' ? { key: next++, note: item } : { key: next++, entry: item }));
-  if (true) return { page: buffer.page, lines: [...buffer.lines, ...fresh], next };
+  if (buffer.lines.length + fresh.length <= cap) return { page: buffer.page, lines: [...buffer.lines, ...fresh], next };
   return { page: buffer.page + 1, lines: fresh, next };
 }
 

@@ -168,8 +168,12 @@ export class Database {
     await this.sequelize.query('SELECT 1', { type: QueryTypes.SELECT });
   }
 
-  async close(): Promise<void> {
-    await this.sequelize.close();
+  private closing: Promise<void> | null = null;
+
+  /** Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.sequelize.close();
+    return this.closing;
   }
 }
 

@@ -1,0 +1,364 @@
+// `npm run bench:http`: the svc/v1 namespace under load next to a bare hapi server, per database,
+// and the CLI's cold start. Run by hand; prints a table and PASS/FAIL against the targets.
+//
+//   node bench/http.js [--duration 10] [--connections 32] [--only sqlite|mysql] [--profile DIR]
+//
+// Each server runs in its own child process (bench/http-server.js); autocannon runs here.
+// MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
+// mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
+import { fork, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import mysql from 'mysql2/promise';
+import { summarize } from './cpuprofile-top.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const serverScript = fileURLToPath(new URL('./http-server.js', import.meta.url));
+
+const TARGETS = { ratio: 0.5, p99Ms: 25, versionMs: 150, usersListMs: 400 };
+const WARMUP_SECONDS = 2;
+const COLD_RUNS = 10;
+const CHILD_TIMEOUT_MS = 120_000;
+
+function parseOptions(argv, env) {
+  const opts = {
+    duration: Number(env.CASHTRACK_BENCH_DURATION ?? 10),
+    connections: Number(env.CASHTRACK_BENCH_CONNECTIONS ?? 32),
+    only: env.CASHTRACK_BENCH_ONLY || null,
+    profile: env.CASHTRACK_BENCH_PROFILE || null,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2);
+    const value = () => inline ?? argv[++i];
+    if (flag === '--duration') opts.duration = Number(value());
+    else if (flag === '--connections') opts.connections = Number(value());
+    else if (flag === '--only') opts.only = value();
+    else if (flag === '--profile') opts.profile = value();
+    else throw new Error(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --profile DIR)`);
+  }
+  if (!Number.isInteger(opts.duration) || opts.duration < 1 || opts.duration > 300) throw new Error('--duration must be 1-300 seconds');
+  if (!Number.isInteger(opts.connections) || opts.connections < 1 || opts.connections > 1000) throw new Error('--connections must be 1-1000');
+  if (opts.only && !['sqlite', 'mysql'].includes(opts.only)) throw new Error('--only must be sqlite or mysql');
+  return opts;
+}
+
+// ---- child processes ---------------------------------------------------------------------------
+
+const children = new Set();
+
+/** Forks a server; resolves with its `ready` message and a handle to talk to it. */
+function startServer(args, { execArgv = [] } = {}) {
+  const child = fork(serverScript, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const waitFor = (type, timeoutMs = CHILD_TIMEOUT_MS) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`server did not answer "${type}" within ${timeoutMs} ms`)), timeoutMs);
+      const onMessage = (msg) => {
+        if (msg?.type === type) done(null, msg);
+        else if (msg?.type === 'error') done(new Error(`server failed: ${msg.message}`));
+      };
+      const onExit = (code, signal) => done(new Error(`server exited (${signal ?? code}) before "${type}"`));
+      function done(err, msg) {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        if (err) reject(err);
+        else resolve(msg);
+      }
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const request = (message, reply) => {
+    const answer = waitFor(reply, 30_000);
+    child.send(message);
+    return answer;
+  };
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (child.connected) child.send({ type: 'stop' });
+    else child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return waitFor('ready').then((ready) => ({ ready, request, stop }));
+}
+
+function killChildren() {
+  for (const child of children) child.kill('SIGKILL');
+}
+
+// ---- databases ---------------------------------------------------------------------------------
+
+function mysqlServer() {
+  const base = new URL(process.env.CASHTRACK_BENCH_MYSQL_URL || process.env.CASHTRACK_TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306/test');
+  return {
+    base,
+    connect: () =>
+      mysql.createConnection({
+        host: base.hostname || '127.0.0.1',
+        port: Number(base.port || 3306),
+        user: decodeURIComponent(base.username || 'root'),
+        password: decodeURIComponent(base.password || ''),
+        connectTimeout: 3_000,
+      }),
+  };
+}
+
+async function createMysqlDatabase() {
+  const server = mysqlServer();
+  const name = `ct_bench_${randomBytes(4).toString('hex')}`;
+  const conn = await server.connect();
+  try {
+    await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  } finally {
+    await conn.end();
+  }
+  const url = new URL(server.base.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = await server.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+// ---- load --------------------------------------------------------------------------------------
+
+async function preflight(ready, expectRows) {
+  const headers = ready.authorization ? { authorization: ready.authorization } : {};
+  const res = await fetch(ready.url, { headers, signal: AbortSignal.timeout(10_000) });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${ready.url} answered ${res.status}: ${body.slice(0, 300)}`);
+  if (expectRows) {
+    const total = Number(res.headers.get('x-wp-total'));
+    const items = JSON.parse(body);
+    if (total < expectRows || !Array.isArray(items) || items.length !== 10) {
+      throw new Error(`GET ${ready.url}: expected 10 of at least ${expectRows} entries, got ${Array.isArray(items) ? items.length : typeof items} of X-WP-Total ${total}`);
+    }
+  }
+}
+
+function cannon(ready, opts, duration) {
+  return autocannon({
+    url: ready.url,
+    connections: opts.connections,
+    duration,
+    headers: ready.authorization ? { authorization: ready.authorization } : {},
+    timeout: 10,
+  });
+}
+
+/** Warm-up, then the measured run; returns one table row. */
+async function measure(label, db, handle, opts, profileFile) {
+  await preflight(handle.ready, label === 'namespace' ? 10_000 : 0);
+  await cannon(handle.ready, opts, WARMUP_SECONDS);
+  if (profileFile) await handle.request({ type: 'profile-start' }, 'profile-started');
+  const before = await handle.request({ type: 'cpu' }, 'cpu');
+  const result = await cannon(handle.ready, opts, opts.duration);
+  const after = await handle.request({ type: 'cpu' }, 'cpu');
+  if (profileFile) await handle.request({ type: 'profile-stop', file: profileFile }, 'profile-stopped');
+  const cpuUs = after.usage.user + after.usage.system - before.usage.user - before.usage.system;
+  const row = {
+    target: label,
+    db,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    cpu: cpuUs / (after.at - before.at),
+    statusCodes: result.statusCodeStats,
+  };
+  const total = row.ok + row.non2xx + row.errors;
+  if (total === 0 || row.ok < total / 2) {
+    throw new Error(`${label} on ${db}: ${row.ok} of ${total} responses were 2xx (status codes ${JSON.stringify(row.statusCodes)}, ${row.errors} errors/timeouts)`);
+  }
+  return row;
+}
+
+// ---- cold start --------------------------------------------------------------------------------
+
+function cliEnv(extra) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CASHTRACK_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Median wall time of `node bin/cashtrack ...args` over COLD_RUNS runs, after one unmeasured run. */
+function coldStart(args, env) {
+  const times = [];
+  for (let i = 0; i <= COLD_RUNS; i++) {
+    const start = process.hrtime.bigint();
+    const res = spawnSync(process.execPath, ['bin/cashtrack', ...args], { cwd: root, env, encoding: 'utf8', timeout: 30_000 });
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    if (res.error || res.status !== 0) {
+      throw new Error(`cashtrack ${args.join(' ')} failed (${res.error?.message ?? `exit ${res.status}`}): ${(res.stderr || res.stdout || '').slice(0, 500)}`);
+    }
+    if (i > 0) times.push(ms);
+    else if (args.includes('--json')) JSON.parse(res.stdout);
+  }
+  times.sort((a, b) => a - b);
+  const mid = times.length / 2;
+  return { median: (times[Math.floor(mid - 0.5)] + times[Math.ceil(mid - 0.5)]) / 2, min: times[0], max: times[times.length - 1] };
+}
+
+// ---- output ------------------------------------------------------------------------------------
+
+function printTable(rows) {
+  const columns = [
+    ['target', (r) => r.target],
+    ['db', (r) => r.db],
+    ['req/s', (r) => r.rps.toFixed(0)],
+    ['p50 ms', (r) => String(r.p50)],
+    ['p99 ms', (r) => String(r.p99)],
+    ['2xx', (r) => String(r.ok)],
+    ['non-2xx', (r) => String(r.non2xx)],
+    ['errors', (r) => String(r.errors)],
+    ['server CPU', (r) => `${(100 * r.cpu).toFixed(0)}%`],
+  ];
+  const cells = rows.map((r) => columns.map(([, f]) => f(r)));
+  const widths = columns.map(([h], i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (vals) => vals.map((v, i) => (i < 2 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
+  console.log(line(columns.map(([h]) => h)));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const c of cells) console.log(line(c));
+}
+
+const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
+
+// ---- main --------------------------------------------------------------------------------------
+
+async function main() {
+  const opts = parseOptions(process.argv.slice(2), process.env);
+  const tmp = mkdtempSync(join(tmpdir(), 'cashtrack-bench-'));
+  const secret = randomBytes(24).toString('hex');
+  const cleanups = [() => rmSync(tmp, { recursive: true, force: true })];
+  const rows = [];
+  const ratios = [];
+  const notes = [];
+  // Missed targets are reported, not an exit status; a run that could not measure is.
+  let failed = false;
+  const sqliteUrl = `sqlite:${join(tmp, 'bench.sqlite')}`;
+  const dataDir = join(tmp, 'data');
+  mkdirSync(dataDir);
+
+  const onSignal = (signal) => {
+    console.error(`\n${signal}: stopping`);
+    killChildren();
+    Promise.allSettled(cleanups.map((c) => c())).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  process.once('exit', killChildren);
+
+  console.log(`cashtrack bench:http: ${opts.connections} connections, ${opts.duration} s per target (after ${WARMUP_SECONDS} s warm-up), GET /wp-json/svc/v1/logs?per_page=10 over ${'10,000'} log rows\n`);
+  try {
+    const databases = [];
+    if (opts.only !== 'mysql') databases.push({ name: 'sqlite', url: sqliteUrl });
+    if (opts.only !== 'sqlite') {
+      try {
+        const m = await createMysqlDatabase();
+        cleanups.unshift(() => m.drop());
+        databases.push({ name: 'mysql', url: m.url });
+      } catch (err) {
+        const note = `MariaDB skipped: ${mysqlServer().base.host} unreachable (${err.code ?? err.message})`;
+        notes.push(note);
+        console.log(note);
+        if (opts.only === 'mysql') failed = true;
+      }
+    }
+    if (opts.profile) mkdirSync(opts.profile, { recursive: true });
+
+    for (const db of databases) {
+      // Bare hapi next to each database's run, so both see the same machine state.
+      process.stdout.write(`[${db.name}] bare hapi… `);
+      const bare = await startServer(['bare']);
+      let bareRow;
+      try {
+        bareRow = await measure('bare hapi', db.name, bare, opts, null);
+      } finally {
+        await bare.stop();
+      }
+      rows.push(bareRow);
+      console.log(`${bareRow.rps.toFixed(0)} req/s`);
+
+      process.stdout.write(`[${db.name}] seeding and starting the daemon… `);
+      const ns = await startServer(['cashtrack', JSON.stringify({ dbUrl: db.url, dataDir, secret })]);
+      let nsRow;
+      try {
+        process.stdout.write(`${ns.ready.logRows} log rows; namespace… `);
+        const profileFile = opts.profile ? join(opts.profile, `namespace-${db.name}.cpuprofile`) : null;
+        nsRow = await measure('namespace', db.name, ns, opts, profileFile);
+        if (profileFile) db.profileFile = profileFile;
+      } finally {
+        await ns.stop();
+      }
+      rows.push(nsRow);
+      console.log(`${nsRow.rps.toFixed(0)} req/s`);
+      const ratio = nsRow.rps / bareRow.rps;
+      ratios.push({ db: db.name, ratio, p99: nsRow.p99, pass: ratio >= TARGETS.ratio && nsRow.p99 < TARGETS.p99Ms });
+    }
+
+    process.stdout.write('cold start… ');
+    const version = coldStart(['--version'], cliEnv({}));
+    const usersList = coldStart(['users', 'list', '--json'], cliEnv({ CASHTRACK_DATABASE_URL: sqliteUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret }));
+    console.log('done\n');
+
+    printTable(rows);
+    console.log('');
+    for (const r of ratios) {
+      console.log(
+        `${r.db.padEnd(6)}  ratio namespace/bare = ${r.ratio.toFixed(2)} (target >= ${TARGETS.ratio}: ${verdict(r.ratio >= TARGETS.ratio)})  ` +
+          `p99 = ${r.p99} ms (target < ${TARGETS.p99Ms} ms: ${verdict(r.p99 < TARGETS.p99Ms)})  => ${verdict(r.pass)}`,
+      );
+    }
+    for (const note of notes) console.log(note);
+    console.log('');
+    const cold = [
+      ['cashtrack --version', version, TARGETS.versionMs],
+      ['cashtrack users list --json', usersList, TARGETS.usersListMs],
+    ];
+    for (const [name, t, target] of cold) {
+      console.log(`cold start ${name.padEnd(28)} median ${t.median.toFixed(0).padStart(4)} ms (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)}; target < ${target} ms: ${verdict(t.median < target)})`);
+    }
+    for (const db of databases) {
+      if (!db.profileFile) continue;
+      console.log(`\nCPU profile of the namespace server on ${db.name} (${db.profileFile}):`);
+      console.log(summarize(JSON.parse(readFileSync(db.profileFile, 'utf8')), 12).map((l) => `  ${l}`).join('\n'));
+    }
+  } finally {
+    killChildren();
+    for (const cleanup of cleanups) {
+      try {
+        await cleanup();
+      } catch (err) {
+        console.error(`cleanup failed: ${err.message}`);
+      }
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    console.error(`\nbench:http failed: ${err.stack ?? err}`);
+    process.exitCode = 2;
+  },
+);

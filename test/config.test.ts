@@ -1,0 +1,47 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+
+const dataDir = () => mkdtempSync(join(tmpdir(), 'cashtrack-config-'));
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } });
+    expect(c.database.url).toBe('sqlite:data/cashtrack.sqlite');
+    expect(c.server).toMatchObject({ host: '127.0.0.1', port: 8080, rest_root: 'wp-json' });
+    expect(c.env).toBe('development');
+  });
+
+  it('takes CASHTRACK_* variables over the files', () => {
+    const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_PORT: '9090', CASHTRACK_HOST: '0.0.0.0', CASHTRACK_REST_ROOT: 'api', CASHTRACK_DATABASE_URL: 'mariadb://u:p@db:3306/ct', CASHTRACK_TRUST_PROXY: 'yes', CASHTRACK_CORS_ORIGINS: 'https://a.example, https://b.example' } });
+    expect(c.server).toMatchObject({ port: 9090, host: '0.0.0.0', rest_root: 'api', trust_proxy: true, cors_origins: ['https://a.example', 'https://b.example'] });
+    expect(c.database.url).toBe('mariadb://u:p@db:3306/ct');
+  });
+
+  it.each([
+    ['CASHTRACK_PORT', '70000', 'server.port'],
+    ['CASHTRACK_DATABASE_URL', 'postgres://x/y', 'database.url'],
+    ['CASHTRACK_REST_ROOT', '/bad root', 'server.rest_root'],
+    ['CASHTRACK_LOG_LEVEL', 'verbose', 'log.level'],
+    ['CASHTRACK_TRUST_PROXY', 'maybe', 'server.trust_proxy'],
+    ['CASHTRACK_SECRET', 'short', 'secret'],
+  ])('refuses %s=%s naming the key', (name, value, key) => {
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), [name]: value } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining(`${name} (${key})`) }));
+  });
+
+  it('generates a secret on first run, keeps it private in the data directory, and reuses it', () => {
+    const dir = dataDir();
+    const first = loadConfig({ env: { CASHTRACK_DATA_DIR: dir } });
+    expect(first.secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(readFileSync(join(dir, 'secret'), 'utf8').trim()).toBe(first.secret);
+    expect(statSync(join(dir, 'secret')).mode & 0o077).toBe(0);
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dir } }).secret).toBe(first.secret);
+  });
+
+  it('requires a secret in production', () => {
+    expect(() => loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir() } })).toThrow(/CASHTRACK_SECRET/);
+    expect(loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40) } }).secret).toBe('x'.repeat(40));
+  });
+});
