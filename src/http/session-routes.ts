@@ -13,7 +13,7 @@ const loginSchema = Joi.object({
 });
 
 function sessionToken(request: Request): string | null {
-  return readCookie(request.headers.cookie, SESSION_COOKIE);
+  return readCookie(request.headers.cookie as string | undefined, SESSION_COOKIE);
 }
 
 export function registerSessionRoutes(server: Server, ctx: Context): void {

@@ -113,7 +113,7 @@ export const restHost: Plugin<RestHostOptions> = {
         st.noCache = true;
         return;
       }
-      const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+      const token = readCookie(request.headers.cookie as string | undefined, SESSION_COOKIE);
       if (token) {
         const nonce = new URLSearchParams(st.search).get('_wpnonce') ?? (request.headers['x-wp-nonce'] as string | undefined) ?? null;
         st.principal = await ctx.auth.authenticateCookie(token, nonce, st.ip);
