@@ -117,9 +117,20 @@ export class Database {
     }
   }
 
+  /**
+   * Dates as the column stores them. Sequelize's escaping drops milliseconds on MariaDB, so
+   * DATETIME(3) values are formatted here (UTC); SQLite keeps Sequelize's own text format.
+   */
+  private prepare(replacements: unknown[] | Record<string, unknown>): unknown[] | Record<string, unknown> {
+    if (this.dialect !== 'mysql') return replacements;
+    const fix = (v: unknown) => (v instanceof Date ? v.toISOString().replace('T', ' ').replace('Z', '') : v);
+    return Array.isArray(replacements) ? replacements.map(fix) : Object.fromEntries(Object.entries(replacements).map(([k, v]) => [k, fix(v)]));
+  }
+
   /** A raw SELECT; reads outside a transaction are retried on transient errors. */
   async select<T extends object>(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<T[]> {
-    const run = () => this.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT, transaction, raw: true });
+    const prepared = this.prepare(replacements);
+    const run = () => this.sequelize.query<T>(sql, { replacements: prepared, type: QueryTypes.SELECT, transaction, raw: true });
     if (transaction) return run();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -133,6 +144,7 @@ export class Database {
 
   /** A raw INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT). */
   async execute(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
+    replacements = this.prepare(replacements);
     const verb = sql.trimStart().slice(0, 6).toUpperCase();
     if (verb === 'UPDATE' || verb === 'DELETE') {
       // The bulk types make both dialects answer with the affected row count.

@@ -10,6 +10,7 @@ describeEachDialect(
   (use) => {
     it('stores leveled entries with source, message and context, newest first', async () => {
       const { logger } = use().ctx;
+      clock.set('2026-11-01T00:00:00Z'); // each dialect's block starts from the same time
       logger.info('orders', 'Order recorded', { order_id: 7 });
       clock.advance(1000);
       logger.warning('payouts', 'Payout refused', { code: 'svc_insufficient_funds' });
