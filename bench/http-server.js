@@ -123,9 +123,8 @@ async function main() {
     (stopping ??= (async () => {
       await started.server.stop({ timeout: 2_000 }).catch(() => {});
       await started.close();
-      send({ type: 'stopped' });
       if (process.connected) process.disconnect();
-      // Exit normally so --cpu-prof can write its profile.
+      // Explicitly: a pool's idle timers must not keep a stopped server alive.
       process.exit(0);
     })());
   process.on('message', (msg) => {

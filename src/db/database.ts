@@ -71,10 +71,14 @@ export class Database {
   readonly sequelize: Sequelize;
   readonly dialect: Dialect;
   readonly parsed: ParsedUrl;
+  private readonly busyTimeoutMs: number;
+  /** Tail of the in-process queue of SQLite writers (SQLite has one writer at a time anyway). */
+  private writeQueue: Promise<void> = Promise.resolve();
 
   constructor(options: DatabaseOptions) {
     this.parsed = parseDatabaseUrl(options.url);
     this.dialect = this.parsed.dialect;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const common: Options = {
       logging: false,
       define: { underscored: true, timestamps: false, freezeTableName: true },
@@ -109,11 +113,44 @@ export class Database {
   async transaction<T>(fn: (t: Transaction) => Promise<T>, retries = 5): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
+        if (this.dialect === 'sqlite') return await this.exclusive(() => this.sequelize.transaction((t) => fn(t)));
         return await this.sequelize.transaction((t) => fn(t));
       } catch (err) {
         if (attempt >= retries || !isTransientDbError(err)) throw err;
         await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
       }
+    }
+  }
+
+  /**
+   * Runs `fn` as this process's only SQLite writer. Writers waiting in SQLite's busy handler each
+   * hold a libuv thread; queued here instead, the lock holder always has a thread to commit with,
+   * and the busy timeout only arbitrates between processes. Waiting longer than the busy timeout
+   * fails as SQLITE_BUSY would (and is retried like it).
+   */
+  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.writeQueue;
+    let release!: () => void;
+    this.writeQueue = new Promise<void>((r) => (release = r));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        previous,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(Object.assign(new Error('timed out waiting for the SQLite write lock'), { code: 'SQLITE_BUSY' })), this.busyTimeoutMs);
+        }),
+      ]);
+    } catch (err) {
+      // Keep the queue order: whoever is behind us waits for our predecessor, not for us.
+      void previous.then(release);
+      clearTimeout(timer);
+      throw err;
+    }
+    clearTimeout(timer);
+    try {
+      return await fn();
+    } finally {
+      release();
     }
   }
 
@@ -144,6 +181,11 @@ export class Database {
 
   /** A raw INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT). */
   async execute(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
+    if (this.dialect === 'sqlite' && !transaction) return this.exclusive(() => this.executeNow(sql, replacements));
+    return this.executeNow(sql, replacements, transaction);
+  }
+
+  private async executeNow(sql: string, replacements: unknown[] | Record<string, unknown>, transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
     replacements = this.prepare(replacements);
     const verb = sql.trimStart().slice(0, 6).toUpperCase();
     if (verb === 'UPDATE' || verb === 'DELETE') {

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { Database, parseDatabaseUrl } from '../../src/db/database.js';
+import { isTransientDbError, translateDbError } from '../../src/db/errors.js';
+import { describeEachDialect } from '../helpers/context.js';
+
+describe('database URLs', () => {
+  it('parses sqlite, mysql and mariadb URLs', () => {
+    expect(parseDatabaseUrl('sqlite:/tmp/x.sqlite')).toEqual({ dialect: 'sqlite', storage: '/tmp/x.sqlite' });
+    expect(parseDatabaseUrl('sqlite:///tmp/y.sqlite').storage).toBe('/tmp/y.sqlite');
+    expect(parseDatabaseUrl('sqlite:data/z.sqlite').storage).toMatch(/\/data\/z\.sqlite$/);
+    expect(parseDatabaseUrl('mariadb://u:p%40ss@db.example:3307/cash')).toEqual({ dialect: 'mysql', host: 'db.example', port: 3307, username: 'u', password: 'p@ss', database: 'cash' });
+    expect(() => parseDatabaseUrl('mysql://root@127.0.0.1:3306/')).toThrow(/names no database/);
+  });
+});
+
+describe('transient errors', () => {
+  it('recognises deadlocks, lock waits and SQLITE_BUSY, and nothing else', () => {
+    expect(isTransientDbError({ original: { errno: 1213 } })).toBe(true);
+    expect(isTransientDbError({ parent: { errno: 1205 } })).toBe(true);
+    expect(isTransientDbError({ original: { code: 'SQLITE_BUSY' } })).toBe(true);
+    expect(isTransientDbError({ original: { errno: 1062 } })).toBe(false);
+    expect(translateDbError({ original: { code: 'SQLITE_BUSY' } })).toMatchObject({ code: 'svc_database_busy', status: 503 });
+  });
+});
+
+describeEachDialect('transactions', (use) => {
+  it('retries a transaction that met a transient error and commits once', async () => {
+    const { db } = use().ctx;
+    await db.execute("INSERT INTO settings (name, value) VALUES ('retry-test', '0')");
+    let attempts = 0;
+    await db.transaction(async (t) => {
+      attempts++;
+      await db.execute("UPDATE settings SET value = value + 1 WHERE name = 'retry-test'", [], t);
+      if (attempts < 3) throw Object.assign(new Error('deadlock'), { original: { errno: 1213, code: 'ER_LOCK_DEADLOCK' } });
+    });
+    expect(attempts).toBe(3);
+    expect((await db.select<{ value: string }>("SELECT value FROM settings WHERE name = 'retry-test'"))[0].value).toBe('1');
+  });
+
+  it('does not retry other errors, and rolls back', async () => {
+    const { db } = use().ctx;
+    let attempts = 0;
+    await expect(
+      db.transaction(async (t) => {
+        attempts++;
+        await db.execute("UPDATE settings SET value = '99' WHERE name = 'retry-test'", [], t);
+        throw new Error('business rule');
+      }),
+    ).rejects.toThrow('business rule');
+    expect(attempts).toBe(1);
+    expect((await db.select<{ value: string }>("SELECT value FROM settings WHERE name = 'retry-test'"))[0].value).toBe('1');
+  });
+
+  it('runs many concurrent write transactions without losing one', async () => {
+    const { db } = use().ctx;
+    await db.execute("INSERT INTO settings (name, value) VALUES ('counter', '0')");
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        db.transaction(async (t) => {
+          const [row] = await db.select<{ value: string }>("SELECT value FROM settings WHERE name = 'counter'" + (db.dialect === 'mysql' ? ' FOR UPDATE' : ''), [], t);
+          await db.execute("UPDATE settings SET value = ? WHERE name = 'counter'", [String(Number(row.value) + 1)], t);
+        }),
+      ),
+    );
+    expect((await db.select<{ value: string }>("SELECT value FROM settings WHERE name = 'counter'"))[0].value).toBe('40');
+  });
+});
+
+describe('SQLite connections', () => {
+  it('use WAL, synchronous=FULL and a busy timeout', async () => {
+    const { createTestDatabase } = await import('../helpers/context.js');
+    const tdb = await createTestDatabase('sqlite');
+    const db = new Database({ url: tdb.url, busyTimeoutMs: 4321 });
+    try {
+      expect(await db.select('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
+      expect(await db.select('PRAGMA synchronous')).toEqual([{ synchronous: 2 }]);
+      expect(await db.select('PRAGMA busy_timeout')).toEqual([{ timeout: 4321 }]);
+      await db.transaction(async (t) => {
+        expect(await db.select('PRAGMA synchronous', [], t)).toEqual([{ synchronous: 2 }]);
+      });
+    } finally {
+      await db.close();
+      await tdb.drop();
+    }
+  });
+});
