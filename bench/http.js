@@ -24,6 +24,8 @@ const WARMUP_SECONDS = 2;
 const COLD_RUNS = 10;
 const CHILD_TIMEOUT_MS = 120_000;
 
+class UsageError extends Error {}
+
 function parseOptions(argv, env) {
   const opts = {
     duration: Number(env.CASHTRACK_BENCH_DURATION ?? 10),
@@ -38,11 +40,11 @@ function parseOptions(argv, env) {
     else if (flag === '--connections') opts.connections = Number(value());
     else if (flag === '--only') opts.only = value();
     else if (flag === '--profile') opts.profile = value();
-    else throw new Error(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --profile DIR)`);
+    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --profile DIR)`);
   }
-  if (!Number.isInteger(opts.duration) || opts.duration < 1 || opts.duration > 300) throw new Error('--duration must be 1-300 seconds');
-  if (!Number.isInteger(opts.connections) || opts.connections < 1 || opts.connections > 1000) throw new Error('--connections must be 1-1000');
-  if (opts.only && !['sqlite', 'mysql'].includes(opts.only)) throw new Error('--only must be sqlite or mysql');
+  if (!Number.isInteger(opts.duration) || opts.duration < 1 || opts.duration > 300) throw new UsageError('--duration must be 1-300 seconds');
+  if (!Number.isInteger(opts.connections) || opts.connections < 1 || opts.connections > 1000) throw new UsageError('--connections must be 1-1000');
+  if (opts.only && !['sqlite', 'mysql'].includes(opts.only)) throw new UsageError('--only must be sqlite or mysql');
   return opts;
 }
 
@@ -265,7 +267,7 @@ async function main() {
   process.once('SIGTERM', onSignal);
   process.once('exit', killChildren);
 
-  console.log(`cashtrack bench:http: ${opts.connections} connections, ${opts.duration} s per target (after ${WARMUP_SECONDS} s warm-up), GET /wp-json/svc/v1/logs?per_page=10 over ${'10,000'} log rows\n`);
+  console.log(`cashtrack bench:http: ${opts.connections} connections, ${opts.duration} s per target (after ${WARMUP_SECONDS} s warm-up), GET /<rest_root>/svc/v1/logs?per_page=10 over 10,000 log rows\n`);
   try {
     const databases = [];
     if (opts.only !== 'mysql') databases.push({ name: 'sqlite', url: sqliteUrl });
@@ -318,8 +320,10 @@ async function main() {
     const usersList = coldStart(['users', 'list', '--json'], cliEnv({ CASHTRACK_DATABASE_URL: sqliteUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret }));
     console.log('done\n');
 
-    printTable(rows);
-    console.log('');
+    if (rows.length > 0) {
+      printTable(rows);
+      console.log('');
+    }
     for (const r of ratios) {
       console.log(
         `${r.db.padEnd(6)}  ratio namespace/bare = ${r.ratio.toFixed(2)} (target >= ${TARGETS.ratio}: ${verdict(r.ratio >= TARGETS.ratio)})  ` +
@@ -358,7 +362,7 @@ main().then(
     process.exitCode = code;
   },
   (err) => {
-    console.error(`\nbench:http failed: ${err.stack ?? err}`);
+    console.error(`\nbench:http failed: ${err instanceof UsageError ? err.message : (err.stack ?? err)}`);
     process.exitCode = 2;
   },
 );

@@ -1,6 +1,7 @@
 // What every command gets: its streams, and one way to build the context, print and fail.
 import type { Config, LoadOptions } from '../config.js';
 import type { Context } from '../context.js';
+import { translateDbError } from '../db/errors.js';
 import { isServiceError } from '../errors.js';
 
 export interface Io {
@@ -63,20 +64,15 @@ export function reportError(io: Io, err: unknown): number {
     io.stderr.write(`${err.code}: ${err.message}\n`);
     return 1;
   }
-  const translated = (err as { code?: string; name?: string })?.name?.startsWith('Sequelize') || (err as { code?: string })?.code ? describeDbError(err) : null;
-  if (translated) {
-    io.stderr.write(translated + '\n');
+  const db = translateDbError(err);
+  if (db) {
+    // The operator may see the driver's words (unlike an HTTP client): they say what to fix.
+    const detail = (err as { original?: { message?: string }; message?: string }).original?.message ?? (err as Error).message;
+    io.stderr.write(`${db.code}: ${db.message}${detail ? ` (${detail})` : ''}\n`);
     return 1;
   }
   io.stderr.write(`svc_internal_error: ${(err as Error)?.stack ?? String(err)}\n`);
   return 1;
-}
-
-function describeDbError(err: unknown): string | null {
-  const code = (err as { original?: { code?: string }; parent?: { code?: string }; code?: string }).original?.code ?? (err as { code?: string }).code;
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return 'svc_database_corrupt: The database file is damaged or is not a SQLite database. Restore it from a backup.';
-  if (code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code === 'SQLITE_CANTOPEN') return `svc_database_unavailable: Cannot reach the database (${code}). Check CASHTRACK_DATABASE_URL and that the server is running.`;
-  return null;
 }
 
 /** Reads all of stdin (for --password-stdin). */

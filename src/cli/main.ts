@@ -49,7 +49,7 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
 
   program
     .command('serve')
-    .description('run the daemon: the svc/v1 REST namespace, login, postbacks and schedules')
+    .description('run the daemon: the svc/v1 REST namespace, cookie login and scheduled maintenance')
     .option('--port <n>', 'port to listen on (overrides CASHTRACK_PORT)', port)
     .option('--host <addr>', 'address to listen on (overrides CASHTRACK_HOST)')
     .option('--migrate', 'run pending migrations on MariaDB/MySQL before starting')
@@ -107,7 +107,8 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      // `commander.help` is help shown because no subcommand was given: a usage error.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
       return 2;
     }
     if (err instanceof UsageError) return reportError(io, err);

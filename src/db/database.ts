@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { QueryTypes, Sequelize, Transaction, type Options } from 'sequelize';
+import { ServiceError } from '../errors.js';
 import { isTransientDbError } from './errors.js';
 
 export type Dialect = 'sqlite' | 'mysql';
@@ -76,7 +77,11 @@ export class Database {
   private writeQueue: Promise<void> = Promise.resolve();
 
   constructor(options: DatabaseOptions) {
-    this.parsed = parseDatabaseUrl(options.url);
+    try {
+      this.parsed = parseDatabaseUrl(options.url);
+    } catch (err) {
+      throw new ServiceError('svc_invalid_config', `Invalid configuration CASHTRACK_DATABASE_URL (database.url): ${(err as Error).message}`, 500, { key: 'database.url' });
+    }
     this.dialect = this.parsed.dialect;
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const common: Options = {

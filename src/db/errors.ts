@@ -34,6 +34,7 @@ const UNAVAILABLE_NAMES = new Set([
   'SequelizeConnectionTimedOutError',
   'SequelizeConnectionAcquireTimeoutError',
   'SequelizeAccessDeniedError',
+  'SequelizeConnectionError',
 ]);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_FULL']);
 

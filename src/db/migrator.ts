@@ -1,5 +1,7 @@
 // Migrations with umzug: the list is explicit (migrations/index.ts) so the compiler checks it.
+import { QueryTypes } from 'sequelize';
 import { Umzug, SequelizeStorage } from 'umzug';
+import { ServiceError } from '../errors.js';
 import type { Database } from './database.js';
 import type { MigrationContext } from './migration.js';
 import { migrations } from '../../migrations/index.js';
@@ -31,7 +33,8 @@ export async function migrate(db: Database): Promise<string[]> {
   if (db.dialect !== 'mysql') return (await umzug.up()).map((m) => m.name);
   const conn = await db.sequelize.transaction();
   try {
-    await db.sequelize.query("SELECT GET_LOCK('cashtrack_migrate', 60)", { transaction: conn });
+    const [row] = (await db.sequelize.query("SELECT GET_LOCK('cashtrack_migrate', 60) AS got", { transaction: conn, type: QueryTypes.SELECT })) as { got: unknown }[];
+    if (Number(row?.got) !== 1) throw new ServiceError('svc_migration_locked', 'Another process is migrating the database; try again when it has finished.', 503);
     return (await umzug.up()).map((m) => m.name);
   } finally {
     await db.sequelize.query("SELECT RELEASE_LOCK('cashtrack_migrate')", { transaction: conn }).catch(() => {});

@@ -69,7 +69,7 @@ export function registerSessionRoutes(server: Server, ctx: Context): void {
       const token = sessionToken(request);
       const revoked = token ? await ctx.sessions.revoke(token) : false;
       if (revoked) ctx.logger.info('auth', 'Logged out', { ip: state(request).ip });
-      return h.response({ logged_out: revoked }).unstate(SESSION_COOKIE, { path: '/' });
+      return h.response({ logged_out: revoked }).unstate(SESSION_COOKIE, { path: '/', isSecure: isHttps(request, ctx), isHttpOnly: true, isSameSite: 'Lax' });
     },
   });
 

@@ -61,10 +61,12 @@ export class AppPasswordService {
   private readonly deps: AppPasswordServiceDeps;
   private readonly cache: LRUCache<string, CacheEntry>;
   private readonly writes = new Set<Promise<unknown>>();
+  private readonly caching: boolean;
 
   constructor(deps: AppPasswordServiceDeps) {
     this.deps = deps;
     this.cache = new LRUCache({ max: 10_000, ttl: Math.max(1, deps.cacheSeconds) * 1000 });
+    this.caching = deps.cacheSeconds > 0;
   }
 
   private hash(normalized: string): string {
@@ -73,8 +75,12 @@ export class AppPasswordService {
 
   async create(user: User, name: string, actor = 'system'): Promise<CreatedAppPassword> {
     const clean = name.trim();
-    if (!clean) throw new ServiceError('application_password_empty_name', 'An application name is required to create an application password.', 400);
-    if (clean.length > 191) throw new ServiceError('application_password_invalid_name', 'The application name must be at most 191 characters.', 400);
+    const refuse = (err: ServiceError) => {
+      this.deps.logger.warning('auth', 'Application password not created', { user_id: user.id, code: err.code, actor });
+      return err;
+    };
+    if (!clean) throw refuse(new ServiceError('application_password_empty_name', 'An application name is required to create an application password.', 400));
+    if (clean.length > 191) throw refuse(new ServiceError('application_password_invalid_name', 'The application name must be at most 191 characters.', 400));
     let password = '';
     for (let i = 0; i < 24; i++) password += ALPHABET[randomInt(ALPHABET.length)];
     const uuid = randomUUID();
@@ -87,7 +93,7 @@ export class AppPasswordService {
         this.deps.clock.now(),
       ]);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ServiceError('application_password_duplicate_name', 'Each application name should be unique.', 409);
+      if (isUniqueViolation(err)) throw refuse(new ServiceError('application_password_duplicate_name', 'Each application name should be unique.', 409));
       throw err;
     }
     this.deps.logger.info('auth', 'Application password created', { user_id: user.id, login: user.login, uuid, name: clean, actor });
@@ -109,7 +115,10 @@ export class AppPasswordService {
       if (affected > 0) await this.deps.settings.bumpAuthRevision(t);
       return affected;
     });
-    if (affected === 0) throw new ServiceError('rest_application_password_not_found', 'Application password not found.', 404);
+    if (affected === 0) {
+      this.deps.logger.warning('auth', 'Application password not revoked: not found', { user_id: user.id, uuid, actor });
+      throw new ServiceError('rest_application_password_not_found', 'Application password not found.', 404);
+    }
     this.cache.clear();
     this.deps.logger.info('auth', 'Application password revoked', { user_id: user.id, login: user.login, uuid, actor });
   }
@@ -129,7 +138,7 @@ export class AppPasswordService {
       return cached.principal;
     }
     const entry = await this.lookup(username, normalized, revision);
-    this.cache.set(key, entry);
+    if (this.caching) this.cache.set(key, entry);
     this.recordUsage(entry, ip);
     return entry.principal;
   }

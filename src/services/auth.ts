@@ -43,8 +43,8 @@ export function can(principal: Principal | null, capability: string): boolean {
 export class AuthService {
   private readonly deps: AuthServiceDeps;
   // Per process: each daemon throttles what it sees. Bounded so a flood of addresses cannot grow it.
-  private readonly byAddress = new LRUCache<string, Counter>({ max: 100_000 });
-  private readonly byLogin = new LRUCache<string, Counter>({ max: 100_000 });
+  private readonly byAddress = new LRUCache<string, Counter>({ max: 20_000 });
+  private readonly byLogin = new LRUCache<string, Counter>({ max: 20_000 });
 
   constructor(deps: AuthServiceDeps) {
     this.deps = deps;

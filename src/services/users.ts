@@ -124,7 +124,11 @@ export class UserService {
 
   async create(input: CreateUserInput, actor: string = 'system'): Promise<User> {
     const { value, error } = createSchema.validate(input, { errors: { wrap: { label: false } } });
-    if (error) throw new ServiceError('svc_invalid_user', error.details[0].message, 400, { field: error.details[0].path.join('.') });
+    if (error) {
+      const field = error.details[0].path.join('.');
+      this.deps.logger.warning('users', 'User not created: invalid input', { field, login: typeof input.login === 'string' ? input.login.slice(0, 60) : null, actor });
+      throw new ServiceError('svc_invalid_user', error.details[0].message, 400, { field });
+    }
     const passwordHash = value.password ? await hashPassword(value.password) : null;
     const now = this.deps.clock.now();
     const displayName = value.display_name ?? value.login;
@@ -248,18 +252,18 @@ export class UserService {
    * is reported and skipped and never costs the good ones.
    */
   async importCsv(text: string, actor = 'system'): Promise<ImportReport> {
-    let records: string[][];
+    let records: { record: string[]; info: { lines: number } }[];
     try {
-      records = parseCsv(text, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true }) as string[][];
+      records = parseCsv(text, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true, info: true }) as unknown as typeof records;
     } catch (err) {
       throw new ServiceError('svc_invalid_csv', `The file is not valid CSV: ${(err as Error).message}`, 400);
     }
     const report: ImportReport = { created: 0, skipped: [] };
     let start = 0;
-    if (records[0] && records[0][0]?.toLowerCase() === 'login') start = 1;
+    if (records[0] && records[0].record[0]?.toLowerCase() === 'login') start = 1;
     for (let i = start; i < records.length; i++) {
-      const line = i + 1;
-      const [login, email, displayName, role, ...rest] = records[i];
+      const line = records[i].info.lines;
+      const [login, email, displayName, role, ...rest] = records[i].record;
       if (rest.length > 0 || !login || !email) {
         report.skipped.push({ line, login: login || null, code: 'svc_invalid_row', reason: 'expected login,email,display_name[,role]' });
         continue;

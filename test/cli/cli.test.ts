@@ -18,7 +18,10 @@ describe('cashtrack (no database)', () => {
     for (const c of ['serve', 'db', 'users', 'app-passwords', 'logs']) expect(r.stdout).toContain(c);
   });
 
-  it('exits 2 on an unknown command or a missing option', async () => {
+  it('exits 2 on a missing subcommand, an unknown command or a missing option', async () => {
+    expect((await runCli([])).code).toBe(2);
+    expect((await runCli(['db'])).code).toBe(2);
+    expect((await runCli(['logs', '--level', 'loud'])).code).toBe(2);
     expect((await runCli(['frobnicate'])).code).toBe(2);
     const r = await runCli(['users', 'create', 'x']);
     expect(r.code).toBe(2);
@@ -29,6 +32,15 @@ describe('cashtrack (no database)', () => {
     const r = await runCli(['users', 'list'], { env: { CASHTRACK_PORT: 'eighty' } });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^svc_invalid_config: Invalid configuration CASHTRACK_PORT \(server\.port\)/);
+  });
+
+  it('explains an unreachable database without a stack trace', async () => {
+    const r = await runCli(['users', 'list'], { env: { CASHTRACK_DATABASE_URL: 'mysql://root@127.0.0.1:1/nowhere' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^svc_database_unavailable: /);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    const bad = await runCli(['users', 'list'], { env: { CASHTRACK_DATABASE_URL: 'mysql://root@127.0.0.1:3306/' } });
+    expect(bad.stderr).toMatch(/^svc_invalid_config: .*names no database/);
   });
 
   it('requires a secret in production', async () => {

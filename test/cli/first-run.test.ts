@@ -35,3 +35,19 @@ describe('first run', () => {
     expect(out.text()).toBe('');
   });
 });
+
+describe('first run when "admin" is taken by a member', () => {
+  it('creates nothing and says how to make an administrator', async () => {
+    const t = await createTestContext('sqlite');
+    try {
+      await t.ctx.users.create({ login: 'admin', email: 'a@example.com', role: 'member' });
+      let err = '';
+      const sink = new Writable({ write: (c, _e, done) => ((err += c.toString()), done()) });
+      expect(await ensureAdministrator(t.ctx, { stdout: sink, stderr: sink, stdin: new PassThrough(), env: {} }, 'http://x')).toBe(false);
+      expect(err).toContain('cashtrack users create');
+      expect(await t.ctx.appPasswords.list((await t.ctx.users.findByLogin('admin'))!)).toEqual([]);
+    } finally {
+      await destroyTestContext(t);
+    }
+  });
+});

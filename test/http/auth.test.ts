@@ -175,6 +175,25 @@ describeEachDialect(
       expect((await server.inject({ url: '/rest-nonce', headers: { cookie: cookie2 } })).result).toMatchObject({ code: 'rest_not_logged_in' });
     });
 
+    it('marks the cookie Secure behind https and clears it the same way on logout', async () => {
+      const https = { 'x-forwarded-proto': 'https' };
+      const login = await server.inject({ method: 'POST', url: '/login', payload: { login: 'cookie', password: 'long enough pw' }, headers: https });
+      const set = ([] as string[]).concat(login.headers['set-cookie'] as string[])[0];
+      expect(set).toMatch(/; Secure/);
+      const out = await server.inject({ method: 'POST', url: '/logout', headers: { ...https, cookie: set.split(';')[0] } });
+      expect(([] as string[]).concat(out.headers['set-cookie'] as string[])[0]).toMatch(/^cashtrack_session=; Max-Age=0;.*Secure/);
+      const plain = await server.inject({ method: 'POST', url: '/logout', headers: { cookie: set.split(';')[0] } });
+      expect(([] as string[]).concat(plain.headers['set-cookie'] as string[])[0]).not.toMatch(/Secure/);
+    });
+
+    it('takes the client address from the rightmost X-Forwarded-For entry (the one our proxy added)', async () => {
+      const { ctx } = use();
+      await get({ authorization: basic('boss', 'wrong-for-address-test'), 'x-forwarded-for': '6.6.6.6, 192.0.2.99' });
+      await ctx.logger.flush();
+      const { items } = await ctx.logger.list({ source: 'auth', search: 'failed', page: 1, per_page: 1 });
+      expect(items[0].context).toMatchObject({ ip: '192.0.2.99' });
+    });
+
     it('treats an expired session as anonymous', async () => {
       await use().ctx.users.create({ login: 'expiring', email: 'expiring@example.com', role: 'administrator', password: 'long enough pw' });
       const login = await server.inject({ method: 'POST', url: '/login', payload: { login: 'expiring', password: 'long enough pw' } });

@@ -118,6 +118,17 @@ describeEachDialect('REST host conventions', (use) => {
     expect(res.result).toHaveLength(2);
   });
 
+  it('serves ?rest_route=/ as the root index, with or without a trailing slash on any route', async () => {
+    expect((await server.inject({ url: '/?rest_route=/' })).result).toMatchObject({ namespaces: ['svc/v1'] });
+    expect((await server.inject({ url: '/?rest_route=/svc/v1/logs/&per_page=1', headers: { authorization: admin.authorization } })).statusCode).toBe(200);
+  });
+
+  it('authenticates and applies the conventions whatever the case of the REST root', async () => {
+    const res = await server.inject({ url: '/WP-JSON/svc/v1/logs?per_page=1&_fields=id', headers: { authorization: admin.authorization } });
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys((res.result as object[])[0])).toEqual(['id']);
+  });
+
   it('wraps responses and errors in _envelope with status 200', async () => {
     const ok = await server.inject({ url: `${NS}/logs?per_page=1&_envelope`, headers: { authorization: admin.authorization } });
     expect(ok.statusCode).toBe(200);

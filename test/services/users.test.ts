@@ -67,6 +67,12 @@ describeEachDialect('users', (use) => {
     expect((await users.findByLogin('ivan'))?.display_name).toBe('ivan');
   });
 
+  it('reports the file line of a skipped row across blank lines and multi-line fields', async () => {
+    const report = await use().ctx.users.importCsv('jo,jo@example.com,"Jo\nSecond line"\n\n\nbad row,x@example.com,X\n');
+    expect(report.created).toBe(1);
+    expect(report.skipped.map((s) => s.line)).toEqual([5]);
+  });
+
   it('refuses a file that is not CSV', async () => {
     await expect(use().ctx.users.importCsv('a,"b\nc')).rejects.toMatchObject({ code: 'svc_invalid_csv' });
   });

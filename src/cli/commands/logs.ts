@@ -1,7 +1,6 @@
 // `cashtrack logs` (interactive view on a terminal, plain lines otherwise) and `logs prune`.
 import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs.js';
-import { ServiceError } from '../../errors.js';
-import { printJson, withContext, type Io } from '../io.js';
+import { printJson, UsageError, withContext, type Io } from '../io.js';
 
 export interface ViewOptions {
   level?: string;
@@ -17,7 +16,7 @@ export function formatLine(e: LogRecord): string {
 }
 
 export async function view(io: Io, opts: ViewOptions): Promise<void> {
-  if (opts.level && !LOG_LEVELS.includes(opts.level as LogLevel)) throw new ServiceError('svc_invalid_argument', `--level must be one of ${LOG_LEVELS.join(', ')}.`, 400);
+  if (opts.level && !LOG_LEVELS.includes(opts.level as LogLevel)) throw new UsageError(`--level must be one of ${LOG_LEVELS.join(', ')}`);
   const filters = { level: opts.level as LogLevel | undefined, source: opts.source, search: opts.search };
   if (io.stdout.isTTY && io.stdin.isTTY && !opts.json) {
     const { runLogsView } = await import('../logs-view.js');

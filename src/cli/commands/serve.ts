@@ -10,6 +10,14 @@ import { loadCliConfig, type Io } from '../io.js';
 export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: string): Promise<boolean> {
   if (await ctx.users.hasAdministrator()) return false;
   let admin = await ctx.users.findByLogin('admin');
+  if (admin && (admin.role !== 'administrator' || admin.status !== 'active')) {
+    // Never hand out a password for an account that cannot use it, nor promote one silently.
+    io.stderr.write(
+      `cashtrack: no active administrator, and the login "admin" is taken by a ${admin.status} ${admin.role}.\n` +
+        '  create one with: cashtrack users create LOGIN --email EMAIL --role administrator, then cashtrack app-passwords create LOGIN --name NAME\n',
+    );
+    return false;
+  }
   if (!admin) {
     try {
       admin = await ctx.users.create({ login: 'admin', email: 'admin@localhost.invalid', display_name: 'Administrator', role: 'administrator' }, 'first-run');
@@ -18,8 +26,6 @@ export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: st
       if ((err as { code?: string }).code !== 'svc_user_exists') throw err;
       return false;
     }
-  } else if (admin.role !== 'administrator') {
-    return false;
   }
   const { password } = await ctx.appPasswords.create(admin, `first-run ${ctx.clock.now().toISOString()}`, 'first-run');
   io.stdout.write(

@@ -54,7 +54,8 @@ export function state(request: Request): RestState {
 export function clientIp(request: Request, trustProxy: boolean): string | null {
   if (trustProxy) {
     const fwd = request.headers['x-forwarded-for'];
-    if (typeof fwd === 'string' && fwd.trim()) return fwd.split(',')[0].trim().slice(0, 45);
+    // The rightmost entry is the one our own proxy appended; entries left of it are the client's word.
+    if (typeof fwd === 'string' && fwd.trim()) return fwd.split(',').pop()!.trim().slice(0, 45) || (request.info.remoteAddress ?? null);
   }
   return request.info.remoteAddress ?? null;
 }
@@ -99,7 +100,12 @@ export const restHost: Plugin<RestHostOptions> = {
     const root = `/${ctx.config.server.rest_root}`;
     const nsPrefix = `${root}/${NAMESPACE}`;
     const trustProxy = ctx.config.server.trust_proxy;
-    const isRestPath = (path: string) => path === root || path.startsWith(root + '/');
+    const rootLower = root.toLowerCase();
+    // Paths are matched case-insensitively by the router, so the root is too.
+    const isRestPath = (path: string) => {
+      const p = path.toLowerCase();
+      return p === rootLower || p.startsWith(rootLower + '/');
+    };
     const matchers = routes.map((def) => ({ def, re: new RegExp('^' + (nsPrefix + def.path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+') + '/?$', 'i') }));
     const defsForPath = (path: string) => matchers.filter((m) => m.re.test(path)).map((m) => m.def);
     const baseUrl = (request: Request) => `${siteUrl(request, ctx)}${root}/`;
@@ -139,7 +145,8 @@ export const restHost: Plugin<RestHostOptions> = {
         const params = new URLSearchParams(request.url.search);
         params.delete('rest_route');
         const qs = params.toString();
-        request.setUrl(`${root}${routeParam.startsWith('/') ? routeParam : '/' + routeParam}${qs ? '?' + qs : ''}`);
+        const route = ('/' + routeParam).replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
+        request.setUrl(`${root}${route === '/' ? '' : route}${qs ? '?' + qs : ''}`);
       }
       if (!isRestPath(request.path)) return h.continue;
       st.rest = true;
@@ -193,6 +200,7 @@ export const restHost: Plugin<RestHostOptions> = {
       let out: ResponseObject;
       if (isError) {
         const err = toRestError(response, st.requestId);
+        if (err.body.code === 'rest_payload_too_large') err.body.data.max_bytes = request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
         if (err.internal) {
           ctx.logger.error('http', 'Internal error', { route: request.route.settings.id ?? request.path, method: request.method, error: String((response as Error).stack ?? response) }, st.requestId);
         } else if (err.status === 503) {
