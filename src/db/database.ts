@@ -3,7 +3,11 @@
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { QueryTypes, Sequelize, Transaction, type Options } from 'sequelize';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Database as SqliteConnection } from 'sqlite3';
 import { ServiceError } from '../errors.js';
+import { MysqlDirect, SqliteDirect, type DirectDriver } from './direct.js';
 import { isTransientDbError } from './errors.js';
 
 export type Dialect = 'sqlite' | 'mysql';
@@ -53,19 +57,20 @@ const require = createRequire(import.meta.url);
  * sqlite3 with every connection configured on open. Sequelize opens one connection per
  * transaction on SQLite, so per-connection settings (busy timeout, synchronous) belong here.
  */
-function configuredSqlite3(busyTimeoutMs: number): object {
+function configuredSqlite3(busyTimeoutMs: number): typeof import('sqlite3') {
   const sqlite3 = require('sqlite3') as typeof import('sqlite3');
   class ConfiguredDatabase extends sqlite3.Database {
-    constructor(filename: string, mode: number, callback: (err: Error | null) => void) {
-      super(filename, mode, (err) => {
-        if (err) return callback(err);
+    constructor(filename: string, mode?: number, callback?: (err: Error | null) => void) {
+      const done = callback ?? (() => {});
+      super(filename, mode ?? sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, (err) => {
+        if (err) return done(err);
         this.configure('busyTimeout', busyTimeoutMs);
         // WAL lets readers run beside the writer; synchronous=FULL makes each commit durable.
-        this.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;', (e) => callback(e));
+        this.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;', (e) => done(e));
       });
     }
   }
-  return { ...sqlite3, Database: ConfiguredDatabase };
+  return { ...sqlite3, Database: ConfiguredDatabase as unknown as typeof sqlite3.Database };
 }
 
 export class Database {
@@ -73,6 +78,7 @@ export class Database {
   readonly dialect: Dialect;
   readonly parsed: ParsedUrl;
   private readonly busyTimeoutMs: number;
+  private readonly direct: DirectDriver;
   /** Tail of the in-process queue of SQLite writers (SQLite has one writer at a time anyway). */
   private writeQueue: Promise<void> = Promise.resolve();
 
@@ -89,11 +95,19 @@ export class Database {
       define: { underscored: true, timestamps: false, freezeTableName: true },
     };
     if (this.dialect === 'sqlite') {
+      const sqlite3 = configuredSqlite3(this.busyTimeoutMs);
+      const storage = this.parsed.storage!;
+      this.direct = new SqliteDirect(storage, (file) => {
+        if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+        return new Promise<SqliteConnection>((resolve, reject) => {
+          const conn: SqliteConnection = new sqlite3.Database(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, (err) => (err ? reject(err) : resolve(conn)));
+        });
+      });
       this.sequelize = new Sequelize({
         ...common,
         dialect: 'sqlite',
-        storage: this.parsed.storage,
-        dialectModule: configuredSqlite3(options.busyTimeoutMs ?? 5000),
+        storage,
+        dialectModule: sqlite3,
         // BEGIN IMMEDIATE: a write transaction takes the write lock up front instead of failing
         // with SQLITE_BUSY when it first writes after reading.
         transactionType: Transaction.TYPES.IMMEDIATE,
@@ -111,6 +125,7 @@ export class Database {
         pool: { max: options.poolMax ?? 10, min: 0, idle: 10_000, acquire: 10_000, evict: 5_000 },
         dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000 },
       });
+      this.direct = new MysqlDirect(this.parsed, options.poolMax ?? 10);
     }
   }
 
@@ -171,9 +186,10 @@ export class Database {
 
   /** A raw SELECT; reads outside a transaction are retried on transient errors. */
   async select<T extends object>(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<T[]> {
-    const prepared = this.prepare(replacements);
-    const run = () => this.sequelize.query<T>(sql, { replacements: prepared, type: QueryTypes.SELECT, transaction, raw: true });
-    if (transaction) return run();
+    if (transaction || !Array.isArray(replacements)) {
+      return this.sequelize.query<T>(sql, { replacements: this.prepare(replacements), type: QueryTypes.SELECT, transaction, raw: true });
+    }
+    const run = () => this.direct.all<T>(sql, replacements);
     for (let attempt = 0; ; attempt++) {
       try {
         return await run();
@@ -186,7 +202,10 @@ export class Database {
 
   /** A raw INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT). */
   async execute(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
-    if (this.dialect === 'sqlite' && !transaction) return this.exclusive(() => this.executeNow(sql, replacements));
+    if (!transaction && Array.isArray(replacements)) {
+      const params = replacements;
+      return this.dialect === 'sqlite' ? this.exclusive(() => this.direct.run(sql, params)) : this.direct.run(sql, params);
+    }
     return this.executeNow(sql, replacements, transaction);
   }
 
@@ -231,7 +250,7 @@ export class Database {
 
   /** Idempotent. */
   close(): Promise<void> {
-    this.closing ??= this.sequelize.close();
+    this.closing ??= this.direct.close().then(() => this.sequelize.close());
     return this.closing;
   }
 }

@@ -1,0 +1,117 @@
+// Statements outside a transaction go straight to the driver: Sequelize's per-query machinery
+// (stack capture, result shaping) costs several times the query itself on the hot read paths.
+// Transactions, migrations and anything that needs Sequelize still go through it.
+import { createRequire } from 'node:module';
+import type { Database as SqliteConnection } from 'sqlite3';
+import type { Pool, ResultSetHeader } from 'mysql2';
+import type { ParsedUrl } from './database.js';
+
+export interface RunResult {
+  affected: number;
+  insertId: number | null;
+}
+
+export interface DirectDriver {
+  all<T>(sql: string, params: unknown[]): Promise<T[]>;
+  run(sql: string, params: unknown[]): Promise<RunResult>;
+  close(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+/** A DATETIME value in the text form Sequelize writes on SQLite (so both paths compare equal). */
+export function sqliteDate(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', ' +00:00');
+}
+
+function sqliteValue(v: unknown): unknown {
+  if (v instanceof Date) return sqliteDate(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'bigint') return v.toString();
+  return v === undefined ? null : v;
+}
+
+/**
+ * Two connections of our own: one for reads (WAL lets them run beside a writer) and one for
+ * writes, which the caller serialises.
+ */
+export class SqliteDirect implements DirectDriver {
+  private reader: Promise<SqliteConnection> | null = null;
+  private writer: Promise<SqliteConnection> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly storage: string,
+    private readonly openConnection: (file: string) => Promise<SqliteConnection>,
+  ) {}
+
+  private conn(kind: 'reader' | 'writer'): Promise<SqliteConnection> {
+    if (this.closed) return Promise.reject(new Error('the database connection is closed'));
+    if (kind === 'reader') return (this.reader ??= this.openConnection(this.storage));
+    return (this.writer ??= this.openConnection(this.storage));
+  }
+
+  async all<T>(sql: string, params: unknown[]): Promise<T[]> {
+    const conn = await this.conn('reader');
+    return new Promise((resolve, reject) => conn.all(sql, params.map(sqliteValue), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+  }
+
+  async run(sql: string, params: unknown[]): Promise<RunResult> {
+    const conn = await this.conn('writer');
+    return new Promise((resolve, reject) =>
+      conn.run(sql, params.map(sqliteValue), function (err) {
+        if (err) return reject(err);
+        resolve({ affected: this.changes ?? 0, insertId: /^\s*insert/i.test(sql) ? (this.lastID ?? null) : null });
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const conns = [this.reader, this.writer].filter(Boolean) as Promise<SqliteConnection>[];
+    this.reader = this.writer = null;
+    await Promise.all(conns.map(async (p) => new Promise<void>((resolve) => p.then((c) => c.close(() => resolve()), () => resolve()))));
+  }
+}
+
+/** A mysql2 pool beside Sequelize's (which keeps serving transactions). */
+export class MysqlDirect implements DirectDriver {
+  private readonly pool: Pool;
+
+  constructor(parsed: ParsedUrl, poolMax: number) {
+    const mysql = require('mysql2') as typeof import('mysql2');
+    this.pool = mysql.createPool({
+      host: parsed.host,
+      port: parsed.port,
+      user: parsed.username,
+      password: parsed.password,
+      database: parsed.database,
+      connectionLimit: poolMax,
+      timezone: 'Z',
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      connectTimeout: 5_000,
+      charset: 'utf8mb4',
+    });
+    // A broken idle connection must not crash the process; the next query gets a fresh one.
+    this.pool.on('connection', (c) => c.on('error', () => {}));
+  }
+
+  all<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return new Promise((resolve, reject) => this.pool.query(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+  }
+
+  run(sql: string, params: unknown[]): Promise<RunResult> {
+    return new Promise((resolve, reject) =>
+      this.pool.query(sql, params, (err, result) => {
+        if (err) return reject(err);
+        const r = result as ResultSetHeader;
+        resolve({ affected: r.affectedRows ?? 0, insertId: r.insertId ? Number(r.insertId) : null });
+      }),
+    );
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.pool.end(() => resolve()));
+  }
+}
