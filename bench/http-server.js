@@ -24,28 +24,25 @@ async function startBare() {
   return { server, ready: { url: `${server.info.uri}/` }, close: async () => {} };
 }
 
-/** Inserts `LOG_ROWS` entries, newest last, one minute apart, in multi-row INSERTs. */
+/** Stores `LOG_ROWS` entries through the log service, newest last, one minute apart. */
 async function seedLogs(ctx) {
   const now = Date.now();
-  await ctx.db.transaction(async (t) => {
-    for (let start = 0; start < LOG_ROWS; start += BATCH) {
-      const n = Math.min(BATCH, LOG_ROWS - start);
-      const values = [];
-      for (let k = 0; k < n; k++) {
-        const i = start + k;
-        values.push(
-          new Date(now - (LOG_ROWS - i) * 60_000),
-          LEVELS[i % LEVELS.length],
-          SOURCES[i % SOURCES.length],
-          `Bench entry ${i}: synthetic log line for the HTTP benchmark`,
-          JSON.stringify({ i, route: 'logs.list', user_id: 1 + (i % 50), note: 'x'.repeat(i % 40) }),
-          `bench${i.toString(36)}`,
-        );
-      }
-      const rows = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?)').join(', ');
-      await ctx.db.execute(`INSERT INTO logs (created_at, level, source, message, context, request_id) VALUES ${rows}`, values, t);
+  for (let start = 0; start < LOG_ROWS; start += BATCH) {
+    const n = Math.min(BATCH, LOG_ROWS - start);
+    const entries = [];
+    for (let k = 0; k < n; k++) {
+      const i = start + k;
+      entries.push({
+        created_at: new Date(now - (LOG_ROWS - i) * 60_000),
+        level: LEVELS[i % LEVELS.length],
+        source: SOURCES[i % SOURCES.length],
+        message: `Bench entry ${i}: synthetic log line for the HTTP benchmark`,
+        context: JSON.stringify({ i, route: 'logs.list', user_id: 1 + (i % 50), note: 'x'.repeat(i % 40) }),
+        request_id: `bench${i.toString(36)}`,
+      });
     }
-  });
+    await ctx.logger.appendMany(entries);
+  }
 }
 
 async function startCashtrack(options) {

@@ -37,7 +37,8 @@ export interface LogServiceDeps {
   stdout: NodeJS.WritableStream | null;
 }
 
-interface Pending {
+/** One entry to store, as `appendMany` takes it. */
+export interface NewLogEntry {
   created_at: Date;
   level: LogLevel;
   source: string;
@@ -66,7 +67,7 @@ export function redact(value: unknown, depth = 0): unknown {
 /** Writes and reads the plugin log. */
 export class LogService {
   private readonly deps: LogServiceDeps;
-  private buffer: Pending[] = [];
+  private buffer: NewLogEntry[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private dropped = 0;
@@ -94,7 +95,7 @@ export class LogService {
     const safe = context ? (redact(context) as Record<string, unknown>) : null;
     let json = safe ? JSON.stringify(safe) : null;
     if (json && json.length > MAX_CONTEXT_CHARS) json = JSON.stringify({ truncated: true, preview: json.slice(0, 1000) });
-    const entry: Pending = { created_at, level, source: source.slice(0, 64), message, context: json, request_id: requestId ?? null };
+    const entry: NewLogEntry = { created_at, level, source: source.slice(0, 64), message, context: json, request_id: requestId ?? null };
     this.deps.stdout?.write(
       JSON.stringify({ time: created_at.toISOString(), level, source: entry.source, message, context: safe ?? undefined, request_id: requestId }) + '\n',
     );
@@ -134,15 +135,24 @@ export class LogService {
     }
   }
 
-  private async insert(batch: Pending[]): Promise<void> {
+  private async insert(batch: NewLogEntry[]): Promise<void> {
     if (this.dropped > 0) {
       const n = this.dropped;
       this.dropped = 0;
       batch.push({ created_at: this.deps.clock.now(), level: 'warning', source: 'logs', message: `${n} log entries were dropped while the database was unavailable`, context: null, request_id: null });
     }
-    const rows = batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ');
-    const values = batch.flatMap((e) => [e.created_at, e.level, e.source, e.message, e.context, e.request_id]);
-    await this.deps.db.execute(`INSERT INTO logs (created_at, level, source, message, context, request_id) VALUES ${rows}`, values);
+    await this.appendMany(batch);
+  }
+
+  /** Stores entries as they are (already redacted), keeping the running total exact. */
+  async appendMany(entries: NewLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map(() => '(?, ?, ?, ?, ?, ?)').join(', ');
+    const values = entries.flatMap((e) => [e.created_at, e.level, e.source, e.message, e.context, e.request_id]);
+    await this.deps.db.transaction(async (t) => {
+      await this.deps.db.execute(`INSERT INTO logs (created_at, level, source, message, context, request_id) VALUES ${rows}`, values, t);
+      await this.deps.db.execute("UPDATE counters SET value = value + ? WHERE name = 'logs'", [entries.length], t);
+    });
   }
 
   /** Newest first, filtered and paged. */
@@ -156,12 +166,14 @@ export class LogService {
     if (filters.before) (where.push('created_at < ?'), params.push(filters.before));
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
+    // Unfiltered, the total is the running counter: counting a large log on every page would not scale.
+    const countSql = where.length ? `SELECT COUNT(*) AS n FROM logs ${clause}` : "SELECT value AS n FROM counters WHERE name = 'logs'";
     const [rows, count] = await Promise.all([
       this.deps.db.select<Record<string, unknown>>(
         `SELECT id, created_at, level, source, message, context, request_id FROM logs ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
         params,
       ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM logs ${clause}`, params),
+      this.deps.db.select<{ n: unknown }>(countSql, where.length ? params : []),
     ]);
     return { items: rows.map(toRecord), total: toInt(count[0].n) };
   }
@@ -175,8 +187,11 @@ export class LogService {
       const victims = await this.deps.db.select<{ id: unknown }>('SELECT id FROM logs WHERE created_at < ? ORDER BY id LIMIT 5000', [cutoff]);
       if (victims.length === 0) return total;
       const ids = victims.map((v) => toInt(v.id));
-      const { affected } = await this.deps.db.execute(`DELETE FROM logs WHERE id IN (${ids.map(() => '?').join(',')})`, ids);
-      total += affected;
+      total += await this.deps.db.transaction(async (t) => {
+        const { affected } = await this.deps.db.execute(`DELETE FROM logs WHERE id IN (${ids.map(() => '?').join(',')})`, ids, t);
+        await this.deps.db.execute("UPDATE counters SET value = value - ? WHERE name = 'logs'", [affected], t);
+        return affected;
+      });
     }
   }
 
