@@ -32,32 +32,50 @@ function sqliteValue(v: unknown): unknown {
 }
 
 /**
- * Two connections of our own: one for reads (WAL lets them run beside a writer) and one for
- * writes, which the caller serialises.
+ * Connections of our own: a few readers (WAL lets them run side by side and beside a writer; each
+ * connection runs one statement at a time) and one writer, which the caller serialises.
  */
 export class SqliteDirect implements DirectDriver {
-  private reader: Promise<SqliteConnection> | null = null;
+  private readers: { conn: Promise<SqliteConnection>; busy: number }[] = [];
   private writer: Promise<SqliteConnection> | null = null;
   private closed = false;
 
   constructor(
     private readonly storage: string,
     private readonly openConnection: (file: string) => Promise<SqliteConnection>,
+    private readonly maxReaders = 3,
   ) {}
 
-  private conn(kind: 'reader' | 'writer'): Promise<SqliteConnection> {
-    if (this.closed) return Promise.reject(new Error('the database connection is closed'));
-    if (kind === 'reader') return (this.reader ??= this.openConnection(this.storage));
-    return (this.writer ??= this.openConnection(this.storage));
+  private checkOpen(): void {
+    if (this.closed) throw new Error('the database connection is closed');
+  }
+
+  /** The least busy reader, opening another while all are busy and the pool has room. */
+  private reader(): { conn: Promise<SqliteConnection>; busy: number } {
+    this.checkOpen();
+    let best = this.readers[0];
+    for (const r of this.readers) if (r.busy < best.busy) best = r;
+    if (!best || (best.busy > 0 && this.readers.length < this.maxReaders)) {
+      best = { conn: this.openConnection(this.storage), busy: 0 };
+      this.readers.push(best);
+    }
+    return best;
   }
 
   async all<T>(sql: string, params: unknown[]): Promise<T[]> {
-    const conn = await this.conn('reader');
-    return new Promise((resolve, reject) => conn.all(sql, params.map(sqliteValue), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+    const reader = this.reader();
+    reader.busy++;
+    try {
+      const conn = await reader.conn;
+      return await new Promise((resolve, reject) => conn.all(sql, params.map(sqliteValue), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+    } finally {
+      reader.busy--;
+    }
   }
 
   async run(sql: string, params: unknown[]): Promise<RunResult> {
-    const conn = await this.conn('writer');
+    this.checkOpen();
+    const conn = await (this.writer ??= this.openConnection(this.storage));
     return new Promise((resolve, reject) =>
       conn.run(sql, params.map(sqliteValue), function (err) {
         if (err) return reject(err);
@@ -68,8 +86,9 @@ export class SqliteDirect implements DirectDriver {
 
   async close(): Promise<void> {
     this.closed = true;
-    const conns = [this.reader, this.writer].filter(Boolean) as Promise<SqliteConnection>[];
-    this.reader = this.writer = null;
+    const conns = [...this.readers.map((r) => r.conn), this.writer].filter(Boolean) as Promise<SqliteConnection>[];
+    this.readers = [];
+    this.writer = null;
     await Promise.all(conns.map(async (p) => new Promise<void>((resolve) => p.then((c) => c.close(() => resolve()), () => resolve()))));
   }
 }

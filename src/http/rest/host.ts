@@ -108,6 +108,9 @@ export const restHost: Plugin<RestHostOptions> = {
     };
     const matchers = routes.map((def) => ({ def, re: new RegExp('^' + (nsPrefix + def.path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+') + '/?$', 'i') }));
     const defsForPath = (path: string) => matchers.filter((m) => m.re.test(path)).map((m) => m.def);
+    // The Allow header of each route path, computed once.
+    const allowByPath = new Map<string, string>();
+    for (const def of routes) allowByPath.set(def.path, [...new Set(routes.filter((d) => d.path === def.path).map((d) => d.method))].join(', '));
     const baseUrl = (request: Request) => `${siteUrl(request, ctx)}${root}/`;
 
     // Authentication runs here, before routing, so a bad credential or nonce is an error even on
@@ -248,7 +251,7 @@ export const restHost: Plugin<RestHostOptions> = {
         out.header('X-WP-Nonce', ctx.sessions.createNonce(st.principal.user.id, st.principal.session.uuid));
       }
       const cfg = request.route.settings.plugins?.cashtrack;
-      if (cfg?.def) out.header('Allow', [...new Set(defsForPath(request.path).map((d) => d.method))].join(', '));
+      if (cfg?.def) out.header('Allow', allowByPath.get(cfg.def.path)!);
     }
 
     // The index documents: public, as on the host platform.
