@@ -1,9 +1,8 @@
-import { DataTypes } from 'sequelize';
 import { ciString, primaryKey, tableOptions, timestamp, type Migration } from '../src/db/migration.js';
 
 export const createUsers: Migration = {
   name: '20261122000001-create-users',
-  async up({ qi, dialect }) {
+  async up({ qi, dialect, types }) {
     await qi.createTable(
       'users',
       {
@@ -11,9 +10,9 @@ export const createUsers: Migration = {
         login: ciString(dialect, 60),
         email: ciString(dialect, 191),
         display_name: ciString(dialect, 191),
-        role: { type: DataTypes.STRING(32), allowNull: false },
-        password_hash: { type: DataTypes.STRING(255), allowNull: true },
-        status: { type: DataTypes.STRING(16), allowNull: false, defaultValue: 'active' },
+        role: { type: types.STRING(32), allowNull: false },
+        password_hash: { type: types.STRING(255), allowNull: true },
+        status: { type: types.STRING(16), allowNull: false, defaultValue: 'active' },
         created_at: timestamp(),
         updated_at: timestamp(),
       },

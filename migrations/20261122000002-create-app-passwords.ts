@@ -1,9 +1,8 @@
 import { binaryString, ciString, foreignKey, primaryKey, tableOptions, timestamp, type Migration } from '../src/db/migration.js';
-import { DataTypes } from 'sequelize';
 
 export const createAppPasswords: Migration = {
   name: '20261122000002-create-app-passwords',
-  async up({ qi, dialect }) {
+  async up({ qi, dialect, types }) {
     await qi.createTable(
       'app_passwords',
       {
@@ -14,7 +13,7 @@ export const createAppPasswords: Migration = {
         hash: binaryString(dialect, 64),
         created_at: timestamp(),
         last_used_at: timestamp(true),
-        last_ip: { type: DataTypes.STRING(45), allowNull: true },
+        last_ip: { type: types.STRING(45), allowNull: true },
       },
       tableOptions(dialect),
     );

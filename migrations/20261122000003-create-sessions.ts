@@ -1,9 +1,8 @@
-import { DataTypes } from 'sequelize';
 import { binaryString, foreignKey, primaryKey, tableOptions, timestamp, type Migration } from '../src/db/migration.js';
 
 export const createSessions: Migration = {
   name: '20261122000003-create-sessions',
-  async up({ qi, dialect }) {
+  async up({ qi, dialect, types }) {
     await qi.createTable(
       'sessions',
       {
@@ -14,8 +13,8 @@ export const createSessions: Migration = {
         created_at: timestamp(),
         expires_at: timestamp(),
         revoked_at: timestamp(true),
-        ip: { type: DataTypes.STRING(45), allowNull: true },
-        user_agent: { type: DataTypes.STRING(255), allowNull: true },
+        ip: { type: types.STRING(45), allowNull: true },
+        user_agent: { type: types.STRING(255), allowNull: true },
       },
       tableOptions(dialect),
     );

@@ -1,19 +1,18 @@
-import { DataTypes } from 'sequelize';
 import { primaryKey, tableOptions, timestamp, type Migration } from '../src/db/migration.js';
 
 export const createLogs: Migration = {
   name: '20261122000004-create-logs',
-  async up({ qi, dialect }) {
+  async up({ qi, dialect, types }) {
     await qi.createTable(
       'logs',
       {
         id: primaryKey(dialect),
         created_at: timestamp(),
-        level: { type: DataTypes.STRING(8), allowNull: false },
-        source: { type: DataTypes.STRING(64), allowNull: false },
-        message: { type: DataTypes.TEXT, allowNull: false },
-        context: { type: DataTypes.TEXT, allowNull: true },
-        request_id: { type: DataTypes.STRING(32), allowNull: true },
+        level: { type: types.STRING(8), allowNull: false },
+        source: { type: types.STRING(64), allowNull: false },
+        message: { type: types.TEXT, allowNull: false },
+        context: { type: types.TEXT, allowNull: true },
+        request_id: { type: types.STRING(32), allowNull: true },
       },
       tableOptions(dialect),
     );

@@ -1,14 +1,13 @@
-import { DataTypes } from 'sequelize';
 import { tableOptions, type Migration } from '../src/db/migration.js';
 
 export const createSettings: Migration = {
   name: '20261122000005-create-settings',
-  async up({ qi, dialect }) {
+  async up({ qi, dialect, types }) {
     await qi.createTable(
       'settings',
       {
-        name: { type: DataTypes.STRING(64), primaryKey: true, allowNull: false },
-        value: { type: DataTypes.TEXT, allowNull: false },
+        name: { type: types.STRING(64), primaryKey: true, allowNull: false },
+        value: { type: types.TEXT, allowNull: false },
       },
       tableOptions(dialect),
     );

@@ -2,7 +2,7 @@
 // write transactions that retry transient failures, and raw queries for hot paths.
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
-import { QueryTypes, Sequelize, Transaction, type Options } from 'sequelize';
+import type { Options, QueryTypes as QueryTypesT, Sequelize, Transaction } from 'sequelize';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database as SqliteConnection } from 'sqlite3';
@@ -73,8 +73,13 @@ function configuredSqlite3(busyTimeoutMs: number): typeof import('sqlite3') {
   return { ...sqlite3, Database: ConfiguredDatabase as unknown as typeof sqlite3.Database };
 }
 
+// Sequelize is loaded on first use (transactions, migrations): a CLI command that only reads never
+// pays for it. Its query types are plain strings.
+const QueryTypes = { SELECT: 'SELECT', BULKUPDATE: 'BULKUPDATE', BULKDELETE: 'BULKDELETE' } as unknown as typeof QueryTypesT;
+
 export class Database {
-  readonly sequelize: Sequelize;
+  private orm: Sequelize | null = null;
+  private readonly createOrm: () => Sequelize;
   readonly dialect: Dialect;
   readonly parsed: ParsedUrl;
   private readonly busyTimeoutMs: number;
@@ -103,17 +108,17 @@ export class Database {
           const conn: SqliteConnection = new sqlite3.Database(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, (err) => (err ? reject(err) : resolve(conn)));
         });
       });
-      this.sequelize = new Sequelize({
+      this.createOrm = () => new (require('sequelize') as typeof import('sequelize')).Sequelize({
         ...common,
         dialect: 'sqlite',
         storage,
         dialectModule: sqlite3,
         // BEGIN IMMEDIATE: a write transaction takes the write lock up front instead of failing
         // with SQLITE_BUSY when it first writes after reading.
-        transactionType: Transaction.TYPES.IMMEDIATE,
+        transactionType: 'IMMEDIATE' as Transaction.TYPES,
       });
     } else {
-      this.sequelize = new Sequelize({
+      this.createOrm = () => new (require('sequelize') as typeof import('sequelize')).Sequelize({
         ...common,
         dialect: 'mysql',
         host: this.parsed.host,
@@ -127,6 +132,10 @@ export class Database {
       });
       this.direct = new MysqlDirect(this.parsed, options.poolMax ?? 10);
     }
+  }
+
+  get sequelize(): Sequelize {
+    return (this.orm ??= this.createOrm());
   }
 
   /** Runs `fn` in one transaction; retries the whole function on deadlock, lock wait or SQLITE_BUSY. */
@@ -250,7 +259,7 @@ export class Database {
 
   /** Idempotent. */
   close(): Promise<void> {
-    this.closing ??= this.direct.close().then(() => this.sequelize.close());
+    this.closing ??= this.direct.close().then(() => this.orm?.close());
     return this.closing;
   }
 }

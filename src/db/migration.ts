@@ -1,12 +1,18 @@
 // What a migration receives, and column helpers for the places where SQLite and MariaDB differ.
-import { DataTypes, type QueryInterface, type Sequelize } from 'sequelize';
+import { createRequire } from 'node:module';
+import type { DataTypes as SequelizeDataTypes, QueryInterface, Sequelize } from 'sequelize';
 import type { Dialect } from './database.js';
 
 export interface MigrationContext {
   qi: QueryInterface;
   sequelize: Sequelize;
   dialect: Dialect;
+  /** Sequelize's DataTypes (passed in so that listing migrations does not load Sequelize). */
+  types: typeof SequelizeDataTypes;
 }
+
+const require = createRequire(import.meta.url);
+const dataTypes = (): typeof SequelizeDataTypes => (require('sequelize') as typeof import('sequelize')).DataTypes;
 
 export interface Migration {
   name: string;
@@ -21,17 +27,17 @@ export function tableOptions(dialect: Dialect): Record<string, string> {
 
 /** Auto-increment primary key: INTEGER on SQLite (its rowid), BIGINT on MariaDB. */
 export function primaryKey(dialect: Dialect) {
-  return { type: dialect === 'sqlite' ? DataTypes.INTEGER : DataTypes.BIGINT, primaryKey: true, autoIncrement: true, allowNull: false };
+  return { type: dialect === 'sqlite' ? dataTypes().INTEGER : dataTypes().BIGINT, primaryKey: true, autoIncrement: true, allowNull: false };
 }
 
 /** Reference to another table's primary key. */
 export function foreignKey(dialect: Dialect, allowNull = false) {
-  return { type: dialect === 'sqlite' ? DataTypes.INTEGER : DataTypes.BIGINT, allowNull };
+  return { type: dialect === 'sqlite' ? dataTypes().INTEGER : dataTypes().BIGINT, allowNull };
 }
 
 /** A string compared case-insensitively (prefix LIKE can use its index on both dialects). */
 export function ciString(dialect: Dialect, length: number, allowNull = false) {
-  return { type: dialect === 'sqlite' ? `VARCHAR(${length}) COLLATE NOCASE` : DataTypes.STRING(length), allowNull };
+  return { type: dialect === 'sqlite' ? `VARCHAR(${length}) COLLATE NOCASE` : dataTypes().STRING(length), allowNull };
 }
 
 /** A string compared byte for byte (hashes, tokens, uuids). */
@@ -41,5 +47,5 @@ export function binaryString(dialect: Dialect, length: number, allowNull = false
 
 /** Millisecond timestamp, stored in UTC. */
 export function timestamp(allowNull = false) {
-  return { type: DataTypes.DATE(3), allowNull };
+  return { type: dataTypes().DATE(3), allowNull };
 }

@@ -1,5 +1,4 @@
 // Migrations with umzug: the list is explicit (migrations/index.ts) so the compiler checks it.
-import { QueryTypes } from 'sequelize';
 import { ServiceError } from '../errors.js';
 import type { Database } from './database.js';
 import type { MigrationContext } from './migration.js';
@@ -16,7 +15,8 @@ const STORAGE_TABLE = 'migrations';
 // CLI command checks the schema, and most find it current.
 async function createUmzug(db: Database) {
   const { Umzug, SequelizeStorage } = await import('umzug');
-  const context: MigrationContext = { qi: db.sequelize.getQueryInterface(), sequelize: db.sequelize, dialect: db.dialect };
+  const { DataTypes } = await import('sequelize');
+  const context: MigrationContext = { qi: db.sequelize.getQueryInterface(), sequelize: db.sequelize, dialect: db.dialect, types: DataTypes };
   return new Umzug<MigrationContext>({
     migrations: migrations.map((m) => ({ name: m.name, up: ({ context: c }) => m.up(c), down: ({ context: c }) => m.down(c) })),
     context,
@@ -44,7 +44,7 @@ export async function migrate(db: Database): Promise<string[]> {
   if (db.dialect !== 'mysql') return (await umzug.up()).map((m) => m.name);
   const conn = await db.sequelize.transaction();
   try {
-    const [row] = (await db.sequelize.query("SELECT GET_LOCK('cashtrack_migrate', 60) AS got", { transaction: conn, type: QueryTypes.SELECT })) as { got: unknown }[];
+    const [row] = (await db.sequelize.query("SELECT GET_LOCK('cashtrack_migrate', 60) AS got", { transaction: conn, type: 'SELECT' as never })) as unknown as { got: unknown }[];
     if (Number(row?.got) !== 1) throw new ServiceError('svc_migration_locked', 'Another process is migrating the database; try again when it has finished.', 503);
     return (await umzug.up()).map((m) => m.name);
   } finally {

@@ -168,13 +168,13 @@ export class LogService {
     const offset = (filters.page - 1) * filters.per_page;
     // Unfiltered, the total is the running counter: counting a large log on every page would not scale.
     const countSql = where.length ? `SELECT COUNT(*) AS n FROM logs ${clause}` : "SELECT value AS n FROM counters WHERE name = 'logs'";
-    const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(
-        `SELECT id, created_at, level, source, message, context, request_id FROM logs ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
-        params,
-      ),
-      this.deps.db.select<{ n: unknown }>(countSql, where.length ? params : []),
-    ]);
+    const countParams = where.length ? params : [];
+    // One round trip: the total rides along with the page (a page past the end asks again).
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT id, created_at, level, source, message, context, request_id, (${countSql}) AS total_count FROM logs ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
+      [...countParams, ...params],
+    );
+    const count = rows.length ? [{ n: rows[0].total_count }] : await this.deps.db.select<{ n: unknown }>(countSql, countParams);
     return { items: rows.map(toRecord), total: toInt(count[0].n) };
   }
 
