@@ -6,5 +6,14 @@ import { createSessions } from './20261122000003-create-sessions.js';
 import { createLogs } from './20261122000004-create-logs.js';
 import { createSettings } from './20261122000005-create-settings.js';
 import { createCounters } from './20261122000006-create-counters.js';
+import { createBalances } from './20261122000007-create-balances.js';
+import { createLedgerEntries } from './20261122000008-create-ledger-entries.js';
+import { createIdempotencyKeys } from './20261122000009-create-idempotency-keys.js';
+import { createOrders } from './20261122000010-create-orders.js';
+import { createCashbackRules } from './20261122000011-create-cashback-rules.js';
+import { createPayouts } from './20261122000012-create-payouts.js';
+import { createReferrals } from './20261122000013-create-referrals.js';
 
-export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters];
+export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
+  createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
+];

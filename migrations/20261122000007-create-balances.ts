@@ -1,0 +1,28 @@
+import { foreignKey, tableOptions, timestamp, type Migration } from '../src/db/migration.js';
+
+/** One row per member and currency, updated in the same transaction as each ledger entry. */
+export const createBalances: Migration = {
+  name: '20261122000007-create-balances',
+  async up({ qi, dialect, types }) {
+    const money = { type: types.BIGINT, allowNull: false, defaultValue: 0 };
+    await qi.createTable(
+      'balances',
+      {
+        member_id: { ...foreignKey(dialect), primaryKey: true, references: { model: 'users', key: 'id' }, onDelete: 'RESTRICT' },
+        currency: { type: types.CHAR(3), allowNull: false, primaryKey: true },
+        available: money,
+        pending: money,
+        lifetime_earned: money,
+        lifetime_paid: money,
+        last_entry_at: timestamp(true),
+      },
+      tableOptions(dialect),
+    );
+    await qi.addIndex('balances', ['available'], { name: 'balances_available' });
+    await qi.addIndex('balances', ['pending'], { name: 'balances_pending' });
+    await qi.addIndex('balances', ['last_entry_at'], { name: 'balances_last_entry' });
+  },
+  async down({ qi }) {
+    await qi.dropTable('balances');
+  },
+};
