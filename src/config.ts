@@ -28,6 +28,12 @@ export interface Config {
     throttle: { window_seconds: number; max_failures_per_address: number; max_failures_per_login: number };
   };
   log: { level: 'debug' | 'info'; retention_days: number; stdout: boolean };
+  /** Member share when neither the network nor the advertiser has a rule. */
+  cashback: { default_type: 'percent_commission' | 'percent_sale' | 'flat'; default_value: string };
+  /** The referrer's share of the referee's approved cashback, in percent. */
+  referrals: { share_percent: string };
+  /** Smallest payout, a decimal string in the site currency. */
+  payouts: { minimum: string };
 }
 
 /** Environment variables and the configuration key each one sets. Documented in README.md. */
@@ -52,6 +58,10 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_LOG_LEVEL: 'log.level',
   CASHTRACK_LOG_RETENTION_DAYS: 'log.retention_days',
   CASHTRACK_LOG_STDOUT: 'log.stdout',
+  CASHTRACK_CASHBACK_DEFAULT_TYPE: 'cashback.default_type',
+  CASHTRACK_CASHBACK_DEFAULT_VALUE: 'cashback.default_value',
+  CASHTRACK_REFERRAL_SHARE_PERCENT: 'referrals.share_percent',
+  CASHTRACK_PAYOUT_MINIMUM: 'payouts.minimum',
 };
 
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
@@ -92,6 +102,16 @@ const schema = Joi.object({
     level: Joi.string().valid('debug', 'info').required(),
     retention_days: Joi.number().integer().min(1).max(3650).required(),
     stdout: Joi.boolean().required(),
+  }).required(),
+  cashback: Joi.object({
+    default_type: Joi.string().valid('percent_commission', 'percent_sale', 'flat').required(),
+    default_value: Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/).message('{{#label}} must be a decimal number such as 50 or 12.5').required(),
+  }).required(),
+  referrals: Joi.object({
+    share_percent: Joi.string().pattern(/^\d{1,3}(\.\d{1,6})?$/).message('{{#label}} must be a percentage such as 10').required(),
+  }).required(),
+  payouts: Joi.object({
+    minimum: Joi.string().pattern(/^\d{1,15}(\.\d{1,3})?$/).message('{{#label}} must be a decimal amount such as 10.00').required(),
   }).required(),
 });
 

@@ -7,6 +7,8 @@ import { migrate, migrationStatus } from './db/migrator.js';
 import { ServiceError } from './errors.js';
 import { AppPasswordService } from './services/app-passwords.js';
 import { AuthService } from './services/auth.js';
+import { IdempotencyService } from './services/idempotency.js';
+import { LedgerService } from './services/ledger.js';
 import { LogService } from './services/logs.js';
 import { deriveKeys, type Keys } from './services/keys.js';
 import { SessionService } from './services/sessions.js';
@@ -24,6 +26,8 @@ export interface Context {
   appPasswords: AppPasswordService;
   sessions: SessionService;
   auth: AuthService;
+  idempotency: IdempotencyService;
+  ledger: LedgerService;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,8 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const appPasswords = new AppPasswordService({ db, clock, logger, keys, settings, cacheSeconds: config.auth.credential_cache_seconds });
   const sessions = new SessionService({ db, clock, logger, keys, ttlHours: config.auth.session_ttl_hours });
   const auth = new AuthService({ clock, logger, users, appPasswords, sessions, throttle: config.auth.throttle });
+  const idempotency = new IdempotencyService({ db, clock });
+  const ledger = new LedgerService({ db, clock, logger, users, currency: config.currency });
   return {
     config,
     clock,
@@ -60,6 +66,8 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     appPasswords,
     sessions,
     auth,
+    idempotency,
+    ledger,
     async close() {
       await logger.close().catch(() => {});
       await db.close();

@@ -5,6 +5,7 @@ import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Serve
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
+import { IdempotencyService, requestHash } from '../../services/idempotency.js';
 import { can, type Principal } from '../../services/auth.js';
 import { toRestError, restError, type RestError } from './errors.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
@@ -27,6 +28,7 @@ export interface RestState {
   fields: string[] | null;
   links: string[];
   noCache: boolean;
+  replayed?: boolean;
 }
 
 declare module '@hapi/hapi' {
@@ -302,8 +304,40 @@ export const restHost: Plugin<RestHostOptions> = {
         requestId: st.requestId,
         ip: st.ip,
         headers: request.headers as Record<string, string>,
+        idempotency: null,
       };
-      const result = await def.handler(input, ctx, request, h);
+      const key = request.headers['idempotency-key'];
+      if (!def.idempotent || key === undefined) return toResponse(await def.handler(input, ctx, request, h), request, h, st);
+
+      // Idempotency-Key: claim it, or replay what the first request with it got.
+      const claimed = await ctx.idempotency.begin(def.id, IdempotencyService.checkKey(key), requestHash({ params: request.params, payload: request.payload ?? {} }));
+      if (claimed.kind === 'replay') {
+        st.replayed = true;
+        return h.response(claimed.body as object).code(claimed.status).header('Idempotent-Replayed', 'true');
+      }
+      let recorded = false;
+      input.idempotency = {
+        record: (status) => async (body, t) => {
+          await claimed.record(status, body, t);
+          recorded = true;
+        },
+      };
+      try {
+        const result = await def.handler(input, ctx, request, h);
+        if (!recorded) {
+          const status = result instanceof RestResponse ? result.status : result === undefined ? 204 : 200;
+          await claimed.record(status, result instanceof RestResponse ? result.body : result);
+        }
+        return toResponse(result, request, h, st);
+      } catch (err) {
+        // A refusal is an outcome (replayed to retries); a fault is not (a retry runs anew).
+        if (err instanceof ServiceError && err.status < 500) await claimed.record(err.status, toRestError(err, st.requestId).body);
+        else await ctx.idempotency.release(claimed.id).catch(() => {});
+        throw err;
+      }
+    }
+
+    function toResponse(result: unknown, request: Request, h: ResponseToolkit, st: RestState) {
       if (result instanceof PagedResult) return pagedResponse(result, request, h, st);
       if (result instanceof RestResponse) {
         const res = h.response(result.body === undefined ? undefined : (result.body as object)).code(result.status);

@@ -4,6 +4,7 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { Context } from '../../context.js';
 import type { Principal } from '../../services/auth.js';
+import type { Recorder } from '../../services/idempotency.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -20,6 +21,11 @@ export interface RestInput<Q = Record<string, any>, P = Record<string, any>, A =
   requestId: string;
   ip: string | null;
   headers: Record<string, string>;
+  /**
+   * On `idempotent` routes called with an Idempotency-Key: records the outcome. Handlers pass
+   * `record(status)` to the service so it is written in the effect's transaction.
+   */
+  idempotency: { record(status: number): (body: unknown, t: import('sequelize').Transaction) => Promise<void> } | null;
 }
 
 export interface RouteDef {
@@ -35,6 +41,8 @@ export interface RouteDef {
     payload?: Joi.ObjectSchema;
     params?: Joi.ObjectSchema;
   };
+  /** Accepts `Idempotency-Key` (POSTs that move money). */
+  idempotent?: boolean;
   handler(input: RestInput, ctx: Context, request: Request, h: ResponseToolkit): Promise<unknown> | unknown;
 }
 

@@ -1,6 +1,7 @@
 // Every route group of the svc/v1 namespace, listed explicitly so the compiler checks the wiring.
 import type { RouteDef } from '../rest/types.js';
+import { ledgerRoutes } from './ledger.js';
 import { logsRoutes } from './logs.js';
 import { lookupRoutes } from './lookup.js';
 
-export const routeTable: RouteDef[] = [...logsRoutes, ...lookupRoutes];
+export const routeTable: RouteDef[] = [...ledgerRoutes, ...logsRoutes, ...lookupRoutes];
