@@ -56,6 +56,8 @@ export function printTable(io: Io, rows: Record<string, unknown>[], columns: str
 
 /** `code: message` on stderr; exit 2 for usage errors, 1 otherwise. No stack for expected errors. */
 export function reportError(io: Io, err: unknown): number {
+  // The command already printed what went wrong (e.g. `ledger verify` listing discrepancies).
+  if ((err as { silent?: boolean })?.silent) return 1;
   if (err instanceof UsageError) {
     io.stderr.write(`${err.code}: ${err.message}\n`);
     return 2;
@@ -80,4 +82,19 @@ export async function readStdin(io: Io): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of io.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Validates command input with a route's Joi schema; errors read like the REST ones. */
+export async function validateInput<T>(schema: import('joi').ObjectSchema, value: Record<string, unknown>): Promise<T> {
+  const { fromJoi } = await import('../http/rest/errors.js');
+  const { ServiceError } = await import('../errors.js');
+  const clean = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+  const { value: valid, error } = schema.validate(clean, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
+  if (error) {
+    const { body } = fromJoi(error);
+    const params = body.data.params;
+    const detail = Array.isArray(params) ? '' : ` (${Object.values(params as Record<string, string>).join('; ')})`;
+    throw new ServiceError(body.code, body.message + detail, 400);
+  }
+  return valid as T;
 }

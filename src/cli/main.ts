@@ -17,6 +17,7 @@ const commands = {
   users: () => import('./commands/users.js'),
   appPasswords: () => import('./commands/app-passwords.js'),
   logs: () => import('./commands/logs.js'),
+  ledger: () => import('./commands/ledger.js'),
 } satisfies Record<string, Loader>;
 
 export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Command {
@@ -85,6 +86,46 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
   ap.command('create <login>').description('create one; the password is shown once').requiredOption('--name <name>', 'application name (unique per user)').addOption(json()).action(lazy(commands.appPasswords, 'create'));
   ap.command('list <login>').description("list a user's application passwords").addOption(json()).action(lazy(commands.appPasswords, 'list'));
   ap.command('revoke <login> <uuid>').description('revoke one (takes effect on the next request)').addOption(json()).action(lazy(commands.appPasswords, 'revoke'));
+
+  const ledger = program.command('ledger').description('member balances and ledger entries');
+  ledger
+    .command('members')
+    .description('balances per member and currency')
+    .option('--search <s>', 'prefix of a login, email or display name')
+    .option('--currency <code>', 'only this currency')
+    .option('--min-balance <amount>', 'only available balances of at least this')
+    .addOption(new Option('--orderby <field>', 'sort by').choices(['available', 'pending', 'name', 'last_entry_at']).default('available'))
+    .addOption(new Option('--order <dir>', 'asc or desc').choices(['asc', 'desc']))
+    .option('--page <n>', 'page', positiveInt, 1)
+    .option('--per-page <n>', 'rows per page (1-100)', positiveInt, 20)
+    .addOption(json())
+    .action(lazy(commands.ledger, 'members'));
+  ledger
+    .command('entries <member>')
+    .description("one member's entries, newest first (member id or login)")
+    .option('--type <type>', 'only this entry type')
+    .option('--currency <code>', 'only this currency')
+    .option('--page <n>', 'page', positiveInt, 1)
+    .option('--per-page <n>', 'entries per page (1-100)', positiveInt, 20)
+    .addOption(json())
+    .action(lazy(commands.ledger, 'entries'));
+  ledger
+    .command('adjust <member> <type> <amount>')
+    .description('credit or debit a member: TYPE is credit or debit, AMOUNT a decimal string such as 12.50')
+    .requiredOption('--note <text>', 'who asked for it and why')
+    .option('--currency <code>', 'currency (default: the site currency)')
+    .option('--allow-negative', 'let a debit take the balance below zero')
+    .option('--idempotency-key <key>', 'run at most once for this key (retries replay the first result)')
+    .addOption(json())
+    .action(lazy(commands.ledger, 'adjust'));
+  ledger
+    .command('reverse <entry-id>')
+    .description('reverse an entry (not a payout, not a reversal, at most once)')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(lazy(commands.ledger, 'reverse'));
+  ledger.command('verify').description('recompute every balance from the entries and check every invariant; exit 1 on any discrepancy').addOption(json()).action(lazy(commands.ledger, 'verify'));
 
   const logs = program.command('logs').description('the plugin log (interactive view on a terminal)').enablePositionalOptions();
   logs

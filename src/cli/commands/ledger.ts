@@ -1,0 +1,114 @@
+// `cashtrack ledger members|entries|adjust|reverse|verify`.
+import { ledgerSchemas } from '../../http/routes/ledger.js';
+import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+
+export async function members(io: Io, opts: { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
+  const query = await validateInput<Record<string, unknown>>(ledgerSchemas.members, {
+    search: opts.search,
+    currency: opts.currency,
+    min_balance: opts.minBalance,
+    orderby: opts.orderby,
+    order: opts.order,
+    page: opts.page,
+    per_page: opts.perPage,
+  });
+  await withContext(io, async (ctx) => {
+    const { items, total } = await ctx.ledger.listMembers(query as never);
+    if (opts.json) return printJson(io, items);
+    printTable(io, items as unknown as Record<string, unknown>[], ['member_id', 'login', 'currency', 'available', 'pending', 'lifetime_earned', 'lifetime_paid', 'last_entry_at']);
+    io.stdout.write(`${total} balance(s)\n`);
+  });
+}
+
+export async function entries(io: Io, member: string, opts: { type?: string; currency?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const memberId = /^\d+$/.test(member) ? Number(member) : (await ctx.users.requireByLogin(member)).id;
+    const query = await validateInput<Record<string, unknown>>(ledgerSchemas.entries, { member_id: memberId, type: opts.type, currency: opts.currency, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.ledger.listEntries(query as never);
+    if (opts.json) return printJson(io, items);
+    printTable(
+      io,
+      items.map((e) => ({ ...e, source: `${e.source.type}${e.source.id ? ':' + e.source.id : ''}`, reversed_by: e.reversed_by ?? '' })),
+      ['id', 'created_at', 'type', 'amount', 'balance_after', 'currency', 'source', 'reversed_by', 'actor', 'note'],
+    );
+    io.stdout.write(`${total} entr${total === 1 ? 'y' : 'ies'}\n`);
+  });
+}
+
+export async function adjust(io: Io, member: string, type: string, amount: string, opts: { note?: string; currency?: string; allowNegative?: boolean; idempotencyKey?: string; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const memberId = /^\d+$/.test(member) ? Number(member) : (await ctx.users.requireByLogin(member)).id;
+    const input = await validateInput<Record<string, unknown>>(ledgerSchemas.adjustment, { member_id: memberId, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
+    const run = async (record?: (body: unknown, t: import('sequelize').Transaction) => Promise<void>) => ctx.ledger.adjust(input as never, 'cli', record);
+    const result = opts.idempotencyKey ? await withKey(ctx, 'ledger.adjust', opts.idempotencyKey, input, run) : await run();
+    if (opts.json) return printJson(io, result);
+    const { entry, balance } = result as Awaited<ReturnType<typeof run>>;
+    io.stdout.write(`entry ${entry.id}: ${entry.amount} ${entry.currency} (${type}); available now ${balance.available} ${balance.currency}\n`);
+  });
+}
+
+export async function reverse(io: Io, entryId: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
+  const { id } = await validateInput<{ id: number }>(ledgerSchemas.entryId, { id: entryId });
+  await validateInput(ledgerSchemas.reverse, { note: opts.note });
+  await withContext(io, async (ctx) => {
+    const run = async (record?: (body: unknown, t: import('sequelize').Transaction) => Promise<void>) => ctx.ledger.reverse(id, opts.note ?? null, 'cli', record);
+    const result = opts.idempotencyKey ? await withKey(ctx, 'ledger.reverse', opts.idempotencyKey, { params: { id }, payload: { note: opts.note } }, run) : await run();
+    if (opts.json) return printJson(io, result);
+    const { reversal, original } = result as Awaited<ReturnType<typeof run>>;
+    io.stdout.write(`entry ${reversal.id} reverses entry ${original.id}: ${reversal.amount} ${reversal.currency}; balance now ${reversal.balance_after}\n`);
+  });
+}
+
+/**
+ * The CLI side of Idempotency-Key: the same records as the REST routes (same scope), so a key
+ * used over HTTP and on the command line is one key.
+ */
+async function withKey<T>(
+  ctx: import('../../context.js').Context,
+  scope: string,
+  key: string,
+  request: unknown,
+  run: (record: (body: unknown, t: import('sequelize').Transaction) => Promise<void>) => Promise<T>,
+): Promise<unknown> {
+  const { IdempotencyService, requestHash } = await import('../../services/idempotency.js');
+  const { ServiceError } = await import('../../errors.js');
+  const claimed = await ctx.idempotency.begin(scope, IdempotencyService.checkKey(key), requestHash(request));
+  if (claimed.kind === 'replay') {
+    if (claimed.status >= 400) {
+      const body = claimed.body as { code: string; message: string };
+      throw new ServiceError(body.code, body.message, claimed.status);
+    }
+    return claimed.body;
+  }
+  try {
+    return await run((body, t) => claimed.record(201, body, t));
+  } catch (err) {
+    if (err instanceof ServiceError && err.status < 500) await claimed.record(err.status, { code: err.code, message: err.message, data: { status: err.status, ...err.data } });
+    else await ctx.idempotency.release(claimed.id).catch(() => {});
+    throw err;
+  }
+}
+
+export async function verify(io: Io, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const found = await ctx.ledger.verify();
+    if (opts.json) printJson(io, { ok: found.length === 0, discrepancies: found });
+    else if (found.length === 0) io.stdout.write('ledger verified: every balance equals its entries, every invariant holds\n');
+    else {
+      io.stdout.write(`${found.length} discrepanc${found.length === 1 ? 'y' : 'ies'}:\n`);
+      for (const d of found) io.stdout.write(`  ${d.kind}${d.member_id ? ` member ${d.member_id}` : ''}${d.currency ? ` ${d.currency}` : ''}${d.entry_id ? ` entry ${d.entry_id}` : ''}: ${d.detail}${d.expected !== undefined ? ` (expected ${d.expected}, found ${d.actual ?? 'none'})` : ''}\n`);
+    }
+    if (found.length > 0) {
+      ctx.logger.error('ledger', 'Ledger verification found discrepancies', { count: found.length, kinds: [...new Set(found.map((d) => d.kind))] });
+      throw new VerifyFailed(found.length);
+    }
+  });
+}
+
+/** `ledger verify` found problems: exit 1 after printing them (no extra message). */
+export class VerifyFailed extends Error {
+  readonly silent = true;
+  constructor(readonly count: number) {
+    super(`${count} discrepancies`);
+  }
+}

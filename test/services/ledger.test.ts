@@ -1,0 +1,107 @@
+import { expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/context.js';
+
+describeEachDialect('the ledger', (use) => {
+  const member = async (login: string) => (await use().ctx.users.create({ login, email: `${login}@example.com` })).id;
+
+  it('credits and debits with the balance after each entry, and refuses an overdraft', async () => {
+    const { ledger } = use().ctx;
+    const id = await member('ledger-a');
+    const credit = await ledger.adjust({ member_id: id, type: 'credit', amount: '10.00', note: 'welcome bonus' }, 'user:1');
+    expect(credit.entry).toMatchObject({ type: 'adjustment', amount: '10.00', balance_after: '10.00', currency: 'USD', actor: 'user:1', note: 'welcome bonus' });
+    const debit = await ledger.adjust({ member_id: id, type: 'debit', amount: '2.50', note: 'correction' }, 'user:1');
+    expect(debit.balance.available).toBe('7.50');
+    await expect(ledger.adjust({ member_id: id, type: 'debit', amount: '7.51', note: 'too much' }, 'user:1')).rejects.toMatchObject({ code: 'svc_insufficient_funds', status: 409, data: { available: '7.50' } });
+    const negative = await ledger.adjust({ member_id: id, type: 'debit', amount: '8.00', note: 'clawback', allow_negative: true }, 'user:1');
+    expect(negative.balance.available).toBe('-0.50');
+    expect(await ledger.verify()).toEqual([]);
+  });
+
+  it('keeps balances per currency with each currency exponent', async () => {
+    const { ledger } = use().ctx;
+    const id = await member('ledger-jpy');
+    const r = await ledger.adjust({ member_id: id, type: 'credit', amount: '1250', currency: 'JPY', note: 'yen' }, 'cli');
+    expect(r.balance).toMatchObject({ currency: 'JPY', available: '1250' });
+    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '12.5', currency: 'JPY', note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_invalid_amount' });
+    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '1', currency: 'ZZZ', note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_invalid_currency' });
+  });
+
+  it('refuses unknown members, missing notes and bad amounts', async () => {
+    const { ledger } = use().ctx;
+    const id = await member('ledger-bad');
+    await expect(ledger.adjust({ member_id: 999_999, type: 'credit', amount: '1.00', note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_member_not_found', status: 404 });
+    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '1.00', note: '  ' }, 'cli')).rejects.toMatchObject({ code: 'svc_note_required' });
+    for (const amount of ['-1.00', '0', '1.001', 'ten', '99999999999999999'])
+      await expect(ledger.adjust({ member_id: id, type: 'credit', amount, note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_invalid_amount' });
+  });
+
+  it('reverses an entry once, never a reversal, and may show a negative balance', async () => {
+    const { ledger } = use().ctx;
+    const id = await member('ledger-rev');
+    const credit = await ledger.adjust({ member_id: id, type: 'credit', amount: '5.00', note: 'bonus' }, 'cli');
+    await ledger.adjust({ member_id: id, type: 'debit', amount: '4.00', note: 'spent' }, 'cli');
+    const { reversal, original } = await ledger.reverse(credit.entry.id, 'granted by mistake', 'cli');
+    expect(reversal).toMatchObject({ type: 'reversal', amount: '-5.00', balance_after: '-4.00', reverses_id: credit.entry.id, source: { type: 'reversal', id: String(credit.entry.id) } });
+    expect(original.reversed_by).toBe(reversal.id);
+    await expect(ledger.reverse(credit.entry.id, null, 'cli')).rejects.toMatchObject({ code: 'svc_already_reversed', status: 409 });
+    await expect(ledger.reverse(reversal.id, null, 'cli')).rejects.toMatchObject({ code: 'svc_reverse_reversal', status: 409 });
+    await expect(ledger.reverse(123_456_789, null, 'cli')).rejects.toMatchObject({ code: 'svc_entry_not_found', status: 404 });
+    expect(await ledger.verify()).toEqual([]);
+  });
+
+  it('lets exactly one of many concurrent reversals of an entry win', async () => {
+    const { ledger } = use().ctx;
+    const id = await member('ledger-race');
+    const credit = await ledger.adjust({ member_id: id, type: 'credit', amount: '3.00', note: 'x' }, 'cli');
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => ledger.reverse(credit.entry.id, null, 'cli')));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results.filter((r) => r.status === 'rejected')) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'svc_already_reversed' });
+    expect((await ledger.balanceOf(id, 'USD')).available).toBe('0.00');
+    expect(await ledger.verify()).toEqual([]);
+  });
+
+  it('never overdraws under concurrent debits that together exceed the balance', async () => {
+    const { ledger } = use().ctx;
+    const id = await member('ledger-debits');
+    await ledger.adjust({ member_id: id, type: 'credit', amount: '10.00', note: 'x' }, 'cli');
+    const results = await Promise.allSettled(Array.from({ length: 12 }, () => ledger.adjust({ member_id: id, type: 'debit', amount: '3.00', note: 'race' }, 'cli')));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    expect((await ledger.balanceOf(id, 'USD')).available).toBe('1.00');
+    expect(await ledger.verify()).toEqual([]);
+  });
+
+  it('keeps balance == sum(entries) under mixed concurrent credits and debits', async () => {
+    const { ledger } = use().ctx;
+    const ids = [await member('mix1'), await member('mix2'), await member('mix3')];
+    await Promise.all(ids.map((id) => ledger.adjust({ member_id: id, type: 'credit', amount: '5.00', note: 'seed' }, 'cli')));
+    const ops = Array.from({ length: 60 }, (_, i) =>
+      ledger.adjust({ member_id: ids[i % 3], type: i % 2 ? 'debit' : 'credit', amount: `${(i % 7) + 1}.00`, note: `op ${i}` }, 'cli').catch((e) => e),
+    );
+    await Promise.all(ops);
+    expect(await ledger.verify()).toEqual([]);
+    for (const id of ids) expect(Number((await ledger.balanceOf(id, 'USD')).available)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('lists members with balances, filtered and ordered', async () => {
+    const { ledger } = use().ctx;
+    const page = await ledger.listMembers({ search: 'ledger-', orderby: 'available', order: 'desc', page: 1, per_page: 100 });
+    expect(page.items.map((m) => [m.login, m.currency, m.available])).toContainEqual(['ledger-a', 'USD', '-0.50']);
+    const jpy = await ledger.listMembers({ currency: 'JPY', page: 1, per_page: 10 });
+    expect(jpy.items.map((m) => m.login)).toEqual(['ledger-jpy']);
+    const rich = await ledger.listMembers({ min_balance: '1.00', page: 1, per_page: 100 });
+    expect(rich.items.every((m) => Number(m.available) >= 1)).toBe(true);
+  });
+
+  it('finds a tampered balance, a broken chain and a reversed payout', async () => {
+    const { ctx } = use();
+    const id = await member('tampered');
+    const credit = await ctx.ledger.adjust({ member_id: id, type: 'credit', amount: '2.00', note: 'x' }, 'cli');
+    await ctx.db.execute("UPDATE balances SET available = available + 1 WHERE member_id = ? AND currency = 'USD'", [id]);
+    await ctx.db.execute('UPDATE ledger_entries SET balance_after = 999 WHERE id = ?', [credit.entry.id]);
+    const kinds = (await ctx.ledger.verify()).map((d) => d.kind).sort();
+    expect(kinds).toEqual(['balance_after_mismatch', 'balance_mismatch']);
+    await ctx.db.execute("UPDATE balances SET available = available - 1 WHERE member_id = ? AND currency = 'USD'", [id]);
+    await ctx.db.execute('UPDATE ledger_entries SET balance_after = 200 WHERE id = ?', [credit.entry.id]);
+    expect(await ctx.ledger.verify()).toEqual([]);
+  });
+});
