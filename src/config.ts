@@ -34,6 +34,8 @@ export interface Config {
   referrals: { share_percent: string };
   /** Smallest payout, a decimal string in the site currency. */
   payouts: { minimum: string };
+  /** Extension modules (paths) whose `register(hooks, ctx)` runs at start. */
+  extensions: string[];
 }
 
 /** Environment variables and the configuration key each one sets. Documented in README.md. */
@@ -62,6 +64,7 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_CASHBACK_DEFAULT_VALUE: 'cashback.default_value',
   CASHTRACK_REFERRAL_SHARE_PERCENT: 'referrals.share_percent',
   CASHTRACK_PAYOUT_MINIMUM: 'payouts.minimum',
+  CASHTRACK_EXTENSIONS: 'extensions',
 };
 
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
@@ -110,6 +113,7 @@ const schema = Joi.object({
   referrals: Joi.object({
     share_percent: Joi.string().pattern(/^\d{1,3}(\.\d{1,6})?$/).message('{{#label}} must be a percentage such as 10').required(),
   }).required(),
+  extensions: Joi.array().items(Joi.string().min(1)).required(),
   payouts: Joi.object({
     minimum: Joi.string().pattern(/^\d{1,15}(\.\d{1,3})?$/).message('{{#label}} must be a decimal amount such as 10.00').required(),
   }).required(),

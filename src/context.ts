@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { Database } from './db/database.js';
 import { migrate, migrationStatus } from './db/migrator.js';
 import { ServiceError } from './errors.js';
+import { HookBus, loadExtensions } from './hooks/index.js';
 import { AppPasswordService } from './services/app-passwords.js';
 import { AuthService } from './services/auth.js';
 import { IdempotencyService } from './services/idempotency.js';
@@ -19,6 +20,7 @@ export interface Context {
   config: Config;
   clock: Clock;
   keys: Keys;
+  hooks: HookBus;
   db: Database;
   logger: LogService;
   settings: SettingsService;
@@ -48,17 +50,20 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     retentionDays: config.log.retention_days,
     stdout: options.logStream === undefined ? (config.log.stdout ? process.stdout : null) : options.logStream,
   });
+  const hooks = new HookBus();
+  hooks.attachLogger(logger);
   const settings = new SettingsService({ db });
-  const users = new UserService({ db, clock, logger, settings });
+  const users = new UserService({ db, clock, logger, settings, hooks });
   const appPasswords = new AppPasswordService({ db, clock, logger, keys, settings, cacheSeconds: config.auth.credential_cache_seconds });
   const sessions = new SessionService({ db, clock, logger, keys, ttlHours: config.auth.session_ttl_hours });
-  const auth = new AuthService({ clock, logger, users, appPasswords, sessions, throttle: config.auth.throttle });
+  const auth = new AuthService({ clock, logger, users, appPasswords, sessions, hooks, throttle: config.auth.throttle });
   const idempotency = new IdempotencyService({ db, clock });
-  const ledger = new LedgerService({ db, clock, logger, users, currency: config.currency });
+  const ledger = new LedgerService({ db, clock, logger, users, hooks, currency: config.currency });
   return {
     config,
     clock,
     keys,
+    hooks,
     db,
     logger,
     settings,
@@ -91,4 +96,11 @@ export async function ensureSchema(ctx: Context, autoMigrate = ctx.config.databa
     );
   }
   return migrate(ctx.db);
+}
+
+/** Loads the configured extensions into the context's hooks (the daemon and every command). */
+export async function loadContextExtensions(ctx: Context): Promise<string[]> {
+  const loaded = await loadExtensions(ctx.config.extensions, ctx.hooks, ctx);
+  if (loaded.length) ctx.logger.info('hooks', 'Extensions loaded', { extensions: loaded });
+  return loaded;
 }

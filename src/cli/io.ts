@@ -27,10 +27,11 @@ export async function loadCliConfig(io: Io, extra: Record<string, unknown> = {})
 /** Builds the context, makes sure the schema is current, runs `fn`, and always closes. */
 export async function withContext<T>(io: Io, fn: (ctx: Context) => Promise<T>, extra: Record<string, unknown> = {}): Promise<T> {
   const config = await loadCliConfig(io, extra);
-  const { buildContext, ensureSchema } = await import('../context.js');
+  const { buildContext, ensureSchema, loadContextExtensions } = await import('../context.js');
   const ctx = buildContext(config, { logStream: null });
   try {
     await ensureSchema(ctx);
+    await loadContextExtensions(ctx);
     return await fn(ctx);
   } finally {
     await ctx.close();

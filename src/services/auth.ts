@@ -3,6 +3,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { ServiceError } from '../errors.js';
+import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { AppPasswordService } from './app-passwords.js';
 import type { LogService } from './logs.js';
 import type { Session, SessionService } from './sessions.js';
@@ -32,6 +33,7 @@ export interface AuthServiceDeps {
   users: UserService;
   appPasswords: AppPasswordService;
   sessions: SessionService;
+  hooks: HookBus;
   throttle: ThrottleSettings;
 }
 
@@ -134,5 +136,6 @@ export class AuthService {
     if (ip) bump(this.byAddress, ip);
     if (login) bump(this.byLogin, login.toLowerCase());
     this.deps.logger.warning('auth', 'Authentication failed', { ...context, code, ip, login });
+    this.deps.hooks.doAction(HOOKS.authFailed, { ...context, code, ip, login });
   }
 }

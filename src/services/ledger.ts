@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { toDate, toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../money.js';
+import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { LogService } from './logs.js';
 import type { UserService } from './users.js';
 
@@ -103,6 +104,7 @@ export interface LedgerServiceDeps {
   clock: Clock;
   logger: LogService;
   users: UserService;
+  hooks: HookBus;
   currency: string;
 }
 
@@ -197,6 +199,16 @@ export class LedgerService {
   }
 
   /**
+   * Takes the (member, currency) balance row's write lock up front (MariaDB; a SQLite write
+   * transaction is already exclusive). Callers that read other rows before posting use it so that
+   * concurrent writers queue on the lock instead of deadlocking on ensureBalance's shared lock.
+   */
+  async lockBalance(memberId: number, currency: string, t: Transaction): Promise<void> {
+    if (this.deps.db.dialect !== 'mysql') return;
+    await this.deps.db.select('SELECT available FROM balances WHERE member_id = ? AND currency = ? FOR UPDATE', [memberId, currency], t);
+  }
+
+  /**
    * Appends one entry and moves the balance with it, inside the caller's transaction. A debit that
    * would take `available` below zero is refused by the UPDATE itself (409 svc_insufficient_funds)
    * unless `allowNegative`.
@@ -232,7 +244,7 @@ export class LedgerService {
       [input.memberId, input.currency, input.type, input.amount, balanceAfter, input.sourceType, sourceId, input.orderId ?? null, input.reversesId ?? null, input.note ?? null, input.actor, now],
       t,
     );
-    return {
+    const row: EntryRow = {
       id: insertId!,
       member_id: input.memberId,
       currency: input.currency,
@@ -248,6 +260,9 @@ export class LedgerService {
       actor: input.actor,
       created_at: now,
     };
+    // Only once the money has really moved: never for a transaction that rolls back or is retried.
+    t.afterCommit(() => this.deps.hooks.doAction(HOOKS.ledgerEntryPosted, shapeEntry(row)));
+    return row;
   }
 
   /** Moves the pending balance (cashback of pending orders) inside the caller's transaction. */

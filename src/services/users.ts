@@ -7,6 +7,7 @@ import { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
+import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { LogService } from './logs.js';
 import type { SettingsService } from './settings.js';
 
@@ -112,6 +113,7 @@ export interface UserServiceDeps {
   clock: Clock;
   logger: LogService;
   settings: SettingsService;
+  hooks: HookBus;
 }
 
 /** Creates, finds, lists and imports users. */
@@ -138,7 +140,9 @@ export class UserService {
         [value.login, value.email, displayName, value.role, passwordHash, 'active', now, now],
       );
       this.deps.logger.info('users', 'User created', { user_id: insertId, login: value.login, role: value.role, actor });
-      return (await this.get(insertId!))!;
+      const user = (await this.get(insertId!))!;
+      this.deps.hooks.doAction(HOOKS.userCreated, user, { actor });
+      return user;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       const clash = await this.findByLoginOrEmail(value.login, value.email);

@@ -1,6 +1,6 @@
 // `cashtrack serve`: the daemon.
 import cron from 'node-cron';
-import { buildContext, ensureSchema, type Context } from '../../context.js';
+import { buildContext, ensureSchema, loadContextExtensions, type Context } from '../../context.js';
 import { createServer } from '../../server.js';
 import { schedules } from '../../jobs/schedules.js';
 import { NAMESPACE } from '../../http/rest/index-docs.js';
@@ -53,6 +53,7 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
   try {
     const applied = await ensureSchema(ctx, opts.migrate ? true : undefined);
     if (applied.length) ctx.logger.info('db', 'Migrations applied', { migrations: applied });
+    await loadContextExtensions(ctx);
     server = await createServer(ctx);
     await server.start();
     const base = config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;

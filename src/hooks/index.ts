@@ -1,0 +1,79 @@
+// The stable extension surface: named actions and filters in the @wordpress/hooks model, fired by
+// the services. Extensions are modules listed in config (`extensions`), loaded at start; each
+// exports `register(hooks, ctx)`. docs/hooks.md lists every hook with its payload.
+import { createHooks, type Hooks as WpHooks } from '@wordpress/hooks';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** Every hook the services fire; keep docs/hooks.md in step. */
+export const HOOKS = {
+  userCreated: 'cashtrack.user.created',
+  authFailed: 'cashtrack.auth.failed',
+  ledgerEntryPosted: 'cashtrack.ledger.entry_posted',
+} as const;
+
+export interface HookLogger {
+  warning(source: string, message: string, context?: Record<string, unknown>): void;
+}
+
+/**
+ * Actions never break the operation that fires them (the money has moved by then): a throwing
+ * callback is logged and the next one runs. Filters run in order; a throwing filter is logged and
+ * its input passed on unchanged.
+ */
+export class HookBus {
+  readonly wp: WpHooks = createHooks();
+  private logger: HookLogger | null = null;
+
+  attachLogger(logger: HookLogger): void {
+    this.logger = logger;
+  }
+
+  addAction(name: string, namespace: string, callback: (...args: any[]) => unknown, priority = 10): void {
+    this.wp.addAction(name, namespace, (...args: unknown[]) => {
+      try {
+        const r = callback(...args);
+        if (r && typeof (r as Promise<unknown>).catch === 'function') (r as Promise<unknown>).catch((err) => this.failed(name, namespace, err));
+      } catch (err) {
+        this.failed(name, namespace, err);
+      }
+    }, priority);
+  }
+
+  addFilter<T>(name: string, namespace: string, callback: (value: T, ...args: any[]) => T, priority = 10): void {
+    this.wp.addFilter(name, namespace, (value: unknown, ...args: unknown[]) => {
+      try {
+        return callback(value as T, ...args);
+      } catch (err) {
+        this.failed(name, namespace, err);
+        return value;
+      }
+    }, priority);
+  }
+
+  doAction(name: string, ...args: unknown[]): void {
+    if (this.wp.hasAction(name)) this.wp.doAction(name, ...args);
+  }
+
+  applyFilters<T>(name: string, value: T, ...args: unknown[]): T {
+    return this.wp.hasFilter(name) ? (this.wp.applyFilters(name, value, ...args) as T) : value;
+  }
+
+  private failed(name: string, namespace: string, err: unknown): void {
+    this.logger?.warning('hooks', `Hook callback failed: ${name}`, { namespace, error: (err as Error)?.message ?? String(err) });
+  }
+}
+
+/** Loads each configured extension module and calls its `register(hooks, ctx)`. */
+export async function loadExtensions(paths: string[], hooks: HookBus, ctx: unknown): Promise<string[]> {
+  const loaded: string[] = [];
+  for (const p of paths) {
+    const url = pathToFileURL(isAbsolute(p) ? p : resolve(process.cwd(), p)).href;
+    const mod = (await import(url)) as { register?: (hooks: HookBus, ctx: unknown) => unknown; default?: { register?: (hooks: HookBus, ctx: unknown) => unknown } };
+    const register = mod.register ?? mod.default?.register;
+    if (typeof register !== 'function') throw new Error(`extension ${p} exports no register(hooks, ctx) function`);
+    await register(hooks, ctx);
+    loaded.push(p);
+  }
+  return loaded;
+}

@@ -1,0 +1,63 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadContextExtensions } from '../src/context.js';
+import { HOOKS, HookBus } from '../src/hooks/index.js';
+import { createTestContext, destroyTestContext } from './helpers/context.js';
+
+describe('hooks', () => {
+  it('fires ledger.entry_posted after commit only, and user.created, to a configured extension', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-ext-'));
+    const file = join(dir, 'ext.mjs');
+    writeFileSync(
+      file,
+      `export const seen = [];
+       export function register(hooks) {
+         hooks.addAction('${HOOKS.ledgerEntryPosted}', 'test', (entry) => seen.push(['entry', entry.type, entry.amount]));
+         hooks.addAction('${HOOKS.userCreated}', 'test', (user) => seen.push(['user', user.login]));
+         hooks.addAction('${HOOKS.ledgerEntryPosted}', 'broken', () => { throw new Error('extension bug'); });
+       }`,
+    );
+    const t = await createTestContext('sqlite', { extensions: [file] });
+    try {
+      expect(await loadContextExtensions(t.ctx)).toEqual([file]);
+      const { seen } = (await import(file)) as { seen: unknown[][] };
+      const user = await t.ctx.users.create({ login: 'hooked', email: 'hooked@example.com' });
+      await t.ctx.ledger.adjust({ member_id: user.id, type: 'credit', amount: '3.00', note: 'x' }, 'cli');
+      await expect(t.ctx.ledger.adjust({ member_id: user.id, type: 'debit', amount: '9.00', note: 'refused' }, 'cli')).rejects.toMatchObject({ code: 'svc_insufficient_funds' });
+      expect(seen).toEqual([
+        ['user', 'hooked'],
+        ['entry', 'adjustment', '3.00'],
+      ]);
+      await t.ctx.logger.flush();
+      const { items } = await t.ctx.logger.list({ source: 'hooks', page: 1, per_page: 10 });
+      expect(items.map((e) => e.message)).toContain(`Hook callback failed: ${HOOKS.ledgerEntryPosted}`);
+    } finally {
+      await destroyTestContext(t);
+    }
+  });
+
+  it('refuses an extension without register()', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-ext-'));
+    const file = join(dir, 'bad.mjs');
+    writeFileSync(file, 'export const nothing = 1;');
+    const t = await createTestContext('sqlite', { extensions: [file] });
+    try {
+      await expect(loadContextExtensions(t.ctx)).rejects.toThrow(/exports no register/);
+    } finally {
+      await destroyTestContext(t);
+    }
+  });
+
+  it('passes a value through filters in priority order and skips a throwing one', () => {
+    const hooks = new HookBus();
+    hooks.addFilter<number>('x.amount', 'double', (v) => v * 2, 20);
+    hooks.addFilter<number>('x.amount', 'plus', (v) => v + 1, 10);
+    hooks.addFilter<number>('x.amount', 'broken', () => {
+      throw new Error('bug');
+    }, 30);
+    expect(hooks.applyFilters('x.amount', 5)).toBe(12);
+    expect(hooks.applyFilters('x.none', 5)).toBe(5);
+  });
+});
