@@ -18,9 +18,11 @@ export const createBalances: Migration = {
       },
       tableOptions(dialect),
     );
-    await qi.addIndex('balances', ['available'], { name: 'balances_available' });
-    await qi.addIndex('balances', ['pending'], { name: 'balances_pending' });
-    await qi.addIndex('balances', ['last_entry_at'], { name: 'balances_last_entry' });
+    // Each list order, with the tie-breakers, so a page of the largest balances reads an index.
+    await qi.addIndex('balances', ['available', 'member_id', 'currency'], { name: 'balances_available' });
+    await qi.addIndex('balances', ['pending', 'member_id', 'currency'], { name: 'balances_pending' });
+    await qi.addIndex('balances', ['last_entry_at', 'member_id', 'currency'], { name: 'balances_last_entry' });
+    await qi.addIndex('balances', ['currency', 'available'], { name: 'balances_currency_available' });
   },
   async down({ qi }) {
     await qi.dropTable('balances');

@@ -394,7 +394,7 @@ export class LedgerService {
     const [rows, count] = await Promise.all([
       this.deps.db.select<Record<string, unknown>>(
         `SELECT ${BALANCE_COLUMNS}, u.login, u.display_name, u.email FROM balances b JOIN users u ON u.id = b.member_id ${clause}
-         ORDER BY ${orderColumn} ${direction}, b.member_id ${direction}, b.currency LIMIT ${filters.per_page} OFFSET ${offset}`,
+         ORDER BY ${orderColumn} ${direction}, b.member_id ${direction}, b.currency ${direction} LIMIT ${filters.per_page} OFFSET ${offset}`,
         params,
       ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM balances b ${clause}`, params),
