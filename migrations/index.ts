@@ -13,7 +13,12 @@ import { createOrders } from './20261122000010-create-orders.js';
 import { createCashbackRules } from './20261122000011-create-cashback-rules.js';
 import { createPayouts } from './20261122000012-create-payouts.js';
 import { createReferrals } from './20261122000013-create-referrals.js';
+import { addPayoutsClosedBy } from './20261123000001-add-payouts-closed-by.js';
+import { addOrdersCashbackRule } from './20261123000010-add-orders-cashback-rule.js';
+import { addOrdersTransactionIdIndex } from './20261123000011-add-orders-transaction-id-index.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
+  addPayoutsClosedBy,
+  addOrdersCashbackRule, addOrdersTransactionIdIndex,
 ];

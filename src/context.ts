@@ -8,9 +8,14 @@ import { ServiceError } from './errors.js';
 import { HookBus, loadExtensions } from './hooks/index.js';
 import { AppPasswordService } from './services/app-passwords.js';
 import { AuthService } from './services/auth.js';
+import { CashbackRuleService } from './services/cashback.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { LedgerService } from './services/ledger.js';
 import { LogService } from './services/logs.js';
+import { OrderService } from './services/orders.js';
+import { OverviewService } from './services/overview.js';
+import { PayoutService } from './services/payouts.js';
+import { ReferralService } from './services/referrals.js';
 import { deriveKeys, type Keys } from './services/keys.js';
 import { SessionService } from './services/sessions.js';
 import { SettingsService } from './services/settings.js';
@@ -30,6 +35,11 @@ export interface Context {
   auth: AuthService;
   idempotency: IdempotencyService;
   ledger: LedgerService;
+  payouts: PayoutService;
+  overview: OverviewService;
+  cashback: CashbackRuleService;
+  referrals: ReferralService;
+  orders: OrderService;
   close(): Promise<void>;
 }
 
@@ -59,6 +69,11 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const auth = new AuthService({ clock, logger, users, appPasswords, sessions, hooks, throttle: config.auth.throttle });
   const idempotency = new IdempotencyService({ db, clock });
   const ledger = new LedgerService({ db, clock, logger, users, hooks, currency: config.currency });
+  const payouts = new PayoutService({ db, clock, logger, ledger, hooks, currency: config.currency, minimum: config.payouts.minimum });
+  const overview = new OverviewService({ db, clock, currency: config.currency });
+  const cashback = new CashbackRuleService({ db, clock, logger, defaults: config.cashback, currency: config.currency });
+  const referrals = new ReferralService({ db, clock, logger });
+  const orders = new OrderService({ db, clock, logger, ledger, cashback, referrals, currency: config.currency, referralShare: config.referrals.share_percent });
   return {
     config,
     clock,
@@ -73,6 +88,11 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     auth,
     idempotency,
     ledger,
+    payouts,
+    overview,
+    cashback,
+    referrals,
+    orders,
     async close() {
       await logger.close().catch(() => {});
       await db.close();

@@ -18,6 +18,10 @@ const commands = {
   appPasswords: () => import('./commands/app-passwords.js'),
   logs: () => import('./commands/logs.js'),
   ledger: () => import('./commands/ledger.js'),
+  payouts: () => import('./commands/payouts.js'),
+  overview: () => import('./commands/overview.js'),
+  orders: () => import('./commands/orders.js'),
+  referrals: () => import('./commands/referrals.js'),
 } satisfies Record<string, Loader>;
 
 export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Command {
@@ -126,6 +130,121 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .addOption(json())
     .action(lazy(commands.ledger, 'reverse'));
   ledger.command('verify').description('recompute every balance from the entries and check every invariant; exit 1 on any discrepancy').addOption(json()).action(lazy(commands.ledger, 'verify'));
+
+  const payouts = program.command('payouts').description("members' payouts: the amount leaves the balance when the payout is created");
+  payouts
+    .command('list')
+    .description('payouts, newest first')
+    .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'paid', 'cancelled']))
+    .option('--member <member>', 'only this member (id or login)')
+    .option('--currency <code>', 'only this currency')
+    .option('--page <n>', 'page', positiveInt, 1)
+    .option('--per-page <n>', 'payouts per page (1-100)', positiveInt, 20)
+    .addOption(json())
+    .action(lazy(commands.payouts, 'list'));
+  payouts.command('show <id>').description('one payout, with its payment details').addOption(json()).action(lazy(commands.payouts, 'show'));
+  payouts
+    .command('create <member> <amount>')
+    .description('pay a member out (member id or login; AMOUNT a decimal string such as 25.00): debits the balance now')
+    .requiredOption('--method <method>', 'how the money is sent, e.g. paypal or bank_transfer')
+    .option('--currency <code>', 'currency (default: the site currency)')
+    .option('--details <text>', 'where it is sent (PayPal address, IBAN...); never logged')
+    .option('--note <text>', 'a note for administrators')
+    .option('--idempotency-key <key>', 'run at most once for this key (retries replay the first result)')
+    .addOption(json())
+    .action(lazy(commands.payouts, 'create'));
+  payouts
+    .command('complete <id>')
+    .description('mark a pending payout paid')
+    .option('--reference <ref>', "the payment's reference, e.g. the PayPal transaction id")
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(lazy(commands.payouts, 'complete'));
+  payouts
+    .command('cancel <id>')
+    .description('cancel a pending payout and credit its amount back')
+    .requiredOption('--reason <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(lazy(commands.payouts, 'cancel'));
+
+  program
+    .command('overview')
+    .description('members, liabilities, recent orders and margin, pending payouts, unmatched orders')
+    .option('--days <n>', 'order window in days (1-366)', positiveInt, 30)
+    .addOption(json())
+    .action(lazy(commands.overview, 'show'));
+
+  const orders = program.command('orders').description('orders from the networks or entered by hand, and their cashback');
+  orders
+    .command('list')
+    .description('orders, newest first')
+    .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'approved', 'declined']))
+    .option('--member <member>', "only this member's orders (id or login)")
+    .option('--network <id>', 'only this network')
+    .option('--advertiser <id>', 'only this advertiser id')
+    .option('--unmatched', 'only orders without a member')
+    .option('--matched', 'only orders with a member')
+    .option('--search <s>', 'prefix of the transaction id or merchant order ref')
+    .option('--after <time>', 'recorded after this ISO 8601 time')
+    .option('--before <time>', 'recorded before this ISO 8601 time')
+    .option('--page <n>', 'page', positiveInt, 1)
+    .option('--per-page <n>', 'orders per page (1-100)', positiveInt, 20)
+    .addOption(json())
+    .action(lazy(commands.orders, 'list'));
+  orders.command('show <id>').description('one order, with its credits').addOption(json()).action(lazy(commands.orders, 'show'));
+  orders
+    .command('create')
+    .description('record an order by hand (e.g. a missing-cashback claim); a known transaction is not recorded twice')
+    .requiredOption('--network <id>', 'network id, e.g. awin')
+    .requiredOption('--transaction-id <id>', "the network's transaction id")
+    .requiredOption('--sale-amount <amount>', 'sale amount, a decimal string such as 120.00')
+    .requiredOption('--commission <amount>', "the site's commission, a decimal string")
+    .requiredOption('--note <text>', 'who asked for it and why')
+    .option('--member <member>', 'the member (id or login; default: matched from --sub-id)')
+    .option('--sub-id <s>', 'tracking sub id: digits are a user id, anything else a login')
+    .option('--advertiser <id>', "the network's advertiser id")
+    .option('--merchant-ref <ref>', "the shop's order reference")
+    .option('--currency <code>', 'currency (default: the site currency)')
+    .addOption(new Option('--status <status>', 'status').choices(['pending', 'approved', 'declined']).default('pending'))
+    .option('--clicked-at <time>', 'click time, ISO 8601')
+    .option('--event-at <time>', 'purchase time, ISO 8601')
+    .option('--idempotency-key <key>', 'run at most once for this key (retries replay the first result)')
+    .addOption(json())
+    .action(lazy(commands.orders, 'create'));
+  orders
+    .command('update <id>')
+    .description('change the status of an order, or its amounts while pending')
+    .addOption(new Option('--status <status>', 'new status').choices(['pending', 'approved', 'declined']))
+    .option('--sale-amount <amount>', 'corrected sale amount (pending orders only)')
+    .option('--commission <amount>', 'corrected commission (pending orders only)')
+    .option('--currency <code>', 'corrected currency (with both amounts)')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(lazy(commands.orders, 'update'));
+  orders
+    .command('assign <id> <member>')
+    .description('give an unmatched order its member (id or login) and apply the effects of its status')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(lazy(commands.orders, 'assign'));
+
+  const referrals = program.command('referrals').description('who referred whom; referrers earn a share of their referees\' approved cashback');
+  referrals
+    .command('list')
+    .description('referrals with what each referrer earned, newest first')
+    .option('--referrer <member>', 'only referrals by this member (id or login)')
+    .option('--referee <member>', 'only referrals of this member (id or login)')
+    .option('--active', 'only live referrals')
+    .option('--ended', 'only ended referrals')
+    .option('--page <n>', 'page', positiveInt, 1)
+    .option('--per-page <n>', 'referrals per page (1-100)', positiveInt, 20)
+    .addOption(json())
+    .action(lazy(commands.referrals, 'list'));
+  referrals.command('add <referrer> <referee>').description('make REFERRER the referrer of REFEREE (ids or logins)').addOption(json()).action(lazy(commands.referrals, 'add'));
+  referrals.command('remove <referee>').description("end a member's live referral (future cashback only; past credits stay)").addOption(json()).action(lazy(commands.referrals, 'remove'));
 
   const logs = program.command('logs').description('the plugin log (interactive view on a terminal)').enablePositionalOptions();
   logs

@@ -10,6 +10,8 @@ export const HOOKS = {
   userCreated: 'cashtrack.user.created',
   authFailed: 'cashtrack.auth.failed',
   ledgerEntryPosted: 'cashtrack.ledger.entry_posted',
+  payoutCreated: 'cashtrack.payout.created',
+  payoutStatusChanged: 'cashtrack.payout.status_changed',
 } as const;
 
 export interface HookLogger {

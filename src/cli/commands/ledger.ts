@@ -1,5 +1,6 @@
 // `cashtrack ledger members|entries|adjust|reverse|verify`.
 import { ledgerSchemas } from '../../http/routes/ledger.js';
+import { idempotently } from '../idempotency.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 
 export async function members(io: Io, opts: { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
@@ -39,10 +40,9 @@ export async function adjust(io: Io, member: string, type: string, amount: strin
   await withContext(io, async (ctx) => {
     const memberId = /^\d+$/.test(member) ? Number(member) : (await ctx.users.requireByLogin(member)).id;
     const input = await validateInput<Record<string, unknown>>(ledgerSchemas.adjustment, { member_id: memberId, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
-    const run = async (record?: (body: unknown, t: import('sequelize').Transaction) => Promise<void>) => ctx.ledger.adjust(input as never, 'cli', record);
-    const result = opts.idempotencyKey ? await withKey(ctx, 'ledger.adjust', opts.idempotencyKey, input, run) : await run();
+    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (record) => ctx.ledger.adjust(input as never, 'cli', record));
     if (opts.json) return printJson(io, result);
-    const { entry, balance } = result as Awaited<ReturnType<typeof run>>;
+    const { entry, balance } = result;
     io.stdout.write(`entry ${entry.id}: ${entry.amount} ${entry.currency} (${type}); available now ${balance.available} ${balance.currency}\n`);
   });
 }
@@ -51,47 +51,17 @@ export async function reverse(io: Io, entryId: string, opts: { note?: string; id
   const { id } = await validateInput<{ id: number }>(ledgerSchemas.entryId, { id: entryId });
   await validateInput(ledgerSchemas.reverse, { note: opts.note });
   await withContext(io, async (ctx) => {
-    const run = async (record?: (body: unknown, t: import('sequelize').Transaction) => Promise<void>) => ctx.ledger.reverse(id, opts.note ?? null, 'cli', record);
-    const result = opts.idempotencyKey ? await withKey(ctx, 'ledger.reverse', opts.idempotencyKey, { params: { id }, payload: { note: opts.note } }, run) : await run();
+    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.reverse', { params: { id }, payload: { note: opts.note } }, 201, (record) => ctx.ledger.reverse(id, opts.note ?? null, 'cli', record));
     if (opts.json) return printJson(io, result);
-    const { reversal, original } = result as Awaited<ReturnType<typeof run>>;
+    const { reversal, original } = result;
     io.stdout.write(`entry ${reversal.id} reverses entry ${original.id}: ${reversal.amount} ${reversal.currency}; balance now ${reversal.balance_after}\n`);
   });
 }
 
-/**
- * The CLI side of Idempotency-Key: the same records as the REST routes (same scope), so a key
- * used over HTTP and on the command line is one key.
- */
-async function withKey<T>(
-  ctx: import('../../context.js').Context,
-  scope: string,
-  key: string,
-  request: unknown,
-  run: (record: (body: unknown, t: import('sequelize').Transaction) => Promise<void>) => Promise<T>,
-): Promise<unknown> {
-  const { IdempotencyService, requestHash } = await import('../../services/idempotency.js');
-  const { ServiceError } = await import('../../errors.js');
-  const claimed = await ctx.idempotency.begin(scope, IdempotencyService.checkKey(key), requestHash(request));
-  if (claimed.kind === 'replay') {
-    if (claimed.status >= 400) {
-      const body = claimed.body as { code: string; message: string };
-      throw new ServiceError(body.code, body.message, claimed.status);
-    }
-    return claimed.body;
-  }
-  try {
-    return await run((body, t) => claimed.record(201, body, t));
-  } catch (err) {
-    if (err instanceof ServiceError && err.status < 500) await claimed.record(err.status, { code: err.code, message: err.message, data: { status: err.status, ...err.data } });
-    else await ctx.idempotency.release(claimed.id).catch(() => {});
-    throw err;
-  }
-}
-
 export async function verify(io: Io, opts: { json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const found = await ctx.ledger.verify();
+    // The ledger's own invariants, then every payout against its entries.
+    const found = [...(await ctx.ledger.verify()), ...(await ctx.payouts.verify())];
     if (opts.json) printJson(io, { ok: found.length === 0, discrepancies: found });
     else if (found.length === 0) io.stdout.write('ledger verified: every balance equals its entries, every invariant holds\n');
     else {

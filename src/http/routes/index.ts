@@ -3,5 +3,9 @@ import type { RouteDef } from '../rest/types.js';
 import { ledgerRoutes } from './ledger.js';
 import { logsRoutes } from './logs.js';
 import { lookupRoutes } from './lookup.js';
+import { ordersRoutes } from './orders.js';
+import { overviewRoutes } from './overview.js';
+import { payoutsRoutes } from './payouts.js';
+import { referralsRoutes } from './referrals.js';
 
-export const routeTable: RouteDef[] = [...ledgerRoutes, ...logsRoutes, ...lookupRoutes];
+export const routeTable: RouteDef[] = [...ledgerRoutes, ...logsRoutes, ...lookupRoutes, ...payoutsRoutes, ...overviewRoutes, ...ordersRoutes, ...referralsRoutes];

@@ -1,0 +1,146 @@
+// `cashtrack orders list|show|create|update|assign`: the REST routes' schemas and services, in-process.
+import type { Context } from '../../context.js';
+import { changeStatus, orderSchemas } from '../../http/routes/orders.js';
+import type { Order, OrderChange } from '../../services/orders.js';
+import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { idempotently } from '../idempotency.js';
+
+/** A member given as an id or as a login or email. */
+async function memberId(ctx: Context, member: string): Promise<number> {
+  if (/^\d+$/.test(member)) return Number(member);
+  return (await ctx.users.requireByLogin(member)).id;
+}
+
+const who = (o: Order) => (o.member ? `${o.member.login} (id ${o.member.id})` : 'unmatched');
+
+function printOrder(io: Io, o: Order): void {
+  const rows: [string, unknown][] = [
+    ['id', o.id],
+    ['network', o.network],
+    ['transaction', o.transaction_id],
+    ['merchant', o.merchant_ref],
+    ['advertiser', o.advertiser],
+    ['member', who(o)],
+    ['sub id', o.sub_id],
+    ['status', `${o.status} (since ${o.status_changed_at})`],
+    ['sale', `${o.sale_amount} ${o.currency}`],
+    ['commission', `${o.commission} ${o.currency}`],
+    ['cashback', `${o.cashback} ${o.currency}${o.cashback_rule ? ` (${o.cashback_rule.type} ${o.cashback_rule.value}${o.cashback_rule.currency ? ' ' + o.cashback_rule.currency : ''})` : ''}`],
+    ['credited', o.cashback_entry_id === null ? null : `entry ${o.cashback_entry_id}`],
+    ['referral', o.referral ? `${o.referral.amount} ${o.currency} to ${o.referral.referrer.login} (entry ${o.referral.entry_id})` : null],
+    ['source', o.source],
+    ['event', o.event_at],
+    ['recorded', o.created_at],
+    ['note', o.note],
+  ];
+  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+}
+
+function printChange(io: Io, c: OrderChange, replayed: boolean): void {
+  const what = c.changes[0] === 'created' ? 'recorded' : c.duplicate ? 'unchanged (already recorded)' : `changed (${c.changes.join(', ')})`;
+  io.stdout.write(`order ${c.id} ${what}: ${c.network}:${c.transaction_id} ${c.status}, cashback ${c.cashback} ${c.currency}, member ${who(c)}`);
+  if (c.ignored.length) io.stdout.write(`; ignored: ${c.ignored.join(', ')}`);
+  io.stdout.write(`${replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : ''}\n`);
+}
+
+export async function list(
+  io: Io,
+  opts: { status?: string; member?: string; network?: string; advertiser?: string; unmatched?: boolean; matched?: boolean; search?: string; after?: string; before?: string; page: number; perPage: number; json?: boolean },
+): Promise<void> {
+  if (opts.unmatched && opts.matched) throw new UsageError('--unmatched and --matched exclude each other');
+  await withContext(io, async (ctx) => {
+    const query = await validateInput<{ page: number; per_page: number }>(orderSchemas.list, {
+      status: opts.status,
+      member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
+      network: opts.network,
+      advertiser: opts.advertiser,
+      unmatched: opts.unmatched ? true : opts.matched ? false : undefined,
+      search: opts.search,
+      after: opts.after,
+      before: opts.before,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
+    const { items, total } = await ctx.orders.list(query as never);
+    if (opts.json) return printJson(io, items);
+    printTable(
+      io,
+      items.map((o) => ({ ...o, member: o.member?.login ?? '(unmatched)' })),
+      ['id', 'created_at', 'network', 'transaction_id', 'member', 'status', 'sale_amount', 'commission', 'cashback', 'currency'],
+    );
+    io.stdout.write(`${total} order(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+  });
+}
+
+export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
+  await withContext(io, async (ctx) => {
+    const order = await ctx.orders.get(params.id);
+    if (opts.json) return printJson(io, order);
+    printOrder(io, order);
+  });
+}
+
+export async function create(
+  io: Io,
+  opts: {
+    network: string;
+    transactionId: string;
+    saleAmount: string;
+    commission: string;
+    note: string;
+    member?: string;
+    subId?: string;
+    advertiser?: string;
+    merchantRef?: string;
+    currency?: string;
+    status?: string;
+    clickedAt?: string;
+    eventAt?: string;
+    idempotencyKey?: string;
+    json?: boolean;
+  },
+): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const payload = await validateInput<Record<string, unknown>>(orderSchemas.create, {
+      network: opts.network,
+      transaction_id: opts.transactionId,
+      member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
+      sub_id: opts.subId,
+      advertiser: opts.advertiser,
+      merchant_ref: opts.merchantRef,
+      sale_amount: opts.saleAmount,
+      commission: opts.commission,
+      currency: opts.currency,
+      status: opts.status,
+      clicked_at: opts.clickedAt,
+      event_at: opts.eventAt,
+      note: opts.note,
+    });
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.create', { params: {}, payload }, changeStatus, (record) =>
+      ctx.orders.record({ ...(payload as never as Parameters<Context['orders']['record']>[0]), source: 'manual' }, 'cli', record),
+    );
+    if (opts.json) return printJson(io, result);
+    printChange(io, result, replayed);
+  });
+}
+
+export async function update(io: Io, id: string, opts: { status?: string; saleAmount?: string; commission?: string; currency?: string; note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
+  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
+  const payload = await validateInput<Record<string, unknown>>(orderSchemas.update, { status: opts.status, sale_amount: opts.saleAmount, commission: opts.commission, currency: opts.currency, note: opts.note });
+  await withContext(io, async (ctx) => {
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.update', { params, payload }, 200, (record) => ctx.orders.update(params.id, payload, 'cli', record));
+    if (opts.json) return printJson(io, result);
+    printChange(io, result, replayed);
+  });
+}
+
+export async function assign(io: Io, id: string, member: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
+  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
+  await withContext(io, async (ctx) => {
+    const payload = await validateInput<{ member_id: number; note?: string }>(orderSchemas.assign, { member_id: await memberId(ctx, member), note: opts.note });
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (record) => ctx.orders.assign(params.id, payload.member_id, 'cli', record, payload.note ?? null));
+    if (opts.json) return printJson(io, result);
+    printChange(io, result, replayed);
+  });
+}

@@ -1,0 +1,24 @@
+// `cashtrack overview`: the same figures as GET /overview.
+import { overviewQuery } from '../../http/routes/overview.js';
+import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+
+export async function show(io: Io, opts: { days?: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const query = await validateInput<{ days: number }>(overviewQuery, { days: opts.days });
+    const o = await ctx.overview.get({ days: query.days });
+    if (opts.json) return printJson(io, o);
+    const out = (s: string) => io.stdout.write(s + '\n');
+    out(`members: ${o.members.total} (${o.members.with_balance} with a non-zero balance)`);
+    out('');
+    out('liabilities:');
+    printTable(io, o.liabilities, ['currency', 'available', 'pending', 'overdrawn', 'members_overdrawn']);
+    out('');
+    out(`orders recorded in the last ${o.orders.days} days (since ${o.orders.since}):`);
+    printTable(io, o.orders.by_status as unknown as Record<string, unknown>[], ['status', 'currency', 'count', 'commission', 'cashback', 'referral', 'margin']);
+    out('');
+    out(`pending payouts: ${o.payouts.pending.count}`);
+    if (o.payouts.pending.count > 0) printTable(io, o.payouts.pending.by_currency, ['currency', 'count', 'amount']);
+    out('');
+    out(`unmatched orders: ${o.unmatched_orders.count}`);
+  });
+}

@@ -1,0 +1,85 @@
+// Members' payouts: /payouts (list, create), /payouts/{id}, and the two ways a payout closes.
+import Joi from 'joi';
+import { PAYOUT_STATUSES } from '../../services/payouts.js';
+import { paging } from '../rest/schema.js';
+import { created, PagedResult, type RouteDef } from '../rest/types.js';
+
+const id = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+const currency = Joi.string().pattern(/^[A-Z]{3}$/).description('ISO 4217 code (default: the site currency).');
+
+/** Input schemas, shared with `cashtrack payouts ...`. */
+export const payoutSchemas = {
+  list: Joi.object({
+    ...paging,
+    status: Joi.string().valid(...PAYOUT_STATUSES),
+    member_id: id.description('Only this member.'),
+    currency,
+  }),
+  create: Joi.object({
+    member_id: id.required(),
+    amount: Joi.string().max(40).required().description('Decimal string in the currency, e.g. "25.00".'),
+    currency,
+    method: Joi.string().trim().min(1).max(64).required().description('How the money is sent, e.g. paypal or bank_transfer.'),
+    details: Joi.string().trim().max(1000).allow('', null).description('Where it is sent (PayPal address, IBAN...). Shown to administrators, never logged.'),
+    note: Joi.string().trim().max(500).allow('', null),
+  }),
+  complete: Joi.object({ reference: Joi.string().trim().max(191).allow('', null).description("The payment's reference, e.g. the PayPal transaction id.") }),
+  cancel: Joi.object({ reason: Joi.string().trim().min(1).max(500).required().description('Why it is cancelled; the amount is credited back.') }),
+  payoutId: Joi.object({ id: id.required() }),
+};
+
+export const payoutsRoutes: RouteDef[] = [
+  {
+    id: 'payouts.list',
+    method: 'GET',
+    path: '/payouts',
+    auth: 'manage_options',
+    description: 'Payouts, newest first.',
+    validate: { query: payoutSchemas.list },
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.payouts.list(query as never);
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
+  },
+  {
+    id: 'payouts.get',
+    method: 'GET',
+    path: '/payouts/{id}',
+    auth: 'manage_options',
+    description: 'One payout.',
+    validate: { params: payoutSchemas.payoutId, query: Joi.object({}) },
+    handler: ({ params }, ctx) => ctx.payouts.get(params.id),
+  },
+  {
+    id: 'payouts.create',
+    method: 'POST',
+    path: '/payouts',
+    auth: 'manage_options',
+    idempotent: true,
+    description: "Pay a member out: the amount is debited from the member's balance at once.",
+    validate: { payload: payoutSchemas.create },
+    async handler({ payload, actor, idempotency }, ctx) {
+      return created(await ctx.payouts.create(payload as never, actor, idempotency?.record(201)));
+    },
+  },
+  {
+    id: 'payouts.complete',
+    method: 'POST',
+    path: '/payouts/{id}/complete',
+    auth: 'manage_options',
+    idempotent: true,
+    description: 'Mark a pending payout paid.',
+    validate: { params: payoutSchemas.payoutId, payload: payoutSchemas.complete },
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.complete(params.id, payload, actor, idempotency?.record(200)),
+  },
+  {
+    id: 'payouts.cancel',
+    method: 'POST',
+    path: '/payouts/{id}/cancel',
+    auth: 'manage_options',
+    idempotent: true,
+    description: 'Cancel a pending payout and credit its amount back.',
+    validate: { params: payoutSchemas.payoutId, payload: payoutSchemas.cancel },
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.cancel(params.id, payload as never, actor, idempotency?.record(200)),
+  },
+];

@@ -1,0 +1,57 @@
+// Referrals: who referred whom, what the referrer earned, adding and ending a referral.
+import Joi from 'joi';
+import { flag, paging } from '../rest/schema.js';
+import { created, PagedResult, type RouteDef } from '../rest/types.js';
+
+const memberId = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+
+/** Input schemas, shared with `cashtrack referrals ...`. */
+export const referralSchemas = {
+  list: Joi.object({
+    ...paging,
+    referrer_id: memberId.description('Only referrals by this member.'),
+    referee_id: memberId.description('Only referrals of this member.'),
+    active: flag().description('true: only live referrals; false: only ended ones.'),
+  }),
+  create: Joi.object({
+    referrer_id: memberId.required().description('The member who referred.'),
+    referee_id: memberId.required().description('The member who was referred.'),
+  }),
+  referee: Joi.object({ referee_id: memberId.required() }),
+};
+
+export const referralsRoutes: RouteDef[] = [
+  {
+    id: 'referrals.list',
+    method: 'GET',
+    path: '/referrals',
+    auth: 'manage_options',
+    description: 'Referrals with what each referrer earned, newest first.',
+    validate: { query: referralSchemas.list },
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.referrals.list(query as never);
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
+  },
+  {
+    id: 'referrals.create',
+    method: 'POST',
+    path: '/referrals',
+    auth: 'manage_options',
+    idempotent: true,
+    description: 'Make a member the referrer of another (one live referrer each, no cycles).',
+    validate: { payload: referralSchemas.create },
+    async handler({ payload, actor, idempotency }, ctx) {
+      return created(await ctx.referrals.add(payload as never, actor, idempotency?.record(201)));
+    },
+  },
+  {
+    id: 'referrals.remove',
+    method: 'DELETE',
+    path: '/referrals/{referee_id}',
+    auth: 'manage_options',
+    description: "End a member's live referral: future cashback only, past credits stay.",
+    validate: { params: referralSchemas.referee, payload: Joi.object({}) },
+    handler: ({ params, actor }, ctx) => ctx.referrals.remove(params.referee_id, actor),
+  },
+];

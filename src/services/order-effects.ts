@@ -1,0 +1,109 @@
+// What an order's status means for its member's ledger: pending cashback counts in `pending`,
+// approval posts the cashback credit and the referrer's share, a decline after approval reverses
+// them. Always inside the caller's transaction, with the order row locked.
+import type { Transaction } from 'sequelize';
+import type { Database } from '../db/database.js';
+import { toInt } from '../db/values.js';
+import { ServiceError } from '../errors.js';
+import { applyRate, parsePercent, type Rate } from '../money.js';
+import type { LedgerService } from './ledger.js';
+import type { OrderRow, OrderStatus } from './order-rows.js';
+import type { ReferralService } from './referrals.js';
+
+export const orderLabel = (row: { network: string; transaction_id: string }) => `${row.network}:${row.transaction_id}`;
+export const withNote = (text: string, note: string | null | undefined) => (note ? `${text}: ${note}` : text).slice(0, 500);
+
+export interface OrderEffectsDeps {
+  db: Database;
+  ledger: LedgerService;
+  referrals: ReferralService;
+  /** `referrals.share_percent`. */
+  referralShare: string;
+}
+
+/** Posts and reverses an order's credits and moves its pending cashback. */
+export class OrderEffects {
+  private share: Rate | null = null;
+
+  constructor(private readonly deps: OrderEffectsDeps) {}
+
+  private referralRate(): Rate {
+    if (!this.share) {
+      try {
+        this.share = parsePercent(this.deps.referralShare, 'referrals.share_percent');
+      } catch {
+        throw new ServiceError('svc_invalid_config', `Invalid configuration CASHTRACK_REFERRAL_SHARE_PERCENT (referrals.share_percent): must be a percentage from 0 to 100.`, 500, { key: 'referrals.share_percent' });
+      }
+    }
+    return this.share;
+  }
+
+  /** The ledger effects of an order's current status for its member: pending counts as pending, approved is credited. */
+  async enter(row: OrderRow, actor: string, note: string | null, t: Transaction): Promise<Record<string, unknown>> {
+    if (row.member_id === null) return {};
+    if (row.status === 'pending') await this.deps.ledger.addPending(row.member_id, row.currency, row.cashback, t);
+    if (row.status === 'approved') return this.credit(row, actor, note, t);
+    return {};
+  }
+
+  /** A pending order's cashback (or currency) was corrected: its member's `pending` follows. */
+  async reprice(row: OrderRow, currency: string, cashback: number, t: Transaction): Promise<void> {
+    if (row.member_id === null) return;
+    if (currency === row.currency) return this.deps.ledger.addPending(row.member_id, currency, cashback - row.cashback, t);
+    await this.deps.ledger.addPending(row.member_id, row.currency, -row.cashback, t);
+    await this.deps.ledger.addPending(row.member_id, currency, cashback, t);
+  }
+
+  /** The ledger side of a status move (the caller checked that the rules allow it). */
+  async move(row: OrderRow, from: OrderStatus, to: OrderStatus, actor: string, note: string | null, t: Transaction): Promise<Record<string, unknown>> {
+    if (row.member_id === null) return {};
+    const effects: Record<string, unknown> = {};
+    if (from === 'pending') await this.deps.ledger.addPending(row.member_id, row.currency, -row.cashback, t);
+    if (from === 'approved') effects.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
+    if (to === 'approved') Object.assign(effects, await this.credit(row, actor, note, t));
+    return effects;
+  }
+
+  /** Posts the cashback credit and, for a member with a live referrer, the referral credit. */
+  async credit(row: OrderRow, actor: string, note: string | null, t: Transaction): Promise<{ cashback_entry_id?: number; referral_entry_id?: number }> {
+    if (row.member_id === null || row.cashback <= 0) return {};
+    const entry = await this.deps.ledger.post(
+      { memberId: row.member_id, currency: row.currency, type: 'cashback', amount: row.cashback, sourceType: 'order', sourceId: row.id, orderId: row.id, note: withNote(`Cashback for order ${orderLabel(row)}`, note), actor },
+      t,
+    );
+    const referral = await this.deps.referrals.liveReferralOf(row.member_id, t);
+    const share = referral ? applyRate(row.cashback, this.referralRate()) : 0;
+    if (!referral || share <= 0) return { cashback_entry_id: entry.id };
+    const bonus = await this.deps.ledger.post(
+      {
+        memberId: referral.referrer_id,
+        currency: row.currency,
+        type: 'referral',
+        amount: share,
+        sourceType: 'referral',
+        sourceId: referral.id,
+        orderId: row.id,
+        note: withNote(`Referral share of order ${orderLabel(row)} of member ${row.member_id}`, note),
+        actor,
+      },
+      t,
+    );
+    return { cashback_entry_id: entry.id, referral_entry_id: bonus.id };
+  }
+
+  /**
+   * Reverses the order's standing cashback and referral credits (those not reversed already, e.g.
+   * by an administrator). A locking read on MariaDB, so a reversal committed meanwhile is seen.
+   */
+  async reverseCredits(row: OrderRow, actor: string, note: string, t: Transaction): Promise<number[]> {
+    const standing = await this.deps.db.select<{ id: unknown }>(
+      `SELECT e.id FROM ledger_entries e LEFT JOIN ledger_entries x ON x.reverses_id = e.id
+       WHERE e.order_id = ? AND e.type IN ('cashback', 'referral') AND x.id IS NULL ORDER BY e.id${this.deps.db.dialect === 'mysql' ? ' FOR UPDATE' : ''}`,
+      [row.id],
+      t,
+    );
+    const reversed: number[] = [];
+    for (const s of standing) reversed.push((await this.deps.ledger.reverseWithin(toInt(s.id), note, actor, t)).reversal.id);
+    return reversed;
+  }
+}

@@ -1,0 +1,123 @@
+// The back office at a glance: members, what the site owes them, recent orders and the site's
+// margin on them, pending payouts, unmatched orders. Aggregate queries only, never rows.
+import type { Clock } from '../clock.js';
+import type { Database } from '../db/database.js';
+import { toInt } from '../db/values.js';
+import { formatAmount, toMinor } from '../money.js';
+
+export const ORDER_STATUSES_SHOWN = ['pending', 'approved', 'declined'] as const;
+
+export interface OrderStatusSummary {
+  status: string;
+  currency: string;
+  count: number;
+  sale_amount: string;
+  commission: string;
+  /** Sum of the cashback stored on the orders. */
+  cashback: string;
+  /** Referral credits standing on the ledger for these orders (credits minus their reversals). */
+  referral: string;
+  /** commission − cashback − referral; null for declined orders (no commission is paid for them). */
+  margin: string | null;
+}
+
+export interface Overview {
+  generated_at: string;
+  currency: string;
+  members: { total: number; with_balance: number };
+  liabilities: { currency: string; available: string; pending: string; overdrawn: string; members_overdrawn: number }[];
+  orders: { days: number; since: string; by_status: OrderStatusSummary[] };
+  payouts: { pending: { count: number; by_currency: { currency: string; count: number; amount: string }[] } };
+  unmatched_orders: { count: number };
+}
+
+export interface OverviewServiceDeps {
+  db: Database;
+  clock: Clock;
+  /** The site currency. */
+  currency: string;
+}
+
+const statusRank = (s: string) => {
+  const i = (ORDER_STATUSES_SHOWN as readonly string[]).indexOf(s);
+  return i < 0 ? ORDER_STATUSES_SHOWN.length : i;
+};
+
+/** Computes the overview with one aggregate query per section. */
+export class OverviewService {
+  constructor(private readonly deps: OverviewServiceDeps) {}
+
+  async get(options: { days?: number } = {}): Promise<Overview> {
+    const db = this.deps.db;
+    const now = this.deps.clock.now();
+    const days = options.days ?? 30;
+    const since = new Date(now.getTime() - days * 86_400_000);
+    const [members, liabilities, orders, referrals, payouts, unmatched] = await Promise.all([
+      db.select<Record<string, unknown>>(
+        `SELECT (SELECT COUNT(*) FROM users WHERE role = 'member') AS total,
+                (SELECT COUNT(DISTINCT b.member_id) FROM balances b JOIN users u ON u.id = b.member_id WHERE u.role = 'member' AND b.available <> 0) AS with_balance`,
+      ),
+      db.select<Record<string, unknown>>(
+        `SELECT currency, SUM(available) AS available, SUM(pending) AS pending,
+                SUM(CASE WHEN available < 0 THEN available ELSE 0 END) AS overdrawn,
+                SUM(CASE WHEN available < 0 THEN 1 ELSE 0 END) AS members_overdrawn
+         FROM balances GROUP BY currency ORDER BY currency`,
+      ),
+      db.select<Record<string, unknown>>(
+        `SELECT status, currency, COUNT(*) AS n, SUM(sale_amount) AS sale_amount, SUM(commission) AS commission, SUM(cashback) AS cashback
+         FROM orders WHERE created_at >= ? GROUP BY status, currency`,
+        [since],
+      ),
+      db.select<Record<string, unknown>>(
+        `SELECT o.status, o.currency, SUM(e.amount) AS referral
+         FROM orders o JOIN ledger_entries e ON e.order_id = o.id LEFT JOIN ledger_entries x ON x.id = e.reverses_id
+         WHERE o.created_at >= ? AND e.currency = o.currency AND (e.type = 'referral' OR (e.type = 'reversal' AND x.type = 'referral'))
+         GROUP BY o.status, o.currency`,
+        [since],
+      ),
+      db.select<Record<string, unknown>>("SELECT currency, COUNT(*) AS n, SUM(amount) AS amount FROM payouts WHERE status = 'pending' GROUP BY currency ORDER BY currency"),
+      db.select<Record<string, unknown>>('SELECT COUNT(*) AS n FROM orders WHERE member_id IS NULL'),
+    ]);
+
+    const referralBy = new Map(referrals.map((r) => [`${String(r.status)}/${String(r.currency)}`, toMinor(r.referral)]));
+    const byStatus: OrderStatusSummary[] = orders
+      .map((r) => {
+        const status = String(r.status);
+        const currency = String(r.currency);
+        const commission = toMinor(r.commission);
+        const cashback = toMinor(r.cashback);
+        const referral = referralBy.get(`${status}/${currency}`) ?? 0;
+        return {
+          status,
+          currency,
+          count: toInt(r.n),
+          sale_amount: formatAmount(toMinor(r.sale_amount), currency),
+          commission: formatAmount(commission, currency),
+          cashback: formatAmount(cashback, currency),
+          referral: formatAmount(referral, currency),
+          margin: status === 'declined' ? null : formatAmount(BigInt(commission) - BigInt(cashback) - BigInt(referral), currency),
+        };
+      })
+      .sort((a, b) => statusRank(a.status) - statusRank(b.status) || a.status.localeCompare(b.status) || a.currency.localeCompare(b.currency));
+
+    const pendingPayouts = payouts.map((r) => ({ currency: String(r.currency), count: toInt(r.n), amount: formatAmount(toMinor(r.amount), String(r.currency)) }));
+    return {
+      generated_at: now.toISOString(),
+      currency: this.deps.currency,
+      members: { total: toInt(members[0].total), with_balance: toInt(members[0].with_balance) },
+      liabilities: liabilities.map((r) => {
+        const currency = String(r.currency);
+        return {
+          currency,
+          available: formatAmount(toMinor(r.available), currency),
+          pending: formatAmount(toMinor(r.pending), currency),
+          overdrawn: formatAmount(toMinor(r.overdrawn), currency),
+          members_overdrawn: toInt(r.members_overdrawn ?? 0),
+        };
+      }),
+      orders: { days, since: since.toISOString(), by_status: byStatus },
+      payouts: { pending: { count: pendingPayouts.reduce((n, p) => n + p.count, 0), by_currency: pendingPayouts } },
+      unmatched_orders: { count: toInt(unmatched[0].n) },
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, dialects, type TestDatabase } from '../helpers/context.js';
+import { runCli } from '../helpers/cli.js';
+
+type Json = Record<string, any>;
+
+for (const dialect of dialects) {
+  describe(`cashtrack orders and referrals [${dialect}]`, () => {
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase(dialect);
+      expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
+      for (const login of ['zoe', 'yan']) expect((await runCli(['users', 'create', login, '--email', `${login}@example.com`], { db })).code).toBe(0);
+    });
+    afterAll(() => db.drop());
+
+    it('creates, lists, shows, approves and assigns orders, and the ledger verifies clean', async () => {
+      const created = await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-1', '--sale-amount', '60.00', '--commission', '6.00', '--member', 'zoe', '--note', 'claim 7', '--json'], { db });
+      expect(created.code).toBe(0);
+      const order = created.json<Json>();
+      expect(order).toMatchObject({ status: 'pending', cashback: '3.00', member: { login: 'zoe' }, changes: ['created'] });
+      const again = await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-1', '--sale-amount', '60.00', '--commission', '6.00', '--member', 'zoe', '--note', 'claim 7'], { db });
+      expect(again.stdout).toMatch(/unchanged \(already recorded\)/);
+      const approved = await runCli(['orders', 'update', String(order.id), '--status', 'approved', '--note', 'ok', '--json'], { db });
+      expect(approved.json<Json>()).toMatchObject({ status: 'approved', changes: ['status', 'note'] });
+      const unmatched = (await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-2', '--sale-amount', '10.00', '--commission', '2.00', '--sub-id', 'stranger', '--note', 'claim 8', '--json'], { db })).json<Json>();
+      expect(unmatched.member).toBeNull();
+      const listed = await runCli(['orders', 'list', '--unmatched', '--json'], { db });
+      expect(listed.json<Json[]>().map((o) => o.id)).toEqual([unmatched.id]);
+      const assigned = await runCli(['orders', 'assign', String(unmatched.id), 'yan'], { db });
+      expect(assigned.code).toBe(0);
+      expect(assigned.stdout).toMatch(/changed \(member\).*member yan/);
+      const shown = await runCli(['orders', 'show', String(order.id)], { db });
+      expect(shown.stdout).toMatch(/cashback\s+3\.00 USD \(percent_commission 50\)/);
+      const table = await runCli(['orders', 'list'], { db });
+      expect(table.stdout).toMatch(/^ID\s+CREATED_AT\s+NETWORK/);
+      expect(table.stdout).toMatch(/2 order\(s\)/);
+      const verify = await runCli(['ledger', 'verify', '--json'], { db });
+      expect(verify.json()).toEqual({ ok: true, discrepancies: [] });
+    });
+
+    it('refuses bad input with the REST and service codes and exit 1, usage errors with exit 2', async () => {
+      const bad = await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-9', '--sale-amount', '1.001', '--commission', '1.00', '--note', 'x'], { db });
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/^svc_invalid_amount: /);
+      const missing = await runCli(['orders', 'update', '999999', '--status', 'approved'], { db });
+      expect(missing.stderr).toMatch(/^svc_order_not_found: /);
+      const nothing = await runCli(['orders', 'update', '1'], { db });
+      expect(nothing.stderr).toMatch(/^rest_invalid_param: /);
+      expect((await runCli(['orders', 'list', '--status', 'lost'], { db })).code).toBe(2);
+      expect((await runCli(['orders', 'create', '--network', 'awin'], { db })).code).toBe(2);
+    });
+
+    it('adds, lists and removes referrals, and refuses a cycle', async () => {
+      const added = await runCli(['referrals', 'add', 'zoe', 'yan', '--json'], { db });
+      expect(added.code).toBe(0);
+      expect(added.json<Json>()).toMatchObject({ referrer: { login: 'zoe' }, referee: { login: 'yan' }, active: true });
+      const cycle = await runCli(['referrals', 'add', 'yan', 'zoe'], { db });
+      expect(cycle.code).toBe(1);
+      expect(cycle.stderr).toMatch(/^svc_referral_cycle: /);
+      const list = await runCli(['referrals', 'list', '--active'], { db });
+      expect(list.stdout).toMatch(/zoe\s+yan/);
+      const removed = await runCli(['referrals', 'remove', 'yan'], { db });
+      expect(removed.stdout).toMatch(/ended: zoe no longer earns from yan/);
+      expect((await runCli(['referrals', 'remove', 'yan'], { db })).stderr).toMatch(/^svc_referral_not_found: /);
+    });
+  });
+}

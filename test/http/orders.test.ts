@@ -1,0 +1,194 @@
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { Server } from '@hapi/hapi';
+import { describeEachDialect } from '../helpers/context.js';
+import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+
+type Json = Record<string, any>;
+
+describeEachDialect('orders over REST', (use) => {
+  let server: Server;
+  let admin: Actor;
+  let seq = 0;
+
+  beforeAll(async () => {
+    server = await testServer(use().ctx);
+    admin = await createActor(use().ctx, 'administrator');
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  afterEach(async () => {
+    expect(await use().ctx.ledger.verify()).toEqual([]);
+  });
+
+  const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
+  const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+    server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization, ...headers } });
+  const member = async () => {
+    const user = await use().ctx.users.create({ login: `buyer${++seq}`, email: `buyer${seq}@example.com`, display_name: `Buyer ${seq}` });
+    return user.id;
+  };
+  const claim = (extra: Json = {}) => ({ network: 'awin', transaction_id: `TX-${++seq}`, sale_amount: '80.00', commission: '8.00', note: 'missing cashback claim #12', ...extra });
+
+  it('records a manual order with 201, and answers 200 with duplicate: true when it is sent again', async () => {
+    const id = await member();
+    const payload = claim({ member_id: id, merchant_ref: 'ORD-5521', advertiser: '7001', event_at: '2026-11-20T10:00:00Z' });
+    const res = await post('/orders', payload);
+    expect(res.statusCode).toBe(201);
+    const body = res.result as Json;
+    expect(body).toMatchObject({
+      network: 'awin',
+      transaction_id: payload.transaction_id,
+      merchant_ref: 'ORD-5521',
+      advertiser: '7001',
+      member: { id, login: `buyer${seq - 1}`, display_name: `Buyer ${seq - 1}` },
+      sale_amount: '80.00',
+      commission: '8.00',
+      currency: 'USD',
+      cashback: '4.00',
+      cashback_rule: { type: 'percent_commission', value: '50', currency: null },
+      status: 'pending',
+      source: 'manual',
+      cashback_entry_id: null,
+      referral: null,
+      event_at: '2026-11-20T10:00:00.000Z',
+      note: 'missing cashback claim #12',
+      raw: null,
+      duplicate: false,
+      changes: ['created'],
+      ignored: [],
+    });
+    expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const again = await post('/orders', payload);
+    expect(again.statusCode).toBe(200);
+    expect(again.result).toMatchObject({ id: body.id, duplicate: true, changes: [] });
+    const one = await get(`/orders/${body.id}`);
+    expect(one.statusCode).toBe(200);
+    expect(one.result).toMatchObject({ id: body.id, status: 'pending', member: { id } });
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).pending).toBe('4.00');
+  });
+
+  it('replays POST /orders for the same Idempotency-Key without a second effect, and refuses the key with another body', async () => {
+    const id = await member();
+    const payload = claim({ member_id: id, status: 'approved' });
+    const key = `order-key-${seq}`;
+    const first = await post('/orders', payload, { 'idempotency-key': key });
+    const retry = await post('/orders', payload, { 'idempotency-key': key });
+    expect(first.statusCode).toBe(201);
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.result).toEqual(JSON.parse(first.payload));
+    const other = await post('/orders', { ...payload, commission: '9.00' }, { 'idempotency-key': key });
+    expect(other.statusCode).toBe(422);
+    expect(other.result).toMatchObject({ code: 'svc_idempotency_key_reused' });
+    const { items } = await use().ctx.ledger.listEntries({ member_id: id, page: 1, per_page: 10 });
+    expect(items).toHaveLength(1);
+    // A refusal is replayed too.
+    const bad = await post(`/orders/${(first.result as Json).id}`, { status: 'pending' }, { 'idempotency-key': `${key}-bad` });
+    const badAgain = await post(`/orders/${(first.result as Json).id}`, { status: 'pending' }, { 'idempotency-key': `${key}-bad` });
+    expect([bad.statusCode, badAgain.statusCode]).toEqual([409, 409]);
+    expect(badAgain.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('approves, declines and re-approves through POST /orders/{id} with the ledger following', async () => {
+    const id = await member();
+    const { id: orderId } = (await post('/orders', claim({ member_id: id }))).result as Json;
+    const approved = await post(`/orders/${orderId}`, { status: 'approved', note: 'shop confirmed' });
+    expect(approved.statusCode).toBe(200);
+    expect(approved.result).toMatchObject({ status: 'approved', changes: ['status', 'note'], note: 'shop confirmed' });
+    expect((approved.result as Json).cashback_entry_id).toEqual(expect.any(Number));
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('4.00');
+    const declined = await post(`/orders/${orderId}`, { status: 'declined' });
+    expect(declined.result).toMatchObject({ status: 'declined', cashback_entry_id: null });
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('0.00');
+    await post(`/orders/${orderId}`, { status: 'approved' });
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('4.00');
+    const same = await post(`/orders/${orderId}`, { status: 'approved' });
+    expect(same.result).toMatchObject({ duplicate: true });
+  });
+
+  it('refuses moves the rules forbid and amounts after pending with 409', async () => {
+    const id = await member();
+    const { id: orderId } = (await post('/orders', claim({ member_id: id, status: 'approved' }))).result as Json;
+    const back = await post(`/orders/${orderId}`, { status: 'pending' });
+    expect(back.statusCode).toBe(409);
+    expect(back.result).toMatchObject({ code: 'svc_invalid_transition', data: { status: 409, from: 'approved', to: 'pending' } });
+    const amounts = await post(`/orders/${orderId}`, { commission: '1.00' });
+    expect(amounts.statusCode).toBe(409);
+    expect(amounts.result).toMatchObject({ code: 'svc_order_not_pending' });
+    const pending = (await post('/orders', claim({ member_id: id }))).result as Json;
+    const corrected = await post(`/orders/${pending.id}`, { sale_amount: '100.00', commission: '12.00' });
+    expect(corrected.result).toMatchObject({ sale_amount: '100.00', commission: '12.00', cashback: '6.00', changes: ['amounts'] });
+  });
+
+  it('lists orders newest first with filters and paging headers', async () => {
+    const id = await member();
+    const a = (await post('/orders', claim({ member_id: id, network: 'listnet', advertiser: 'shop-1', merchant_ref: 'MR-ALPHA' }))).result as Json;
+    const b = (await post('/orders', claim({ member_id: id, network: 'listnet', advertiser: 'shop-2', status: 'approved' }))).result as Json;
+    const c = (await post('/orders', claim({ network: 'listnet', sub_id: 'no-such-login', transaction_id: 'LIST-Ü-1'.replace('Ü', 'U') }))).result as Json;
+    const all = await get('/orders?network=listnet&per_page=2');
+    expect(all.statusCode).toBe(200);
+    expect(all.headers['x-wp-total']).toBe('3');
+    expect(all.headers['x-wp-totalpages']).toBe('2');
+    expect((all.result as Json[]).map((o) => o.id)).toEqual([c.id, b.id]);
+    expect((all.result as Json[])[0]).not.toHaveProperty('raw');
+    const ids = async (query: string) => ((await get(`/orders?network=listnet&${query}`)).result as Json[]).map((o) => o.id);
+    expect(await ids('status=approved')).toEqual([b.id]);
+    expect(await ids(`member_id=${id}`)).toEqual([b.id, a.id]);
+    expect(await ids('unmatched=true')).toEqual([c.id]);
+    expect(await ids('unmatched=0')).toEqual([b.id, a.id]);
+    expect(await ids('advertiser=shop-1')).toEqual([a.id]);
+    expect(await ids('search=MR-AL')).toEqual([a.id]);
+    expect(await ids('search=LIST-U')).toEqual([c.id]);
+    expect(await ids('search=%C3%BC')).toEqual([]);
+    expect(await ids(`after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toEqual([]);
+    expect(await ids(`before=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toHaveLength(3);
+  });
+
+  it('assigns an unmatched order and applies its effects; refuses an order that has a member', async () => {
+    const id = await member();
+    const other = await member();
+    const order = (await post('/orders', claim({ sub_id: 'ghost', status: 'approved' }))).result as Json;
+    expect(order.member).toBeNull();
+    const res = await post(`/orders/${order.id}/assign`, { member_id: id });
+    expect(res.statusCode).toBe(200);
+    expect(res.result).toMatchObject({ member: { id }, changes: ['member'] });
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('4.00');
+    const taken = await post(`/orders/${order.id}/assign`, { member_id: other });
+    expect(taken.statusCode).toBe(409);
+    expect(taken.result).toMatchObject({ code: 'svc_order_already_assigned', data: { member_id: id } });
+    expect((await post('/orders/99999999/assign', { member_id: id })).result).toMatchObject({ code: 'svc_order_not_found', data: { status: 404 } });
+    expect((await post(`/orders/${order.id}/assign`, { member_id: 99999999 })).result).toMatchObject({ code: 'svc_member_not_found', data: { status: 404 } });
+  });
+
+  it('answers bad input with defined codes', async () => {
+    const id = await member();
+    const code = async (payload: Json) => {
+      const res = await post('/orders', claim({ member_id: id, ...payload }));
+      return [res.statusCode, (res.result as Json).code];
+    };
+    for (const amount of ['-1.00', '0', 'abc', '1.001', '1e5', '1000000000000000000']) expect(await code({ commission: amount })).toEqual([400, 'svc_invalid_amount']);
+    expect(await code({ sale_amount: 12.5 })).toEqual([400, 'rest_invalid_param']);
+    expect(await code({ member_id: 99999999 })).toEqual([404, 'svc_member_not_found']);
+    expect(await code({ currency: 'ZZZ' })).toEqual([400, 'svc_invalid_currency']);
+    expect(await code({ currency: 'usd' })).toEqual([400, 'rest_invalid_param']);
+    expect(await code({ status: 'paid' })).toEqual([400, 'rest_invalid_param']);
+    expect(await code({ transaction_id: 'tx with spaces' })).toEqual([400, 'rest_invalid_param']);
+    expect(await code({ network: 'nét' })).toEqual([400, 'rest_invalid_param']);
+    expect(await code({ note: undefined })).toEqual([400, 'rest_missing_callback_param']);
+    expect(await code({ surprise: 1 })).toEqual([400, 'rest_invalid_param']);
+    expect((await get('/orders/99999999')).result).toMatchObject({ code: 'svc_order_not_found', data: { status: 404 } });
+    expect((await post('/orders/99999999', { status: 'approved' })).statusCode).toBe(404);
+    expect((await post('/orders/1', {})).result).toMatchObject({ code: 'rest_invalid_param' });
+    expect((await post('/orders/1', { status: 'shipped' })).result).toMatchObject({ code: 'rest_invalid_param' });
+    expect((await get('/orders?status=lost')).statusCode).toBe(400);
+    expect((await get('/orders?unmatched=maybe')).statusCode).toBe(400);
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).pending).toBe('0.00');
+  });
+
+  it('answers 401 without credentials and 403 to a member', async () => {
+    const memberActor = await createActor(use().ctx, 'member');
+    expect((await server.inject({ url: `${NS}/orders` })).statusCode).toBe(401);
+    expect((await server.inject({ method: 'POST', url: `${NS}/orders`, payload: claim(), headers: { authorization: memberActor.authorization } })).statusCode).toBe(403);
+  });
+});

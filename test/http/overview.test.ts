@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Server } from '@hapi/hapi';
+import type { Context } from '../../src/context.js';
+import { describeEachDialect } from '../helpers/context.js';
+import { runCli } from '../helpers/cli.js';
+import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+
+type Json = Record<string, any>;
+
+const DAY = 86_400_000;
+let txn = 0;
+
+/** An order row written directly (the orders service is not needed to count orders). */
+async function insertOrder(ctx: Context, o: { member_id: number | null; status: string; currency?: string; sale?: number; commission: number; cashback: number; ageDays?: number }): Promise<number> {
+  const at = new Date(Date.now() - (o.ageDays ?? 1) * DAY);
+  const { insertId } = await ctx.db.execute(
+    'INSERT INTO orders (network, transaction_id, member_id, sale_amount, commission, currency, cashback, status, source, status_changed_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ['awin', `T${++txn}`, o.member_id, o.sale ?? o.commission * 10, o.commission, o.currency ?? 'USD', o.cashback, o.status, 'manual', at, at, at],
+  );
+  return insertId!;
+}
+
+/** Posts an order-linked credit as the orders service would (cashback or referral). */
+async function credit(ctx: Context, memberId: number, type: 'cashback' | 'referral', amount: number, orderId: number, currency = 'USD'): Promise<number> {
+  const row = await ctx.db.transaction((t) => ctx.ledger.post({ memberId, currency, type, amount, sourceType: type === 'cashback' ? 'order' : 'referral', sourceId: orderId, orderId, actor: 'system' }, t));
+  return row.id;
+}
+
+describeEachDialect('the overview', (use) => {
+  let server: Server;
+  let admin: Actor;
+  const m: Record<string, number> = {};
+
+  beforeAll(async () => {
+    const { ctx } = use();
+    server = await testServer(ctx);
+    admin = await createActor(ctx, 'administrator');
+    for (const name of ['ann', 'bob', 'cat', 'dan']) m[name] = (await ctx.users.create({ login: `ov-${name}`, email: `ov-${name}@example.com` })).id;
+    const adjust = (member: number, type: 'credit' | 'debit', amount: string, currency = 'USD', allow_negative = false) =>
+      ctx.ledger.adjust({ member_id: member, type, amount, currency, note: 'seed', allow_negative }, 'test');
+
+    // Orders in the window: approved (matched and unmatched), pending, declined; one in EUR.
+    const o1 = await insertOrder(ctx, { member_id: m.ann, status: 'approved', commission: 1000, cashback: 500 });
+    await credit(ctx, m.ann, 'cashback', 500, o1);
+    await credit(ctx, m.bob, 'referral', 50, o1);
+    await insertOrder(ctx, { member_id: null, status: 'approved', commission: 200, cashback: 100 });
+    await insertOrder(ctx, { member_id: m.ann, status: 'pending', commission: 400, cashback: 200 });
+    await ctx.db.transaction((t) => ctx.ledger.addPending(m.ann, 'USD', 200, t));
+    const o4 = await insertOrder(ctx, { member_id: m.bob, status: 'declined', commission: 600, cashback: 300 });
+    const referral = await credit(ctx, m.cat, 'referral', 30, o4);
+    await ctx.ledger.reverse(referral, 'order declined', 'system');
+    await insertOrder(ctx, { member_id: m.ann, status: 'approved', currency: 'EUR', commission: 800, cashback: 400 });
+    // Outside the window (still unmatched).
+    await insertOrder(ctx, { member_id: null, status: 'pending', commission: 10_000, cashback: 5000, ageDays: 40 });
+
+    // Balances: ann 5.00 cashback + 50.00, bob 0.50 referral + 1000 JPY, cat overdrawn by the
+    // reversal and an adjustment, dan back to zero.
+    await adjust(m.ann, 'credit', '50.00');
+    await adjust(m.bob, 'credit', '1000', 'JPY');
+    await adjust(m.cat, 'debit', '2.00', 'USD', true);
+    await adjust(m.dan, 'credit', '3.00');
+    await adjust(m.dan, 'debit', '3.00');
+
+    // Payouts: ann 20.00 pending and 10.00 paid, bob 300 JPY pending.
+    await ctx.payouts.create({ member_id: m.ann, amount: '20.00', method: 'paypal' }, 'test');
+    const paid = await ctx.payouts.create({ member_id: m.ann, amount: '10.00', method: 'paypal' }, 'test');
+    await ctx.payouts.complete(paid.payout.id, {}, 'test');
+    await ctx.payouts.create({ member_id: m.bob, amount: '300', currency: 'JPY', method: 'bank_transfer' }, 'test');
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('sums members, liabilities, recent orders with margin, pending payouts and unmatched orders', async () => {
+    const res = await server.inject({ url: `${NS}/overview`, headers: { authorization: admin.authorization } });
+    expect(res.statusCode).toBe(200);
+    const o = res.result as Json;
+    expect(o.currency).toBe('USD');
+    expect(o.members).toEqual({ total: 4, with_balance: 3 });
+    // ann 5.00 + 50.00 - 30.00 = 25.00; bob 0.50; cat -0.30 + 0.30 - 2.00 = -2.00; dan 0.
+    expect(o.liabilities).toEqual([
+      { currency: 'JPY', available: '700', pending: '0', overdrawn: '0', members_overdrawn: 0 },
+      { currency: 'USD', available: '23.50', pending: '2.00', overdrawn: '-2.00', members_overdrawn: 1 },
+    ]);
+    expect(o.orders.days).toBe(30);
+    expect(o.orders.by_status).toEqual([
+      { status: 'pending', currency: 'USD', count: 1, sale_amount: '40.00', commission: '4.00', cashback: '2.00', referral: '0.00', margin: '2.00' },
+      { status: 'approved', currency: 'EUR', count: 1, sale_amount: '80.00', commission: '8.00', cashback: '4.00', referral: '0.00', margin: '4.00' },
+      { status: 'approved', currency: 'USD', count: 2, sale_amount: '120.00', commission: '12.00', cashback: '6.00', referral: '0.50', margin: '5.50' },
+      { status: 'declined', currency: 'USD', count: 1, sale_amount: '60.00', commission: '6.00', cashback: '3.00', referral: '0.00', margin: null },
+    ]);
+    expect(o.payouts).toEqual({
+      pending: {
+        count: 2,
+        by_currency: [
+          { currency: 'JPY', count: 1, amount: '300' },
+          { currency: 'USD', count: 1, amount: '20.00' },
+        ],
+      },
+    });
+    expect(o.unmatched_orders).toEqual({ count: 2 });
+    expect(await use().ctx.ledger.verify()).toEqual([]);
+  });
+
+  it('widens the order window with days and refuses a window past a year', async () => {
+    const auth = { authorization: admin.authorization };
+    const wide = (await server.inject({ url: `${NS}/overview?days=60`, headers: auth })).result as Json;
+    expect(wide.orders.by_status.find((r: Json) => r.status === 'pending' && r.currency === 'USD')).toMatchObject({ count: 2, commission: '104.00', margin: '52.00' });
+    const bad = await server.inject({ url: `${NS}/overview?days=0`, headers: auth });
+    expect(bad.statusCode).toBe(400);
+    expect((await server.inject({ url: `${NS}/overview?days=367`, headers: auth })).statusCode).toBe(400);
+  });
+
+  it('prints the same figures on the command line', async () => {
+    const { db } = use();
+    const json = await runCli(['overview', '--json'], { db });
+    expect(json.code).toBe(0);
+    expect(json.json<Json>()).toMatchObject({ members: { total: 4, with_balance: 3 }, unmatched_orders: { count: 2 } });
+    const text = await runCli(['overview'], { db });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('members: 4 (3 with a non-zero balance)');
+    expect(text.stdout).toMatch(/approved\s+USD\s+2\s+12\.00\s+6\.00\s+0\.50\s+5\.50/);
+    expect(text.stdout).toContain('pending payouts: 2');
+    expect(text.stdout).toContain('unmatched orders: 2');
+  });
+});
