@@ -71,9 +71,9 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const ledger = new LedgerService({ db, clock, logger, users, hooks, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, hooks, currency: config.currency, minimum: config.payouts.minimum });
   const overview = new OverviewService({ db, clock, currency: config.currency });
-  const cashback = new CashbackRuleService({ db, clock, logger, defaults: config.cashback, currency: config.currency });
+  const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger });
-  const orders = new OrderService({ db, clock, logger, ledger, cashback, referrals, currency: config.currency, referralShare: config.referrals.share_percent });
+  const orders = new OrderService({ db, clock, logger, ledger, cashback, referrals, hooks, currency: config.currency, referralShare: config.referrals.share_percent });
   return {
     config,
     clock,

@@ -61,3 +61,41 @@ describe('hooks', () => {
     expect(hooks.applyFilters('x.none', 5)).toBe(5);
   });
 });
+
+describe('order hooks', () => {
+  it('filters the cashback amount, announces recorded and status changes after commit, and caps the referral at the margin', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-ext-'));
+    const file = join(dir, 'orders-ext.mjs');
+    writeFileSync(
+      file,
+      `export const seen = [];
+       export function register(hooks) {
+         hooks.addFilter('${HOOKS.cashbackAmount}', 'test', (amount, { order }) => order.commission);
+         hooks.addAction('${HOOKS.orderRecorded}', 'test', (e) => seen.push(['recorded', e.order_id, e.status]));
+         hooks.addAction('${HOOKS.orderStatusChanged}', 'test', (e) => seen.push(['status', e.order_id, e.from, e.to]));
+       }`,
+    );
+    const t = await createTestContext('sqlite', { extensions: [file] });
+    try {
+      await loadContextExtensions(t.ctx);
+      const { seen } = (await import(file)) as { seen: unknown[][] };
+      const { ctx } = t;
+      const referrer = (await ctx.users.create({ login: 'ref-cap', email: 'ref-cap@example.com' })).id;
+      const member = (await ctx.users.create({ login: 'all-in', email: 'all-in@example.com' })).id;
+      await ctx.referrals.add({ referrer_id: referrer, referee_id: member }, 'user:1');
+      const order = await ctx.orders.record({ network: 'awin', transaction_id: 'H-1', source: 'postback', sale_amount: '100.00', commission: '10.00', member_id: member }, 'system');
+      expect(order.cashback).toBe('10.00'); // the filter gave the member the whole commission
+      await ctx.orders.record({ network: 'awin', transaction_id: 'H-1', source: 'postback', sale_amount: '100.00', commission: '10.00', member_id: member, status: 'approved' }, 'system');
+      expect((await ctx.ledger.balanceOf(member, 'USD')).available).toBe('10.00');
+      // Nothing is left of the commission, so the referrer's share is capped at zero.
+      expect((await ctx.ledger.balanceOf(referrer, 'USD')).available).toBe('0.00');
+      expect(seen).toEqual([
+        ['recorded', order.id, 'pending'],
+        ['status', order.id, 'pending', 'approved'],
+      ]);
+      expect(await ctx.ledger.verify()).toEqual([]);
+    } finally {
+      await destroyTestContext(t);
+    }
+  });
+});

@@ -12,6 +12,11 @@ export const HOOKS = {
   ledgerEntryPosted: 'cashtrack.ledger.entry_posted',
   payoutCreated: 'cashtrack.payout.created',
   payoutStatusChanged: 'cashtrack.payout.status_changed',
+  orderRecorded: 'cashtrack.order.recorded',
+  orderStatusChanged: 'cashtrack.order.status_changed',
+  orderAssigned: 'cashtrack.order.assigned',
+  /** Filter: an order's cashback in minor units, `(amount, { rule, order })`. */
+  cashbackAmount: 'cashtrack.cashback.amount',
 } as const;
 
 export interface HookLogger {

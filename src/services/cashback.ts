@@ -1,6 +1,7 @@
 // Cashback rules: the member's share of an order. Per network a default (advertiser ''), per
 // advertiser an optional override, and the configured default behind both. Amounts are minor
 // units; the member's cashback rounds down and never exceeds the commission (the rest is the site's).
+import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { Transaction } from 'sequelize';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
@@ -42,6 +43,7 @@ export interface CashbackServiceDeps {
   defaults: { default_type: CashbackType; default_value: string };
   /** The site currency: a flat default is in it. */
   currency: string;
+  hooks: HookBus;
 }
 
 function invalid(field: string, message: string): ServiceError {
@@ -201,7 +203,11 @@ export class CashbackRuleService {
       default:
         throw invalid('type', `Unknown cashback rule type ${String((rule as CashbackRule).type)}.`);
     }
-    return Math.max(0, Math.min(amount, order.commission));
+    // Extensions may change the amount (a promotion, a member tier); the bounds still hold.
+    const filtered = this.deps.hooks.applyFilters(HOOKS.cashbackAmount, amount, { rule, order });
+    const safe = Number.isSafeInteger(filtered) ? filtered : amount;
+    if (safe !== filtered) this.deps.logger.warning('cashback', 'A cashback filter returned a non-integer amount; it was ignored', { rule: rule.type });
+    return Math.max(0, Math.min(safe, order.commission));
   }
 
   private toScoped(network: string, row: Record<string, unknown>): ScopedCashbackRule {

@@ -72,7 +72,8 @@ export class OrderEffects {
       t,
     );
     const referral = await this.deps.referrals.liveReferralOf(row.member_id, t);
-    const share = referral ? applyRate(row.cashback, this.referralRate()) : 0;
+    // The referrer's share comes out of the site's margin and never exceeds it.
+    const share = referral ? Math.min(applyRate(row.cashback, this.referralRate()), Math.max(0, row.commission - row.cashback)) : 0;
     if (!referral || share <= 0) return { cashback_entry_id: entry.id };
     const bonus = await this.deps.ledger.post(
       {

@@ -1,6 +1,7 @@
 // Orders: conversions from the networks (postback, poll) or entered by hand, and their ledger
 // effects. Every change runs in one transaction with the order row locked, so the same network
 // transaction arriving twice, or by two routes at once, is counted once.
+import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { Transaction } from 'sequelize';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
@@ -66,6 +67,7 @@ export interface OrderServiceDeps {
   ledger: LedgerService;
   cashback: CashbackRuleService;
   referrals: ReferralService;
+  hooks: HookBus;
   /** The site currency (default of an order's currency). */
   currency: string;
   /** `referrals.share_percent`: the referrer's share of the referee's cashback. */
@@ -82,7 +84,8 @@ const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
 /** A TEXT column holds 65,535 bytes on MariaDB: the stored record stays below (in UTF-8 bytes, not characters). */
 const MAX_RAW_BYTES = 60_000;
 
-type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown> };
+/** A log line (and, for some, a hook) to emit once the transaction has committed. */
+type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown>; hook?: string };
 type Amounts = { sale: number; commission: number; currency: string };
 type Applied = { row: OrderRow; changes: string[]; ignored: string[]; events: LogEvent[] };
 
@@ -183,7 +186,7 @@ export class OrderService {
               row,
               changes: ['created'],
               ignored: [],
-              events: [{ level: 'info', message: 'Order recorded', context: { order_id: row.id, ...about, status, member_id: memberId, sub_id: subId, cashback: formatAmount(cashback, currency), currency, rule: encodeRule(rule), ...effects } }],
+              events: [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context: { order_id: row.id, ...about, status, member_id: memberId, sub_id: subId, cashback: formatAmount(cashback, currency), currency, rule: encodeRule(rule), ...effects } }],
             };
           } else {
             const ignored: string[] = [];
@@ -274,7 +277,7 @@ export class OrderService {
           await this.deps.db.execute('UPDATE orders SET member_id = ?, updated_at = ? WHERE id = ?', [memberId, now, id], t);
           const assigned = { ...row, member_id: memberId, updated_at: now };
           const effects = await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t);
-          applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', context: { order_id: id, member_id: memberId, status: row.status, actor, ...effects } }] };
+          applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context: { order_id: id, member_id: memberId, status: row.status, actor, ...effects } }] };
         }
         const result = await this.result(applied, t);
         await within?.(result, t);
@@ -374,7 +377,7 @@ export class OrderService {
         await this.deps.db.execute('UPDATE orders SET status = ?, status_changed_at = ?, updated_at = ? WHERE id = ?', [to, now, now, row.id], t);
         out.row = { ...current, status: to, status_changed_at: now, updated_at: now };
         out.changes.push('status');
-        out.events.push({ level: 'info', message: 'Order status changed', context: { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor, ...effects } });
+        out.events.push({ level: 'info', message: 'Order status changed', hook: HOOKS.orderStatusChanged, context: { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor, ...effects } });
       }
     }
     return out;
@@ -387,6 +390,9 @@ export class OrderService {
 
   /** Logs once the transaction has committed (a retried transaction logs once). */
   private emit(events: LogEvent[]): void {
-    for (const e of events) this.deps.logger[e.level]('orders', e.message, e.context);
+    for (const e of events) {
+      this.deps.logger[e.level]('orders', e.message, e.context);
+      if (e.hook) this.deps.hooks.doAction(e.hook, e.context);
+    }
   }
 }
