@@ -1,0 +1,105 @@
+// What every network module provides, built-in (Awin, Admitad, impact.com) or custom (data). The
+// services (advertiser sync, order polling, postbacks, coupons) speak only this interface.
+
+/** A programme the site has joined, as the network describes it (ids are strings). */
+export interface NetworkAdvertiser {
+  id: string;
+  name: string;
+  domain: string | null;
+  site_url: string | null;
+  logo_url: string | null;
+  /** Deeplink template of the network for this advertiser, if it gives one. */
+  tracking_template: string | null;
+  /** Commission as the network states it: decimal strings; percent values without the % sign. */
+  commission: { type: 'percent' | 'flat' | 'mixed'; min: string | null; max: string | null; currency: string | null } | null;
+  categories: string[];
+  countries: string[];
+  status: 'active' | 'inactive';
+  validation_days: number | null;
+  /** The network's own record, for the raw column (secrets never appear in it). */
+  raw: unknown;
+}
+
+export type TransactionStatus = 'pending' | 'approved' | 'declined';
+
+/** One conversion as a network reports it, normalised. Amounts are decimal strings. */
+export interface NetworkTransaction {
+  transaction_id: string;
+  status: TransactionStatus;
+  advertiser_id: string | null;
+  merchant_ref: string | null;
+  sub_id: string | null;
+  sale_amount: string;
+  commission: string;
+  currency: string;
+  clicked_at: Date | null;
+  event_at: Date | null;
+  raw: unknown;
+}
+
+export interface NetworkCoupon {
+  id: string;
+  advertiser_id: string;
+  code: string | null;
+  title: string;
+  description: string | null;
+  url: string | null;
+  starts_at: Date | null;
+  ends_at: Date | null;
+  raw: unknown;
+}
+
+/** The raw fields a postback carries, before status mapping and amount parsing. */
+export interface PostbackFields {
+  transaction_id?: string;
+  status?: string;
+  sale_amount?: string;
+  commission?: string;
+  currency?: string;
+  sub_id?: string;
+  advertiser_id?: string;
+  merchant_ref?: string;
+  event_time?: string;
+}
+
+export interface ConfigKey {
+  name: string;
+  description: string;
+  required: boolean;
+  /** Write-only: never returned by an API or printed by the CLI; redacted from logs. */
+  secret: boolean;
+}
+
+/** A module's settings (credentials, ids, base URL), as configured. */
+export type ModuleSettings = Record<string, string | undefined>;
+
+export interface ModuleRuntime {
+  settings: ModuleSettings;
+  /** Aborts a long sync or poll (job cancelled, daemon stopping). */
+  signal?: AbortSignal;
+  now(): Date;
+  log(level: 'debug' | 'info' | 'warning' | 'error', message: string, context?: Record<string, unknown>): void;
+}
+
+export interface NetworkModule {
+  id: string;
+  name: string;
+  /** The currency a network reports in when a record names none. */
+  defaultCurrency: string;
+  configKeys: ConfigKey[];
+  isConfigured(settings: ModuleSettings): boolean;
+  /** Joined programmes, a page at a time (pages as the network pages them). */
+  listAdvertisers(rt: ModuleRuntime): AsyncIterable<NetworkAdvertiser[]>;
+  getAdvertiser(rt: ModuleRuntime, id: string): Promise<NetworkAdvertiser | null>;
+  /** Transactions changed or created in [from, to), split into windows the network allows. */
+  listTransactions(rt: ModuleRuntime, window: { from: Date; to: Date }): AsyncIterable<NetworkTransaction[]>;
+  /** The widest window one request may ask for, and how far back the network keeps data. */
+  limits: { maxWindowDays: number; maxLookbackDays: number | null };
+  listCoupons?(rt: ModuleRuntime): AsyncIterable<NetworkCoupon[]>;
+  /** The tracking link that credits `sub_id` for a visit to `url` at `advertiser_id`. */
+  trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null }): string;
+  /** Reads the fields of one postback in the network's documented format (query and body). */
+  parsePostback(query: Record<string, string | string[] | undefined>, body: unknown): PostbackFields;
+  /** The network's status words → ours; unknown words are refused by the caller. */
+  statusMap: Record<string, TransactionStatus>;
+}
