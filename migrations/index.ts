@@ -16,9 +16,14 @@ import { createReferrals } from './20261122000013-create-referrals.js';
 import { addPayoutsClosedBy } from './20261123000001-add-payouts-closed-by.js';
 import { addOrdersCashbackRule } from './20261123000010-add-orders-cashback-rule.js';
 import { addOrdersTransactionIdIndex } from './20261123000011-add-orders-transaction-id-index.js';
+import { createNetworks } from './20261124000010-create-networks.js';
+import { createPostbacks } from './20261124000011-create-postbacks.js';
+import { createJobs } from './20261124000001-create-jobs.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
   addPayoutsClosedBy,
   addOrdersCashbackRule, addOrdersTransactionIdIndex,
+  createJobs,
+  createNetworks, createPostbacks,
 ];

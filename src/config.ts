@@ -34,8 +34,20 @@ export interface Config {
   referrals: { share_percent: string };
   /** Smallest payout, a decimal string in the site currency. */
   payouts: { minimum: string };
+  /** Persisted jobs: how many this process runs at once (0: none), leases, polling, retention. */
+  jobs: { concurrency: number; lease_seconds: number; poll_interval_ms: number; max_attempts: number; retention_days: number };
   /** Extension modules (paths) whose `register(hooks, ctx)` runs at start. */
   extensions: string[];
+  /** The postback endpoint (`/postback/{network}`): off until switched on, here and per network. */
+  postbacks: {
+    enabled: boolean;
+    retention_days: number;
+    max_query_bytes: number;
+    max_body_bytes: number;
+    signature_tolerance_seconds: number;
+  };
+  /** Settings of network modules by network id, under those set by `cashtrack networks configure`. */
+  networks: Record<string, Record<string, string>>;
 }
 
 /** Environment variables and the configuration key each one sets. Documented in README.md. */
@@ -64,7 +76,17 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_CASHBACK_DEFAULT_VALUE: 'cashback.default_value',
   CASHTRACK_REFERRAL_SHARE_PERCENT: 'referrals.share_percent',
   CASHTRACK_PAYOUT_MINIMUM: 'payouts.minimum',
+  CASHTRACK_JOBS_CONCURRENCY: 'jobs.concurrency',
+  CASHTRACK_JOBS_LEASE_SECONDS: 'jobs.lease_seconds',
+  CASHTRACK_JOBS_POLL_INTERVAL_MS: 'jobs.poll_interval_ms',
+  CASHTRACK_JOBS_MAX_ATTEMPTS: 'jobs.max_attempts',
+  CASHTRACK_JOBS_RETENTION_DAYS: 'jobs.retention_days',
   CASHTRACK_EXTENSIONS: 'extensions',
+  CASHTRACK_POSTBACKS_ENABLED: 'postbacks.enabled',
+  CASHTRACK_POSTBACKS_RETENTION_DAYS: 'postbacks.retention_days',
+  CASHTRACK_POSTBACKS_MAX_QUERY_BYTES: 'postbacks.max_query_bytes',
+  CASHTRACK_POSTBACKS_MAX_BODY_BYTES: 'postbacks.max_body_bytes',
+  CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: 'postbacks.signature_tolerance_seconds',
 };
 
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
@@ -117,6 +139,23 @@ const schema = Joi.object({
   payouts: Joi.object({
     minimum: Joi.string().pattern(/^\d{1,15}(\.\d{1,3})?$/).message('{{#label}} must be a decimal amount such as 10.00').required(),
   }).required(),
+  jobs: Joi.object({
+    concurrency: Joi.number().integer().min(0).max(64).required(),
+    lease_seconds: Joi.number().integer().min(1).max(3600).required(),
+    poll_interval_ms: Joi.number().integer().min(10).max(600_000).required(),
+    max_attempts: Joi.number().integer().min(1).max(100).required(),
+    retention_days: Joi.number().integer().min(1).max(3650).required(),
+  }).required(),
+  postbacks: Joi.object({
+    enabled: Joi.boolean().required(),
+    retention_days: Joi.number().integer().min(1).max(3650).required(),
+    max_query_bytes: Joi.number().integer().min(512).max(65_536).required(),
+    max_body_bytes: Joi.number().integer().min(1024).max(1024 * 1024).required(),
+    signature_tolerance_seconds: Joi.number().integer().min(30).max(3600).required(),
+  }).required(),
+  networks: Joi.object()
+    .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.object().pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')))
+    .required(),
 });
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../..' : '..');

@@ -10,8 +10,14 @@ import { AppPasswordService } from './services/app-passwords.js';
 import { AuthService } from './services/auth.js';
 import { CashbackRuleService } from './services/cashback.js';
 import { IdempotencyService } from './services/idempotency.js';
+import { JobService } from './services/jobs.js';
+import { JobRegistry, type JobType } from './jobs/registry.js';
+import { jobTypes } from './jobs/types/index.js';
 import { LedgerService } from './services/ledger.js';
 import { LogService } from './services/logs.js';
+import { NetworkService } from './services/networks.js';
+import { PostbackService } from './services/postbacks.js';
+import type { NetworkModule } from './networks/types.js';
 import { OrderService } from './services/orders.js';
 import { OverviewService } from './services/overview.js';
 import { PayoutService } from './services/payouts.js';
@@ -40,6 +46,9 @@ export interface Context {
   cashback: CashbackRuleService;
   referrals: ReferralService;
   orders: OrderService;
+  networks: NetworkService;
+  postbacks: PostbackService;
+  jobs: JobService;
   close(): Promise<void>;
 }
 
@@ -47,6 +56,10 @@ export interface ContextOptions {
   clock?: Clock;
   /** JSON log lines go here (the daemon: process.stdout); null for none. */
   logStream?: NodeJS.WritableStream | null;
+  /** The built-in network modules (tests pass doubles). */
+  networkModules?: NetworkModule[];
+  /** The job types this context knows (default: src/jobs/types); tests add their own. */
+  jobTypes?: JobType[];
 }
 
 export function buildContext(config: Config, options: ContextOptions = {}): Context {
@@ -74,6 +87,14 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger });
   const orders = new OrderService({ db, clock, logger, ledger, cashback, referrals, hooks, currency: config.currency, referralShare: config.referrals.share_percent });
+  const networks: NetworkService = new NetworkService({
+    db, clock, logger, keys, cashback,
+    modules: options.networkModules ?? [],
+    configured: config.networks,
+    postbackBaseUrl: () => postbacks.selfUrl,
+  });
+  const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });
+  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts });
   return {
     config,
     clock,
@@ -93,6 +114,9 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     cashback,
     referrals,
     orders,
+    networks,
+    postbacks,
+    jobs,
     async close() {
       await logger.close().catch(() => {});
       await db.close();

@@ -4,6 +4,7 @@ import type { Context } from './context.js';
 import { restHost } from './http/rest/host.js';
 import { routeTable } from './http/routes/index.js';
 import { registerSessionRoutes } from './http/session-routes.js';
+import { registerPostbackRoutes } from './http/postback-routes.js';
 import { SESSION_COOKIE } from './http/rest/host.js';
 
 export interface ServerOptions {
@@ -27,5 +28,6 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
   server.state(SESSION_COOKIE, { encoding: 'none', strictHeader: true, ignoreErrors: true, isHttpOnly: true, isSameSite: 'Lax', path: '/' });
   await server.register({ plugin: restHost, options: { ctx, routes: routeTable } });
   registerSessionRoutes(server, ctx);
+  registerPostbackRoutes(server, ctx);
   return server;
 }

@@ -40,8 +40,31 @@ describe('configuration', () => {
     expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dir } }).secret).toBe(first.secret);
   });
 
+  it('configures the job runner from CASHTRACK_JOBS_* and refuses a negative concurrency', () => {
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).jobs).toEqual({ concurrency: 2, lease_seconds: 60, poll_interval_ms: 1000, max_attempts: 5, retention_days: 90 });
+    const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_JOBS_CONCURRENCY: '0', CASHTRACK_JOBS_LEASE_SECONDS: '30', CASHTRACK_JOBS_POLL_INTERVAL_MS: '250' } });
+    expect(c.jobs).toMatchObject({ concurrency: 0, lease_seconds: 30, poll_interval_ms: 250 });
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_JOBS_CONCURRENCY: '-1' } })).toThrow(/CASHTRACK_JOBS_CONCURRENCY \(jobs\.concurrency\)/);
+  });
+
   it('requires a secret in production', () => {
     expect(() => loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir() } })).toThrow(/CASHTRACK_SECRET/);
     expect(loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40) } }).secret).toBe('x'.repeat(40));
+  });
+});
+
+describe('postback configuration', () => {
+  it('keeps postbacks off by default and takes the CASHTRACK_POSTBACKS_* variables', () => {
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).postbacks).toEqual({ enabled: false, retention_days: 90, max_query_bytes: 8192, max_body_bytes: 65536, signature_tolerance_seconds: 300 });
+    const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_ENABLED: 'on', CASHTRACK_POSTBACKS_RETENTION_DAYS: '30', CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: '120' } });
+    expect(c.postbacks).toMatchObject({ enabled: true, retention_days: 30, signature_tolerance_seconds: 120 });
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_ENABLED: 'maybe' } })).toThrow(expect.objectContaining({ message: expect.stringContaining('CASHTRACK_POSTBACKS_ENABLED (postbacks.enabled)') }));
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: '86400' } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
+  });
+
+  it('validates network settings from the configuration files', () => {
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { publisherId: '1' } } } }).networks).toEqual({ awin: { publisherId: '1' } });
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { 'Bad Id': {} } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { publisherId: 1 } } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
   });
 });

@@ -1,6 +1,6 @@
 // --idempotency-key for commands that mirror an idempotent REST route: the route's scope and the
 // same request hash, so a key means the same thing whichever front door it came through.
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
 import { restError } from '../http/rest/errors.js';

@@ -2,12 +2,24 @@
 // write transactions that retry transient failures, and raw queries for hot paths.
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
-import type { Options, QueryTypes as QueryTypesT, Sequelize, Transaction } from 'sequelize';
+import type { Options, Sequelize, Transaction as SequelizeTransaction } from 'sequelize';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database as SqliteConnection } from 'sqlite3';
 import { ServiceError } from '../errors.js';
-import { MysqlDirect, SqliteDirect, type DirectDriver } from './direct.js';
+import { MysqlDirect, SqliteDirect, type DirectDriver, type RunResult, type TxConnection } from './direct.js';
+import type { Transaction } from './transaction.js';
+
+export type { Transaction };
+
+/** The transaction handle services receive; statements given it run on its connection. */
+class DirectTransaction implements Transaction {
+  readonly after: (() => unknown)[] = [];
+  constructor(readonly conn: TxConnection) {}
+  afterCommit(fn: () => unknown): void {
+    this.after.push(fn);
+  }
+}
 import { isTransientDbError } from './errors.js';
 
 export type Dialect = 'sqlite' | 'mysql';
@@ -73,9 +85,8 @@ function configuredSqlite3(busyTimeoutMs: number): typeof import('sqlite3') {
   return { ...sqlite3, Database: ConfiguredDatabase as unknown as typeof sqlite3.Database };
 }
 
-// Sequelize is loaded on first use (transactions, migrations): a CLI command that only reads never
-// pays for it. Its query types are plain strings.
-const QueryTypes = { SELECT: 'SELECT', BULKUPDATE: 'BULKUPDATE', BULKDELETE: 'BULKDELETE' } as unknown as typeof QueryTypesT;
+// Sequelize serves the migrations (umzug, the query interface); every other statement goes to the
+// drivers directly (src/db/direct.ts). It is loaded on first use, so a command never pays for it.
 
 export class Database {
   private orm: Sequelize | null = null;
@@ -115,7 +126,7 @@ export class Database {
         dialectModule: sqlite3,
         // BEGIN IMMEDIATE: a write transaction takes the write lock up front instead of failing
         // with SQLITE_BUSY when it first writes after reading.
-        transactionType: 'IMMEDIATE' as Transaction.TYPES,
+        transactionType: 'IMMEDIATE' as SequelizeTransaction.TYPES,
       });
     } else {
       this.createOrm = () => new (require('sequelize') as typeof import('sequelize')).Sequelize({
@@ -138,17 +149,42 @@ export class Database {
     return (this.orm ??= this.createOrm());
   }
 
-  /** Runs `fn` in one transaction; retries the whole function on deadlock, lock wait or SQLITE_BUSY. */
+  /**
+   * Runs `fn` in one write transaction on a connection of our own (SQLite: BEGIN IMMEDIATE, as this
+   * process's only writer; MariaDB: a pooled connection). Deadlocks, lock waits and SQLITE_BUSY
+   * roll back and run the whole function again; `afterCommit` work runs once, after the commit.
+   */
   async transaction<T>(fn: (t: Transaction) => Promise<T>, retries = 5): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        if (this.dialect === 'sqlite') return await this.exclusive(() => this.sequelize.transaction((t) => fn(t)));
-        return await this.sequelize.transaction((t) => fn(t));
+        const { result, after } = this.dialect === 'sqlite' ? await this.exclusive(() => this.runTransaction(fn)) : await this.runTransaction(fn);
+        for (const hook of after) {
+          try {
+            await hook();
+          } catch {
+            // After-commit work (hooks, notifications) cannot undo the commit; its owner logs.
+          }
+        }
+        return result;
       } catch (err) {
         if (attempt >= retries || !isTransientDbError(err)) throw err;
         await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
       }
     }
+  }
+
+  private async runTransaction<T>(fn: (t: Transaction) => Promise<T>): Promise<{ result: T; after: (() => unknown)[] }> {
+    const conn = await this.direct.begin();
+    const tx = new DirectTransaction(conn);
+    let result: T;
+    try {
+      result = await fn(tx);
+    } catch (err) {
+      await conn.rollback().catch(() => {});
+      throw err;
+    }
+    await conn.commit();
+    return { result, after: tx.after };
   }
 
   /**
@@ -183,25 +219,12 @@ export class Database {
     }
   }
 
-  /**
-   * Dates as the column stores them. Sequelize's escaping drops milliseconds on MariaDB, so
-   * DATETIME(3) values are formatted here (UTC); SQLite keeps Sequelize's own text format.
-   */
-  private prepare(replacements: unknown[] | Record<string, unknown>): unknown[] | Record<string, unknown> {
-    if (this.dialect !== 'mysql') return replacements;
-    const fix = (v: unknown) => (v instanceof Date ? v.toISOString().replace('T', ' ').replace('Z', '') : v);
-    return Array.isArray(replacements) ? replacements.map(fix) : Object.fromEntries(Object.entries(replacements).map(([k, v]) => [k, fix(v)]));
-  }
-
-  /** A raw SELECT; reads outside a transaction are retried on transient errors. */
-  async select<T extends object>(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<T[]> {
-    if (transaction || !Array.isArray(replacements)) {
-      return this.sequelize.query<T>(sql, { replacements: this.prepare(replacements), type: QueryTypes.SELECT, transaction, raw: true });
-    }
-    const run = () => this.direct.all<T>(sql, replacements);
+  /** A SELECT (`?` placeholders); reads outside a transaction are retried on transient errors. */
+  async select<T extends object>(sql: string, params: unknown[] = [], transaction?: Transaction): Promise<T[]> {
+    if (transaction) return (transaction as DirectTransaction).conn.all<T>(sql, params);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await run();
+        return await this.direct.all<T>(sql, params);
       } catch (err) {
         if (attempt >= 3 || !isTransientDbError(err)) throw err;
         await sleep(10 * 2 ** attempt);
@@ -209,33 +232,10 @@ export class Database {
     }
   }
 
-  /** A raw INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT). */
-  async execute(sql: string, replacements: unknown[] | Record<string, unknown> = [], transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
-    if (!transaction && Array.isArray(replacements)) {
-      const params = replacements;
-      return this.dialect === 'sqlite' ? this.exclusive(() => this.direct.run(sql, params)) : this.direct.run(sql, params);
-    }
-    return this.executeNow(sql, replacements, transaction);
-  }
-
-  private async executeNow(sql: string, replacements: unknown[] | Record<string, unknown>, transaction?: Transaction): Promise<{ affected: number; insertId: number | null }> {
-    replacements = this.prepare(replacements);
-    const verb = sql.trimStart().slice(0, 6).toUpperCase();
-    if (verb === 'UPDATE' || verb === 'DELETE') {
-      // The bulk types make both dialects answer with the affected row count.
-      const type = verb === 'UPDATE' ? QueryTypes.BULKUPDATE : QueryTypes.BULKDELETE;
-      const affected = (await this.sequelize.query(sql, { replacements, transaction, type, raw: true })) as unknown as number;
-      return { affected: Number(affected) || 0, insertId: null };
-    }
-    const [result, meta] = (await this.sequelize.query(sql, { replacements, transaction, raw: true })) as [unknown, unknown];
-    if (this.dialect === 'mysql') {
-      // An INSERT answers [insertId, affectedRows]; anything else the driver's result header.
-      if (typeof result === 'number' || typeof result === 'string') return { affected: Number(meta) || 0, insertId: Number(result) || null };
-      const r = result as { affectedRows?: number; insertId?: number };
-      return { affected: r.affectedRows ?? 0, insertId: r.insertId ? Number(r.insertId) : null };
-    }
-    const m = meta as { changes?: number; lastID?: number } | undefined;
-    return { affected: m?.changes ?? 0, insertId: m?.lastID ?? null };
+  /** An INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT). */
+  async execute(sql: string, params: unknown[] = [], transaction?: Transaction): Promise<RunResult> {
+    if (transaction) return (transaction as DirectTransaction).conn.run(sql, params);
+    return this.dialect === 'sqlite' ? this.exclusive(() => this.direct.run(sql, params)) : this.direct.run(sql, params);
   }
 
   /**
@@ -252,7 +252,7 @@ export class Database {
   }
 
   async ping(): Promise<void> {
-    await this.sequelize.query('SELECT 1', { type: QueryTypes.SELECT });
+    await this.direct.all('SELECT 1', []);
   }
 
   private closing: Promise<void> | null = null;

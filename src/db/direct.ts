@@ -11,9 +11,19 @@ export interface RunResult {
   insertId: number | null;
 }
 
+/** Statements on one connection, inside BEGIN ... COMMIT. */
+export interface TxConnection {
+  all<T>(sql: string, params: unknown[]): Promise<T[]>;
+  run(sql: string, params: unknown[]): Promise<RunResult>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
 export interface DirectDriver {
   all<T>(sql: string, params: unknown[]): Promise<T[]>;
   run(sql: string, params: unknown[]): Promise<RunResult>;
+  /** Starts a write transaction (SQLite: BEGIN IMMEDIATE on the writer; the caller serialises). */
+  begin(): Promise<TxConnection>;
   close(): Promise<void>;
 }
 
@@ -29,6 +39,19 @@ function sqliteValue(v: unknown): unknown {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'bigint') return v.toString();
   return v === undefined ? null : v;
+}
+
+function sqliteAll<T>(conn: SqliteConnection, sql: string, params: unknown[]): Promise<T[]> {
+  return new Promise((resolve, reject) => conn.all(sql, params.map(sqliteValue), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+}
+
+function sqliteRun(conn: SqliteConnection, sql: string, params: unknown[]): Promise<RunResult> {
+  return new Promise((resolve, reject) =>
+    conn.run(sql, params.map(sqliteValue), function (err) {
+      if (err) return reject(err);
+      resolve({ affected: this.changes ?? 0, insertId: /^\s*insert/i.test(sql) ? (this.lastID ?? null) : null });
+    }),
+  );
 }
 
 /**
@@ -66,22 +89,30 @@ export class SqliteDirect implements DirectDriver {
     const reader = this.reader();
     reader.busy++;
     try {
-      const conn = await reader.conn;
-      return await new Promise((resolve, reject) => conn.all(sql, params.map(sqliteValue), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+      return await sqliteAll<T>(await reader.conn, sql, params);
     } finally {
       reader.busy--;
     }
   }
 
-  async run(sql: string, params: unknown[]): Promise<RunResult> {
+  private writerConnection(): Promise<SqliteConnection> {
     this.checkOpen();
-    const conn = await (this.writer ??= this.openConnection(this.storage));
-    return new Promise((resolve, reject) =>
-      conn.run(sql, params.map(sqliteValue), function (err) {
-        if (err) return reject(err);
-        resolve({ affected: this.changes ?? 0, insertId: /^\s*insert/i.test(sql) ? (this.lastID ?? null) : null });
-      }),
-    );
+    return (this.writer ??= this.openConnection(this.storage));
+  }
+
+  async run(sql: string, params: unknown[]): Promise<RunResult> {
+    return sqliteRun(await this.writerConnection(), sql, params);
+  }
+
+  async begin(): Promise<TxConnection> {
+    const conn = await this.writerConnection();
+    await sqliteRun(conn, 'BEGIN IMMEDIATE', []);
+    return {
+      all: (sql, params) => sqliteAll(conn, sql, params),
+      run: (sql, params) => sqliteRun(conn, sql, params),
+      commit: async () => void (await sqliteRun(conn, 'COMMIT', [])),
+      rollback: async () => void (await sqliteRun(conn, 'ROLLBACK', [])),
+    };
   }
 
   async close(): Promise<void> {
@@ -126,6 +157,54 @@ export class MysqlDirect implements DirectDriver {
         if (err) return reject(err);
         const r = result as ResultSetHeader;
         resolve({ affected: r.affectedRows ?? 0, insertId: r.insertId ? Number(r.insertId) : null });
+      }),
+    );
+  }
+
+  begin(): Promise<TxConnection> {
+    return new Promise((resolve, reject) =>
+      this.pool.getConnection((err, conn) => {
+        if (err) return reject(err);
+        const query = <T>(sql: string, params: unknown[]) =>
+          new Promise<T>((res, rej) => conn.query(sql, params, (e, result) => (e ? rej(e) : res(result as T))));
+        let done = false;
+        const finish = (broken: boolean) => {
+          if (done) return;
+          done = true;
+          if (broken) conn.destroy();
+          else conn.release();
+        };
+        query('START TRANSACTION', []).then(
+          () =>
+            resolve({
+              all: <T>(sql: string, params: unknown[]) => query<T[]>(sql, params),
+              run: async (sql, params) => {
+                const r = await query<ResultSetHeader>(sql, params);
+                return { affected: r.affectedRows ?? 0, insertId: r.insertId ? Number(r.insertId) : null };
+              },
+              commit: async () => {
+                try {
+                  await query('COMMIT', []);
+                  finish(false);
+                } catch (e) {
+                  finish(true);
+                  throw e;
+                }
+              },
+              rollback: async () => {
+                try {
+                  await query('ROLLBACK', []);
+                  finish(false);
+                } catch {
+                  finish(true);
+                }
+              },
+            }),
+          (e) => {
+            finish(true);
+            reject(e);
+          },
+        );
       }),
     );
   }

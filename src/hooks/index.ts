@@ -15,6 +15,8 @@ export const HOOKS = {
   orderRecorded: 'cashtrack.order.recorded',
   orderStatusChanged: 'cashtrack.order.status_changed',
   orderAssigned: 'cashtrack.order.assigned',
+  /** After a received postback's record is stored (every outcome, tests included). */
+  postbackReceived: 'cashtrack.postback.received',
   /** Filter: an order's cashback in minor units, `(amount, { rule, order })`. */
   cashbackAmount: 'cashtrack.cashback.amount',
 } as const;

@@ -96,10 +96,20 @@ export interface NetworkModule {
   /** The widest window one request may ask for, and how far back the network keeps data. */
   limits: { maxWindowDays: number; maxLookbackDays: number | null };
   listCoupons?(rt: ModuleRuntime): AsyncIterable<NetworkCoupon[]>;
-  /** The tracking link that credits `sub_id` for a visit to `url` at `advertiser_id`. */
-  trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null }): string;
+  /**
+   * The tracking link that credits `sub_id` for a visit to `url` at `advertiser_id`.
+   * `tracking_template` is the advertiser's stored `tracking_template` from sync: networks whose
+   * links carry a per-programme hash (Admitad's `gotolink`, impact.com's `TrackingLink`) need it.
+   */
+  trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null; tracking_template?: string | null }): string;
   /** Reads the fields of one postback in the network's documented format (query and body). */
   parsePostback(query: Record<string, string | string[] | undefined>, body: unknown): PostbackFields;
   /** The network's status words → ours; unknown words are refused by the caller. */
   statusMap: Record<string, TransactionStatus>;
+  /**
+   * The postback query string, macros in place, that an administrator pastes into the network's
+   * postback settings (the parameter names `parsePostback` reads); the endpoint adds its own
+   * authentication parameters.
+   */
+  postbackTemplate?: string;
 }

@@ -2,7 +2,7 @@
 // advertiser an optional override, and the configured default behind both. Amounts are minor
 // units; the member's cashback rounds down and never exceeds the commission (the rest is the site's).
 import { HOOKS, type HookBus } from '../hooks/index.js';
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { toIso } from '../db/values.js';

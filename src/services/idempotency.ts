@@ -3,7 +3,7 @@
 // of a request with effects is recorded inside the same transaction as the effects, so a crash can
 // never leave an effect without its record (or a record without its effect).
 import { createHash } from 'node:crypto';
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';

@@ -7,9 +7,11 @@ export interface Keys {
   appPassword: Buffer;
   session: Buffer;
   postback: Buffer;
+  /** AES-256-GCM key for secrets the daemon must read back (HMAC postback secrets, network credentials). */
+  secretBox: Buffer;
 }
 
 export function deriveKeys(secret: string): Keys {
   const derive = (info: string) => Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('cashtrack'), info, 32));
-  return { nonce: derive('rest-nonce'), appPassword: derive('app-password'), session: derive('session'), postback: derive('postback') };
+  return { nonce: derive('rest-nonce'), appPassword: derive('app-password'), session: derive('session'), postback: derive('postback'), secretBox: derive('secret-box') };
 }

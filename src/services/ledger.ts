@@ -1,6 +1,6 @@
 // The member ledger: append-only entries and a balance row per member and currency, changed in
 // one transaction by a guarded UPDATE, so balance == sum(entries) under any concurrency.
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';

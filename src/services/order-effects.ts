@@ -1,7 +1,7 @@
 // What an order's status means for its member's ledger: pending cashback counts in `pending`,
 // approval posts the cashback credit and the referrer's share, a decline after approval reverses
 // them. Always inside the caller's transaction, with the order row locked.
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Database } from '../db/database.js';
 import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';

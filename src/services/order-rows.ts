@@ -1,6 +1,6 @@
 // Orders as stored and as shown: row decoding, the API shape (decimal strings, member, standing
 // credits) and the list query. The rules that change orders live in orders.ts.
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import { Database } from '../db/database.js';
 import { toDate, toInt, toIso } from '../db/values.js';
 import { formatAmount, toMinor } from '../money.js';

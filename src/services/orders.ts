@@ -2,7 +2,7 @@
 // effects. Every change runs in one transaction with the order row locked, so the same network
 // transaction arriving twice, or by two routes at once, is counted once.
 import { HOOKS, type HookBus } from '../hooks/index.js';
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';

@@ -1,7 +1,7 @@
 // Members' withdrawals. Creating a payout posts its `payout` debit at once, in the same
 // transaction (the funds are held; the ledger's guarded UPDATE refuses any overdraft); cancelling
 // posts a `payout_return` credit; a paid or cancelled payout never changes again.
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';

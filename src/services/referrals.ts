@@ -1,6 +1,6 @@
 // Referrals: who referred whom. A member has at most one live referrer, never themselves, and the
 // live chain never loops. Ending a referral stops future referral credits; past credits stay.
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';

@@ -1,6 +1,6 @@
 // Small named values shared by every process on the database (e.g. the auth revision that tells
 // each daemon its credential cache is stale).
-import type { Transaction } from 'sequelize';
+import type { Transaction } from '../db/transaction.js';
 import type { Database } from '../db/database.js';
 
 export class SettingsService {

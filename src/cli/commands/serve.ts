@@ -3,6 +3,7 @@ import cron from 'node-cron';
 import { buildContext, ensureSchema, loadContextExtensions, type Context } from '../../context.js';
 import { createServer } from '../../server.js';
 import { schedules } from '../../jobs/schedules.js';
+import { JobRunner } from '../../jobs/runner.js';
 import { NAMESPACE } from '../../http/rest/index-docs.js';
 import { loadCliConfig, type Io } from '../io.js';
 
@@ -50,6 +51,7 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
   const ctx = buildContext(config, { logStream: config.log.stdout ? io.stdout : null });
   let server: Awaited<ReturnType<typeof createServer>> | null = null;
   const tasks: { stop(): void | Promise<void> }[] = [];
+  let runner: JobRunner | null = null;
   try {
     const applied = await ensureSchema(ctx, opts.migrate ? true : undefined);
     if (applied.length) ctx.logger.info('db', 'Migrations applied', { migrations: applied });
@@ -75,9 +77,14 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
         ),
       );
     }
-    ctx.logger.info('daemon', 'Listening', { url: server.info.uri, namespace: namespaceUrl, database: ctx.db.dialect });
+    // Jobs start once the server is up (a job may call the daemon's own URL) and stop before the
+    // context closes. `jobs.concurrency` 0 makes this a daemon that serves requests only.
+    runner = new JobRunner({ ctx, jobs: ctx.jobs, concurrency: config.jobs.concurrency, leaseMs: config.jobs.lease_seconds * 1000, pollIntervalMs: config.jobs.poll_interval_ms });
+    runner.start();
+    ctx.logger.info('daemon', 'Listening', { url: server.info.uri, namespace: namespaceUrl, database: ctx.db.dialect, job_runner: runner.owner, job_concurrency: config.jobs.concurrency });
     io.stderr.write(`cashtrack: listening on ${server.info.uri} (REST API ${namespaceUrl})\n`);
   } catch (err) {
+    await runner?.stop().catch(() => {});
     await server?.stop().catch(() => {});
     await ctx.close().catch(() => {});
     throw err;
@@ -88,7 +95,8 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
       process.off('SIGTERM', onTerm);
       ctx.logger.info('daemon', 'Stopping', { signal });
       for (const t of tasks) await t.stop();
-      await server!.stop({ timeout: 10_000 });
+      // Running jobs are told to stop and given back to the queue while requests drain.
+      await Promise.all([runner!.stop(), server!.stop({ timeout: 10_000 })]);
       await ctx.appPasswords.drain();
       await ctx.close();
       resolve();

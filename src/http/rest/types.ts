@@ -25,7 +25,7 @@ export interface RestInput<Q = Record<string, any>, P = Record<string, any>, A =
    * On `idempotent` routes called with an Idempotency-Key: records the outcome. Handlers pass
    * `record(status)` to the service so it is written in the effect's transaction.
    */
-  idempotency: { record(status: number): (body: unknown, t: import('sequelize').Transaction) => Promise<void> } | null;
+  idempotency: { record(status: number): (body: unknown, t: import('../../db/transaction.js').Transaction) => Promise<void> } | null;
 }
 
 export interface RouteDef {

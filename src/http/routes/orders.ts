@@ -60,7 +60,7 @@ export const changeStatus = (change: OrderChange): number => (change.changes[0] 
 
 /** The Idempotency-Key recorder of a route whose status depends on the outcome. */
 function recordWith(idempotency: RestInput['idempotency']) {
-  return idempotency ? (change: OrderChange, t: import('sequelize').Transaction) => idempotency.record(changeStatus(change))(change, t) : undefined;
+  return idempotency ? (change: OrderChange, t: import('../../db/transaction.js').Transaction) => idempotency.record(changeStatus(change))(change, t) : undefined;
 }
 
 export const ordersRoutes: RouteDef[] = [

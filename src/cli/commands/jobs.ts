@@ -1,0 +1,125 @@
+// `cashtrack jobs list|show|cancel|enqueue|types|run-pending`: the REST routes' schemas and the job
+// service, in-process. `run-pending` is a runner that stops when the queue is empty (cron on hosts
+// without the daemon).
+import type { Context } from '../../context.js';
+import { jobSchemas } from '../../http/routes/jobs.js';
+import type { Job, JobFilters } from '../../services/jobs.js';
+import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+
+const progressText = (j: Job) => `${j.progress.done}${j.progress.total === null ? '' : `/${j.progress.total}`}${j.progress.failed ? ` (${j.progress.failed} failed)` : ''}`;
+
+function printJob(io: Io, j: Job): void {
+  const rows: [string, unknown][] = [
+    ['id', j.id],
+    ['type', j.type],
+    ['status', j.status],
+    ['params', JSON.stringify(j.params)],
+    ['progress', `${progressText(j)} done`],
+    ['result', j.result === null ? null : JSON.stringify(j.result)],
+    ['error', j.error],
+    ['attempts', j.attempts],
+    ['created', `${j.created_at} by ${j.actor}`],
+    ['started', j.started_at],
+    ['finished', j.finished_at],
+    ['updated', j.updated_at],
+  ];
+  for (const [k, v] of rows) if (v !== null && v !== '') io.stdout.write(`${k.padEnd(10)}${String(v)}\n`);
+}
+
+async function jobId(id: string): Promise<number> {
+  return (await validateInput<{ id: number }>(jobSchemas.jobId, { id })).id;
+}
+
+export async function list(io: Io, opts: { status?: string; type?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const query = await validateInput<JobFilters>(jobSchemas.list, { status: opts.status, type: opts.type, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.jobs.list(query);
+    if (opts.json) return printJson(io, items);
+    printTable(
+      io,
+      items.map((j) => ({ ...j, progress: progressText(j) })),
+      ['id', 'type', 'status', 'progress', 'actor', 'created_at', 'finished_at'],
+    );
+    io.stdout.write(`${total} job(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+  });
+}
+
+export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const job = await ctx.jobs.get(await jobId(id));
+    if (opts.json) return printJson(io, job);
+    printJob(io, job);
+  });
+}
+
+export async function cancel(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const job = await ctx.jobs.cancel(await jobId(id), 'cli');
+    if (opts.json) return printJson(io, job);
+    io.stdout.write(job.status === 'cancelled' ? `job ${job.id} cancelled\n` : `job ${job.id} is ${job.status}: its runner stops it at its next checkpoint\n`);
+  });
+}
+
+export async function enqueue(io: Io, type: string, opts: { params?: string; unique?: boolean; json?: boolean }): Promise<void> {
+  let params: unknown = {};
+  if (opts.params !== undefined) {
+    try {
+      params = JSON.parse(opts.params);
+    } catch {
+      throw new UsageError('--params must be a JSON object, e.g. \'{"log_retention_days": 7}\'');
+    }
+    if (!params || typeof params !== 'object' || Array.isArray(params)) throw new UsageError('--params must be a JSON object, e.g. \'{"log_retention_days": 7}\'');
+  }
+  await withContext(io, async (ctx) => {
+    const input = await validateInput<{ type: string; params: Record<string, unknown>; unique: boolean }>(jobSchemas.enqueue, { type, params, unique: opts.unique });
+    const job = await ctx.jobs.enqueue(input.type, input.params, 'cli', { unique: input.unique });
+    if (opts.json) return printJson(io, job);
+    io.stdout.write(`job ${job.id} queued: ${job.type} ${JSON.stringify(job.params)} (a daemon runs it, or: cashtrack jobs run-pending)\n`);
+  });
+}
+
+export async function types(io: Io, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const list = ctx.jobs.registry.list().map((t) => ({ type: t.type, description: t.description, params: Object.keys(t.params.describe().keys ?? {}) }));
+    if (opts.json) return printJson(io, list);
+    printTable(io, list.map((t) => ({ ...t, params: t.params.join(', ') })), ['type', 'params', 'description']);
+  });
+}
+
+/** Runs queued jobs (and jobs whose process died) until none is left; exit 1 when one failed. */
+export async function runPending(io: Io, opts: { concurrency?: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx: Context) => {
+    const { JobRunner } = await import('../../jobs/runner.js');
+    const config = ctx.config.jobs;
+    const runner = new JobRunner({
+      ctx,
+      jobs: ctx.jobs,
+      concurrency: opts.concurrency ?? Math.max(1, config.concurrency),
+      leaseMs: config.lease_seconds * 1000,
+      pollIntervalMs: config.poll_interval_ms,
+    });
+    // Interrupted: running jobs are given back to the queue for the next run.
+    const onSignal = () => void runner.stop();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let outcomes;
+    try {
+      outcomes = await runner.runPending();
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    const jobs = await Promise.all(outcomes.map((o) => ctx.jobs.get(o.id)));
+    if (opts.json) printJson(io, jobs);
+    else if (jobs.length === 0) io.stdout.write('no jobs to run\n');
+    else {
+      for (const j of jobs) io.stdout.write(`job ${j.id} ${j.type}: ${j.status}${j.error ? ` (${j.error})` : ''}\n`);
+      io.stdout.write(`${jobs.length} job(s) run\n`);
+    }
+    const failed = jobs.filter((j) => j.status === 'failed').length;
+    if (failed) {
+      if (!opts.json) io.stderr.write(`svc_job_failed: ${failed} job(s) failed\n`);
+      throw Object.assign(new Error(`${failed} job(s) failed`), { silent: true });
+    }
+  });
+}

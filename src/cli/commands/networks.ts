@@ -1,0 +1,198 @@
+// `cashtrack networks list|show|save|configure|enable|disable|postbacks|postback-secret`: the
+// REST routes' schemas and the same services, in-process. Secret settings are read from standard
+// input or an environment variable, never from the command line (it ends up in shell history and
+// the process list).
+import { readFile } from 'node:fs/promises';
+import type { Context } from '../../context.js';
+import { ServiceError } from '../../errors.js';
+import { networkSchemas } from '../../http/routes/networks.js';
+import type { Network } from '../../services/networks.js';
+import type { PostbackFilters } from '../../services/postback-records.js';
+import type { PostbackMode } from '../../services/postback-auth.js';
+import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+
+async function networkId(id: string): Promise<string> {
+  return (await validateInput<{ id: string }>(networkSchemas.networkId, { id })).id;
+}
+
+function row(n: Network): Record<string, unknown> {
+  return {
+    id: n.id,
+    kind: n.kind,
+    name: n.name,
+    enabled: n.enabled ? 'yes' : 'no',
+    configured: n.configured ? 'yes' : 'no',
+    postbacks: n.postbacks.enabled ? `on (${n.postbacks.mode})` : 'off',
+    orders: n.counts.orders,
+    advertisers: n.counts.advertisers,
+    last_sync_at: n.last_sync_at ?? '',
+  };
+}
+
+export async function list(io: Io, opts: { kind?: 'builtin' | 'custom'; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const items = await ctx.networks.list(await validateInput(networkSchemas.list, { kind: opts.kind }));
+    if (opts.json) return printJson(io, items);
+    printTable(io, items.map(row), ['id', 'kind', 'name', 'enabled', 'configured', 'postbacks', 'orders', 'advertisers', 'last_sync_at']);
+  });
+}
+
+function printNetwork(io: Io, n: Network): void {
+  const lines: [string, unknown][] = [
+    ['network', `${n.id} (${n.kind}): ${n.name}, ${n.currency}`],
+    ['enabled', n.enabled ? 'yes' : 'no'],
+    ['configured', n.configured ? 'yes' : `no (settings: ${n.config_keys.filter((k) => k.required).map((k) => k.name).join(', ')})`],
+    ...Object.entries(n.settings).map(([k, v]): [string, unknown] => [`  ${k}`, typeof v === 'boolean' ? (v ? 'yes' : 'no') : v]),
+    ['cashback', `${n.cashback_rule.type} ${n.cashback_rule.value}${n.cashback_rule.currency ? ` ${n.cashback_rule.currency}` : ''} (${n.cashback_rule.source})`],
+    ['postbacks', `${n.postbacks.enabled ? 'on' : 'off'}, ${n.postbacks.mode}, secret ${n.postbacks.secret_set ? `set ${n.postbacks.secret_set_at}` : 'not set'}`],
+    ['  allowlist', n.postbacks.ip_allowlist.length ? n.postbacks.ip_allowlist.join(', ') : 'any address'],
+    ['  url', n.postbacks.url ?? '(set CASHTRACK_PUBLIC_URL)'],
+    ['  template', n.postbacks.template],
+    ['last sync', n.last_sync_at ? `${n.last_sync_at} ${JSON.stringify(n.last_sync_result)}` : 'never'],
+    ['last error', n.last_error ? `${n.last_error_at} ${n.last_error}` : null],
+    ['counts', `${n.counts.orders} order(s), ${n.counts.advertisers} advertiser(s)`],
+  ];
+  for (const [k, v] of lines) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${`${k} `.padEnd(13)}${String(v)}\n`);
+}
+
+export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const n = await ctx.networks.get(await networkId(id));
+    if (opts.json) return printJson(io, n);
+    printNetwork(io, n);
+  });
+}
+
+export async function save(io: Io, id: string, file: string, opts: { json?: boolean }): Promise<void> {
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin(io) : await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ServiceError('svc_file_unreadable', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 400);
+  }
+  let definition: unknown;
+  try {
+    definition = JSON.parse(text);
+  } catch {
+    throw new ServiceError('svc_invalid_network', `${file === '-' ? 'Standard input' : file} is not valid JSON.`, 400);
+  }
+  await withContext(io, async (ctx) => {
+    const { network, created } = await ctx.networks.saveCustom(await networkId(id), definition, 'cli');
+    if (opts.json) return printJson(io, network);
+    io.stdout.write(`custom network ${network.id} ${created ? 'created' : 'updated'}\n`);
+  });
+}
+
+function pairs(values: string[], option: string): [string, string][] {
+  return values.map((v) => {
+    const eq = v.indexOf('=');
+    if (eq < 1) throw new UsageError(`${option} expects key=value, got "${v.slice(0, 64)}"`);
+    return [v.slice(0, eq), v.slice(eq + 1)];
+  });
+}
+
+export async function configure(io: Io, id: string, opts: { set?: string[]; unset?: string[]; secretStdin?: string; secretEnv?: string[]; json?: boolean }): Promise<void> {
+  const values: Record<string, string | null> = {};
+  for (const [k, v] of pairs(opts.set ?? [], '--set')) values[k] = v;
+  for (const k of opts.unset ?? []) values[k] = null;
+  for (const [k, name] of pairs(opts.secretEnv ?? [], '--secret-env')) {
+    const v = io.env[name];
+    if (v === undefined || v === '') throw new UsageError(`--secret-env ${k}=${name}: the environment variable ${name} is not set`);
+    values[k] = v;
+  }
+  if (opts.secretStdin) {
+    const v = (await readStdin(io)).replace(/\r?\n$/, '');
+    if (!v) throw new UsageError(`--secret-stdin ${opts.secretStdin}: standard input is empty`);
+    values[opts.secretStdin] = v;
+  }
+  if (Object.keys(values).length === 0) throw new UsageError('nothing to configure: give --set key=value, --unset key, --secret-stdin key or --secret-env key=VAR');
+  await withContext(io, async (ctx) => {
+    const current = await ctx.networks.get(await networkId(id));
+    const secret = new Set(current.config_keys.filter((k) => k.secret).map((k) => k.name));
+    for (const [k] of pairs(opts.set ?? [], '--set')) {
+      if (secret.has(k)) throw new UsageError(`${k} is a secret: pass it with --secret-stdin ${k} or --secret-env ${k}=VAR, never on the command line`);
+    }
+    const n = await ctx.networks.configure(current.id, values, 'cli');
+    if (opts.json) return printJson(io, n);
+    io.stdout.write(`network ${n.id} configured (${Object.keys(values).join(', ')}); ${n.configured ? 'ready' : 'still missing required settings'}\n`);
+  });
+}
+
+export async function enable(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await switchNetwork(io, id, true, opts);
+}
+
+export async function disable(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await switchNetwork(io, id, false, opts);
+}
+
+async function switchNetwork(io: Io, id: string, on: boolean, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const n = on ? await ctx.networks.enable(await networkId(id), 'cli') : await ctx.networks.disable(await networkId(id), 'cli');
+    if (opts.json) return printJson(io, n);
+    io.stdout.write(`network ${n.id} ${on ? 'enabled' : 'disabled'}\n`);
+  });
+}
+
+interface PostbacksOptions {
+  allowIp?: string;
+  anyIp?: boolean;
+  outcome?: string;
+  test?: boolean;
+  after?: string;
+  before?: string;
+  page: number;
+  perPage: number;
+  json?: boolean;
+}
+
+/** `postbacks ID on|off [--allow-ip CIDRS | --any-ip]` switches; `postbacks ID` lists what arrived. */
+export async function postbacks(io: Io, id: string, state: string | undefined, opts: PostbacksOptions): Promise<void> {
+  if (state !== undefined && state !== 'on' && state !== 'off') throw new UsageError(`expected on or off, got "${state.slice(0, 16)}"`);
+  if ((opts.allowIp !== undefined || opts.anyIp) && state === undefined) throw new UsageError('--allow-ip and --any-ip go with on or off');
+  if (opts.allowIp !== undefined && opts.anyIp) throw new UsageError('--allow-ip and --any-ip exclude each other');
+  await withContext(io, async (ctx) => {
+    const network = await networkId(id);
+    if (state !== undefined) {
+      const allowlist = opts.anyIp ? null : opts.allowIp === undefined ? undefined : opts.allowIp.split(',').map((s) => s.trim()).filter(Boolean);
+      const n = await ctx.networks.setPostbacks(network, state === 'on', 'cli', { ip_allowlist: allowlist });
+      if (opts.json) return printJson(io, n);
+      io.stdout.write(`postbacks ${state} for ${n.id}${n.postbacks.ip_allowlist.length ? ` from ${n.postbacks.ip_allowlist.join(', ')}` : ' from any address'}\n`);
+      if (state === 'on' && !ctx.config.postbacks.enabled) io.stderr.write('note: postbacks are still off globally: set CASHTRACK_POSTBACKS_ENABLED=true for the daemon\n');
+      return;
+    }
+    const filters = await validateInput<Omit<PostbackFilters, 'network'>>(networkSchemas.postbacks, { outcome: opts.outcome, test: opts.test, after: opts.after, before: opts.before, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.postbacks.list({ ...filters, network });
+    if (opts.json) return printJson(io, items);
+    printTable(io, items.map((r) => ({ ...r, test: r.test ? 'test' : '' })) as unknown as Record<string, unknown>[], ['id', 'received_at', 'ip', 'method', 'outcome', 'code', 'transaction_id', 'status', 'order_id', 'test']);
+    io.stdout.write(`${total} postback(s)${total > items.length ? `, page ${filters.page}` : ''}\n`);
+  });
+}
+
+export async function postbackSecret(io: Io, id: string, opts: { rotate?: boolean; mode?: PostbackMode; graceHours?: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx: Context) => {
+    const network = await networkId(id);
+    if (!opts.rotate) {
+      const n = await ctx.networks.get(network);
+      if (opts.json) return printJson(io, n.postbacks);
+      io.stdout.write(`${n.id}: ${n.postbacks.mode} mode, secret ${n.postbacks.secret_set ? `set ${n.postbacks.secret_set_at}` : 'not set'} (run with --rotate for a new one)\n`);
+      return;
+    }
+    const { network: n, secret, mode } = await ctx.networks.rotatePostbackSecret(network, 'cli', { mode: opts.mode, grace_hours: opts.graceHours });
+    if (opts.json) return printJson(io, { network: n.id, mode, secret, previous_secret_until: n.postbacks.previous_secret_until });
+    const url = n.postbacks.url ?? `<public URL>/postback/${n.id}`;
+    io.stdout.write(`new postback secret for ${n.id} (${mode} mode), shown once:\n\n  ${secret}\n\n`);
+    if (mode === 'token') io.stdout.write(`give the network: ${url}?token=${secret}${n.postbacks.template ? `&${n.postbacks.template}` : ''}\n  (or send it in the X-Postback-Token header)\n`);
+    else io.stdout.write(`the sender signs each request: X-Postback-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<raw query or body>" with this secret>\n`);
+    io.stdout.write(n.postbacks.previous_secret_until ? `the previous secret works until ${n.postbacks.previous_secret_until}\n` : 'the previous secret no longer works\n');
+  });
+}
+
+export async function prunePostbacks(io: Io, opts: { days?: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const days = opts.days ?? ctx.config.postbacks.retention_days;
+    const deleted = await ctx.postbacks.prune(days);
+    if (opts.json) return printJson(io, { deleted, retention_days: days });
+    io.stdout.write(`deleted ${deleted} postback record(s) older than ${days} day(s)\n`);
+  });
+}

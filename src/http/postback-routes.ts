@@ -1,0 +1,86 @@
+// The postback endpoint, outside the REST root: `GET|POST /postback/{network}`. Its own
+// authentication per network (never the admin credentials); the query string and body are handed
+// over raw, as the signature covers the exact bytes. Errors get the REST error JSON.
+import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
+import Joi from 'joi';
+import type { Context } from '../context.js';
+import { ServiceError } from '../errors.js';
+import { SIGNATURE_HEADER, TOKEN_HEADER } from '../services/postback-auth.js';
+import type { PostbackRequest } from '../services/postbacks.js';
+import { state } from './rest/host.js';
+
+const validate = {
+  params: Joi.object({ network: Joi.string().max(200).required() }),
+  query: Joi.object({}).unknown(true),
+  failAction: (_r: Request, _h: ResponseToolkit, err?: Error) => {
+    throw err;
+  },
+};
+
+function header(request: Request, name: string): string | null {
+  const v = request.headers[name];
+  return typeof v === 'string' ? v : null;
+}
+
+function toRequest(request: Request, rawBody: Buffer | null, bodyTooLarge = false): PostbackRequest {
+  const target = request.raw.req.url ?? '';
+  const q = target.indexOf('?');
+  const st = state(request);
+  return {
+    network: String(request.params.network ?? '').toLowerCase(),
+    method: request.method === 'post' ? 'POST' : 'GET',
+    rawQuery: q >= 0 ? target.slice(q + 1) : '',
+    rawBody,
+    contentType: header(request, 'content-type'),
+    tokenHeader: header(request, TOKEN_HEADER),
+    signatureHeader: header(request, SIGNATURE_HEADER),
+    ip: st.ip,
+    requestId: st.requestId,
+    bodyTooLarge,
+  };
+}
+
+export function registerPostbackRoutes(server: Server, ctx: Context): void {
+  // The test postback calls this daemon at its own address once it listens.
+  server.ext('onPostStart', () => ctx.postbacks.setSelfUrl(server.info.uri));
+
+  async function run(request: Request, h: ResponseToolkit, input: PostbackRequest) {
+    const requestId = input.requestId;
+    try {
+      if (request.method !== 'get' && request.method !== 'post') throw new ServiceError('rest_no_route', 'No route was found matching the URL and request method.', 404);
+      const answer = await ctx.postbacks.receive(input);
+      return h.response(answer).code(200).header('X-Request-Id', requestId).header('Cache-Control', 'no-store');
+    } catch (err) {
+      if (err instanceof ServiceError) throw new ServiceError(err.code, err.message, err.status, err.data, { ...err.headers, 'X-Request-Id': requestId, 'Cache-Control': 'no-store' });
+      throw err;
+    }
+  }
+
+  server.route({
+    method: 'GET',
+    path: '/postback/{network}',
+    options: { id: 'postback.get', plugins: { cashtrack: { auth: 'public' } }, validate },
+    handler: ((request: Request, h: ResponseToolkit) => run(request, h, toRequest(request, null))) as Lifecycle.Method,
+  });
+
+  server.route({
+    method: 'POST',
+    path: '/postback/{network}',
+    options: {
+      id: 'postback.post',
+      plugins: { cashtrack: { auth: 'public' } },
+      validate,
+      payload: {
+        parse: false,
+        output: 'data',
+        maxBytes: ctx.config.postbacks.max_body_bytes,
+        // Too large a body is refused and recorded like any other bad postback.
+        failAction: (async (request: Request, h: ResponseToolkit, err?: Error) => {
+          if ((err as { output?: { statusCode?: number } })?.output?.statusCode === 413) return (await run(request, h, toRequest(request, null, true))).takeover();
+          throw err;
+        }) as Lifecycle.Method,
+      },
+    },
+    handler: ((request: Request, h: ResponseToolkit) => run(request, h, toRequest(request, Buffer.isBuffer(request.payload) ? request.payload : null))) as Lifecycle.Method,
+  });
+}

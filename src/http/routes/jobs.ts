@@ -1,0 +1,57 @@
+// Persisted jobs: /jobs (list), /jobs/{id} (one; DELETE cancels). Routes that start jobs live with
+// their noun (e.g. POST /advertisers/sync) and answer 202 with the job.
+import Joi from 'joi';
+import { JOB_STATUSES } from '../../services/jobs.js';
+import { paging } from '../rest/schema.js';
+import { PagedResult, type RouteDef } from '../rest/types.js';
+
+const id = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+
+/** Input schemas, shared with `cashtrack jobs ...`. */
+export const jobSchemas = {
+  list: Joi.object({
+    ...paging,
+    status: Joi.string().valid(...JOB_STATUSES),
+    type: Joi.string().max(64).pattern(/^[a-z0-9_.-]+$/).description('Only jobs of this type, e.g. maintenance.prune.'),
+  }),
+  jobId: Joi.object({ id: id.required() }),
+  /** `cashtrack jobs enqueue`: the type's own schema validates `params`. */
+  enqueue: Joi.object({
+    type: Joi.string().max(64).required(),
+    params: Joi.object().unknown(true).default({}),
+    unique: Joi.boolean().default(false),
+  }),
+};
+
+export const jobsRoutes: RouteDef[] = [
+  {
+    id: 'jobs.list',
+    method: 'GET',
+    path: '/jobs',
+    auth: 'manage_options',
+    description: 'Jobs, newest first.',
+    validate: { query: jobSchemas.list },
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.jobs.list(query as never);
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
+  },
+  {
+    id: 'jobs.get',
+    method: 'GET',
+    path: '/jobs/{id}',
+    auth: 'manage_options',
+    description: 'One job, with its progress, result or error.',
+    validate: { params: jobSchemas.jobId, query: Joi.object({}) },
+    handler: ({ params }, ctx) => ctx.jobs.get(params.id),
+  },
+  {
+    id: 'jobs.cancel',
+    method: 'DELETE',
+    path: '/jobs/{id}',
+    auth: 'manage_options',
+    description: 'Cancel a job: a queued job at once, a running one at its next checkpoint (it is `cancelling` until then).',
+    validate: { params: jobSchemas.jobId, payload: Joi.object({}) },
+    handler: ({ params, actor }, ctx) => ctx.jobs.cancel(params.id, actor),
+  },
+];

@@ -1,0 +1,85 @@
+// Networks: every network with its state, one network, custom network definitions, the postbacks
+// a network received, and test postbacks.
+import Joi from 'joi';
+import { customDefinitionSchema } from '../../networks/custom-definition.js';
+import { NETWORK_ID } from '../../services/networks.js';
+import type { PostbackFilters } from '../../services/postback-records.js';
+import { POSTBACK_OUTCOMES } from '../../services/postbacks.js';
+import { dateTime, flag, paging } from '../rest/schema.js';
+import { created, PagedResult, type RouteDef } from '../rest/types.js';
+
+const decimal = Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/, 'decimal amount').max(40);
+
+/** Input schemas, shared with `cashtrack networks ...`. */
+export const networkSchemas = {
+  list: Joi.object({ kind: Joi.string().valid('builtin', 'custom').description('Only built-in or only custom networks.') }),
+  networkId: Joi.object({ id: Joi.string().pattern(NETWORK_ID, 'network id').required() }),
+  save: customDefinitionSchema,
+  postbacks: Joi.object({
+    ...paging,
+    outcome: Joi.string().valid(...POSTBACK_OUTCOMES).description('Only postbacks with this outcome.'),
+    test: flag().description('true: only test postbacks; false: only real ones.'),
+    after: dateTime().description('Received after this time (ISO 8601).'),
+    before: dateTime().description('Received before this time (ISO 8601).'),
+  }),
+  test: Joi.object({
+    status: Joi.string().valid('pending', 'approved', 'declined').description('The status to report (default pending).'),
+    amount: decimal.description('Sale amount in the network currency (default 100.00).'),
+    commission: decimal.description('Commission (default 10.00).'),
+    sub_id: Joi.string().max(191).pattern(/^[A-Za-z0-9._@+:~=/-]+$/, 'sub id').description('Sub id to report (a member id or login).'),
+  }),
+};
+
+export const networksRoutes: RouteDef[] = [
+  {
+    id: 'networks.list',
+    method: 'GET',
+    path: '/networks',
+    auth: 'manage_options',
+    description: 'Every network, built-in and custom, and its state. Secrets are never returned.',
+    validate: { query: networkSchemas.list },
+    handler: ({ query }, ctx) => ctx.networks.list(query),
+  },
+  {
+    id: 'networks.get',
+    method: 'GET',
+    path: '/networks/{id}',
+    auth: 'manage_options',
+    description: 'One network and its state.',
+    validate: { params: networkSchemas.networkId, query: Joi.object({}) },
+    handler: ({ params }, ctx) => ctx.networks.get(params.id),
+  },
+  {
+    id: 'networks.save',
+    method: 'POST',
+    path: '/networks/{id}',
+    auth: 'manage_options',
+    description: 'Create (201) or update (200) a custom network; a built-in network is 409 svc_network_not_custom.',
+    validate: { params: networkSchemas.networkId, payload: networkSchemas.save },
+    async handler({ params, payload, actor }, ctx) {
+      const { network, created: isNew } = await ctx.networks.saveCustom(params.id, payload, actor);
+      return isNew ? created(network) : network;
+    },
+  },
+  {
+    id: 'networks.postbacks',
+    method: 'GET',
+    path: '/networks/{id}/postbacks',
+    auth: 'manage_options',
+    description: 'Postbacks the network sent, newest first, with their outcome; secrets redacted.',
+    validate: { params: networkSchemas.networkId, query: networkSchemas.postbacks },
+    async handler({ params, query }, ctx) {
+      const { items, total } = await ctx.postbacks.list({ ...(query as PostbackFilters), network: params.id });
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
+  },
+  {
+    id: 'networks.postback-test',
+    method: 'POST',
+    path: '/networks/{id}/postback/test',
+    auth: 'manage_options',
+    description: "Send an authenticated test postback over HTTP to this daemon's own postback URL; it never records an order.",
+    validate: { params: networkSchemas.networkId, payload: networkSchemas.test },
+    handler: ({ params, payload, actor }, ctx) => ctx.postbacks.sendTest(params.id, payload, actor),
+  },
+];

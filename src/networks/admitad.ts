@@ -1,0 +1,265 @@
+// Admitad publisher API (reference/networks.md §2): OAuth2 client credentials (admitad-auth.ts),
+// lists paged by limit/offset (at most 500) with `_meta.count`, protocol-relative images,
+// `approved_but_stalled`, and "NOT REQUIRED" as a coupon's promo code.
+import { ServiceError } from '../errors.js';
+import { AdmitadTokens, type AdmitadAccount } from './admitad-auth.js';
+import { NetworkHttp, buildUrl } from './http.js';
+import { NetworkError, isNetworkError } from './network-error.js';
+import { PostbackParams, pickFields } from './postback.js';
+import { RateLimiters } from './rate-limit.js';
+import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import type { ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
+import {
+  absoluteUrl, commissionRange, countryCodes, currencyCode, decimalAmount, dmyTime, domainOf, inclusiveEnd, list, obj, parseDate, splitWindows, text, type Rec,
+} from './values.js';
+
+export const ADMITAD_API = 'https://api.admitad.com';
+const REQUIRED = ['client_id', 'client_secret', 'website_id'] as const;
+const DEFAULT_SCOPE = 'advcampaigns_for_website statistics coupons_for_website deeplink_generator';
+export const ADMITAD_PAGE_LIMIT = 500;
+
+/**
+ * Admitad's action statuses. `approved_but_stalled` (approved by the advertiser, payout held by
+ * Admitad) stays `pending`: the member is credited when the money is actually coming.
+ */
+const STATUS_MAP: Record<string, TransactionStatus> = { pending: 'pending', approved: 'approved', declined: 'declined', approved_but_stalled: 'pending' };
+
+/**
+ * Parameter names are the macro names. `[[[action_id]]]` and `[[[status]]]` are not in the
+ * reference's macro list but are what public Admitad postback configurations use; the action id
+ * is the same `id` the statistics API reports, so postbacks and polling meet on one id.
+ */
+const POSTBACK_TEMPLATE = ['action_id', 'status', 'order_id', 'order_sum', 'payment_sum', 'currency', 'subid', 'offer_id', 'time']
+  .map((m) => `${m}=[[[${m}]]]`)
+  .join('&');
+
+type Page = { results: unknown[]; count: number };
+
+/** Builds an Admitad module; `builtInModules` holds the production instance. */
+export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule {
+  const http = new NetworkHttp({ network: 'admitad', name: 'Admitad', retry: options.retry, timeoutMs: options.timeoutMs, maxBodyBytes: options.maxBodyBytes });
+  const tokens = new AdmitadTokens(http);
+  // The publisher API publishes no limit (§2.1): no client-side pacing, 429s are backed off.
+  const limiters = new RateLimiters({ default: null, ...options.rateLimits });
+
+  function account(rt: ModuleRuntime): AdmitadAccount & { websiteId: string; language: string } {
+    const s = requireSettings(rt.settings, REQUIRED, 'admitad', 'Admitad');
+    return {
+      base: baseUrl(rt.settings, ADMITAD_API, 'admitad'),
+      clientId: s.client_id,
+      clientSecret: s.client_secret,
+      websiteId: s.website_id,
+      scope: rt.settings.scope?.trim() || DEFAULT_SCOPE,
+      language: rt.settings.language?.trim() || 'en',
+    };
+  }
+
+  /** A GET with the bearer token; a 401 renews the token once and repeats the call. */
+  async function call(rt: ModuleRuntime, path: string, query: Record<string, string | number | undefined> = {}): Promise<unknown> {
+    const a = account(rt);
+    const url = buildUrl(a.base, path.replace('{w}', encodeURIComponent(a.websiteId)), { ...query, language: a.language });
+    for (let round = 1; ; round++) {
+      const access = await tokens.token(rt, a);
+      try {
+        const res = await http.json(rt, { url, headers: { Authorization: `Bearer ${access}` }, bucket: limiters.bucket('default', a.clientId), secrets: tokens.secrets(a) });
+        return res.data;
+      } catch (err) {
+        if (round === 1 && isNetworkError(err, 'svc_network_unauthorized') && err.upstreamStatus === 401) {
+          rt.log('info', 'admitad: the access token was refused; renewing it', { network: 'admitad' });
+          tokens.reject(a, access);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Walks a limit/offset list to the end reported by `_meta.count`. */
+  async function* pages(rt: ModuleRuntime, path: string, query: Record<string, string | number | undefined>): AsyncGenerator<unknown[]> {
+    for (let offset = 0; ; ) {
+      const page = readPage(await call(rt, path, { ...query, limit: ADMITAD_PAGE_LIMIT, offset }));
+      if (page.results.length) yield page.results;
+      offset += page.results.length;
+      if (page.results.length === 0 || offset >= page.count) return;
+    }
+  }
+
+  const module: NetworkModule = {
+    id: 'admitad',
+    name: 'Admitad',
+    defaultCurrency: 'USD',
+    configKeys: [
+      { name: 'client_id', description: 'Application client id (Admitad account → API).', required: true, secret: false },
+      { name: 'client_secret', description: 'Application client secret.', required: true, secret: true },
+      { name: 'website_id', description: 'Ad space (website) id, w_id.', required: true, secret: false },
+      { name: 'scope', description: `OAuth scopes (default "${DEFAULT_SCOPE}").`, required: false, secret: false },
+      { name: 'language', description: 'Language of names and descriptions (default en).', required: false, secret: false },
+      { name: 'base_url', description: `API base URL (default ${ADMITAD_API}).`, required: false, secret: false },
+    ],
+    // No window limit is documented; 90 days keeps each window's offset walk short.
+    limits: { maxWindowDays: 90, maxLookbackDays: null },
+    statusMap: STATUS_MAP,
+    postbackTemplate: POSTBACK_TEMPLATE,
+
+    isConfigured: (settings) => hasSettings(settings, REQUIRED),
+
+    async *listAdvertisers(rt) {
+      for await (const results of pages(rt, '/advcampaigns/website/{w}/', { connection_status: 'active' })) yield results.map((c) => fromCampaign(obj(c)));
+    },
+
+    async getAdvertiser(rt, id) {
+      if (!/^\d+$/.test(id)) return null;
+      try {
+        const campaign = obj(await call(rt, `/advcampaigns/${id}/website/{w}/`));
+        return text(campaign.id) === null ? null : fromCampaign(campaign);
+      } catch (err) {
+        if (isNetworkError(err, 'svc_network_not_found')) return null;
+        throw err;
+      }
+    },
+
+    async *listTransactions(rt, window) {
+      const websiteId = account(rt).websiteId;
+      // By last status change (time-precise, and it catches approvals and declines), not by the
+      // day-precise action date.
+      for (const w of splitWindows(window.from, window.to, module.limits.maxWindowDays)) {
+        const query = { website: websiteId, status_updated_start: dmyTime(w.from), status_updated_end: dmyTime(inclusiveEnd(w.to)) };
+        for await (const results of pages(rt, '/statistics/actions/', query)) {
+          const page = results.map((r) => fromAction(rt, obj(r))).filter((t): t is NetworkTransaction => t !== null);
+          if (page.length) yield page;
+        }
+      }
+    },
+
+    async *listCoupons(rt) {
+      for await (const results of pages(rt, '/coupons/website/{w}/', {})) yield results.map((c) => fromCoupon(obj(c)));
+    },
+
+    trackingLink(_settings, input) {
+      const template = input.tracking_template?.trim();
+      // The link carries a hash per programme and ad space (`gotolink`), so it cannot be built
+      // from ids: the advertiser's stored template is required.
+      if (!template) throw new ServiceError('svc_tracking_link_unavailable', 'Admitad tracking links need the advertiser\'s gotolink: sync the advertiser first.', 409, { network: 'admitad', advertiser: input.advertiser_id });
+      let url: URL;
+      try {
+        url = new URL(template);
+      } catch {
+        throw new ServiceError('svc_tracking_link_unavailable', 'The stored Admitad gotolink is not a URL.', 409, { network: 'admitad', advertiser: input.advertiser_id });
+      }
+      url.searchParams.set('subid', checkSubId(input.sub_id, 50, 'Admitad'));
+      const target = checkTarget(input.url);
+      if (target) url.searchParams.set('ulp', target);
+      return url.toString();
+    },
+
+    parsePostback(query, body) {
+      const params = PostbackParams.read(query, body);
+      const fields = pickFields(params, {
+        transaction_id: ['action_id'],
+        status: ['status'],
+        sale_amount: ['order_sum'],
+        commission: ['payment_sum'],
+        currency: ['currency'],
+        sub_id: ['subid'],
+        advertiser_id: ['offer_id'],
+        merchant_ref: ['order_id'],
+        event_time: ['time'],
+      });
+      if (fields.status) fields.status = fields.status.toLowerCase();
+      const at = parseDate(fields.event_time);
+      if (at) fields.event_time = at.toISOString();
+      return fields;
+    },
+  };
+  return module;
+}
+
+function readPage(data: unknown): Page {
+  const body = obj(data);
+  if (!Array.isArray(body.results)) throw new NetworkError('svc_network_bad_response', 'Admitad answered a list without "results".', { network: 'admitad' });
+  const count = Number(obj(body._meta).count);
+  return { results: body.results, count: Number.isFinite(count) ? count : body.results.length };
+}
+
+/** " WW" and " INT" are Admitad's region suffixes on programme names, not part of the shop's name. */
+function shopName(name: string): string {
+  return name.replace(/\s+(WW|INT)$/, '').trim() || name;
+}
+
+function fromCampaign(c: Rec): NetworkAdvertiser {
+  const currency = text(c.currency)?.toUpperCase() ?? null;
+  const rates: { value: unknown; percent: boolean }[] = [];
+  const holds: number[] = [];
+  for (const action of list(c.actions_detail)) {
+    const hold = Number(obj(action).hold_size);
+    if (Number.isFinite(hold) && hold >= 0) holds.push(hold);
+    for (const tariff of list(obj(action).tariffs)) for (const rate of list(obj(tariff).rates)) rates.push({ value: obj(rate).size, percent: obj(rate).is_percentage === true || obj(rate).is_percentage === 'true' });
+  }
+  if (!rates.length) {
+    // Without details, `actions[].payment_size` is a summary such as "6%" or "5.00".
+    for (const action of list(c.actions)) {
+      const size = text(obj(action).payment_size);
+      if (size) rates.push({ value: size.replace(/%$/, ''), percent: size.endsWith('%') });
+    }
+  }
+  const avgHold = Number(c.avg_hold_time);
+  const categories = list(c.categories).map((x) => text(obj(x).name)).filter((x): x is string => x !== null);
+  return {
+    id: String(text(c.id)),
+    name: shopName(text(c.name) ?? String(text(c.id))),
+    domain: domainOf(c.site_url),
+    site_url: absoluteUrl(c.site_url),
+    logo_url: absoluteUrl(c.image),
+    tracking_template: absoluteUrl(c.gotolink),
+    commission: commissionRange(rates, currency),
+    categories: [...new Set(categories)],
+    countries: countryCodes(list(c.regions).map((r) => (typeof r === 'string' ? r : obj(r).region))),
+    status: text(c.status) === 'active' && (text(c.connection_status) ?? 'active') === 'active' ? 'active' : 'inactive',
+    validation_days: holds.length ? Math.max(...holds) : Number.isFinite(avgHold) && c.avg_hold_time !== null ? avgHold : null,
+    raw: c,
+  };
+}
+
+function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
+  const id = text(a.id) ?? text(a.action_id);
+  if (!id) {
+    rt.log('error', 'admitad: an action without an id was skipped', { network: 'admitad' });
+    return null;
+  }
+  const status = mapStatus(rt, 'admitad', STATUS_MAP, a.status, id);
+  if (!status) return null;
+  const currency = currencyCode(a.currency, 'USD');
+  return {
+    transaction_id: id,
+    status,
+    advertiser_id: text(a.advcampaign_id),
+    merchant_ref: text(a.order_id),
+    sub_id: text(a.subid),
+    sale_amount: decimalAmount(a.cart, currency),
+    commission: decimalAmount(a.payment, currency),
+    currency,
+    clicked_at: parseDate(a.click_date),
+    event_at: parseDate(a.action_date),
+    raw: a,
+  };
+}
+
+function fromCoupon(c: Rec): NetworkCoupon {
+  const campaign = obj(c.campaign);
+  const code = text(c.promocode);
+  let landing: string | null = null;
+  // goto_link is an untagged tracking link; the site wraps the landing page (`ulp`) in its own.
+  const goto = absoluteUrl(c.goto_link);
+  if (goto) landing = absoluteUrl(new URL(goto).searchParams.get('ulp'));
+  return {
+    id: String(text(c.id)),
+    advertiser_id: String(text(campaign.id)),
+    code: code && code.toUpperCase() !== 'NOT REQUIRED' ? code : null,
+    title: text(c.name) ?? text(c.short_name) ?? '',
+    description: text(c.description),
+    url: landing ?? absoluteUrl(campaign.site_url),
+    starts_at: parseDate(c.date_start),
+    ends_at: parseDate(c.date_end),
+    raw: c,
+  };
+}

@@ -1,0 +1,270 @@
+// Awin publisher API (reference/networks.md §1): a UI-issued bearer token, bare JSON arrays
+// without paging, transactions in windows of at most 31 days, 20 calls a minute per user.
+import { ServiceError } from '../errors.js';
+import { NetworkHttp, buildUrl } from './http.js';
+import { NetworkError, isNetworkError } from './network-error.js';
+import { PostbackParams, pickFields, type PostbackQuery } from './postback.js';
+import { PER_MINUTE, RateLimiters } from './rate-limit.js';
+import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
+import {
+  absoluteUrl, chunk, commissionRange, countryCodes, currencyCode, decimalAmount, domainOf, inclusiveEnd, isoLocalUtc, list, obj, parseDate, splitWindows, text, type Rec,
+} from './values.js';
+
+export const AWIN_API = 'https://api.awin.com';
+export const AWIN_LINKS = 'https://www.awin1.com';
+const REQUIRED = ['api_token', 'publisher_id'] as const;
+const PROMOTIONS_PAGE_SIZE = 200;
+/** Joined programmes come in one array; the module hands them on in batches of this size. */
+const ADVERTISER_BATCH = 500;
+
+/**
+ * Awin's commissionStatus words. `deleted` (removed by Awin or the advertiser) is treated as a
+ * decline: it will never be paid, and an earlier approval must be reversed.
+ */
+const STATUS_MAP: Record<string, TransactionStatus> = { pending: 'pending', approved: 'approved', declined: 'declined', deleted: 'declined' };
+
+/**
+ * Transaction Notifications carry no status (they fire when a transaction is recorded), so a
+ * postback is `pending` unless the publisher adds a `status` parameter of their own. Parameter
+ * names are the macro names, so the URL reads `transactionId=!!!transactionId!!!&…`.
+ */
+const POSTBACK_TEMPLATE = [
+  'transactionId', 'transactionDate', 'transactionAmount', 'transactionCurrency', 'commission', 'merchantId', 'clickRef',
+].map((m) => `${m}=!!!${m}!!!`).join('&');
+
+/** Builds an Awin module; `builtInModules` holds the production instance. */
+export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
+  const http = new NetworkHttp({ network: 'awin', name: 'Awin', retry: options.retry, timeoutMs: options.timeoutMs, maxBodyBytes: options.maxBodyBytes });
+  // 20 calls a minute per user (§1.1): the token is the user; the publisher id stands in for it.
+  const limiters = new RateLimiters({ default: { limit: 20, perMs: PER_MINUTE }, ...options.rateLimits });
+
+  function account(settings: ModuleSettings) {
+    const s = requireSettings(settings, REQUIRED, 'awin', 'Awin');
+    return { base: baseUrl(settings, AWIN_API, 'awin'), publisherId: s.publisher_id, token: s.api_token };
+  }
+
+  async function call<T>(rt: ModuleRuntime, path: string, query: Record<string, string | undefined> = {}, json?: unknown): Promise<T> {
+    const a = account(rt.settings);
+    const res = await http.json<T>(rt, {
+      method: json === undefined ? 'GET' : 'POST',
+      url: buildUrl(a.base, path.replace('{pid}', encodeURIComponent(a.publisherId)), query),
+      headers: { Authorization: `Bearer ${a.token}` },
+      json,
+      bucket: limiters.bucket('default', a.publisherId),
+      secrets: [a.token],
+    });
+    return res.data;
+  }
+
+  const module: NetworkModule = {
+    id: 'awin',
+    name: 'Awin',
+    defaultCurrency: 'GBP',
+    configKeys: [
+      { name: 'api_token', description: 'API token from ui.awin.com/awin-api (sent as a bearer token).', required: true, secret: true },
+      { name: 'publisher_id', description: 'Your Awin publisher id.', required: true, secret: false },
+      { name: 'base_url', description: `API base URL (default ${AWIN_API}).`, required: false, secret: false },
+      { name: 'link_base_url', description: `Tracking link host (default ${AWIN_LINKS}).`, required: false, secret: false },
+    ],
+    limits: { maxWindowDays: 31, maxLookbackDays: null },
+    statusMap: STATUS_MAP,
+    postbackTemplate: POSTBACK_TEMPLATE,
+
+    isConfigured: (settings) => hasSettings(settings, REQUIRED),
+
+    async *listAdvertisers(rt) {
+      // One bare array of every joined programme (no paging). Commission ranges and validation
+      // days need one programmedetails call each, which 20 calls a minute cannot afford for a
+      // whole catalogue: getAdvertiser fills them in for one advertiser.
+      const programmes = await call<unknown>(rt, '/publishers/{pid}/programmes', { relationship: 'joined' });
+      if (!Array.isArray(programmes)) throw badShape('the programme list is not an array');
+      for (const batch of chunk(programmes, ADVERTISER_BATCH)) yield batch.map((p) => fromProgramme(obj(p)));
+    },
+
+    async getAdvertiser(rt, id) {
+      if (!/^\d+$/.test(id)) return null;
+      let details: Rec;
+      try {
+        details = obj(await call<unknown>(rt, '/publishers/{pid}/programmedetails', { advertiserId: id }));
+      } catch (err) {
+        if (isNetworkError(err, 'svc_network_not_found')) return null;
+        throw err;
+      }
+      const info = obj(details.programmeInfo);
+      if (text(info.id) === null) return null;
+      return fromDetails(details);
+    },
+
+    async *listTransactions(rt, window) {
+      for (const w of splitWindows(window.from, window.to, module.limits.maxWindowDays)) {
+        const rows = await call<unknown>(rt, '/publishers/{pid}/transactions/', {
+          startDate: isoLocalUtc(w.from),
+          endDate: isoLocalUtc(inclusiveEnd(w.to)),
+          timezone: 'UTC',
+          dateType: 'transaction',
+        });
+        if (!Array.isArray(rows)) throw badShape('the transaction list is not an array');
+        const page = rows.map((r) => fromTransaction(rt, obj(r))).filter((t): t is NetworkTransaction => t !== null);
+        if (page.length) yield page;
+      }
+    },
+
+    async *listCoupons(rt) {
+      for (let page = 1; ; page++) {
+        const res = obj(
+          await call<unknown>(rt, '/publisher/{pid}/promotions', {}, {
+            filters: { membership: 'joined', status: 'active', type: 'all' },
+            pagination: { page, pageSize: PROMOTIONS_PAGE_SIZE },
+          }),
+        );
+        const data = list(res.data);
+        if (data.length) yield data.map((p) => fromPromotion(obj(p)));
+        const total = Number(obj(res.pagination).total ?? 0);
+        if (data.length === 0 || page * PROMOTIONS_PAGE_SIZE >= total) return;
+      }
+    },
+
+    trackingLink(settings, input) {
+      const { publisher_id } = requireSettings(settings, ['publisher_id'], 'awin', 'Awin');
+      const links = baseUrl(settings, AWIN_LINKS, 'awin', 'link_base_url');
+      const subId = checkSubId(input.sub_id, 50, 'Awin');
+      const target = checkTarget(input.url);
+      const mid = encodeURIComponent(String(input.advertiser_id).trim());
+      const aff = encodeURIComponent(publisher_id);
+      // Parameter names must be lower case in links (§1.5); Awin wants `ued` last.
+      if (!target) return `${links}/awclick.php?mid=${mid}&id=${aff}&clickref=${encodeURIComponent(subId)}`;
+      return `${links}/cread.php?awinmid=${mid}&awinaffid=${aff}&clickref=${encodeURIComponent(subId)}&ued=${encodeURIComponent(target)}`;
+    },
+
+    parsePostback(query, body) {
+      return parseAwinPostback(query, body);
+    },
+  };
+  return module;
+}
+
+/**
+ * GET notifications: the macro names as parameters (see the template). POST notifications: the
+ * form field `AwinTransactionPush` holding a JSON object with the same keys.
+ */
+export function parseAwinPostback(query: PostbackQuery, body: unknown): PostbackFields {
+  const outer = PostbackParams.read(query, body);
+  const push = outer.get('AwinTransactionPush');
+  let params = outer;
+  if (push !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(push);
+    } catch {
+      throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not valid JSON.', 400);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not a JSON object.', 400);
+    params = PostbackParams.read(query, body, parsed);
+  }
+  const fields = pickFields(params, {
+    transaction_id: ['transactionId'],
+    status: ['status', 'commissionStatus'],
+    sale_amount: ['transactionAmount'],
+    commission: ['commission'],
+    currency: ['transactionCurrency'],
+    sub_id: ['clickRef'],
+    advertiser_id: ['merchantId'],
+    merchant_ref: ['orderRef'],
+    event_time: ['transactionDate'],
+  });
+  fields.status ??= 'pending';
+  // transactionDate is UTC "%Y-%m-%d %H:%i:%s" without a zone: hand on an unambiguous ISO time.
+  const at = parseDate(fields.event_time);
+  if (at) fields.event_time = at.toISOString();
+  return fields;
+}
+
+function badShape(what: string) {
+  return new NetworkError('svc_network_bad_response', `Awin answered with an unexpected shape: ${what}.`, { network: 'awin' });
+}
+
+function activeWord(value: unknown, ok: string[]): boolean {
+  const s = text(value);
+  return s === null || ok.includes(s.toLowerCase());
+}
+
+function fromProgramme(p: Rec): NetworkAdvertiser {
+  const domains = list(p.validDomains).map((d) => text(obj(d).domain)).filter((d): d is string => d !== null);
+  const sector = typeof p.primarySector === 'string' ? p.primarySector : text(obj(p.primarySector).name);
+  return {
+    id: String(text(p.id)),
+    name: text(p.name) ?? String(text(p.id)),
+    domain: domainOf(domains[0] ?? p.displayUrl),
+    site_url: absoluteUrl(p.displayUrl),
+    logo_url: absoluteUrl(p.logoUrl),
+    tracking_template: absoluteUrl(p.clickThroughUrl),
+    commission: null,
+    categories: sector ? [sector] : [],
+    countries: countryCodes([obj(p.primaryRegion).countryCode]),
+    status: activeWord(p.status, ['active']) ? 'active' : 'inactive',
+    validation_days: null,
+    raw: p,
+  };
+}
+
+function fromDetails(details: Rec): NetworkAdvertiser {
+  const info = obj(details.programmeInfo);
+  const base = fromProgramme(info);
+  const currency = text(info.currencyCode)?.toUpperCase() ?? null;
+  const rates = list(details.commissionRange).flatMap((r) => {
+    const range = obj(r);
+    const percent = text(range.type)?.toLowerCase() === 'percentage';
+    return [{ value: range.min, percent }, { value: range.max, percent }];
+  });
+  const days = Number(obj(details.kpi).validationDays);
+  return {
+    ...base,
+    commission: commissionRange(rates, currency),
+    status: base.status === 'active' && activeWord(info.membershipStatus, ['joined', 'active']) ? 'active' : 'inactive',
+    validation_days: Number.isFinite(days) && days >= 0 ? Math.round(days) : null,
+    raw: details,
+  };
+}
+
+function fromTransaction(rt: ModuleRuntime, t: Rec): NetworkTransaction | null {
+  const id = text(t.id);
+  if (!id) {
+    rt.log('error', 'awin: a transaction without an id was skipped', { network: 'awin' });
+    return null;
+  }
+  const status = mapStatus(rt, 'awin', STATUS_MAP, t.commissionStatus, id);
+  if (!status) return null;
+  const commission = obj(t.commissionAmount);
+  const sale = obj(t.saleAmount);
+  const currency = currencyCode(commission.currency ?? sale.currency, 'GBP');
+  return {
+    transaction_id: id,
+    status,
+    advertiser_id: text(t.advertiserId),
+    merchant_ref: text(t.orderRef),
+    sub_id: text(obj(t.clickRefs).clickRef),
+    sale_amount: decimalAmount(sale.amount, currency),
+    commission: decimalAmount(commission.amount, currency),
+    currency,
+    clicked_at: parseDate(t.clickDate),
+    event_at: parseDate(t.transactionDate),
+    raw: t,
+  };
+}
+
+function fromPromotion(p: Rec): NetworkCoupon {
+  const description = [text(p.description), text(p.terms)].filter(Boolean).join('\n\n');
+  return {
+    id: String(text(p.promotionId)),
+    advertiser_id: String(text(obj(p.advertiser).id)),
+    code: text(obj(p.voucher).code),
+    title: text(p.title) ?? '',
+    description: description || null,
+    // The landing page: the site wraps it in its own tracking link with the member's sub id.
+    url: absoluteUrl(p.url),
+    starts_at: parseDate(p.startDate),
+    ends_at: parseDate(p.endDate),
+    raw: p,
+  };
+}

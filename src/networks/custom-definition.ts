@@ -1,0 +1,211 @@
+// A custom network, defined as data: name, currency, cashback rule, tracking-link template,
+// status words, postback parameter mapping, optional JSON/CSV feeds with a field mapping, and the
+// settings (credentials) its feeds need. One Joi schema serves the REST route and the service; the
+// checks Joi cannot express (unique names, placeholders) follow it, with the same field names.
+import Joi from 'joi';
+import { ServiceError } from '../errors.js';
+import { isCurrency } from '../money.js';
+import { CASHBACK_TYPES, normaliseRule } from '../services/cashback.js';
+import type { TransactionStatus } from './types.js';
+
+export const TRANSACTION_STATUSES = ['pending', 'approved', 'declined'] as const;
+
+/** Fields a postback can carry (the PostbackFields of the module interface). */
+export const POSTBACK_FIELDS = ['transaction_id', 'status', 'sale_amount', 'commission', 'currency', 'sub_id', 'advertiser_id', 'merchant_ref', 'event_time'] as const;
+export type PostbackField = (typeof POSTBACK_FIELDS)[number];
+
+export const ADVERTISER_FEED_FIELDS = ['id', 'name', 'domain', 'site_url', 'logo_url', 'tracking_template', 'commission_type', 'commission_min', 'commission_max', 'commission_currency', 'categories', 'countries', 'status', 'validation_days'] as const;
+export const TRANSACTION_FEED_FIELDS = ['transaction_id', 'status', 'sale_amount', 'commission', 'currency', 'sub_id', 'advertiser_id', 'merchant_ref', 'clicked_at', 'event_at'] as const;
+
+/** Parameter names the endpoint itself reads: a mapping may not claim them. */
+export const RESERVED_PARAMS = ['token', 'test'];
+
+export interface SettingKey {
+  name: string;
+  description?: string;
+  required?: boolean;
+  secret?: boolean;
+}
+
+export interface FeedDefinition {
+  /** http(s) URL; `{settings.NAME}` (and, for transactions, `{from}` `{to}` as YYYY-MM-DD) are filled in. */
+  url: string;
+  format: 'json' | 'csv';
+  /** JSON: dotted path to the array of records (absent: the document is the array). */
+  items?: string;
+  /** CSV: one character (default `,`). */
+  delimiter?: string;
+  /** Extra request headers; values may use `{settings.NAME}`. */
+  headers?: Record<string, string>;
+  /** Our field → the record's key (JSON: dotted path; CSV: header name). */
+  fields: Record<string, string>;
+  /** Advertisers feed: values of the status field that mean active (absent: every listed one is active). */
+  active_values?: string[];
+}
+
+export interface CustomDefinition {
+  name: string;
+  currency: string;
+  /** The network's default member cashback (kept as the network's cashback rule). */
+  cashback?: { type: (typeof CASHBACK_TYPES)[number]; value: string; currency?: string | null } | null;
+  /** `{sub_id}` required; `{url}` (URL-encoded), `{advertiser_id}`, `{settings.NAME}` (non-secret settings). */
+  tracking_link?: string | null;
+  settings?: SettingKey[];
+  /** The network's status words → ours, matched without regard to case. */
+  statuses: Record<string, TransactionStatus>;
+  postback?: { params: Partial<Record<PostbackField, string>> } | null;
+  feeds?: { advertisers?: FeedDefinition | null; transactions?: FeedDefinition | null } | null;
+}
+
+const paramName = Joi.string().pattern(/^[A-Za-z0-9_.[\]-]{1,64}$/, 'parameter name').description('A query or body parameter name.');
+const fieldSource = Joi.string().min(1).max(128);
+const settingName = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+const feed = (fields: readonly string[], required: string[]) =>
+  Joi.object({
+    url: Joi.string().max(2000).required().description('http(s) URL; {settings.NAME} placeholders are filled in.'),
+    format: Joi.string().valid('json', 'csv').required(),
+    items: Joi.string().max(200).pattern(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'dotted path'),
+    delimiter: Joi.string().length(1).invalid('"', '\n', '\r'),
+    headers: Joi.object().pattern(/^[A-Za-z0-9-]{1,64}$/, Joi.string().max(2000)).max(20),
+    fields: Joi.object(Object.fromEntries(fields.map((f) => [f, required.includes(f) ? fieldSource.required() : fieldSource]))).required(),
+    active_values: Joi.array().items(Joi.string().min(1).max(64)).max(50),
+  });
+
+/** The body of `POST /networks/{id}` and the argument of `NetworkService.saveCustom`. */
+export const customDefinitionSchema = Joi.object({
+  name: Joi.string().trim().min(1).max(191).required(),
+  currency: Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').required().description('The currency the network reports in when a record names none.'),
+  cashback: Joi.object({
+    type: Joi.string().valid(...CASHBACK_TYPES).required(),
+    value: Joi.string().max(32).required(),
+    currency: Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').allow(null),
+  })
+    .allow(null)
+    .description("The network's default member cashback (default: the site's)."),
+  tracking_link: Joi.string().max(2000).allow(null).description('Template with {sub_id} (required), {url}, {advertiser_id}, {settings.NAME}.'),
+  settings: Joi.array()
+    .items(
+      Joi.object({
+        name: Joi.string().pattern(settingName, 'setting name').required(),
+        description: Joi.string().max(500),
+        required: Joi.boolean(),
+        secret: Joi.boolean(),
+      }),
+    )
+    .max(20),
+  statuses: Joi.object()
+    .pattern(/^[\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?$/, Joi.string().valid(...TRANSACTION_STATUSES).required())
+    .min(1)
+    .max(100)
+    .required()
+    .description('Network status word → pending, approved or declined.'),
+  postback: Joi.object({
+    params: Joi.object(Object.fromEntries(POSTBACK_FIELDS.map((f) => [f, f === 'transaction_id' || f === 'commission' ? paramName.required() : paramName]))).required(),
+  }).allow(null),
+  feeds: Joi.object({
+    advertisers: feed(ADVERTISER_FEED_FIELDS, ['id', 'name']).allow(null),
+    transactions: feed(TRANSACTION_FEED_FIELDS, ['transaction_id', 'commission']).allow(null),
+  }).allow(null),
+});
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_.]*)\}/g;
+
+function placeholders(template: string): string[] {
+  return [...template.matchAll(PLACEHOLDER)].map((m) => m[1]);
+}
+
+/** Fills `{name}` placeholders, URL-encoding the values unless `encode` is false. Unknown placeholders stay. */
+export function fillTemplate(template: string, values: Record<string, string | null | undefined>, encode = true): string {
+  return template.replace(PLACEHOLDER, (whole, name: string) => {
+    const v = values[name];
+    if (v === undefined) return whole;
+    return encode ? encodeURIComponent(v ?? '') : (v ?? '');
+  });
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !!u.hostname;
+  } catch {
+    return false;
+  }
+}
+
+/** Joi's path as the host names parameters: `postback[params][status]`. */
+function hostName(path: (string | number)[]): string {
+  const [head, ...rest] = path.map(String);
+  return head + rest.map((p) => `[${p}]`).join('');
+}
+
+function refuse(params: Record<string, string>): never {
+  const names = Object.keys(params);
+  throw new ServiceError('svc_invalid_network', `Invalid network definition: ${names.map((n) => `${n}: ${params[n]}`).join('; ')}`, 400, { params });
+}
+
+/** Validates a definition (schema, then cross-field rules); 400 svc_invalid_network with `data.params`. */
+export function checkDefinition(input: unknown): CustomDefinition {
+  const { value, error } = customDefinitionSchema.validate(input, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
+  if (error) {
+    const params: Record<string, string> = {};
+    for (const d of error.details) params[d.path.length ? hostName(d.path) : '(body)'] ??= d.message;
+    refuse(params);
+  }
+  const def = value as CustomDefinition;
+  const params: Record<string, string> = {};
+  if (!isCurrency(def.currency)) params.currency = `unknown currency ${def.currency}`;
+  if (def.cashback) {
+    try {
+      def.cashback = normaliseRule(def.cashback.type, def.cashback.value, def.cashback.currency, def.currency);
+    } catch (err) {
+      params[`cashback[${String((err as ServiceError).data?.field ?? 'value')}]`] = (err as Error).message;
+    }
+  }
+  const settings = def.settings ?? [];
+  const settingNames = new Set<string>();
+  settings.forEach((s, i) => {
+    if (settingNames.has(s.name)) params[`settings[${i}][name]`] = `setting ${s.name} is declared twice`;
+    settingNames.add(s.name);
+  });
+  const secretNames = new Set(settings.filter((s) => s.secret).map((s) => s.name));
+
+  const lowerWords = new Map<string, string>();
+  for (const word of Object.keys(def.statuses)) {
+    const lower = word.toLowerCase();
+    if (lowerWords.has(lower)) params[`statuses[${word}]`] = `status word "${word}" differs from "${lowerWords.get(lower)}" only in case`;
+    lowerWords.set(lower, word);
+  }
+
+  if (def.tracking_link) {
+    const allowed = new Set(['sub_id', 'url', 'advertiser_id', ...[...settingNames].filter((n) => !secretNames.has(n)).map((n) => `settings.${n}`)]);
+    const used = placeholders(def.tracking_link);
+    const bad = used.find((p) => !allowed.has(p));
+    if (bad) params.tracking_link = secretNames.has(bad.replace(/^settings\./, '')) ? `{${bad}} is a secret setting: a tracking link is shown to members` : `unknown placeholder {${bad}}`;
+    else if (!used.includes('sub_id')) params.tracking_link = 'tracking_link must contain {sub_id}, or no order could be credited to a member';
+    else if (!isHttpUrl(fillTemplate(def.tracking_link, { sub_id: '1', url: 'https://example.com/', advertiser_id: '1' }).replace(PLACEHOLDER, 'x'))) params.tracking_link = 'tracking_link must be an http(s) URL';
+  }
+
+  if (def.postback) {
+    const seen = new Map<string, string>();
+    for (const [field, name] of Object.entries(def.postback.params) as [PostbackField, string][]) {
+      const lower = name.toLowerCase();
+      if (RESERVED_PARAMS.includes(lower)) params[`postback[params][${field}]`] = `"${name}" is reserved for the endpoint (token, test)`;
+      else if (seen.has(lower)) params[`postback[params][${field}]`] = `parameter "${name}" is already mapped to ${seen.get(lower)}`;
+      seen.set(lower, field);
+    }
+  }
+
+  for (const kind of ['advertisers', 'transactions'] as const) {
+    const f = def.feeds?.[kind];
+    if (!f) continue;
+    const allowed = new Set([...[...settingNames].map((n) => `settings.${n}`), ...(kind === 'transactions' ? ['from', 'to'] : [])]);
+    const bad = [f.url, ...Object.values(f.headers ?? {})].flatMap(placeholders).find((p) => !allowed.has(p));
+    if (bad) params[`feeds[${kind}][url]`] = `unknown placeholder {${bad}}`;
+    else if (!isHttpUrl(fillTemplate(f.url, {}).replace(PLACEHOLDER, 'x'))) params[`feeds[${kind}][url]`] = 'the feed URL must be an http(s) URL';
+    if (f.format === 'csv' && f.items) params[`feeds[${kind}][items]`] = 'items applies to JSON feeds only';
+    if (f.format === 'json' && f.delimiter) params[`feeds[${kind}][delimiter]`] = 'delimiter applies to CSV feeds only';
+  }
+  if (Object.keys(params).length) refuse(params);
+  return def;
+}

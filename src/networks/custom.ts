@@ -1,0 +1,139 @@
+// A NetworkModule built from a custom network's definition: postbacks read by its parameter
+// mapping, tracking links from its template, advertisers and transactions from its feeds.
+import { atPath, feedRecords, type FeedRecord } from './custom-feeds.js';
+import { fillTemplate, type CustomDefinition, type FeedDefinition, type PostbackField } from './custom-definition.js';
+import { PostbackParams } from './postback.js';
+import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
+import { absoluteUrl, countryCodes, currencyCode, decimalAmount, domainOf, parseDate, text } from './values.js';
+
+/** The definition's status word for a value, matched without regard to case. */
+export function lookupStatus(map: Record<string, TransactionStatus>, word: string): TransactionStatus | null {
+  if (Object.hasOwn(map, word)) return map[word];
+  const lower = word.toLowerCase();
+  for (const [k, v] of Object.entries(map)) if (k.toLowerCase() === lower) return v;
+  return null;
+}
+
+function field(record: FeedRecord, feed: FeedDefinition, name: string): unknown {
+  const source = feed.fields[name];
+  if (!source) return undefined;
+  return Object.hasOwn(record, source) ? record[source] : atPath(record, source);
+}
+
+function listOf(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map((v) => text(v)).filter((v): v is string => v !== null);
+  const s = text(value);
+  return s ? s.split(/[,;|]/).map((p) => p.trim()).filter(Boolean) : [];
+}
+
+export function customModule(id: string, def: CustomDefinition): NetworkModule {
+  const configKeys = (def.settings ?? []).map((s) => ({ name: s.name, description: s.description ?? '', required: s.required ?? false, secret: s.secret ?? false }));
+  const params = def.postback?.params ?? {};
+
+  const toAdvertiser = (feed: FeedDefinition, r: FeedRecord): NetworkAdvertiser | null => {
+    const advertiserId = text(field(r, feed, 'id'));
+    const name = text(field(r, feed, 'name'));
+    if (!advertiserId || !name) return null;
+    const status = text(field(r, feed, 'status'));
+    const active = !feed.active_values?.length || status === null || feed.active_values.some((v) => v.toLowerCase() === status.toLowerCase());
+    const currency = text(field(r, feed, 'commission_currency'));
+    const min = text(field(r, feed, 'commission_min'));
+    const max = text(field(r, feed, 'commission_max')) ?? min;
+    const type = text(field(r, feed, 'commission_type'))?.toLowerCase();
+    const siteUrl = absoluteUrl(field(r, feed, 'site_url'));
+    const days = Number(text(field(r, feed, 'validation_days')));
+    return {
+      id: advertiserId,
+      name,
+      domain: domainOf(field(r, feed, 'domain')) ?? domainOf(siteUrl),
+      site_url: siteUrl,
+      logo_url: absoluteUrl(field(r, feed, 'logo_url')),
+      tracking_template: text(field(r, feed, 'tracking_template')),
+      commission: min === null ? null : { type: type === 'flat' ? 'flat' : type === 'mixed' ? 'mixed' : 'percent', min, max, currency: type === 'flat' ? (currency ?? def.currency) : null },
+      categories: listOf(field(r, feed, 'categories')),
+      countries: countryCodes(listOf(field(r, feed, 'countries'))),
+      status: active ? 'active' : 'inactive',
+      validation_days: Number.isSafeInteger(days) && days >= 0 ? days : null,
+      raw: r,
+    };
+  };
+
+  const toTransaction = (feed: FeedDefinition, r: FeedRecord): NetworkTransaction | null => {
+    const transactionId = text(field(r, feed, 'transaction_id'));
+    if (!transactionId) return null;
+    const word = text(field(r, feed, 'status'));
+    // An unknown word is kept pending: polling must not lose the order, and it can still move later.
+    const status = word === null ? 'pending' : (lookupStatus(def.statuses, word) ?? 'pending');
+    const currency = currencyCode(field(r, feed, 'currency'), def.currency);
+    return {
+      transaction_id: transactionId,
+      status,
+      advertiser_id: text(field(r, feed, 'advertiser_id')),
+      merchant_ref: text(field(r, feed, 'merchant_ref')),
+      sub_id: text(field(r, feed, 'sub_id')),
+      sale_amount: decimalAmount(field(r, feed, 'sale_amount'), currency),
+      commission: decimalAmount(field(r, feed, 'commission'), currency),
+      currency,
+      clicked_at: parseDate(field(r, feed, 'clicked_at')),
+      event_at: parseDate(field(r, feed, 'event_at')),
+      raw: r,
+    };
+  };
+
+  const module: NetworkModule = {
+    id,
+    name: def.name,
+    defaultCurrency: def.currency,
+    configKeys,
+    isConfigured(settings: ModuleSettings) {
+      return configKeys.every((k) => !k.required || (settings[k.name] ?? '') !== '');
+    },
+    async *listAdvertisers(rt: ModuleRuntime) {
+      const feed = def.feeds?.advertisers;
+      if (!feed) return;
+      for await (const page of feedRecords(id, def.name, feed, rt)) {
+        const items = page.map((r) => toAdvertiser(feed, r)).filter((a): a is NetworkAdvertiser => a !== null);
+        if (items.length) yield items;
+      }
+    },
+    async getAdvertiser(rt: ModuleRuntime, advertiserId: string) {
+      for await (const page of module.listAdvertisers(rt)) {
+        const found = page.find((a) => a.id === advertiserId);
+        if (found) return found;
+      }
+      return null;
+    },
+    async *listTransactions(rt: ModuleRuntime, window: { from: Date; to: Date }) {
+      const feed = def.feeds?.transactions;
+      if (!feed) return;
+      const day = (d: Date) => d.toISOString().slice(0, 10);
+      for await (const page of feedRecords(id, def.name, feed, rt, { from: day(window.from), to: day(window.to) })) {
+        const items = page
+          .map((r) => toTransaction(feed, r))
+          .filter((t): t is NetworkTransaction => t !== null && (t.event_at === null || (t.event_at >= window.from && t.event_at < window.to)));
+        if (items.length) yield items;
+      }
+    },
+    limits: { maxWindowDays: 366, maxLookbackDays: null },
+    trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null }) {
+      if (!def.tracking_link) return '';
+      const values: Record<string, string | null> = { sub_id: input.sub_id, url: input.url ?? '', advertiser_id: input.advertiser_id };
+      for (const k of configKeys) if (!k.secret) values[`settings.${k.name}`] = settings[k.name] ?? '';
+      return fillTemplate(def.tracking_link, values);
+    },
+    parsePostback(query, body): PostbackFields {
+      const p = PostbackParams.read(query, body);
+      const out: PostbackFields = {};
+      for (const [name, param] of Object.entries(params) as [PostbackField, string][]) {
+        const value = p.get(param);
+        if (value !== undefined) out[name] = value;
+      }
+      return out;
+    },
+    statusMap: def.statuses,
+    postbackTemplate: Object.entries(params)
+      .map(([name, param]) => `${encodeURIComponent(param)}={${name}}`)
+      .join('&'),
+  };
+  return module;
+}

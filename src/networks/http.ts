@@ -1,0 +1,256 @@
+// The HTTP client network modules share, over Node's fetch (undici): a timeout per attempt tied
+// to the runtime's signal, retries with exponential backoff and jitter on 429, throttling 403s,
+// 5xx, timeouts and connection failures (honouring Retry-After), a client-side call quota,
+// bounded bodies, and JSON parsing that turns HTML or broken JSON into a typed NetworkError.
+// Credentials travel only in headers the caller builds; nothing here logs a header, and every
+// body excerpt is scrubbed of the secrets the caller names.
+import type { ModuleRuntime } from './types.js';
+import { NetworkError, bodyExcerpt, safePath, type NetworkErrorCode } from './network-error.js';
+import { aborted, sleep, type CallQuota } from './rate-limit.js';
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  attempts: number;
+  /** First backoff; doubles per attempt, with jitter. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A Retry-After longer than this is not waited out: the call fails as rate limited. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 1_000, maxDelayMs: 30_000, maxRetryAfterMs: 120_000 };
+
+export interface HttpClientOptions {
+  /** Module id, for errors and logs. */
+  network: string;
+  /** Display name for messages ("Awin"). */
+  name: string;
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  maxBodyBytes?: number;
+}
+
+export interface HttpRequest {
+  method?: 'GET' | 'POST';
+  url: URL;
+  /** Caller headers (Authorization among them); never logged. */
+  headers?: Record<string, string>;
+  form?: Record<string, string>;
+  json?: unknown;
+  /** The client-side quota this call spends from. */
+  bucket?: CallQuota | null;
+  /** Exact secret values to scrub from excerpts (tokens, client secrets, Basic credentials). */
+  secrets?: readonly string[];
+}
+
+export interface HttpResponse<T> {
+  status: number;
+  headers: Headers;
+  data: T;
+}
+
+type Attempt<T> = { ok: true; response: HttpResponse<T> } | { ok: false; error: NetworkError; retry: boolean; retryAfterMs: number | null };
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
+const THROTTLE_WORDS = /rate.?limit|too many|exceeded|throttl|quota/i;
+
+/** Builds `base` + `path` with the defined query values (base may carry a path prefix). */
+export function buildUrl(base: string, path: string, query: Record<string, string | number | boolean | null | undefined> = {}): URL {
+  const url = new URL(base.replace(/\/+$/, '') + path);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v));
+  return url;
+}
+
+/** Retry-After as milliseconds: delta-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, nowMs = Date.now()): number | null {
+  if (value == null) return null;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/**
+ * Parses a JSON body. Integers too long for a double (16+ digits, e.g. some ids) are read as
+ * strings so they stay exact; everything else is plain JSON.parse (decimal amounts are exact
+ * through String(number) up to 15 significant digits, which covers any money amount).
+ */
+export function parseJsonText(text: string): unknown {
+  if (/\d{16}/.test(text)) text = text.replace(/"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])(-?\d{16,})(?![\d.eE])/g, (m, big?: string) => (big ? `"${big}"` : m));
+  return JSON.parse(text);
+}
+
+export class NetworkHttp {
+  readonly network: string;
+  readonly name: string;
+  readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly maxBodyBytes: number;
+
+  constructor(options: HttpClientOptions) {
+    this.network = options.network;
+    this.name = options.name;
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  }
+
+  /** Sends the request (retrying as the policy allows) and returns its parsed JSON. */
+  async json<T = unknown>(rt: ModuleRuntime, req: HttpRequest): Promise<HttpResponse<T>> {
+    const { attempts } = this.retry;
+    for (let attempt = 1; ; attempt++) {
+      await req.bucket?.take(rt.signal, this.network);
+      const outcome = await this.once<T>(rt, req, attempt);
+      if (outcome.ok) return outcome.response;
+      const { error, retryAfterMs } = outcome;
+      if (outcome.retry && attempt > 1 && attempt >= attempts) error.message += ` (gave up after ${attempt} attempts)`;
+      if (!outcome.retry || attempt >= attempts) throw error;
+      if (retryAfterMs != null) {
+        if (retryAfterMs > this.retry.maxRetryAfterMs) {
+          error.message += ` and asked to wait ${Math.ceil(retryAfterMs / 1000)} s`;
+          throw error;
+        }
+        req.bucket?.pause(retryAfterMs);
+      }
+      const delay = retryAfterMs ?? this.backoff(attempt);
+      rt.log('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${attempts})`, {
+        network: this.network,
+        code: error.code,
+        upstream_status: error.upstreamStatus,
+        path: safePath(req.url),
+        delay_ms: delay,
+      });
+      await sleep(delay, rt.signal, this.network);
+    }
+  }
+
+  /** Exponential backoff with "equal jitter": half fixed, half random, capped. */
+  backoff(attempt: number): number {
+    const ceiling = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
+    return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+  }
+
+  private async once<T>(rt: ModuleRuntime, req: HttpRequest, attempt: number): Promise<Attempt<T>> {
+    if (rt.signal?.aborted) return { ok: false, error: aborted(this.network), retry: false, retryAfterMs: null };
+    const method = req.method ?? 'GET';
+    const where = `${method} ${safePath(req.url)}`;
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = rt.signal ? AbortSignal.any([rt.signal, timeout]) : timeout;
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'cashtrack', ...req.headers };
+    let body: string | undefined;
+    if (req.form) {
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(req.form).toString();
+    } else if (req.json !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(req.json);
+    }
+    const fail = (code: NetworkErrorCode, message: string, retry: boolean, extra: { status?: number; text?: string; retryAfterMs?: number | null } = {}): Attempt<T> => ({
+      ok: false,
+      retry,
+      retryAfterMs: extra.retryAfterMs ?? null,
+      error: new NetworkError(code, message, {
+        network: this.network,
+        upstreamStatus: extra.status ?? null,
+        excerpt: extra.text === undefined ? null : bodyExcerpt(extra.text, req.secrets),
+        retryAfterMs: extra.retryAfterMs ?? null,
+        attempts: attempt,
+      }),
+    });
+    const transport = (err: unknown): Attempt<T> => {
+      if (rt.signal?.aborted) return { ok: false, error: aborted(this.network), retry: false, retryAfterMs: null };
+      if (timeout.aborted) return fail('svc_network_timeout', `${this.name} did not answer ${where} within ${this.timeoutMs / 1000} s`, true);
+      const cause = (err as { cause?: { code?: unknown } })?.cause?.code;
+      return fail('svc_network_unavailable', `${this.name} could not be reached for ${where}${typeof cause === 'string' ? ` (${cause})` : ''}`, true);
+    };
+
+    const started = performance.now();
+    let res: Response;
+    try {
+      res = await fetch(req.url, { method, headers, body, signal, redirect: 'manual' });
+    } catch (err) {
+      return transport(err);
+    }
+    let text: string;
+    try {
+      text = await readBody(res, this.maxBodyBytes);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) return fail('svc_network_bad_response', `${this.name} answered ${where} with more than ${this.maxBodyBytes} bytes`, false, { status: res.status });
+      return transport(err);
+    }
+    const status = res.status;
+    rt.log('debug', `${this.name} ${where} → ${status}`, { network: this.network, status, ms: Math.round(performance.now() - started), bytes: text.length });
+    const remaining = Number(res.headers.get('x-ratelimit-remaining-hour') ?? res.headers.get('x-ratelimit-remaining') ?? NaN);
+    const resetSeconds = Number(res.headers.get('ratelimit-reset') ?? NaN);
+    if (Number.isFinite(remaining)) req.bucket?.observeRemaining(remaining, Number.isFinite(resetSeconds) ? resetSeconds * 1000 : null);
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+
+    if (status >= 200 && status < 300) {
+      if (status === 204) return { ok: true, response: { status, headers: res.headers, data: null as T } };
+      const parsed = parseBody(text, res.headers.get('content-type'));
+      if (parsed.ok) return { ok: true, response: { status, headers: res.headers, data: parsed.value as T } };
+      return fail('svc_network_bad_response', `${this.name} answered ${where} with ${parsed.what}`, false, { status, text });
+    }
+    if (status >= 300 && status < 400) {
+      const location = res.headers.get('location');
+      let host = '';
+      try {
+        host = location ? ` to ${new URL(location, req.url).host}` : '';
+      } catch {
+        host = '';
+      }
+      return fail('svc_network_bad_response', `${this.name} redirected ${where}${host}; check the base URL`, false, { status });
+    }
+    if (status === 429 || (status === 403 && (retryAfterMs != null || THROTTLE_WORDS.test(text)))) {
+      return fail('svc_network_rate_limited', `${this.name} rate-limited ${where} (HTTP ${status})`, true, { status, text, retryAfterMs });
+    }
+    if (status === 401 || status === 403) {
+      return fail('svc_network_unauthorized', `${this.name} refused the credentials for ${where} (HTTP ${status}); check the module settings`, false, { status, text });
+    }
+    if (status === 404) return fail('svc_network_not_found', `${this.name} has no ${where} (HTTP 404)`, false, { status, text });
+    if (status === 408) return fail('svc_network_timeout', `${this.name} timed out ${where} (HTTP 408)`, true, { status, text, retryAfterMs });
+    if (status >= 500) return fail('svc_network_unavailable', `${this.name} failed ${where} (HTTP ${status})`, true, { status, text, retryAfterMs });
+    return fail('svc_network_bad_request', `${this.name} refused ${where} (HTTP ${status})`, false, { status, text });
+  }
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false; what: string };
+
+function parseBody(text: string, contentType: string | null): Parsed {
+  const trimmed = text.trimStart();
+  if (!trimmed) return { ok: false, what: 'an empty body instead of JSON' };
+  const type = (contentType ?? '').toLowerCase();
+  if (type.includes('html') || /^<(!doctype|html)/i.test(trimmed)) return { ok: false, what: 'HTML instead of JSON' };
+  if (type.includes('xml') || trimmed.startsWith('<')) return { ok: false, what: 'XML instead of JSON' };
+  try {
+    return { ok: true, value: parseJsonText(text) };
+  } catch {
+    return { ok: false, what: 'invalid or truncated JSON' };
+  }
+}
+
+class BodyTooLarge extends Error {}
+
+async function readBody(res: Response, max: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > max) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new BodyTooLarge();
+  }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,263 @@
+// impact.com Mediapartners API (reference/networks.md §4): HTTP Basic AccountSID:AuthToken, JSON
+// only when asked (`Accept: application/json`, which the HTTP client always sends, so no XML is
+// ever parsed), `Page`/`PageSize` with `@numpages`, numbers as strings, dotted action ids,
+// Actions in windows of at most 45 days starting at most 3 years back, hourly quotas per group.
+import { ServiceError } from '../errors.js';
+import { NetworkHttp, buildUrl } from './http.js';
+import { NetworkError, isNetworkError } from './network-error.js';
+import { PostbackParams, pickFields } from './postback.js';
+import { PER_HOUR, RateLimiters } from './rate-limit.js';
+import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import type { ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
+import {
+  absoluteUrl, commissionRange, countryCodes, currencyCode, daysBefore, decimalAmount, domainOf, inclusiveEnd, isNegative, isoUtc, list, obj, parseDate, splitWindows, text, type Rec,
+} from './values.js';
+
+export const IMPACT_API = 'https://api.impact.com';
+const REQUIRED = ['account_sid', 'auth_token'] as const;
+const LIST_PAGE_SIZE = 1000;
+/** Documented default for /Actions (minimum 2,000); more than 10 pages is an error. */
+const ACTIONS_PAGE_SIZE = 20_000;
+const MAX_ACTION_PAGES = 10;
+const LOOKBACK_DAYS = 3 * 365;
+const MIN_SPLIT_MS = 3_600_000;
+
+/**
+ * Action states. PENDING waits for the locking date; APPROVED is locked and will pay; REVERSED
+ * will not pay. LOCKED and CLEARED (older and clearing-event vocabulary: past the locking date,
+ * cleared for payment) are approvals too.
+ */
+const STATUS_MAP: Record<string, TransactionStatus> = { PENDING: 'pending', APPROVED: 'approved', LOCKED: 'approved', CLEARED: 'approved', REVERSED: 'declined' };
+
+const POSTBACK_TEMPLATE = ['ActionId', 'Status', 'Amount', 'Payout', 'Currency', 'SubId1', 'CampaignId', 'OID', 'EventDate'].map((m) => `${m}={${m}}`).join('&');
+
+/** Builds an impact.com module; `builtInModules` holds the production instance. */
+export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
+  const http = new NetworkHttp({ network: 'impact', name: 'impact.com', retry: options.retry, timeoutMs: options.timeoutMs, maxBodyBytes: options.maxBodyBytes });
+  // Hourly quotas per account (§4.1): performance detail (/Actions) 500, everything else 1,000.
+  const limiters = new RateLimiters({ default: { limit: 1000, perMs: PER_HOUR }, actions: { limit: 500, perMs: PER_HOUR }, ...options.rateLimits });
+
+  async function call(rt: ModuleRuntime, group: 'default' | 'actions', path: string, query: Record<string, string | number | undefined> = {}): Promise<Rec> {
+    const s = requireSettings(rt.settings, REQUIRED, 'impact', 'impact.com');
+    const credentials = Buffer.from(`${s.account_sid}:${s.auth_token}`).toString('base64');
+    const base = `${baseUrl(rt.settings, IMPACT_API, 'impact')}/Mediapartners/${encodeURIComponent(s.account_sid)}`;
+    const res = await http.json(rt, {
+      url: buildUrl(base, path, query),
+      headers: { Authorization: `Basic ${credentials}` },
+      bucket: limiters.bucket(group, s.account_sid),
+      secrets: [s.auth_token, credentials],
+    });
+    return obj(res.data);
+  }
+
+  /** Walks `Page` 1..`@numpages`, yielding each page's `key` array. */
+  async function* pages(rt: ModuleRuntime, path: string, key: string, query: Record<string, string | number | undefined>): AsyncGenerator<unknown[]> {
+    for (let page = 1; ; page++) {
+      const body = await call(rt, 'default', path, { ...query, Page: page, PageSize: LIST_PAGE_SIZE });
+      const items = itemsOf(body, key);
+      if (items.length) yield items;
+      if (items.length === 0 || page >= numPages(body)) return;
+    }
+  }
+
+  /** One window of /Actions; a window too busy for 10 pages is halved (down to an hour). */
+  async function* actions(rt: ModuleRuntime, from: Date, to: Date): AsyncGenerator<NetworkTransaction[]> {
+    const query = { ActionDateStart: isoUtc(from), ActionDateEnd: isoUtc(inclusiveEnd(to)), PageSize: ACTIONS_PAGE_SIZE };
+    const first = await call(rt, 'actions', '/Actions', { ...query, Page: 1 });
+    const total = numPages(first);
+    if (total > MAX_ACTION_PAGES) {
+      if (to.getTime() - from.getTime() <= MIN_SPLIT_MS) throw new NetworkError('svc_network_bad_response', `impact.com reports ${total} pages of actions for one hour; at most ${MAX_ACTION_PAGES} can be read.`, { network: 'impact' });
+      const mid = new Date(from.getTime() + Math.floor((to.getTime() - from.getTime()) / 2000) * 1000);
+      yield* actions(rt, from, mid);
+      yield* actions(rt, mid, to);
+      return;
+    }
+    for (let page = 1, body = first; ; ) {
+      const mapped = itemsOf(body, 'Actions').map((a) => fromAction(rt, obj(a))).filter((t): t is NetworkTransaction => t !== null);
+      if (mapped.length) yield mapped;
+      if (++page > total) return;
+      body = await call(rt, 'actions', '/Actions', { ...query, Page: page });
+    }
+  }
+
+  const module: NetworkModule = {
+    id: 'impact',
+    name: 'impact.com',
+    defaultCurrency: 'USD',
+    configKeys: [
+      { name: 'account_sid', description: 'Account SID (Settings → API).', required: true, secret: false },
+      { name: 'auth_token', description: 'Auth Token (Settings → API).', required: true, secret: true },
+      { name: 'base_url', description: `API host (default ${IMPACT_API}); /Mediapartners/{SID} is added.`, required: false, secret: false },
+    ],
+    limits: { maxWindowDays: 45, maxLookbackDays: LOOKBACK_DAYS },
+    statusMap: STATUS_MAP,
+    postbackTemplate: POSTBACK_TEMPLATE,
+
+    isConfigured: (settings) => hasSettings(settings, REQUIRED),
+
+    async *listAdvertisers(rt) {
+      const base = baseUrl(rt.settings, IMPACT_API, 'impact');
+      for await (const items of pages(rt, '/Campaigns', 'Campaigns', { InsertionOrderStatus: 'Active' })) yield items.map((c) => fromCampaign(obj(c), base));
+    },
+
+    async getAdvertiser(rt, id) {
+      if (!/^\d+$/.test(id)) return null;
+      let campaign: Rec;
+      try {
+        campaign = await call(rt, 'default', `/Campaigns/${id}`);
+      } catch (err) {
+        if (isNetworkError(err, 'svc_network_not_found')) return null;
+        throw err;
+      }
+      if (text(campaign.CampaignId) === null) return null;
+      const advertiser = fromCampaign(campaign, baseUrl(rt.settings, IMPACT_API, 'impact'));
+      // Rates live in PublicTerms; a programme without public terms keeps no range.
+      let terms: Rec | null = null;
+      try {
+        terms = await call(rt, 'default', `/Campaigns/${id}/PublicTerms`);
+      } catch (err) {
+        if (!isNetworkError(err, 'svc_network_not_found')) throw err;
+      }
+      if (!terms) return advertiser;
+      return { ...advertiser, commission: termsRange(terms), raw: { campaign, public_terms: terms } };
+    },
+
+    async *listTransactions(rt, window) {
+      const oldest = new Date(daysBefore(rt.now(), LOOKBACK_DAYS).getTime() + 60_000);
+      let from = window.from;
+      if (from < oldest) {
+        rt.log('warning', `impact.com keeps actions for 3 years: the window starts at ${oldest.toISOString()} instead of ${from.toISOString()}`, { network: 'impact' });
+        from = oldest;
+      }
+      for (const w of splitWindows(from, window.to, module.limits.maxWindowDays)) yield* actions(rt, w.from, w.to);
+    },
+
+    async *listCoupons(rt) {
+      for await (const items of pages(rt, '/Ads', 'Ads', { Type: 'COUPON' })) yield items.map((a) => fromAd(obj(a)));
+    },
+
+    trackingLink(_settings, input) {
+      const template = input.tracking_template?.trim();
+      // Links are {brand}.sjv.io/c/{partner}/{ad}/{campaign}: the ad id and vanity host come
+      // only with the campaign's TrackingLink.
+      if (!template) throw new ServiceError('svc_tracking_link_unavailable', 'impact.com tracking links need the campaign\'s TrackingLink: sync the advertiser first.', 409, { network: 'impact', advertiser: input.advertiser_id });
+      let url: URL;
+      try {
+        url = new URL(template);
+      } catch {
+        throw new ServiceError('svc_tracking_link_unavailable', 'The stored impact.com tracking link is not a URL.', 409, { network: 'impact', advertiser: input.advertiser_id });
+      }
+      url.searchParams.set('subId1', checkSubId(input.sub_id, 100, 'impact.com'));
+      const target = checkTarget(input.url);
+      if (target) url.searchParams.set('u', target);
+      return url.toString();
+    },
+
+    parsePostback(query, body) {
+      const params = PostbackParams.read(query, body);
+      const fields = pickFields(params, {
+        transaction_id: ['ActionId'],
+        status: ['Status'],
+        sale_amount: ['Amount'],
+        commission: ['Payout'],
+        currency: ['Currency'],
+        sub_id: ['SubId1'],
+        advertiser_id: ['CampaignId'],
+        merchant_ref: ['OID', 'Oid'],
+        event_time: ['EventDate'],
+      });
+      if (fields.status) fields.status = fields.status.toUpperCase();
+      const at = parseDate(fields.event_time);
+      if (at) fields.event_time = at.toISOString();
+      return fields;
+    },
+  };
+  return module;
+}
+
+function numPages(body: Rec): number {
+  const n = Number(body['@numpages']);
+  return Number.isFinite(n) && n >= 0 ? n : 1;
+}
+
+function itemsOf(body: Rec, key: string): unknown[] {
+  if (!Array.isArray(body[key])) throw new NetworkError('svc_network_bad_response', `impact.com answered a list without "${key}".`, { network: 'impact' });
+  return body[key] as unknown[];
+}
+
+function fromCampaign(c: Rec, apiBase: string): NetworkAdvertiser {
+  const site = c.CampaignUrl || c.AdvertiserUrl;
+  return {
+    id: String(text(c.CampaignId)),
+    name: text(c.CampaignName) ?? text(c.AdvertiserName) ?? String(text(c.CampaignId)),
+    domain: domainOf(site),
+    site_url: absoluteUrl(site),
+    // An API path (it needs the account's credentials to fetch), made absolute.
+    logo_url: absoluteUrl(c.CampaignLogoUri, apiBase),
+    tracking_template: absoluteUrl(c.TrackingLink),
+    commission: null,
+    categories: [],
+    countries: countryCodes(list(c.ShippingRegions)),
+    status: (text(c.ContractStatus) ?? 'Active').toLowerCase() === 'active' ? 'active' : 'inactive',
+    validation_days: null,
+    raw: c,
+  };
+}
+
+function termsRange(terms: Rec): NetworkAdvertiser['commission'] {
+  const rates: { value: unknown; percent: boolean }[] = [];
+  let currency: string | null = null;
+  for (const t of list(terms.PayoutTermsList)) {
+    const term = obj(t);
+    for (const k of ['PayoutPercentage', 'PayoutPercentageLowerLimit', 'PayoutPercentageUpperLimit']) if (text(term[k])) rates.push({ value: term[k], percent: true });
+    for (const k of ['PayoutAmount', 'PayoutAmountLowerLimit', 'PayoutAmountUpperLimit']) if (text(term[k]) && Number(term[k]) > 0) rates.push({ value: term[k], percent: false });
+    currency ??= text(term.PayoutCurrency)?.toUpperCase() ?? null;
+  }
+  return commissionRange(rates, currency);
+}
+
+function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
+  const id = text(a.Id);
+  if (!id) {
+    rt.log('error', 'impact: an action without an id was skipped', { network: 'impact' });
+    return null;
+  }
+  const status = mapStatus(rt, 'impact', STATUS_MAP, a.State, id);
+  if (!status) return null;
+  const currency = currencyCode(a.Currency, 'USD');
+  let sale = decimalAmount(a.Amount, currency);
+  let commission = decimalAmount(a.Payout, currency);
+  // A reversal that shows negative amounts (a delta) means nothing will be paid: zero, which the
+  // orders service accepts on a decline; the deltas stay in the raw record.
+  if (status === 'declined') {
+    if (isNegative(sale)) sale = decimalAmount(0, currency);
+    if (isNegative(commission)) commission = decimalAmount(0, currency);
+  }
+  return {
+    transaction_id: id,
+    status,
+    advertiser_id: text(a.CampaignId),
+    merchant_ref: text(a.Oid),
+    sub_id: text(a.SubId1),
+    sale_amount: sale,
+    commission,
+    currency,
+    clicked_at: parseDate(a.ReferringDate),
+    event_at: parseDate(a.EventDate),
+    raw: a,
+  };
+}
+
+function fromAd(a: Rec): NetworkCoupon {
+  return {
+    id: String(text(a.Id)),
+    advertiser_id: String(text(a.CampaignId)),
+    code: text(a.DealDefaultPromoCode) ?? text(a.PromoCode),
+    title: text(a.Name) ?? text(a.DealName) ?? '',
+    description: text(a.Description),
+    url: absoluteUrl(a.LandingPageUrl),
+    starts_at: parseDate(a.StartDate),
+    ends_at: parseDate(a.EndDate),
+    raw: a,
+  };
+}

@@ -1,0 +1,380 @@
+// Networks: the built-in modules (passed in) and custom networks (defined as data), with their
+// state, settings and postback switches. Secrets are write-only: module credentials are stored
+// encrypted, a postback token only as a keyed hash, an HMAC secret encrypted; none is ever shown.
+import type { Transaction } from '../db/transaction.js';
+import type { Clock } from '../clock.js';
+import type { Database } from '../db/database.js';
+import { toInt } from '../db/values.js';
+import { ServiceError } from '../errors.js';
+import { checkDefinition, type CustomDefinition } from '../networks/custom-definition.js';
+import { customModule } from '../networks/custom.js';
+import type { ModuleSettings, NetworkModule, PostbackFields } from '../networks/types.js';
+import type { CashbackRuleService } from './cashback.js';
+import type { Keys } from './keys.js';
+import type { LogService } from './logs.js';
+import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
+import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, SecretBox, tokenHash, type PostbackMode } from './postback-auth.js';
+
+export { NETWORK_ID, type Network, type NetworkRow } from './network-rows.js';
+
+export interface NetworkServiceDeps {
+  db: Database;
+  clock: Clock;
+  logger: LogService;
+  keys: Keys;
+  cashback: CashbackRuleService;
+  /** The built-in modules (src/networks/index.ts in the daemon; test doubles in tests). */
+  modules: NetworkModule[];
+  /** `networks` from the configuration: settings per network id, under those stored here. */
+  configured?: Record<string, Record<string, string>>;
+  /**
+   * Hook point for the advertisers table (issue 4, item 5): advertiser counts per network id.
+   * Until it is wired, every network counts 0 advertisers.
+   */
+  countAdvertisers?: () => Promise<Record<string, number>>;
+  /** The base URL postbacks reach this daemon at (public_url, else the listening address), when known. */
+  postbackBaseUrl?: () => string | null;
+}
+
+/** What the postback endpoint needs of a network: its module, switches and credentials. */
+export interface PostbackTarget {
+  id: string;
+  kind: 'builtin' | 'custom';
+  module: NetworkModule;
+  postbacksEnabled: boolean;
+  mode: PostbackMode;
+  /** `h1:` keyed token hash or `e1:` sealed HMAC secret; null when none was generated. */
+  secret: string | null;
+  previousSecret: string | null;
+  previousUntil: Date | null;
+  ipAllowlist: string[];
+  /** Custom networks: which parameter carries which field (for error messages). */
+  mapping?: Partial<Record<keyof PostbackFields, string>>;
+}
+
+const MAX_PLAIN_SETTING = 1000;
+const MAX_SECRET_SETTING = 4096;
+const MAX_GRACE_HOURS = 24 * 7;
+
+export function notFound(id: string): ServiceError {
+  return new ServiceError('svc_network_not_found', `Network ${String(id).slice(0, 64)} not found.`, 404, { network: String(id).slice(0, 64) });
+}
+
+/** Lists, defines, configures and switches networks. */
+export class NetworkService {
+  private readonly byId: Map<string, NetworkModule>;
+  private readonly box: SecretBox;
+
+  constructor(private readonly deps: NetworkServiceDeps) {
+    this.byId = new Map(deps.modules.map((m) => [m.id, m]));
+    this.box = new SecretBox(deps.keys.secretBox);
+  }
+
+  /** Every network, built-in then custom, with its state. */
+  async list(filters: { kind?: 'builtin' | 'custom' } = {}): Promise<Network[]> {
+    const rows = new Map((await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks`)).map((r) => [String(r.id), toNetworkRow(r)]));
+    const [orders, advertisers] = await Promise.all([this.orderCounts(), this.advertiserCounts()]);
+    const out: Network[] = [];
+    for (const m of [...this.byId.values()].sort((a, b) => a.id.localeCompare(b.id))) out.push(await this.view(m, rows.get(m.id) ?? null, orders, advertisers));
+    for (const row of [...rows.values()].filter((r) => r.kind === 'custom' && r.definition && !this.byId.has(r.id)).sort((a, b) => a.id.localeCompare(b.id))) {
+      out.push(await this.view(customModule(row.id, row.definition!), row, orders, advertisers));
+    }
+    return filters.kind ? out.filter((n) => n.kind === filters.kind) : out;
+  }
+
+  /** One network (404 svc_network_not_found). */
+  async get(id: string): Promise<Network> {
+    const { module, row } = await this.resolve(id);
+    const [[count], advertisers] = await Promise.all([this.deps.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM orders WHERE network = ?', [module.id]), this.advertiserCounts()]);
+    return this.view(module, row, { [module.id]: toInt(count.n) }, advertisers);
+  }
+
+  /** The module of a network: the built-in one, or one built from a custom definition. */
+  async module(id: string): Promise<NetworkModule> {
+    return (await this.resolve(id)).module;
+  }
+
+  /** The effective settings of a network, secrets decrypted: for sync and polling, never for display. */
+  async settings(id: string): Promise<ModuleSettings> {
+    const { module, row } = await this.resolve(id);
+    return this.effectiveSettings(module.id, row);
+  }
+
+  /**
+   * Creates (201) or replaces (200) a custom network's definition. 409 svc_network_not_custom for
+   * a built-in id; 400 svc_invalid_network (with `data.params`) for a bad id or definition. The
+   * definition's `cashback` becomes the network's cashback rule (absent: the site default).
+   */
+  async saveCustom(id: string, input: unknown, actor: string): Promise<{ network: Network; created: boolean }> {
+    if (typeof id !== 'string' || !NETWORK_ID.test(id)) {
+      throw new ServiceError('svc_invalid_network', 'The network id must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit.', 400, { params: { id: 'invalid network id' } });
+    }
+    if (this.byId.has(id)) throw this.notCustom(id);
+    const def = checkDefinition(input);
+    const { cashback, ...stored } = def;
+    const now = this.deps.clock.now();
+    const created = await this.deps.db.transaction(async (t) => {
+      const existing = await this.lockRow(id, t);
+      if (existing && existing.kind !== 'custom') throw this.notCustom(id);
+      if (existing) {
+        await this.deps.db.execute('UPDATE networks SET name = ?, currency = ?, definition = ?, updated_at = ? WHERE id = ?', [def.name, def.currency, JSON.stringify(stored), now, id], t);
+        return false;
+      }
+      await this.deps.db.execute(
+        "INSERT INTO networks (id, kind, name, currency, enabled, postbacks_enabled, definition, postback_mode, created_at, updated_at) VALUES (?, 'custom', ?, ?, ?, ?, ?, 'token', ?, ?)",
+        [id, def.name, def.currency, true, false, JSON.stringify(stored), now, now],
+        t,
+      );
+      return true;
+    });
+    if (cashback) await this.deps.cashback.set(id, null, cashback.type, cashback.value, cashback.currency ?? null, actor);
+    else await this.deps.cashback.remove(id, null, actor);
+    this.deps.logger.info('networks', created ? 'Custom network created' : 'Custom network updated', { network: id, name: def.name, actor });
+    return { network: await this.get(id), created };
+  }
+
+  /**
+   * Sets settings of a network (null or '' unsets one). Keys are the module's (or the custom
+   * definition's) config keys: any other is 400 svc_unknown_setting.
+   */
+  async configure(id: string, values: Record<string, string | null>, actor: string): Promise<Network> {
+    const { module } = await this.resolve(id);
+    const keys = new Map(module.configKeys.map((k) => [k.name, k]));
+    for (const [name, value] of Object.entries(values)) {
+      const key = keys.get(name);
+      if (!key) throw new ServiceError('svc_unknown_setting', `${module.name} has no setting "${name.slice(0, 64)}". Settings: ${[...keys.keys()].join(', ') || '(none)'}.`, 400, { field: name.slice(0, 64), settings: [...keys.keys()] });
+      if (value !== null && (typeof value !== 'string' || value.length > (key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING) || /[\u0000-\u001f\u007f]/.test(value))) {
+        throw new ServiceError('svc_invalid_setting', `${name} must be text of at most ${key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING} characters without control characters.`, 400, { field: name });
+      }
+    }
+    await this.update(id, async (row, t) => {
+      const plain = { ...row.settings };
+      const secrets = row.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
+      for (const [name, value] of Object.entries(values)) {
+        const target = keys.get(name)!.secret ? secrets : plain;
+        if (value === null || value === '') delete target[name];
+        else target[name] = value;
+      }
+      const sealed = Object.keys(secrets).length ? this.box.seal(JSON.stringify(secrets), `network:${id}:settings`) : null;
+      await this.deps.db.execute('UPDATE networks SET settings = ?, secret_settings = ?, updated_at = ? WHERE id = ?', [encodeSettings(plain, Object.keys(secrets)), sealed, this.deps.clock.now(), id], t);
+    });
+    // Names only: the values of secret settings never reach a log.
+    this.deps.logger.info('networks', 'Network configured', { network: id, keys: Object.keys(values), actor });
+    return this.get(id);
+  }
+
+  async enable(id: string, actor: string): Promise<Network> {
+    return this.setFlag(id, 'enabled', true, actor);
+  }
+
+  async disable(id: string, actor: string): Promise<Network> {
+    return this.setFlag(id, 'enabled', false, actor);
+  }
+
+  /**
+   * Switches a network's postbacks on or off, and optionally sets its IP allowlist (CIDRs; an
+   * empty list allows any address). Switching on needs a postback secret (409 svc_postback_secret_missing).
+   */
+  async setPostbacks(id: string, on: boolean, actor: string, options: { ip_allowlist?: string[] | null } = {}): Promise<Network> {
+    const allowlist = options.ip_allowlist === undefined ? undefined : options.ip_allowlist === null ? [] : normaliseAllowlist(options.ip_allowlist);
+    await this.resolve(id);
+    await this.update(id, async (row, t) => {
+      if (on && !row.postback_secret) throw this.secretMissing(id);
+      if (on && row.kind === 'custom' && !row.definition?.postback) {
+        throw new ServiceError('svc_postback_no_mapping', `The custom network ${id} has no postback parameter mapping: add "postback" to its definition first.`, 409);
+      }
+      const sets = ['postbacks_enabled = ?', 'updated_at = ?'];
+      const params: unknown[] = [on, this.deps.clock.now()];
+      if (allowlist !== undefined) (sets.push('postback_ip_allowlist = ?'), params.push(allowlist.length ? JSON.stringify(allowlist) : null));
+      await this.deps.db.execute(`UPDATE networks SET ${sets.join(', ')} WHERE id = ?`, [...params, id], t);
+    });
+    this.deps.logger.info('networks', on ? 'Postbacks switched on' : 'Postbacks switched off', { network: id, ip_allowlist: allowlist, actor });
+    return this.get(id);
+  }
+
+  /**
+   * Generates a new postback secret (256 bits, URL-safe) and returns it once. Token mode keeps
+   * only its keyed hash; HMAC mode keeps it encrypted (verifying a signature needs it). The old
+   * secret stops working at once, or after `grace_hours` (at most a week).
+   */
+  async rotatePostbackSecret(id: string, actor: string, options: { mode?: PostbackMode; grace_hours?: number } = {}): Promise<{ network: Network; secret: string; mode: PostbackMode }> {
+    if (options.mode !== undefined && !(POSTBACK_MODES as readonly string[]).includes(options.mode)) {
+      throw new ServiceError('svc_invalid_postback_mode', `The postback mode must be one of ${POSTBACK_MODES.join(', ')}.`, 400, { field: 'mode' });
+    }
+    const grace = options.grace_hours ?? 0;
+    if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_HOURS) {
+      throw new ServiceError('svc_invalid_grace', `The grace period must be 0 to ${MAX_GRACE_HOURS} hours.`, 400, { field: 'grace_hours' });
+    }
+    await this.resolve(id);
+    const secret = newPostbackSecret();
+    let mode: PostbackMode = 'token';
+    await this.update(id, async (row, t) => {
+      mode = options.mode ?? row.postback_mode;
+      const stored = mode === 'hmac' ? this.box.seal(secret, `network:${id}:postback`) : tokenHash(this.deps.keys.postback, id, secret);
+      const now = this.deps.clock.now();
+      const keepPrevious = grace > 0 && row.postback_secret !== null;
+      await this.deps.db.execute(
+        'UPDATE networks SET postback_mode = ?, postback_secret = ?, postback_secret_set_at = ?, postback_previous_secret = ?, postback_previous_until = ?, updated_at = ? WHERE id = ?',
+        [mode, stored, now, keepPrevious ? row.postback_secret : null, keepPrevious ? new Date(now.getTime() + grace * 3_600_000) : null, now, id],
+        t,
+      );
+    });
+    this.deps.logger.info('networks', 'Postback secret rotated', { network: id, mode, grace_hours: grace, actor });
+    return { network: await this.get(id), secret, mode };
+  }
+
+  /** Records the outcome of a sync (for the advertiser sync and order polling). */
+  async recordSync(id: string, outcome: { at: Date; result?: unknown; error?: string | null }): Promise<void> {
+    await this.resolve(id);
+    await this.update(id, async (_row, t) => {
+      const error = outcome.error ? outcome.error.slice(0, 1000) : null;
+      await this.deps.db.execute(
+        `UPDATE networks SET last_sync_at = ?, last_sync_result = ?, ${error ? 'last_error = ?, last_error_at = ?, ' : ''}updated_at = ? WHERE id = ?`,
+        [outcome.at, outcome.result === undefined ? null : JSON.stringify(outcome.result), ...(error ? [error, outcome.at] : []), this.deps.clock.now(), id],
+        t,
+      );
+    });
+  }
+
+  /** The postback endpoint's view of a network; null when there is no such network. */
+  async postbackTarget(id: string): Promise<PostbackTarget | null> {
+    if (typeof id !== 'string' || !NETWORK_ID.test(id)) return null;
+    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?`, [id]);
+    const row = r ? toNetworkRow(r) : null;
+    const builtin = this.byId.get(id);
+    const module = builtin ?? (row?.kind === 'custom' && row.definition ? customModule(id, row.definition) : null);
+    if (!module) return null;
+    return {
+      id,
+      kind: builtin ? 'builtin' : 'custom',
+      module,
+      postbacksEnabled: row?.postbacks_enabled ?? false,
+      mode: row?.postback_mode ?? 'token',
+      secret: row?.postback_secret ?? null,
+      previousSecret: row?.postback_previous_secret ?? null,
+      previousUntil: row?.postback_previous_until ? new Date(row.postback_previous_until) : null,
+      ipAllowlist: row?.postback_ip_allowlist ?? [],
+      mapping: builtin ? undefined : (row?.definition?.postback?.params ?? {}),
+    };
+  }
+
+  /** Opens a sealed HMAC secret of a network. */
+  openPostbackSecret(id: string, sealed: string): string {
+    return this.box.open(sealed, `network:${id}:postback`);
+  }
+
+  private notCustom(id: string): ServiceError {
+    return new ServiceError('svc_network_not_custom', `${id} is a built-in network: configure it with \`cashtrack networks configure ${id} --set key=value\` instead.`, 409, { network: id });
+  }
+
+  private secretMissing(id: string): ServiceError {
+    return new ServiceError('svc_postback_secret_missing', `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`, 409, { network: id });
+  }
+
+  private async resolve(id: string): Promise<{ module: NetworkModule; row: NetworkRow | null }> {
+    if (typeof id !== 'string' || !NETWORK_ID.test(id)) throw notFound(id);
+    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?`, [id]);
+    const row = r ? toNetworkRow(r) : null;
+    const builtin = this.byId.get(id);
+    if (builtin) return { module: builtin, row };
+    if (row?.kind === 'custom' && row.definition) return { module: customModule(id, row.definition), row };
+    throw notFound(id);
+  }
+
+  private async lockRow(id: string, t: Transaction): Promise<NetworkRow | null> {
+    const lock = this.deps.db.dialect === 'mysql' ? ' FOR UPDATE' : '';
+    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?${lock}`, [id], t);
+    return r ? toNetworkRow(r) : null;
+  }
+
+  /** Runs `fn` on the locked row, creating the row of a built-in network first. */
+  private async update(id: string, fn: (row: NetworkRow, t: Transaction) => Promise<void>): Promise<void> {
+    await this.deps.db.transaction(async (t) => {
+      let row = await this.lockRow(id, t);
+      if (!row) {
+        const m = this.byId.get(id);
+        if (!m) throw notFound(id);
+        const now = this.deps.clock.now();
+        const insert = this.deps.db.dialect === 'mysql' ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
+        await this.deps.db.execute(
+          `${insert} networks (id, kind, name, currency, enabled, postbacks_enabled, postback_mode, created_at, updated_at) VALUES (?, 'builtin', ?, ?, ?, ?, 'token', ?, ?)`,
+          [id, m.name.slice(0, 191), m.defaultCurrency, false, false, now, now],
+          t,
+        );
+        row = (await this.lockRow(id, t))!;
+      }
+      await fn(row, t);
+    });
+  }
+
+  private async setFlag(id: string, column: 'enabled', on: boolean, actor: string): Promise<Network> {
+    await this.resolve(id);
+    await this.update(id, async (_row, t) => {
+      await this.deps.db.execute(`UPDATE networks SET ${column} = ?, updated_at = ? WHERE id = ?`, [on, this.deps.clock.now(), id], t);
+    });
+    this.deps.logger.info('networks', on ? 'Network enabled' : 'Network disabled', { network: id, actor });
+    return this.get(id);
+  }
+
+  private effectiveSettings(id: string, row: NetworkRow | null): ModuleSettings {
+    const secrets = row?.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
+    return { ...(this.deps.configured?.[id] ?? {}), ...(row?.settings ?? {}), ...secrets };
+  }
+
+  private async orderCounts(): Promise<Record<string, number>> {
+    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>('SELECT network, COUNT(*) AS n FROM orders GROUP BY network');
+    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
+  }
+
+  private async advertiserCounts(): Promise<Record<string, number>> {
+    return this.deps.countAdvertisers ? this.deps.countAdvertisers() : {};
+  }
+
+  private async view(module: NetworkModule, row: NetworkRow | null, orders: Record<string, number>, advertisers: Record<string, number>): Promise<Network> {
+    const id = module.id;
+    const fromConfig = this.deps.configured?.[id] ?? {};
+    const secretNames = new Set([...(row?.secret_names ?? []), ...module.configKeys.filter((k) => k.secret && fromConfig[k.name]).map((k) => k.name)]);
+    const plain = { ...fromConfig, ...(row?.settings ?? {}) };
+    // Whether every required key is there; secret values need not be decrypted to tell.
+    const presence: ModuleSettings = { ...plain };
+    for (const name of secretNames) presence[name] = presence[name] || 'set';
+    let configured: boolean;
+    try {
+      configured = module.isConfigured(row?.secret_settings ? this.effectiveSettings(id, row) : presence);
+    } catch {
+      configured = false;
+    }
+    const cashback = await this.deps.cashback.resolve(id, null);
+    const base = this.deps.postbackBaseUrl?.() ?? null;
+    const definition: CustomDefinition | null = row?.kind === 'custom' && row.definition ? { ...row.definition, cashback: cashback.source === 'network' ? { type: cashback.type, value: cashback.value, currency: cashback.currency } : null } : null;
+    return {
+      id,
+      kind: this.byId.has(id) ? 'builtin' : 'custom',
+      name: this.byId.has(id) ? module.name : (row?.name ?? module.name),
+      currency: this.byId.has(id) ? module.defaultCurrency : (row?.currency ?? module.defaultCurrency),
+      enabled: row?.enabled ?? false,
+      configured,
+      settings: shownSettings(module.configKeys, plain, secretNames),
+      config_keys: module.configKeys.map((k) => ({ ...k })),
+      cashback_rule: cashback,
+      definition,
+      postbacks: {
+        enabled: row?.postbacks_enabled ?? false,
+        mode: row?.postback_mode ?? 'token',
+        secret_set: !!row?.postback_secret,
+        secret_set_at: row?.postback_secret_set_at ?? null,
+        previous_secret_until: row?.postback_previous_secret && row.postback_previous_until && new Date(row.postback_previous_until) > this.deps.clock.now() ? row.postback_previous_until : null,
+        ip_allowlist: row?.postback_ip_allowlist ?? [],
+        url: base ? `${base}/postback/${id}` : null,
+        template: module.postbackTemplate ?? null,
+      },
+      last_sync_at: row?.last_sync_at ?? null,
+      last_sync_result: row?.last_sync_result ?? null,
+      last_error: row?.last_error ?? null,
+      last_error_at: row?.last_error_at ?? null,
+      counts: { advertisers: advertisers[id] ?? 0, orders: orders[id] ?? 0 },
+      created_at: row?.created_at ?? null,
+      updated_at: row?.updated_at ?? null,
+    };
+  }
+}

@@ -1,0 +1,156 @@
+// The postback endpoint's own credentials, never the admin ones: a shared token (kept only as a
+// keyed hash) or an HMAC-SHA256 signature over timestamp and raw request (the secret kept
+// encrypted, since verifying needs it), plus an optional IP allowlist. Every comparison is
+// constant-time over equal-length digests.
+import { BlockList, isIP } from 'node:net';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../errors.js';
+
+export const POSTBACK_MODES = ['token', 'hmac'] as const;
+export type PostbackMode = (typeof POSTBACK_MODES)[number];
+
+/** Header carrying the shared token (or the `token` query parameter). */
+export const TOKEN_HEADER = 'x-postback-token';
+/** Header carrying `t=<unix seconds>,v1=<hex>` (several v1 allowed). */
+export const SIGNATURE_HEADER = 'x-postback-signature';
+
+/**
+ * AES-256-GCM with a random 96-bit IV; the additional data binds a ciphertext to its row and
+ * purpose, so one network's secret pasted into another row does not decrypt.
+ */
+export class SecretBox {
+  constructor(private readonly key: Buffer) {}
+
+  seal(plain: string, aad: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(aad, 'utf8'));
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `e1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+  }
+
+  /** Throws 500 svc_secret_unreadable when the ciphertext does not open (the secret changed, or tampering). */
+  open(sealed: string, aad: string): string {
+    try {
+      if (!sealed.startsWith('e1:')) throw new Error('unknown format');
+      const raw = Buffer.from(sealed.slice(3), 'base64url');
+      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+      decipher.setAAD(Buffer.from(aad, 'utf8'));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new ServiceError(
+        'svc_secret_unreadable',
+        'A stored secret cannot be decrypted: the configured secret (CASHTRACK_SECRET) changed since it was stored. Set it again (rotate the postback secret, configure the network credentials).',
+        500,
+      );
+    }
+  }
+}
+
+/** A new postback secret: 256 bits from the CSPRNG, URL-safe (43 characters). */
+export function newPostbackSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** `h1:<hex>`: the keyed hash a token is stored as, bound to its network. */
+export function tokenHash(key: Buffer, network: string, token: string): string {
+  return `h1:${createHmac('sha256', key).update(`${network}\0${token}`).digest('hex')}`;
+}
+
+/** Constant-time equality of two strings of any length (both are hashed to 32 bytes first). */
+export function safeEqual(a: string, b: string): boolean {
+  const key = randomBytes(32);
+  const ha = createHmac('sha256', key).update(a).digest();
+  const hb = createHmac('sha256', key).update(b).digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/** The hex HMAC-SHA256 of `<t>.<payload>`. */
+export function signPayload(secret: string | Buffer, t: number, payload: Buffer | string): string {
+  return createHmac('sha256', secret).update(`${t}.`).update(payload).digest('hex');
+}
+
+export interface SignatureHeader {
+  t: number;
+  v1: string[];
+  /** Signatures made with the daemon's own test key (test postbacks in token mode). */
+  test: string[];
+}
+
+/** Reads `t=1700000000,v1=ab12...,v1=...`; null when it is not that shape. */
+export function parseSignatureHeader(value: unknown): SignatureHeader | null {
+  if (typeof value !== 'string' || value.length > 1024) return null;
+  const out: SignatureHeader = { t: NaN, v1: [], test: [] };
+  for (const part of value.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq < 1) return null;
+    const k = part.slice(0, eq).trim();
+    const v = part.slice(eq + 1).trim();
+    if (k === 't') {
+      if (!/^\d{1,12}$/.test(v) || !Number.isNaN(out.t)) return null;
+      out.t = Number(v);
+    } else if (k === 'v1' || k === 'test') {
+      if (!/^[0-9a-f]{64}$/i.test(v)) return null;
+      out[k === 'v1' ? 'v1' : 'test'].push(v.toLowerCase());
+    }
+  }
+  return Number.isNaN(out.t) || out.v1.length + out.test.length === 0 ? null : out;
+}
+
+/** True when one of `candidates` is the signature of `payload` at `t` under `secret` (each compared in constant time). */
+export function signatureMatches(secret: string | Buffer, t: number, payload: Buffer | string, candidates: string[]): string | null {
+  const expected = Buffer.from(signPayload(secret, t, payload), 'hex');
+  let match: string | null = null;
+  for (const c of candidates.slice(0, 8)) {
+    if (timingSafeEqual(expected, Buffer.from(c, 'hex')) && match === null) match = c;
+  }
+  return match;
+}
+
+/** The daemon's own key for signing test postbacks of one network (never leaves the process). */
+export function testSigningKey(key: Buffer, network: string): Buffer {
+  return createHmac('sha256', key).update(`postback-test\0${network}`).digest();
+}
+
+const MAX_ALLOWLIST = 100;
+
+/** Validates CIDRs (or bare addresses) and returns them canonical; 400 svc_invalid_ip_allowlist. */
+export function normaliseAllowlist(entries: unknown): string[] {
+  if (!Array.isArray(entries)) throw new ServiceError('svc_invalid_ip_allowlist', 'The IP allowlist must be a list of addresses or CIDR ranges.', 400);
+  if (entries.length > MAX_ALLOWLIST) throw new ServiceError('svc_invalid_ip_allowlist', `The IP allowlist holds at most ${MAX_ALLOWLIST} entries.`, 400);
+  const out: string[] = [];
+  for (const entry of entries) {
+    const text = typeof entry === 'string' ? entry.trim() : '';
+    const [address, prefix, extra] = text.split('/');
+    const family = isIP(address ?? '');
+    const max = family === 6 ? 128 : 32;
+    const bits = prefix === undefined ? max : /^\d{1,3}$/.test(prefix) ? Number(prefix) : NaN;
+    if (!family || extra !== undefined || !(bits >= 0 && bits <= max)) {
+      throw new ServiceError('svc_invalid_ip_allowlist', `"${String(entry).slice(0, 64)}" is not an IP address or CIDR range (e.g. 203.0.113.0/24 or 2001:db8::/32).`, 400, { entry: String(entry).slice(0, 64) });
+    }
+    out.push(`${address.toLowerCase()}/${bits}`);
+  }
+  return [...new Set(out)];
+}
+
+/** An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as the IPv4 address it is. */
+function plainAddress(ip: string): string {
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  return m ? m[1] : ip;
+}
+
+/** Whether `ip` falls in one of the (normalised) CIDRs. An empty list allows every address. */
+export function ipAllowed(allowlist: string[], ip: string | null): boolean {
+  if (allowlist.length === 0) return true;
+  if (!ip) return false;
+  const address = plainAddress(ip);
+  const family = isIP(address);
+  if (!family) return false;
+  const list = new BlockList();
+  for (const cidr of allowlist) {
+    const [net, bits] = cidr.split('/');
+    list.addSubnet(net, Number(bits), isIP(net) === 6 ? 'ipv6' : 'ipv4');
+  }
+  return list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}

@@ -1,0 +1,170 @@
+// Stored postbacks: the record of every received postback (while postbacks are on), its shape in
+// the API, the list query and the retention prune.
+import type { Transaction } from '../db/transaction.js';
+import type { Database } from '../db/database.js';
+import { toInt, toIso } from '../db/values.js';
+import { redact } from './logs.js';
+
+export const POSTBACK_OUTCOMES = ['accepted', 'duplicate', 'rejected', 'error'] as const;
+export type PostbackOutcome = (typeof POSTBACK_OUTCOMES)[number];
+
+/** A received postback as the API shows it. Secrets are redacted from `params`. */
+export interface PostbackRecord {
+  id: number;
+  received_at: string;
+  network: string;
+  ip: string | null;
+  method: string;
+  params: unknown;
+  outcome: PostbackOutcome;
+  code: string | null;
+  message: string | null;
+  transaction_id: string | null;
+  /** Our status the postback reported (after mapping). */
+  status: string | null;
+  order_id: number | null;
+  test: boolean;
+  request_id: string | null;
+}
+
+export interface NewPostbackRecord {
+  received_at: Date;
+  network: string;
+  ip: string | null;
+  method: string;
+  params: unknown;
+  outcome: PostbackOutcome;
+  code?: string | null;
+  message?: string | null;
+  transaction_id?: string | null;
+  status?: string | null;
+  order_id?: number | null;
+  test: boolean;
+  request_id: string | null;
+  replay_key?: string | null;
+}
+
+export interface PostbackFilters {
+  network: string;
+  outcome?: PostbackOutcome;
+  test?: boolean;
+  after?: Date;
+  before?: Date;
+  page: number;
+  per_page: number;
+}
+
+const MAX_PARAMS_CHARS = 8000;
+const COLUMNS = 'id, received_at, network, ip, method, params, outcome, code, message, transaction_id, status, order_id, test, request_id';
+
+/**
+ * The parameters as stored: secret-looking names redacted (token, signature, password, key, ...),
+ * and any value equal to one of `secrets` (the credential the request presented), wherever it is.
+ */
+export function storedParams(params: unknown, secrets: string[]): string {
+  const scrub = (v: unknown, depth = 0): unknown => {
+    if (typeof v === 'string') return secrets.some((s) => s.length >= 8 && v.includes(s)) ? '[redacted]' : v;
+    if (depth > 6 || !v || typeof v !== 'object') return v;
+    if (Array.isArray(v)) return v.slice(0, 100).map((x) => scrub(x, depth + 1));
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x, depth + 1)]));
+  };
+  const json = JSON.stringify(scrub(redact(params))) ?? 'null';
+  return json.length > MAX_PARAMS_CHARS ? JSON.stringify({ truncated: true, chars: json.length, preview: json.slice(0, 1000) }) : json;
+}
+
+function toRecord(r: Record<string, unknown>): PostbackRecord {
+  let params: unknown = null;
+  try {
+    params = typeof r.params === 'string' ? JSON.parse(r.params) : null;
+  } catch {
+    params = null;
+  }
+  const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    id: toInt(r.id),
+    received_at: toIso(r.received_at)!,
+    network: String(r.network),
+    ip: str(r.ip),
+    method: String(r.method),
+    params,
+    outcome: r.outcome as PostbackOutcome,
+    code: str(r.code),
+    message: str(r.message),
+    transaction_id: str(r.transaction_id),
+    status: str(r.status),
+    order_id: r.order_id === null || r.order_id === undefined ? null : toInt(r.order_id),
+    test: r.test === true || Number(r.test) === 1,
+    request_id: str(r.request_id),
+  };
+}
+
+/** Reads and writes the `postbacks` table. */
+export class PostbackStore {
+  constructor(private readonly db: Database) {}
+
+  /** Stores a record (in `t` when given, so it commits with the order change). Returns it. */
+  async insert(rec: NewPostbackRecord, t?: Transaction): Promise<PostbackRecord> {
+    const params = typeof rec.params === 'string' ? rec.params : JSON.stringify(rec.params ?? null);
+    const message = rec.message ? rec.message.slice(0, 500) : null;
+    const { insertId } = await this.db.execute(
+      'INSERT INTO postbacks (received_at, network, ip, method, params, outcome, code, message, transaction_id, status, order_id, test, request_id, replay_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [rec.received_at, rec.network, rec.ip?.slice(0, 45) ?? null, rec.method, params, rec.outcome, rec.code ?? null, message, rec.transaction_id ?? null, rec.status ?? null, rec.order_id ?? null, rec.test, rec.request_id, rec.replay_key ?? null],
+      t,
+    );
+    return {
+      id: insertId!,
+      received_at: rec.received_at.toISOString(),
+      network: rec.network,
+      ip: rec.ip?.slice(0, 45) ?? null,
+      method: rec.method,
+      params: JSON.parse(params),
+      outcome: rec.outcome,
+      code: rec.code ?? null,
+      message,
+      transaction_id: rec.transaction_id ?? null,
+      status: rec.status ?? null,
+      order_id: rec.order_id ?? null,
+      test: rec.test,
+      request_id: rec.request_id,
+    };
+  }
+
+  async byReplayKey(key: string): Promise<PostbackRecord | null> {
+    const [r] = await this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM postbacks WHERE replay_key = ?`, [key]);
+    return r ? toRecord(r) : null;
+  }
+
+  async byRequest(network: string, requestId: string): Promise<PostbackRecord | null> {
+    const [r] = await this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM postbacks WHERE request_id = ? AND network = ? ORDER BY id DESC LIMIT 1`, [requestId, network]);
+    return r ? toRecord(r) : null;
+  }
+
+  /** Newest first. */
+  async list(f: PostbackFilters): Promise<{ items: PostbackRecord[]; total: number }> {
+    const where = ['network = ?'];
+    const params: unknown[] = [f.network];
+    if (f.outcome) (where.push('outcome = ?'), params.push(f.outcome));
+    if (f.test !== undefined) (where.push('test = ?'), params.push(f.test));
+    if (f.after) (where.push('received_at > ?'), params.push(f.after));
+    if (f.before) (where.push('received_at < ?'), params.push(f.before));
+    const clause = where.join(' AND ');
+    const offset = (f.page - 1) * f.per_page;
+    const [rows, [count]] = await Promise.all([
+      this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM postbacks WHERE ${clause} ORDER BY id DESC LIMIT ${f.per_page} OFFSET ${offset}`, params),
+      this.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM postbacks WHERE ${clause}`, params),
+    ]);
+    return { items: rows.map(toRecord), total: toInt(count.n) };
+  }
+
+  /** Deletes records received before `cutoff`, in bounded batches; returns how many. */
+  async prune(cutoff: Date): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const victims = await this.db.select<{ id: unknown }>('SELECT id FROM postbacks WHERE received_at < ? ORDER BY id LIMIT 5000', [cutoff]);
+      if (victims.length === 0) return total;
+      const ids = victims.map((v) => toInt(v.id));
+      const { affected } = await this.db.execute(`DELETE FROM postbacks WHERE id IN (${ids.map(() => '?').join(',')})`, ids);
+      total += affected;
+    }
+  }
+}

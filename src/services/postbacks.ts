@@ -1,0 +1,281 @@
+// The postback endpoint's logic: switches, limits, the network's own authentication, strict
+// parsing, then the orders service. Every postback that gets past the switches is stored with its
+// outcome; an accepted one in the same transaction as the order change it made, so a record
+// exists exactly when the change does. Test postbacks are checked and stored, never recorded as orders.
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { isUniqueViolation, translateDbError } from '../db/errors.js';
+import { ServiceError } from '../errors.js';
+import { HOOKS, type HookBus } from '../hooks/index.js';
+import type { Keys } from './keys.js';
+import type { LogService } from './logs.js';
+import type { NetworkService, PostbackTarget } from './networks.js';
+import { notFound } from './networks.js';
+import type { OrderChange, OrderService } from './orders.js';
+import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './postback-auth.js';
+import { checkFields, decodeBody, decodeParams, EncodingError, type ParamMap } from './postback-input.js';
+import { PostbackStore, storedParams, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './postback-records.js';
+import { PostbackTester, type TestInput, type TestResult } from './postback-test.js';
+
+export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './postback-records.js';
+
+/** One request to `/postback/{network}`, as the route hands it over. */
+export interface PostbackRequest {
+  network: string;
+  method: 'GET' | 'POST';
+  /** The query string exactly as received, without `?`. */
+  rawQuery: string;
+  rawBody: Buffer | null;
+  contentType: string | null;
+  /** X-Postback-Token and X-Postback-Signature. */
+  tokenHeader: string | null;
+  signatureHeader: string | null;
+  ip: string | null;
+  requestId: string;
+  /** The body passed `postbacks.max_body_bytes` (it was not read). */
+  bodyTooLarge?: boolean;
+}
+
+/** The answer to the network: 200 with `{ok, order_id, status, duplicate, test, postback_id}`. */
+export interface PostbackAnswer {
+  ok: true;
+  order_id: number | null;
+  status: string;
+  duplicate: boolean;
+  test: boolean;
+  postback_id: number;
+  ignored?: string[];
+}
+
+export interface PostbackServiceDeps {
+  db: Database;
+  clock: Clock;
+  logger: LogService;
+  hooks: HookBus;
+  keys: Keys;
+  networks: NetworkService;
+  orders: OrderService;
+  config: Pick<Config, 'postbacks' | 'server'>;
+}
+
+type Auth = { ok: true; replayKey: string | null; presented: string[] } | { ok: false; reason: string; presented: string[] };
+
+/** A concurrent identical signed request committed first. */
+class Replayed extends Error {}
+
+/** Receives postbacks, lists and prunes their records, and sends test postbacks. */
+export class PostbackService {
+  private readonly store: PostbackStore;
+  private readonly tester: PostbackTester;
+  private listening: string | null = null;
+
+  constructor(private readonly deps: PostbackServiceDeps) {
+    this.store = new PostbackStore(deps.db);
+    this.tester = new PostbackTester({ ...deps, store: this.store, selfUrl: () => this.selfUrl });
+  }
+
+  /** The daemon's listening address (the server calls this once it listens). */
+  setSelfUrl(url: string): void {
+    this.listening = url.replace(/\/+$/, '');
+  }
+
+  /** Where this daemon receives postbacks: `server.public_url`, else the listening address. */
+  get selfUrl(): string | null {
+    return this.deps.config.server.public_url?.replace(/\/+$/, '') ?? this.listening;
+  }
+
+  /**
+   * Handles one postback. Returns the 200 answer, or throws the refusal: 403
+   * svc_postbacks_disabled and 404 svc_network_not_found (nothing stored), 401
+   * svc_postback_unauthorized, 413/414 svc_postback_too_large and 400 svc_postback_* (stored as
+   * `rejected`), and faults (stored as `error`).
+   */
+  async receive(req: PostbackRequest): Promise<PostbackAnswer> {
+    if (!this.deps.config.postbacks.enabled) throw this.disabled();
+    const target = await this.deps.networks.postbackTarget(req.network);
+    if (!target) throw notFound(req.network);
+    if (!target.postbacksEnabled) throw this.disabled();
+
+    const base = { received_at: this.deps.clock.now(), network: target.id, ip: req.ip, method: req.method, test: false, request_id: req.requestId };
+    const limits = this.deps.config.postbacks;
+    if (Buffer.byteLength(req.rawQuery, 'latin1') > limits.max_query_bytes || req.bodyTooLarge) {
+      const where = req.bodyTooLarge ? 'body' : 'query string';
+      const err = new ServiceError('svc_postback_too_large', `The postback ${where} is longer than ${req.bodyTooLarge ? limits.max_body_bytes : limits.max_query_bytes} bytes.`, req.bodyTooLarge ? 413 : 414);
+      throw await this.reject(base, { truncated: true, query_bytes: Buffer.byteLength(req.rawQuery, 'latin1') }, err);
+    }
+
+    // What was sent, readable whatever it is, for the record (secrets redacted when stored).
+    const loose = { query: decodeParams(req.rawQuery, false), body: safe(() => decodeBody(req.rawBody, req.contentType, false)) };
+    const looseTest = single(loose.query.test) === '1';
+    let auth: Auth;
+    try {
+      auth = this.authenticate(target, req, loose.query, looseTest);
+    } catch (err) {
+      // A stored secret that no longer opens (CASHTRACK_SECRET changed): our fault, not the sender's.
+      const known = err instanceof ServiceError ? err : null;
+      await this.save({ ...base, params: storedParams(loose, []), outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});
+      throw err;
+    }
+    const params = storedParams(loose, auth.presented);
+    if (!auth.ok) {
+      this.deps.hooks.doAction(HOOKS.authFailed, { code: 'svc_postback_unauthorized', reason: auth.reason, ip: req.ip, method: 'postback', network: target.id });
+      throw await this.reject({ ...base, test: looseTest }, params, new ServiceError('svc_postback_unauthorized', 'The postback is not authenticated for this network.', 401), auth.reason);
+    }
+
+    let values: ReturnType<typeof checkFields>;
+    let test = false;
+    try {
+      const query = decodeParams(req.rawQuery, true);
+      const body = decodeBody(req.rawBody, req.contentType, true);
+      test = single(query.test) === '1';
+      const fields = target.module.parsePostback(query, body ?? undefined);
+      values = checkFields(fields, target.module, target.mapping);
+    } catch (err) {
+      const refusal =
+        err instanceof EncodingError
+          ? new ServiceError('svc_postback_invalid_encoding', `The postback contains ${err.message}.`, 400)
+          : err instanceof ServiceError
+            ? err
+            : new ServiceError('svc_postback_unreadable', `The postback could not be read: ${String((err as Error)?.message ?? err).slice(0, 200)}`, 400);
+      throw await this.reject({ ...base, test }, params, refusal);
+    }
+
+    const described = { transaction_id: values.transaction_id, status: values.status };
+    if (test) {
+      const record = await this.save({ ...base, ...described, test: true, params: params, outcome: 'accepted', code: 'svc_postback_test', message: 'Test postback: checked and stored; no order was recorded.' });
+      return { ok: true, order_id: null, status: values.status, duplicate: false, test: true, postback_id: record.id };
+    }
+
+    if (auth.replayKey) {
+      const seen = await this.store.byReplayKey(auth.replayKey);
+      if (seen) return this.replayed(base, described, params, seen);
+    }
+    const saved: { record?: PostbackRecord } = {};
+    let change: OrderChange;
+    try {
+      change = await this.deps.orders.record(
+        { network: target.id, transaction_id: values.transaction_id, source: 'postback', status: values.status, sub_id: values.sub_id, advertiser: values.advertiser, merchant_ref: values.merchant_ref, sale_amount: values.sale_amount, commission: values.commission, currency: values.currency, event_at: values.event_at, raw: JSON.parse(params) },
+        'postback',
+        async (result, t) => {
+          try {
+            saved.record = await this.store.insert({ ...base, ...described, params: params, outcome: result.duplicate ? 'duplicate' : 'accepted', order_id: result.id, replay_key: auth.replayKey, message: result.ignored.length ? `Not applied: ${result.ignored.join(', ')}.` : null }, t);
+          } catch (err) {
+            if (auth.replayKey && isUniqueViolation(err)) throw new Replayed();
+            throw err;
+          }
+        },
+      );
+    } catch (err) {
+      if (err instanceof Replayed) {
+        const seen = await this.store.byReplayKey(auth.replayKey!);
+        if (seen) return this.replayed(base, described, params, seen);
+      }
+      if (err instanceof ServiceError && err.status === 400) {
+        throw await this.reject(base, params, new ServiceError(err.code.startsWith('svc_postback_') ? err.code : 'svc_postback_invalid_param', err.message, 400, err.data), undefined, described);
+      }
+      const known = err instanceof ServiceError ? err : translateDbError(err);
+      await this.save({ ...base, ...described, params: params, outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});
+      throw err;
+    }
+    this.announce(saved.record!);
+    return { ok: true, order_id: change.id, status: change.status, duplicate: change.duplicate, test: false, postback_id: saved.record!.id, ...(change.ignored.length ? { ignored: change.ignored } : {}) };
+  }
+
+  /** A network's received postbacks, newest first. */
+  async list(filters: PostbackFilters): Promise<{ items: PostbackRecord[]; total: number }> {
+    await this.deps.networks.module(filters.network);
+    return this.store.list(filters);
+  }
+
+  /** Deletes records older than `postbacks.retention_days` (or `days`). */
+  async prune(days = this.deps.config.postbacks.retention_days): Promise<number> {
+    const deleted = await this.store.prune(new Date(this.deps.clock.now().getTime() - days * 86_400_000));
+    if (deleted) this.deps.logger.info('postbacks', 'Postback records pruned', { deleted, retention_days: days });
+    return deleted;
+  }
+
+  /** Sends an authenticated test postback over HTTP to this daemon's own endpoint (see PostbackTester). */
+  sendTest(network: string, input: TestInput, actor: string): Promise<TestResult> {
+    return this.tester.send(network, input, actor);
+  }
+
+  private disabled(): ServiceError {
+    return new ServiceError('svc_postbacks_disabled', 'Postbacks are switched off.', 403);
+  }
+
+  private authenticate(target: PostbackTarget, req: PostbackRequest, query: ParamMap, test: boolean): Auth {
+    const presented: string[] = [];
+    if (!ipAllowed(target.ipAllowlist, req.ip)) return { ok: false, reason: 'ip_not_allowed', presented };
+    const queryTokens = [...new Set(([] as string[]).concat(query.token ?? []))];
+    const tokens = [...new Set([...queryTokens, ...(req.tokenHeader ? [req.tokenHeader] : [])])];
+    presented.push(...tokens);
+    const signature = req.signatureHeader ? parseSignatureHeader(req.signatureHeader) : null;
+    if (req.signatureHeader) presented.push(req.signatureHeader);
+    if (req.signatureHeader && !signature) return { ok: false, reason: 'malformed_signature', presented };
+    if (!target.secret) return { ok: false, reason: 'no_secret_configured', presented };
+    if (tokens.length > 1) return { ok: false, reason: 'ambiguous_token', presented };
+
+    const now = this.deps.clock.now();
+    const payload = req.method === 'GET' ? req.rawQuery : (req.rawBody ?? Buffer.alloc(0));
+    const fresh = signature ? Math.abs(now.getTime() / 1000 - signature.t) <= this.deps.config.postbacks.signature_tolerance_seconds : false;
+    // A test postback in token mode: signed with the daemon's own key, good for a test record only.
+    if (test && signature?.test.length) {
+      if (!fresh) return { ok: false, reason: 'stale_signature', presented };
+      return signatureMatches(testSigningKey(this.deps.keys.postback, target.id), signature.t, payload, signature.test) ? { ok: true, replayKey: null, presented } : { ok: false, reason: 'bad_signature', presented };
+    }
+    const secrets = [target.secret, ...(target.previousSecret && target.previousUntil && target.previousUntil > now ? [target.previousSecret] : [])];
+    let reason = tokens.length || signature ? 'bad_credentials' : 'missing_credentials';
+    for (const stored of secrets) {
+      if (stored.startsWith('h1:')) {
+        if (tokens.length === 1 && safeEqual(tokenHash(this.deps.keys.postback, target.id, tokens[0]), stored)) return { ok: true, replayKey: null, presented };
+        if (tokens.length) reason = 'bad_token';
+      } else if (signature?.v1.length) {
+        if (!fresh) return { ok: false, reason: 'stale_signature', presented };
+        // A POST's query string is not signed: it may carry nothing.
+        if (req.method === 'POST' && req.rawQuery) return { ok: false, reason: 'unsigned_query', presented };
+        const match = signatureMatches(this.deps.networks.openPostbackSecret(target.id, stored), signature.t, payload, signature.v1);
+        if (match) return { ok: true, replayKey: createHash('sha256').update(`${target.id}:${match}`).digest('hex'), presented };
+        reason = 'bad_signature';
+      }
+    }
+    return { ok: false, reason, presented };
+  }
+
+  /** Stores a refused postback and returns the error to throw (with the record id, past authentication). */
+  private async reject(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, params: unknown, err: ServiceError, reason?: string, described: { transaction_id?: string; status?: string } = {}): Promise<ServiceError> {
+    const record = await this.save({ ...base, ...described, params: typeof params === 'string' ? params : storedParams(params, []), outcome: 'rejected', code: err.code, message: reason ? `${err.message} (${reason})` : err.message });
+    this.deps.logger.warning('postbacks', 'Postback refused', { network: base.network, code: err.code, reason, ip: base.ip, postback_id: record.id }, base.request_id ?? undefined);
+    if (err.status === 401) return err;
+    return new ServiceError(err.code, err.message, err.status, { ...err.data, postback_id: record.id }, err.headers);
+  }
+
+  private async replayed(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, described: object, params: string, seen: PostbackRecord): Promise<PostbackAnswer> {
+    const record = await this.save({ ...base, ...described, params, outcome: 'duplicate', code: 'svc_postback_replayed', order_id: seen.order_id, message: `The same signed request was received before (postback ${seen.id}); nothing was applied again.` });
+    return { ok: true, order_id: seen.order_id, status: seen.status ?? 'pending', duplicate: true, test: false, postback_id: record.id };
+  }
+
+  private async save(rec: NewPostbackRecord): Promise<PostbackRecord> {
+    const record = await this.store.insert(rec);
+    this.announce(record);
+    return record;
+  }
+
+  private announce(record: PostbackRecord): void {
+    if (record.outcome === 'accepted' || record.outcome === 'duplicate') this.deps.logger.debug('postbacks', 'Postback received', { network: record.network, postback_id: record.id, outcome: record.outcome, order_id: record.order_id, test: record.test }, record.request_id ?? undefined);
+    this.deps.hooks.doAction(HOOKS.postbackReceived, record);
+  }
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? (new Set(value).size === 1 ? value[0] : undefined) : value;
+}
+
+function safe<T>(fn: () => T): T | { unreadable: true } {
+  try {
+    return fn();
+  } catch {
+    return { unreadable: true };
+  }
+}

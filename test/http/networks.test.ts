@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Server } from '@hapi/hapi';
+import { describeEachDialect } from '../helpers/context.js';
+import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+import { fakeModule, shopnetDefinition } from '../helpers/networks.js';
+
+type Json = Record<string, any>;
+
+describeEachDialect(
+  'networks over REST',
+  (use) => {
+    let server: Server;
+    let admin: Actor;
+    beforeAll(async () => {
+      server = await testServer(use().ctx);
+      admin = await createActor(use().ctx, 'administrator');
+    });
+    afterAll(() => server.stop());
+
+    const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
+    const post = (url: string, payload: unknown) => server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
+
+    it('lists the built-in networks with their state before anything is configured', async () => {
+      const res = await get('/networks');
+      expect(res.statusCode).toBe(200);
+      const [fake] = res.result as Json[];
+      expect(fake).toMatchObject({
+        id: 'fakenet',
+        kind: 'builtin',
+        name: 'Fake Net',
+        currency: 'USD',
+        enabled: false,
+        configured: false,
+        settings: { apiToken_set: false },
+        cashback_rule: { type: 'percent_commission', value: '50', source: 'default' },
+        definition: null,
+        postbacks: { enabled: false, mode: 'token', secret_set: false, ip_allowlist: [], url: null, template: expect.stringContaining('tid=') },
+        last_sync_at: null,
+        last_sync_result: null,
+        last_error: null,
+        counts: { advertisers: 0, orders: 0 },
+      });
+      expect(fake.settings).toEqual({ region: 'eu', apiToken_set: false });
+      expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([['publisherId', false], ['apiToken', true], ['region', false]]);
+    });
+
+    it('configures a built-in network: values shown, secrets only as *_set, stored encrypted', async () => {
+      const { ctx } = use();
+      const network = await ctx.networks.configure('fakenet', { publisherId: '4242', apiToken: 'tok-SECRET-value-123' }, 'test');
+      expect(network).toMatchObject({ configured: true, settings: { publisherId: '4242', apiToken_set: true } });
+      expect((await ctx.networks.settings('fakenet')).apiToken).toBe('tok-SECRET-value-123');
+      const [row] = await ctx.db.select<Json>("SELECT settings, secret_settings FROM networks WHERE id = 'fakenet'");
+      expect(JSON.stringify(row)).not.toContain('tok-SECRET-value-123');
+      const res = await get('/networks/fakenet');
+      expect(res.statusCode).toBe(200);
+      expect(res.payload).not.toContain('tok-SECRET-value-123');
+      expect((await get('/networks')).payload).not.toContain('tok-SECRET-value-123');
+      await expect(ctx.networks.configure('fakenet', { accessKey: 'x' }, 'test')).rejects.toMatchObject({ code: 'svc_unknown_setting', status: 400 });
+      await expect(ctx.networks.configure('fakenet', { publisherId: 'a\nb' }, 'test')).rejects.toMatchObject({ code: 'svc_invalid_setting' });
+      const unset = await ctx.networks.configure('fakenet', { apiToken: null }, 'test');
+      expect(unset).toMatchObject({ configured: false, settings: { apiToken_set: false } });
+      await ctx.networks.configure('fakenet', { apiToken: 'tok-2' }, 'test');
+    });
+
+    it('switches a network on and off and keeps the last sync outcome', async () => {
+      const { ctx } = use();
+      expect((await ctx.networks.enable('fakenet', 'test')).enabled).toBe(true);
+      await ctx.networks.recordSync('fakenet', { at: new Date('2026-11-20T10:00:00Z'), result: { created: 3, updated: 1, deactivated: 0, failed: 0 }, error: 'page 4: HTTP 500' });
+      const n = await ctx.networks.get('fakenet');
+      expect(n).toMatchObject({ enabled: true, last_sync_at: '2026-11-20T10:00:00.000Z', last_sync_result: { created: 3 }, last_error: 'page 4: HTTP 500', last_error_at: '2026-11-20T10:00:00.000Z' });
+      expect((await ctx.networks.disable('fakenet', 'test')).enabled).toBe(false);
+    });
+
+    it('creates a custom network (201), updates it (200), and sets its cashback rule from the definition', async () => {
+      const created = await post('/networks/shopnet', shopnetDefinition());
+      expect(created.statusCode).toBe(201);
+      expect(created.result).toMatchObject({
+        id: 'shopnet',
+        kind: 'custom',
+        name: 'Shop Net',
+        currency: 'EUR',
+        enabled: true,
+        configured: true,
+        cashback_rule: { type: 'percent_commission', value: '50', source: 'network' },
+        definition: { name: 'Shop Net', cashback: { type: 'percent_commission', value: '50', currency: null }, postback: { params: { transaction_id: 'txn' } } },
+        postbacks: { enabled: false, template: expect.stringContaining('txn={transaction_id}') },
+      });
+      const updated = await post('/networks/shopnet', shopnetDefinition({ name: 'Shop Net 2', cashback: { type: 'flat', value: '2.5' } }));
+      expect(updated.statusCode).toBe(200);
+      expect(updated.result).toMatchObject({ name: 'Shop Net 2', cashback_rule: { type: 'flat', value: '2.50', currency: 'EUR', source: 'network' } });
+      const { cashback: _c, ...without } = shopnetDefinition();
+      const noRule = await post('/networks/shopnet', without);
+      expect((noRule.result as Json).cashback_rule.source).toBe('default');
+      expect((noRule.result as Json).definition.cashback).toBeNull();
+      const listed = (await get('/networks?kind=custom')).result as Json[];
+      expect(listed.map((n) => n.id)).toEqual(['shopnet']);
+    });
+
+    it('refuses to define a built-in network (409 svc_network_not_custom)', async () => {
+      const res = await post('/networks/fakenet', shopnetDefinition());
+      expect(res.statusCode).toBe(409);
+      expect(res.result).toMatchObject({ code: 'svc_network_not_custom', data: { status: 409, network: 'fakenet' } });
+    });
+
+    it.each([
+      ['no name', { name: undefined }, 'rest_missing_callback_param', ['name']],
+      ['a status mapped to a word we lack', { statuses: { paid: 'settled' } }, 'rest_invalid_param', 'statuses'],
+      ['a mapping without a transaction id', { postback: { params: { commission: 'payout' } } }, 'rest_invalid_param', 'postback'],
+      ['a bad parameter name', { postback: { params: { transaction_id: 'tx id', commission: 'c' } } }, 'rest_invalid_param', 'postback'],
+      ['a feed in another format', { feeds: { advertisers: { url: 'https://x.test/a.xml', format: 'xml', fields: { id: 'id', name: 'name' } } } }, 'rest_invalid_param', 'feeds'],
+    ])('refuses a definition with %s (400 %s)', async (_name, over, code, param) => {
+      const res = await post('/networks/badnet', shopnetDefinition(over));
+      expect(res.statusCode).toBe(400);
+      expect((res.result as Json).code).toBe(code);
+      const params = (res.result as Json).data.params;
+      expect(Array.isArray(params) ? params : Object.keys(params)).toContain(Array.isArray(param) ? param[0] : param);
+    });
+
+    it.each([
+      ['a tracking link without {sub_id}', { tracking_link: 'https://go.test/c?url={url}' }, 'tracking_link', /\{sub_id\}/],
+      ['an unknown placeholder', { tracking_link: 'https://go.test/c?s={sub_id}&x={member}' }, 'tracking_link', /unknown placeholder \{member\}/],
+      ['a secret setting in the tracking link', { settings: [{ name: 'key', secret: true }], tracking_link: 'https://go.test/c?s={sub_id}&k={settings.key}' }, 'tracking_link', /secret/],
+      ['a tracking link that is not http', { tracking_link: 'javascript:alert({sub_id})' }, 'tracking_link', /http/],
+      ['one parameter for two fields', { postback: { params: { transaction_id: 'id', commission: 'ID' } } }, 'postback[params][commission]', /already mapped/],
+      ['the reserved token parameter', { postback: { params: { transaction_id: 'token', commission: 'c' } } }, 'postback[params][transaction_id]', /reserved/],
+      ['status words that differ only in case', { statuses: { Paid: 'approved', paid: 'declined' } }, 'statuses[paid]', /only in case/],
+      ['an unknown currency', { currency: 'ABC' }, 'currency', /unknown currency/],
+      ['a percent over 100', { cashback: { type: 'percent_sale', value: '150' } }, 'cashback[value]', /100/],
+      ['a feed URL with an unknown placeholder', { feeds: { transactions: { url: 'https://x.test/t.csv?k={settings.nope}', format: 'csv', fields: { transaction_id: 'id', commission: 'c' } } } }, 'feeds[transactions][url]', /settings\.nope/],
+    ])('refuses a definition with %s (400 svc_invalid_network naming the field)', async (_name, over, field, message) => {
+      const res = await post('/networks/badnet', shopnetDefinition(over));
+      expect(res.statusCode).toBe(400);
+      expect(res.result).toMatchObject({ code: 'svc_invalid_network', data: { status: 400 } });
+      expect((res.result as Json).data.params[field]).toMatch(message);
+      expect((await get('/networks/badnet')).statusCode).toBe(404);
+    });
+
+    it('builds tracking links from the template with the target URL encoded', async () => {
+      const module = await use().ctx.networks.module('shopnet');
+      expect(module.trackingLink({}, { advertiser_id: 'shop 7', sub_id: '42', url: 'https://shop.test/p?a=1&b=2' })).toBe('https://go.shopnet.test/c/shop%207?aff=77&subid=42&url=https%3A%2F%2Fshop.test%2Fp%3Fa%3D1%26b%3D2');
+      await use().ctx.networks.saveCustom('linknet', shopnetDefinition({ settings: [{ name: 'aff', required: true }], tracking_link: 'https://go.test/{settings.aff}/{advertiser_id}?s={sub_id}&u={url}' }), 'test');
+      const n = await use().ctx.networks.get('linknet');
+      expect(n.configured).toBe(false);
+      await use().ctx.networks.configure('linknet', { aff: 'A 1' }, 'test');
+      expect((await use().ctx.networks.module('linknet')).trackingLink(await use().ctx.networks.settings('linknet'), { advertiser_id: '9', sub_id: 'ann', url: null })).toBe('https://go.test/A%201/9?s=ann&u=');
+    });
+
+    it('counts orders per network and answers 404/400 for unknown or malformed ids', async () => {
+      const { ctx } = use();
+      await ctx.orders.record({ network: 'shopnet', transaction_id: 'N-1', source: 'manual', sale_amount: '10.00', commission: '1.00', currency: 'EUR', note: 'x' }, 'test');
+      expect((await ctx.networks.get('shopnet')).counts.orders).toBe(1);
+      expect(((await get('/networks')).result as Json[]).find((n) => n.id === 'shopnet')!.counts.orders).toBe(1);
+      const missing = await get('/networks/nonet');
+      expect(missing.statusCode).toBe(404);
+      expect((missing.result as Json).code).toBe('svc_network_not_found');
+      expect((await get('/networks/Bad%20Id')).statusCode).toBe(400);
+      expect((await server.inject({ url: `${NS}/networks` })).statusCode).toBe(401);
+    });
+
+    it('never returns a postback secret', async () => {
+      const { ctx } = use();
+      const { secret } = await ctx.networks.rotatePostbackSecret('shopnet', 'test');
+      const hmac = await ctx.networks.rotatePostbackSecret('fakenet', 'test', { mode: 'hmac' });
+      for (const url of ['/networks', '/networks/shopnet', '/networks/fakenet']) {
+        const res = await get(url);
+        expect(res.payload).not.toContain(secret);
+        expect(res.payload).not.toContain(hmac.secret);
+      }
+      const [row] = await ctx.db.select<Json>("SELECT postback_secret FROM networks WHERE id = 'fakenet'");
+      expect(row.postback_secret).toMatch(/^e1:/);
+      expect(row.postback_secret).not.toContain(hmac.secret);
+      const [tokenRow] = await ctx.db.select<Json>("SELECT postback_secret FROM networks WHERE id = 'shopnet'");
+      expect(tokenRow.postback_secret).toMatch(/^h1:[0-9a-f]{64}$/);
+    });
+  },
+  { networks: { fakenet: { region: 'eu' } } },
+  { networkModules: [fakeModule()] },
+);

@@ -1,0 +1,76 @@
+import { expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { JobRunner } from '../../src/jobs/runner.js';
+import { schedules } from '../../src/jobs/schedules.js';
+import { describeEachDialect } from '../helpers/context.js';
+
+const clock = new ManualClock('2026-05-01T00:00:00Z');
+const DAY = 86_400_000;
+
+describeEachDialect(
+  'the maintenance.prune job',
+  (use) => {
+    const runPending = () => {
+      const { ctx } = use();
+      return new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
+    };
+    const count = async (table: string) => Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
+
+    it('deletes old log entries, expired sessions, expired idempotency keys and old finished jobs, and keeps the rest', async () => {
+      const { ctx } = use();
+      const user = await ctx.users.create({ login: 'pruner', email: 'pruner@example.com', role: 'administrator' });
+      // Forty days ago: one of each.
+      ctx.logger.info('test', 'old entry');
+      await ctx.logger.flush();
+      await ctx.sessions.create(user, '127.0.0.1', 'test');
+      await ctx.idempotency.begin('test.scope', 'old-key', 'h');
+      const oldJob = await ctx.jobs.enqueue('maintenance.prune', { log_retention_days: 1 }, 'test');
+      await ctx.jobs.cancel(oldJob.id, 'test');
+      clock.advance(40 * DAY);
+      // Today: one of each again.
+      ctx.logger.info('test', 'new entry');
+      await ctx.logger.flush();
+      await ctx.sessions.create(user, '127.0.0.1', 'test');
+      await ctx.idempotency.begin('test.scope', 'new-key', 'h');
+      const before = { logs: await count('logs'), sessions: await count('sessions'), idempotency_keys: await count('idempotency_keys'), jobs: await count('jobs') };
+
+      const job = await ctx.jobs.enqueue('maintenance.prune', {}, 'test');
+      expect(await runPending()).toEqual([{ id: job.id, type: 'maintenance.prune', status: 'done' }]);
+      const done = await ctx.jobs.get(job.id);
+      expect(done).toMatchObject({ status: 'done', progress: { total: 4, done: 4, failed: 0 }, result: { deleted: { logs: expect.any(Number), sessions: 1, idempotency_keys: 1, jobs: 1 } } });
+      expect(done.result!.deleted).toMatchObject({ logs: expect.toSatisfy((n: number) => n >= 1) });
+      expect(await count('sessions')).toBe(before.sessions - 1);
+      expect(await count('idempotency_keys')).toBe(before.idempotency_keys - 1);
+      expect(await count('jobs')).toBe(before.jobs);
+      const { items } = await ctx.logger.list({ source: 'test', page: 1, per_page: 10 });
+      expect(items.map((e) => e.message)).toEqual(['new entry']);
+      await expect(ctx.jobs.get(oldJob.id)).rejects.toMatchObject({ code: 'svc_job_not_found' });
+    });
+
+    it('keeps the log for log_retention_days when given', async () => {
+      const { ctx } = use();
+      ctx.logger.info('test', 'three days old');
+      await ctx.logger.flush();
+      clock.advance(3 * DAY);
+      const keep = await ctx.jobs.enqueue('maintenance.prune', { log_retention_days: 5 }, 'test');
+      await runPending();
+      expect((await ctx.jobs.get(keep.id)).result).toMatchObject({ deleted: { logs: 0 } });
+      const drop = await ctx.jobs.enqueue('maintenance.prune', { log_retention_days: 2 }, 'test');
+      await runPending();
+      expect((await ctx.jobs.get(drop.id)).result).toMatchObject({ deleted: { logs: expect.toSatisfy((n: number) => n >= 1) } });
+      expect((await ctx.logger.list({ search: 'three days old', page: 1, per_page: 10 })).total).toBe(0);
+    });
+
+    it('is enqueued once by its schedule while a run is pending', async () => {
+      const { ctx } = use();
+      const schedule = schedules.find((s) => s.name === 'maintenance.prune')!;
+      const first = await schedule.run(ctx);
+      expect(await schedule.run(ctx)).toEqual({ job_id: first.job_id, already_queued: true });
+      expect(await ctx.jobs.get(first.job_id as number)).toMatchObject({ type: 'maintenance.prune', status: 'queued', actor: 'schedule:maintenance.prune' });
+      await runPending();
+      expect((await schedule.run(ctx)).job_id).not.toBe(first.job_id);
+    });
+  },
+  { 'jobs.retention_days': 30 },
+  { clock },
+);

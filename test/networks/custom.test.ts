@@ -1,0 +1,122 @@
+// A custom network's module against a feed server on 127.0.0.1: JSON and CSV feeds read through
+// the definition's field mapping, settings filled into the URL, and broken feeds refused.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkDefinition } from '../../src/networks/custom-definition.js';
+import { customModule } from '../../src/networks/custom.js';
+import type { ModuleRuntime, ModuleSettings } from '../../src/networks/types.js';
+
+const PROGRAMS = { data: { programs: [
+  { id: 501, name: 'Example Tea', url: 'https://www.example-tea.test/shop', logo: '//cdn.network.test/501.png', pay: { min: 4, max: 6 }, cats: ['Food & Drink'], geo: 'DE,AT,XX1', state: 'joined' },
+  { id: 502, name: 'Paused Shop', url: 'https://paused.test', state: 'paused' },
+  { name: 'No id' },
+] } };
+
+const CSV = [
+  'transaction_id;program_id;order_id;sale_amount;commission;currency;status;subid;click_date;transaction_date',
+  '90001;501;T-1009;42.00;2.10;EUR;pending;u-000123;2024-03-01 09:00:00;2024-03-01 09:20:00',
+  '90002;501;T-1010;18.50;0.93;EUR;rejected;u-000456;2024-02-20 12:00:00;2024-02-20 12:05:00',
+  '90003;501;"T;1011";10.00;1.005;;Validated;;;2024-02-21 12:05:00',
+  '90004;501;T-1012;5;0.5;EUR;weird;;;2023-01-01 00:00:00',
+].join('\n');
+
+let server: http.Server;
+let base = '';
+const seen: { url: string; headers: http.IncomingHttpHeaders }[] = [];
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    seen.push({ url: req.url ?? '', headers: req.headers });
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/apikey/k%201/programs.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(PROGRAMS));
+    if (url.pathname === '/tx.csv') return void res.writeHead(200, { 'content-type': 'text/csv' }).end(CSV);
+    if (url.pathname === '/html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
+    if (url.pathname === '/truncated') return void res.writeHead(200).end(JSON.stringify(PROGRAMS).slice(0, 40));
+    if (url.pathname === '/limited') return void res.writeHead(429, { 'retry-after': '30' }).end('slow down');
+    res.writeHead(500).end('boom secret-key-1');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+function runtime(settings: ModuleSettings): ModuleRuntime {
+  return { settings, now: () => new Date('2024-03-05T00:00:00Z'), log: () => {} };
+}
+
+async function all<T>(it: AsyncIterable<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of it) out.push(...page);
+  return out;
+}
+
+function definition(feeds: Record<string, unknown>) {
+  return checkDefinition({
+    name: 'Feed Net',
+    currency: 'EUR',
+    settings: [{ name: 'api_key', secret: true, required: true }, { name: 'region' }],
+    statuses: { pending: 'pending', validated: 'approved', rejected: 'declined' },
+    feeds,
+  });
+}
+
+describe('a custom network from its definition', () => {
+  const advertisers = (path = '/apikey/{settings.api_key}/programs.json', items = 'data.programs') => ({
+    url: `${base}${path}`,
+    format: 'json',
+    items,
+    headers: { 'X-Region': '{settings.region}' },
+    fields: { id: 'id', name: 'name', site_url: 'url', logo_url: 'logo', commission_min: 'pay.min', commission_max: 'pay.max', categories: 'cats', countries: 'geo', status: 'state' },
+    active_values: ['joined'],
+  });
+
+  it('reads advertisers from a JSON feed through the field mapping, with settings filled in', async () => {
+    const m = customModule('feednet', definition({ advertisers: advertisers() }));
+    expect(m.isConfigured({})).toBe(false);
+    expect(m.isConfigured({ api_key: 'k 1' })).toBe(true);
+    const list = await all(m.listAdvertisers(runtime({ api_key: 'k 1', region: 'eu' })));
+    expect(list).toHaveLength(2);
+    expect(list[0]).toMatchObject({ id: '501', name: 'Example Tea', domain: 'example-tea.test', site_url: 'https://www.example-tea.test/shop', logo_url: 'https://cdn.network.test/501.png', commission: { type: 'percent', min: '4', max: '6' }, categories: ['Food & Drink'], countries: ['DE', 'AT'], status: 'active' });
+    expect(list[1]).toMatchObject({ id: '502', status: 'inactive' });
+    expect(seen.at(-1)!.headers['x-region']).toBe('eu');
+    expect(await m.getAdvertiser(runtime({ api_key: 'k 1' }), '502')).toMatchObject({ name: 'Paused Shop' });
+  });
+
+  it('reads transactions from a CSV feed inside the window, mapping status words without regard to case', async () => {
+    const m = customModule('feednet', definition({
+      transactions: { url: `${base}/tx.csv?from={from}&to={to}`, format: 'csv', delimiter: ';', fields: { transaction_id: 'transaction_id', advertiser_id: 'program_id', merchant_ref: 'order_id', sale_amount: 'sale_amount', commission: 'commission', currency: 'currency', status: 'status', sub_id: 'subid', clicked_at: 'click_date', event_at: 'transaction_date' } },
+    }));
+    const list = await all(m.listTransactions(runtime({ api_key: 'x' }), { from: new Date('2024-02-01T00:00:00Z'), to: new Date('2024-03-05T00:00:00Z') }));
+    expect(seen.at(-1)!.url).toBe('/tx.csv?from=2024-02-01&to=2024-03-05');
+    expect(list.map((t) => [t.transaction_id, t.status])).toEqual([['90001', 'pending'], ['90002', 'declined'], ['90003', 'approved']]);
+    expect(list[0]).toMatchObject({ advertiser_id: '501', merchant_ref: 'T-1009', sale_amount: '42.00', commission: '2.10', currency: 'EUR', sub_id: 'u-000123', event_at: new Date('2024-03-01T09:20:00Z') });
+    expect(list[2]).toMatchObject({ merchant_ref: 'T;1011', commission: '1.01', currency: 'EUR', sub_id: null });
+  });
+
+  it.each([
+    ['HTML instead of JSON', '/html', 'svc_network_bad_response'],
+    ['truncated JSON', '/truncated', 'svc_network_bad_response'],
+    ['a 500', '/fails', 'svc_network_unavailable'],
+    ['a 429', '/limited', 'svc_network_rate_limited'],
+  ])('refuses a feed that answers %s with %s, without leaking settings', async (_name, path, code) => {
+    const m = customModule('feednet', definition({ advertisers: advertisers(path) }));
+    const err = await all(m.listAdvertisers(runtime({ api_key: 'secret-key-1' }))).catch((e) => e);
+    expect(err).toMatchObject({ code });
+    expect(JSON.stringify({ ...err, message: err.message })).not.toContain('secret-key-1');
+  });
+
+  it('refuses a JSON feed whose items path holds no array', async () => {
+    const m = customModule('feednet', definition({ advertisers: advertisers(undefined, 'data.nothing') }));
+    await expect(all(m.listAdvertisers(runtime({ api_key: 'k 1' })))).rejects.toMatchObject({ code: 'svc_network_bad_response' });
+  });
+
+  it('yields nothing when the definition has no feeds, and parses postbacks by its mapping', async () => {
+    const m = customModule('plain', checkDefinition({ name: 'Plain', currency: 'USD', statuses: { ok: 'approved' }, postback: { params: { transaction_id: 'tx', commission: 'c', status: 's' } } }));
+    expect(await all(m.listAdvertisers(runtime({})))).toEqual([]);
+    expect(await all(m.listTransactions(runtime({}), { from: new Date(0), to: new Date() }))).toEqual([]);
+    expect(m.parsePostback({ TX: 'A-1', c: '1.00', s: 'OK', other: 'x' }, undefined)).toEqual({ transaction_id: 'A-1', commission: '1.00', status: 'OK' });
+    expect(m.parsePostback({}, { tx: 'B-2', c: 2 })).toEqual({ transaction_id: 'B-2', commission: '2' });
+    expect(m.postbackTemplate).toBe('tx={transaction_id}&c={commission}&s={status}');
+  });
+});
