@@ -65,6 +65,8 @@ export async function seedWriteSet(db, { count, openingMinor, currency, actor })
   await begin(db);
   await insertTuples(db, ENTRY_HEAD, entries, 'opening credits');
   await insertTuples(db, 'balances (member_id, currency, available, pending, lifetime_earned, lifetime_paid, last_entry_at)', balances, 'balances');
+  // cashtrack keeps a running count of balance rows; a bulk seed must move it too.
+  await db.exec(`UPDATE counters SET value = value + ${count} WHERE name = 'balances'`);
   await db.exec('COMMIT');
   return { first: firstId, count, openingTotal: openingMinor * count };
 }
@@ -201,6 +203,7 @@ export async function seedHistory(db, { members, entries, currency, actor, seed,
   }
   await begin(db);
   await insertTuples(db, 'balances (member_id, currency, available, pending, lifetime_earned, lifetime_paid, last_entry_at)', rows, 'balances');
+  await db.exec(`UPDATE counters SET value = value + ${members} WHERE name = 'balances'`);
   await db.exec('COMMIT');
   const balancesMs = Date.now() - balancesStarted;
 

@@ -19,11 +19,12 @@ import { addOrdersTransactionIdIndex } from './20261123000011-add-orders-transac
 import { createNetworks } from './20261124000010-create-networks.js';
 import { createPostbacks } from './20261124000011-create-postbacks.js';
 import { createJobs } from './20261124000001-create-jobs.js';
+import { indexPayoutEntries } from './20261124000020-index-payout-entries.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
   addPayoutsClosedBy,
   addOrdersCashbackRule, addOrdersTransactionIdIndex,
   createJobs,
-  createNetworks, createPostbacks,
+  createNetworks, createPostbacks, indexPayoutEntries,
 ];

@@ -189,13 +189,14 @@ export class LedgerService {
     return db.dialect === 'mysql' ? ' FOR UPDATE' : '';
   }
 
-  /** Makes sure the (member, currency) balance row exists. */
+  /** Makes sure the (member, currency) balance row exists, counting the rows as they are made. */
   async ensureBalance(memberId: number, currency: string, t: Transaction): Promise<void> {
     const sql =
       this.deps.db.dialect === 'mysql'
         ? 'INSERT IGNORE INTO balances (member_id, currency) VALUES (?, ?)'
         : 'INSERT INTO balances (member_id, currency) VALUES (?, ?) ON CONFLICT (member_id, currency) DO NOTHING';
-    await this.deps.db.execute(sql, [memberId, currency], t);
+    const { affected } = await this.deps.db.execute(sql, [memberId, currency], t);
+    if (affected === 1) await this.deps.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'balances'", [], t);
   }
 
   /**
@@ -214,22 +215,36 @@ export class LedgerService {
    * unless `allowNegative`.
    */
   async post(input: PostInput, t: Transaction): Promise<EntryRow> {
+    return (await this.postWithBalance(input, t)).row;
+  }
+
+  /** `post`, also answering the balance row after the entry (one read fewer for callers that show it). */
+  async postWithBalance(input: PostInput, t: Transaction): Promise<{ row: EntryRow; balance: Balance }> {
     const db = this.deps.db;
     if (!Number.isSafeInteger(input.amount) || input.amount === 0) throw new ServiceError('svc_invalid_amount', 'An entry needs a non-zero amount.', 400);
     currencyExponent(input.currency);
-    await this.ensureBalance(input.memberId, input.currency, t);
     const earned = EARNED.includes(input.type) || (input.type === 'reversal' && EARNED.includes(input.reversedType ?? '')) ? input.amount : 0;
     const paid = input.type === 'payout' || input.type === 'payout_return' ? -input.amount : 0;
     const now = this.deps.clock.now();
     const guard = input.amount < 0 && !input.allowNegative ? ' AND available + ? >= 0' : '';
     const params: unknown[] = [input.amount, earned, paid, now, input.memberId, input.currency];
     if (guard) params.push(input.amount);
-    const { affected } = await db.execute(
-      `UPDATE balances SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
-      params,
-      t,
-    );
-    const [balance] = await db.select<{ available: unknown }>('SELECT available FROM balances WHERE member_id = ? AND currency = ?', [input.memberId, input.currency], t);
+    const move = () =>
+      db.execute(
+        `UPDATE balances SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
+        params,
+        t,
+      );
+    // The guarded UPDATE first: on the usual path the row exists and this is the only lock taken.
+    let { affected } = await move();
+    const readBalance = async () =>
+      (await db.select<Record<string, unknown>>(`SELECT ${BALANCE_COLUMNS} FROM balances b WHERE b.member_id = ? AND b.currency = ?`, [input.memberId, input.currency], t))[0];
+    let balance = await readBalance();
+    if (affected !== 1 && !balance) {
+      await this.ensureBalance(input.memberId, input.currency, t);
+      ({ affected } = await move());
+      balance = await readBalance();
+    }
     if (affected !== 1) {
       const available = toMinor(balance?.available);
       throw new ServiceError('svc_insufficient_funds', `The member's available balance (${formatAmount(available, input.currency)} ${input.currency}) does not cover ${formatAmount(-input.amount, input.currency)}.`, 409, {
@@ -262,7 +277,7 @@ export class LedgerService {
     };
     // Only once the money has really moved: never for a transaction that rolls back or is retried.
     t.afterCommit(() => this.deps.hooks.doAction(HOOKS.ledgerEntryPosted, shapeEntry(row)));
-    return row;
+    return { row, balance: shapeBalance(balance) };
   }
 
   /** Moves the pending balance (cashback of pending orders) inside the caller's transaction. */
@@ -332,11 +347,11 @@ export class LedgerService {
       const minor = parseAmount(input.amount, currency);
       await this.requireMember(input.member_id);
       const result = await this.deps.db.transaction(async (t) => {
-        const row = await this.post(
+        const { row, balance } = await this.postWithBalance(
           { memberId: input.member_id, currency, type: 'adjustment', amount: input.type === 'credit' ? minor : -minor, sourceType: 'adjustment', note, actor, allowNegative: input.allow_negative === true },
           t,
         );
-        const result = { entry: shapeEntry(row), balance: await this.balanceOf(input.member_id, currency, t) };
+        const result = { entry: shapeEntry(row), balance };
         await within?.(result, t);
         return result;
       });
@@ -397,7 +412,10 @@ export class LedgerService {
          ORDER BY ${orderColumn} ${direction}, b.member_id ${direction}, b.currency ${direction} LIMIT ${filters.per_page} OFFSET ${offset}`,
         params,
       ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM balances b ${clause}`, params),
+      // Unfiltered, the running total of balance rows (kept by ensureBalance) instead of a count.
+      where.length
+        ? this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM balances b ${clause}`, params)
+        : this.deps.db.select<{ n: unknown }>("SELECT value AS n FROM counters WHERE name = 'balances'"),
     ]);
     return {
       items: rows.map((r) => ({ ...shapeBalance(r), login: String(r.login), display_name: String(r.display_name), email: String(r.email) })),
@@ -477,6 +495,8 @@ export class LedgerService {
     for (const r of twice) out.push({ kind: 'reversed_twice', entry_id: toInt(r.reverses_id), detail: `reversed ${toInt(r.n)} times` });
     const strayReversal = await db.select<Record<string, unknown>>("SELECT id FROM ledger_entries WHERE (type = 'reversal') <> (reverses_id IS NOT NULL)");
     for (const r of strayReversal) out.push({ kind: 'invalid_reversal', entry_id: toInt(r.id), detail: 'reversal type and reverses_id disagree' });
+    const [counted] = await db.select<Record<string, unknown>>("SELECT (SELECT value FROM counters WHERE name = 'balances') AS kept, (SELECT COUNT(*) FROM balances) AS actual");
+    if (toInt(counted.kept ?? 0) !== toInt(counted.actual)) out.push({ kind: 'balance_count_mismatch', expected: String(toInt(counted.actual)), actual: String(toInt(counted.kept ?? 0)), detail: 'the running count of balance rows differs from the table' });
     const pending = await db.select<Record<string, unknown>>(
       `SELECT b.member_id, b.currency, b.pending, COALESCE(p.total, 0) AS total FROM balances b LEFT JOIN (
          SELECT member_id, currency, SUM(cashback) AS total FROM orders WHERE status = 'pending' AND member_id IS NOT NULL GROUP BY member_id, currency

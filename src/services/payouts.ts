@@ -253,7 +253,8 @@ export class PayoutService {
     const orphans = await db.select<Record<string, unknown>>(
       `SELECT e.id, e.member_id, e.currency FROM ledger_entries e
        WHERE e.type IN ('payout', 'payout_return')
-         AND e.id NOT IN (SELECT entry_id FROM payouts WHERE entry_id IS NOT NULL UNION SELECT return_entry_id FROM payouts WHERE return_entry_id IS NOT NULL)`,
+         AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.entry_id = e.id)
+         AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.return_entry_id = e.id)`,
     );
     for (const r of orphans) out.push({ kind: 'payout_entry_orphan', entry_id: toInt(r.id), member_id: toInt(r.member_id), currency: String(r.currency), detail: 'payout entry that no payout points at' });
     return out;

@@ -62,6 +62,9 @@ export interface PostbackServiceDeps {
 
 type Auth = { ok: true; replayKey: string | null; presented: string[] } | { ok: false; reason: string; presented: string[] };
 
+/** The orders service's refusals, as the postback codes for the same problem. */
+const ORDER_CODES: Record<string, string> = { svc_invalid_amount: 'svc_postback_invalid_amount', svc_invalid_currency: 'svc_postback_invalid_currency' };
+
 /** A concurrent identical signed request committed first. */
 class Replayed extends Error {}
 
@@ -139,7 +142,7 @@ export class PostbackService {
           : err instanceof ServiceError
             ? err
             : new ServiceError('svc_postback_unreadable', `The postback could not be read: ${String((err as Error)?.message ?? err).slice(0, 200)}`, 400);
-      throw await this.reject({ ...base, test }, params, refusal);
+      throw await this.reject({ ...base, test: test || looseTest }, params, refusal);
     }
 
     const described = { transaction_id: values.transaction_id, status: values.status };
@@ -173,7 +176,8 @@ export class PostbackService {
         if (seen) return this.replayed(base, described, params, seen);
       }
       if (err instanceof ServiceError && err.status === 400) {
-        throw await this.reject(base, params, new ServiceError(err.code.startsWith('svc_postback_') ? err.code : 'svc_postback_invalid_param', err.message, 400, err.data), undefined, described);
+        const code = err.code.startsWith('svc_postback_') ? err.code : (ORDER_CODES[err.code] ?? 'svc_postback_invalid_param');
+        throw await this.reject(base, params, new ServiceError(code, err.message, 400, err.data), undefined, described);
       }
       const known = err instanceof ServiceError ? err : translateDbError(err);
       await this.save({ ...base, ...described, params: params, outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});

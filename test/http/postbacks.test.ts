@@ -184,6 +184,7 @@ describeEachDialect(
       ['a non-numeric amount', { payout: 'twelve' }, 'svc_postback_invalid_amount', { field: 'commission' }],
       ['a negative amount', { payout: '-3.00' }, 'svc_postback_invalid_amount', { field: 'commission' }],
       ['an amount in exponent form', { amount: '1e3' }, 'svc_postback_invalid_amount', { field: 'sale_amount' }],
+      ['an amount too large for the ledger', { payout: '999999999999999.00' }, 'svc_postback_invalid_amount', { field: 'commission' }],
       ['a status word the mapping lacks', { status: 'paid' }, 'svc_postback_unknown_status', { word: 'paid' }],
       ['an unknown currency', { cur: 'XYZ' }, 'svc_postback_invalid_currency', { field: 'currency' }],
       ['SQL in the transaction id', { txn: "1' OR '1'='1" }, 'svc_postback_invalid_param', { field: 'transaction_id' }],
