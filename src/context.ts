@@ -1,5 +1,6 @@
 // The composition root: database, services and logger, with no hapi in it. The daemon and every
 // CLI command start here.
+import { builtInModules } from './networks/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { Database } from './db/database.js';
@@ -89,7 +90,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const orders = new OrderService({ db, clock, logger, ledger, cashback, referrals, hooks, currency: config.currency, referralShare: config.referrals.share_percent });
   const networks: NetworkService = new NetworkService({
     db, clock, logger, keys, cashback,
-    modules: options.networkModules ?? [],
+    modules: options.networkModules ?? builtInModules,
     configured: config.networks,
     postbackBaseUrl: () => postbacks.selfUrl,
   });

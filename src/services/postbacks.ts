@@ -151,10 +151,8 @@ export class PostbackService {
       return { ok: true, order_id: null, status: values.status, duplicate: false, test: true, postback_id: record.id };
     }
 
-    if (auth.replayKey) {
-      const seen = await this.store.byReplayKey(auth.replayKey);
-      if (seen) return this.replayed(base, described, params, seen);
-    }
+    // A replayed signed request is caught by the unique replay key when its record is inserted, in
+    // the order's transaction: the whole change rolls back and the first answer is repeated.
     const saved: { record?: PostbackRecord } = {};
     let change: OrderChange;
     try {

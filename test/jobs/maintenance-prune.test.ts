@@ -16,7 +16,7 @@ describeEachDialect(
     };
     const count = async (table: string) => Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
 
-    it('deletes old log entries, expired sessions, expired idempotency keys and old finished jobs, and keeps the rest', async () => {
+    it('deletes old log entries, expired sessions, expired idempotency keys, old finished jobs and old postback records, and keeps the rest', async () => {
       const { ctx } = use();
       const user = await ctx.users.create({ login: 'pruner', email: 'pruner@example.com', role: 'administrator' });
       // Forty days ago: one of each.
@@ -24,6 +24,8 @@ describeEachDialect(
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
       await ctx.idempotency.begin('test.scope', 'old-key', 'h');
+      const postback = (at: Date) => ctx.db.execute("INSERT INTO postbacks (received_at, network, method, outcome, test) VALUES (?, 'shop', 'GET', 'rejected', ?)", [at, false]);
+      await postback(new Date(ctx.clock.now().getTime() - 60 * DAY)); // 100 days old once the clock moves: past the 90-day retention
       const oldJob = await ctx.jobs.enqueue('maintenance.prune', { log_retention_days: 1 }, 'test');
       await ctx.jobs.cancel(oldJob.id, 'test');
       clock.advance(40 * DAY);
@@ -32,12 +34,14 @@ describeEachDialect(
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
       await ctx.idempotency.begin('test.scope', 'new-key', 'h');
+      await postback(ctx.clock.now());
       const before = { logs: await count('logs'), sessions: await count('sessions'), idempotency_keys: await count('idempotency_keys'), jobs: await count('jobs') };
 
       const job = await ctx.jobs.enqueue('maintenance.prune', {}, 'test');
       expect(await runPending()).toEqual([{ id: job.id, type: 'maintenance.prune', status: 'done' }]);
       const done = await ctx.jobs.get(job.id);
-      expect(done).toMatchObject({ status: 'done', progress: { total: 4, done: 4, failed: 0 }, result: { deleted: { logs: expect.any(Number), sessions: 1, idempotency_keys: 1, jobs: 1 } } });
+      expect(done).toMatchObject({ status: 'done', progress: { total: 5, done: 5, failed: 0 }, result: { deleted: { logs: expect.any(Number), sessions: 1, idempotency_keys: 1, jobs: 1, postbacks: 1 } } });
+      expect(await count('postbacks')).toBe(1);
       expect(done.result!.deleted).toMatchObject({ logs: expect.toSatisfy((n: number) => n >= 1) });
       expect(await count('sessions')).toBe(before.sessions - 1);
       expect(await count('idempotency_keys')).toBe(before.idempotency_keys - 1);

@@ -12,7 +12,8 @@ export interface RestError {
 }
 
 export function restError(code: string, message: string, status: number, data: Record<string, unknown> = {}, headers: Record<string, string> = {}): RestError {
-  return { status, body: { code, message, data: { status, ...data } }, headers };
+  // `status` last: a service's data field cannot overwrite the HTTP status.
+  return { status, body: { code, message, data: { ...data, status } }, headers };
 }
 
 const DETAIL_CODES: Record<string, string> = {

@@ -1,15 +1,15 @@
 // `maintenance.prune`: deletes log entries past retention, expired sessions, expired
-// Idempotency-Key records and finished jobs past retention. Enqueued daily by src/jobs/schedules.ts.
+// Idempotency-Key records, finished jobs and received postbacks past retention. Enqueued daily by src/jobs/schedules.ts.
 import Joi from 'joi';
 import type { JobType } from '../registry.js';
 
-const STEPS = ['logs', 'sessions', 'idempotency_keys', 'jobs'] as const;
+const STEPS = ['logs', 'sessions', 'idempotency_keys', 'jobs', 'postbacks'] as const;
 type Step = (typeof STEPS)[number];
 
 /** Prunes what has outlived its retention; each step is one checkpoint. */
 export const maintenancePrune: JobType<{ log_retention_days?: number }> = {
   type: 'maintenance.prune',
-  description: 'Delete log entries past their retention, expired sessions, expired Idempotency-Key records and old finished jobs.',
+  description: 'Delete log entries past their retention, expired sessions, expired Idempotency-Key records, old finished jobs and old postback records.',
   params: Joi.object({
     log_retention_days: Joi.number().integer().min(1).max(3650).description('Keep this many days of log (default: log.retention_days).'),
   }),
@@ -22,6 +22,7 @@ export const maintenancePrune: JobType<{ log_retention_days?: number }> = {
       sessions: () => ctx.sessions.prune(),
       idempotency_keys: () => ctx.idempotency.prune(),
       jobs: () => ctx.jobs.prune(ctx.config.jobs.retention_days),
+      postbacks: () => ctx.postbacks.prune(),
     };
     for (const step of STEPS) {
       if (deleted[step] !== undefined) continue;
