@@ -24,7 +24,7 @@ const FIRST_NAMES = ['Maria', 'James', 'Anna', 'John', 'Laura', 'Michael', 'Sara
 const LAST_NAMES = ['Smith', 'Garcia', 'Muller', 'Martin', 'Johnson', 'Rossi', 'Brown', 'Dubois', 'Schmidt', 'Lopez', 'Wilson', 'Bernard', 'Fischer', 'Taylor', 'Moreau'];
 
 /** `count` members with ids from `firstId` (explicit ids: entries and balances point at them). */
-async function insertMembers(db, { firstId, count, prefix, now }) {
+export async function insertMembers(db, { firstId, count, prefix, now }) {
   const at = `'${db.date(new Date(now))}'`;
   const tuples = [];
   for (let k = 0; k < count; k++) {

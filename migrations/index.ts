@@ -20,6 +20,7 @@ import { createNetworks } from './20261124000010-create-networks.js';
 import { createPostbacks } from './20261124000011-create-postbacks.js';
 import { createJobs } from './20261124000001-create-jobs.js';
 import { indexPayoutEntries } from './20261124000020-index-payout-entries.js';
+import { createAdvertisers } from './20261124000030-create-advertisers.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [createUsers, createAppPasswords, createS
   addOrdersCashbackRule, addOrdersTransactionIdIndex,
   createJobs,
   createNetworks, createPostbacks, indexPayoutEntries,
+  createAdvertisers,
 ];

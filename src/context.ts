@@ -7,6 +7,7 @@ import { Database } from './db/database.js';
 import { migrate, migrationStatus } from './db/migrator.js';
 import { ServiceError } from './errors.js';
 import { HookBus, loadExtensions } from './hooks/index.js';
+import { AdvertiserService } from './services/advertisers.js';
 import { AppPasswordService } from './services/app-passwords.js';
 import { AuthService } from './services/auth.js';
 import { CashbackRuleService } from './services/cashback.js';
@@ -50,6 +51,7 @@ export interface Context {
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService;
+  advertisers: AdvertiserService;
   close(): Promise<void>;
 }
 
@@ -93,8 +95,10 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
     postbackBaseUrl: () => postbacks.selfUrl,
+    countAdvertisers: () => advertisers.countByModule(),
   });
   const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });
+  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback });
   const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts });
   return {
     config,
@@ -118,6 +122,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     networks,
     postbacks,
     jobs,
+    advertisers,
     async close() {
       await logger.close().catch(() => {});
       await db.close();

@@ -1,0 +1,76 @@
+// Advertisers: /advertisers (list), /advertisers/{module}/{advertiser} (one), POST
+// /advertisers/sync (starts a sync job: 202), /lookup/advertisers (typeahead).
+import Joi from 'joi';
+import { ADVERTISER_STATUSES } from '../../services/advertisers.js';
+import { CASHBACK_TYPES } from '../../services/cashback.js';
+import { flag, paging } from '../rest/schema.js';
+import { accepted, PagedResult, type RouteDef } from '../rest/types.js';
+
+const network = Joi.string().max(64).pattern(/^[a-z0-9][a-z0-9_-]*$/);
+
+/** Input schemas, shared with `cashtrack advertisers ...`. */
+export const advertiserSchemas = {
+  list: Joi.object({
+    ...paging,
+    network: network.description('Only this network.'),
+    search: Joi.string().trim().max(191).allow('').description('Prefix of the name.'),
+    status: Joi.string().valid(...ADVERTISER_STATUSES),
+    has_page: flag().description('Only advertisers with (1) or without (0) a page.'),
+    has_logo: flag().description('Only advertisers with (1) or without (0) a logo.'),
+    orderby: Joi.string().valid('name', 'updated').default('name'),
+    order: Joi.string().valid('asc', 'desc').default('asc'),
+  }),
+  key: Joi.object({ module: network.required(), advertiser: Joi.string().max(128).required() }),
+  sync: Joi.object({ network: network.description('Only this network (default: every enabled, configured network).') }),
+  lookup: Joi.object({ search: Joi.string().allow('').max(191).default('').description('Prefix of the name.') }),
+  cashback: Joi.object({
+    type: Joi.string().valid(...CASHBACK_TYPES).required(),
+    value: Joi.string().max(32).required(),
+    currency: Joi.string().pattern(/^[A-Z]{3}$/).allow(null),
+  }),
+};
+
+export const advertisersRoutes: RouteDef[] = [
+  {
+    id: 'advertisers.list',
+    method: 'GET',
+    path: '/advertisers',
+    auth: 'manage_options',
+    description: 'Advertisers, by name or last update.',
+    validate: { query: advertiserSchemas.list },
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.advertisers.list(query as never);
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
+  },
+  {
+    id: 'advertisers.get',
+    method: 'GET',
+    path: '/advertisers/{module}/{advertiser}',
+    auth: 'manage_options',
+    description: 'One advertiser, with its raw network record and cashback rule.',
+    validate: { params: advertiserSchemas.key, query: Joi.object({}) },
+    handler: ({ params }, ctx) => ctx.advertisers.get(params.module, params.advertiser),
+  },
+  {
+    id: 'advertisers.sync',
+    method: 'POST',
+    path: '/advertisers/sync',
+    auth: 'manage_options',
+    description: 'Start an advertiser sync job (202 with the job; 409 svc_job_already_running when the same sync is under way).',
+    validate: { payload: advertiserSchemas.sync },
+    async handler({ payload, actor }, ctx) {
+      if (payload.network) await ctx.networks.get(payload.network);
+      return accepted(await ctx.jobs.enqueue('advertisers.sync', payload.network ? { network: payload.network } : {}, actor, { unique: true }));
+    },
+  },
+  {
+    id: 'lookup.advertisers',
+    method: 'GET',
+    path: '/lookup/advertisers',
+    auth: 'manage_options',
+    description: 'Up to 20 advertisers whose name starts with the search: `{id: "module/advertiser", label}`.',
+    validate: { query: advertiserSchemas.lookup },
+    handler: ({ query }, ctx) => ctx.advertisers.lookup(query.search),
+  },
+];
