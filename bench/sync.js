@@ -1,0 +1,82 @@
+// `npm run bench:sync`: sync 100,000 advertisers from the Admitad fixture network (paged as
+// Admitad pages: limit/offset, at most 500 a page), on SQLite and on MariaDB; prints the time and
+// the peak memory of the syncing process. Targets: under 30 s, peak RSS under 300 MB.
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMysqlDatabase, mysqlServer } from './ledger-db.js';
+
+const args = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const ADVERTISERS = Number(arg('advertisers', 100_000));
+const only = arg('only', null);
+const TIME_TARGET_S = 30;
+const RSS_TARGET_MB = 300;
+
+const { startAdmitadFixture } = await import('../dist/test/fixtures/networks/admitad.js');
+
+async function runOne(dialect, fixture) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cashtrack-bench-sync-'));
+  let mysqlDb = null;
+  try {
+    let dbUrl = `sqlite:${join(dataDir, 'bench.sqlite')}`;
+    if (dialect === 'mysql') {
+      mysqlDb = await createMysqlDatabase();
+      dbUrl = mysqlDb.url;
+    }
+    const child = fork(new URL('./sync-child.js', import.meta.url), [JSON.stringify({ dbUrl, dataDir, secret: randomBytes(24).toString('hex'), settings: fixture.settings })], { stdio: 'inherit' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+    const message = await new Promise((resolve) => {
+      child.on('message', resolve);
+      child.on('exit', (code) => resolve({ type: 'error', message: `child exited with ${code}` }));
+    });
+    clearTimeout(timer);
+    if (message.type !== 'done') throw new Error(message.message);
+    return message;
+  } finally {
+    await mysqlDb?.drop().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function mysqlReachable() {
+  try {
+    const conn = await mysqlServer().connect();
+    await conn.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const fixture = await startAdmitadFixture({ advertisers: ADVERTISERS });
+const rows = [];
+try {
+  for (const dialect of ['sqlite', 'mysql']) {
+    if (only && only !== dialect) continue;
+    if (dialect === 'mysql' && !(await mysqlReachable())) {
+      console.log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
+      continue;
+    }
+    process.stdout.write(`[${dialect}] syncing ${ADVERTISERS.toLocaleString('en')} advertisers… `);
+    const r = await runOne(dialect, fixture);
+    console.log('done');
+    rows.push({ dialect, ...r });
+  }
+} finally {
+  await fixture.close();
+}
+
+console.log(`\nadvertiser sync from the Admitad fixture (${ADVERTISERS.toLocaleString('en')} advertisers, 500 a page), in its own process`);
+console.log('db      seconds  peak RSS MB  pages  created  failed  stored  time < 30 s  RSS < 300 MB');
+for (const r of rows) {
+  const pass = (ok) => (ok ? 'PASS' : 'FAIL');
+  console.log(
+    `${r.dialect.padEnd(6)}  ${r.seconds.toFixed(1).padStart(7)}  ${r.maxRssMb.toFixed(0).padStart(11)}  ${String(r.result.pages).padStart(5)}  ${String(r.result.created).padStart(7)}  ${String(r.result.failed).padStart(6)}  ${String(r.stored).padStart(6)}  ${pass(r.seconds < TIME_TARGET_S).padStart(11)}  ${pass(r.maxRssMb < RSS_TARGET_MB).padStart(12)}`,
+  );
+}
