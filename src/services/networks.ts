@@ -1,6 +1,7 @@
 // Networks: the built-in modules (passed in) and custom networks (defined as data), with their
 // state, settings and postback switches. Secrets are write-only: module credentials are stored
 // encrypted, a postback token only as a keyed hash, an HMAC secret encrypted; none is ever shown.
+import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
@@ -12,6 +13,7 @@ import type { ModuleSettings, NetworkModule, PostbackFields } from '../networks/
 import type { CashbackRuleService } from './cashback.js';
 import type { Keys } from './keys.js';
 import type { LogService } from './logs.js';
+import { SettingsService } from './settings.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, SecretBox, tokenHash, type PostbackMode } from './postback-auth.js';
 
@@ -52,6 +54,14 @@ export interface PostbackTarget {
   mapping?: Partial<Record<keyof PostbackFields, string>>;
 }
 
+/**
+ * The settings row every write of a `networks` row bumps in its transaction, so each process can
+ * tell whether the postback targets it keeps are still current (see postbackTarget).
+ */
+const REVISION_SETTING = 'networks_revision';
+/** Postback targets and opened HMAC secrets kept per process, at most. */
+const MAX_CACHED = 256;
+
 const MAX_PLAIN_SETTING = 1000;
 const MAX_SECRET_SETTING = 4096;
 const MAX_GRACE_HOURS = 24 * 7;
@@ -60,14 +70,57 @@ export function notFound(id: string): ServiceError {
   return new ServiceError('svc_network_not_found', `Network ${String(id).slice(0, 64)} not found.`, 404, { network: String(id).slice(0, 64) });
 }
 
+/**
+ * A revision kept in one settings row, shared by every process on the database. Concurrent readers
+ * share reads (as SettingsService.authRevision): one read runs at a time, and everyone who arrived
+ * while it ran shares the next, so each caller sees a value read after its call began.
+ */
+class Revision {
+  private current: Promise<string> | null = null;
+  private next: Promise<string> | null = null;
+
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly name: string,
+  ) {}
+
+  async bump(t: Transaction): Promise<void> {
+    await this.settings.set(this.name, `${Date.now()}-${randomBytes(6).toString('hex')}`, t);
+  }
+
+  revision(): Promise<string> {
+    if (!this.current) {
+      this.current = this.settings
+        .get(this.name)
+        .then((v) => v ?? '0')
+        .finally(() => (this.current = null));
+      return this.current;
+    }
+    if (!this.next) {
+      const after = this.current.catch(() => undefined);
+      this.next = after.then(() => {
+        this.next = null;
+        return this.revision();
+      });
+    }
+    return this.next;
+  }
+}
+
 /** Lists, defines, configures and switches networks. */
 export class NetworkService {
   private readonly byId: Map<string, NetworkModule>;
   private readonly box: SecretBox;
+  private readonly revisions: Revision;
+  /** The postback endpoint's view of each network, with the `networks_revision` it was read under. */
+  private readonly targets = new Map<string, { revision: string; target: PostbackTarget | null }>();
+  /** Opened HMAC secrets by network and ciphertext (a new secret is a new ciphertext). */
+  private readonly opened = new Map<string, string>();
 
   constructor(private readonly deps: NetworkServiceDeps) {
     this.byId = new Map(deps.modules.map((m) => [m.id, m]));
     this.box = new SecretBox(deps.keys.secretBox);
+    this.revisions = new Revision(new SettingsService({ db: deps.db }), REVISION_SETTING);
   }
 
   /** Every network, built-in then custom, with its state. */
@@ -116,6 +169,7 @@ export class NetworkService {
     const created = await this.deps.db.transaction(async (t) => {
       const existing = await this.lockRow(id, t);
       if (existing && existing.kind !== 'custom') throw this.notCustom(id);
+      await this.changed(id, t);
       if (existing) {
         await this.deps.db.execute('UPDATE networks SET name = ?, currency = ?, definition = ?, updated_at = ? WHERE id = ?', [def.name, def.currency, JSON.stringify(stored), now, id], t);
         return false;
@@ -236,9 +290,36 @@ export class NetworkService {
     });
   }
 
-  /** The postback endpoint's view of a network; null when there is no such network. */
+  /**
+   * The postback endpoint's view of a network; null when there is no such network. Kept per
+   * process and read again when `networks_revision` moved (any write of a network row, in any
+   * process, bumps it in its transaction): the revision is read after the call began, so a change
+   * committed before a postback arrives is seen by it, as with a fresh read of the row.
+   */
   async postbackTarget(id: string): Promise<PostbackTarget | null> {
     if (typeof id !== 'string' || !NETWORK_ID.test(id)) return null;
+    const revision = await this.revisions.revision();
+    const cached = this.targets.get(id);
+    if (cached && cached.revision === revision) return cached.target;
+    const target = await this.readPostbackTarget(id);
+    if (this.targets.size >= MAX_CACHED) this.targets.clear();
+    // Read after `revision`: at least as new as it (a later write only makes the next call read again).
+    this.targets.set(id, { revision, target });
+    return target;
+  }
+
+  /** Opens a sealed HMAC secret of a network (kept opened per process, by ciphertext). */
+  openPostbackSecret(id: string, sealed: string): string {
+    const key = `${id}\0${sealed}`;
+    const known = this.opened.get(key);
+    if (known !== undefined) return known;
+    const plain = this.box.open(sealed, `network:${id}:postback`);
+    if (this.opened.size >= MAX_CACHED) this.opened.clear();
+    this.opened.set(key, plain);
+    return plain;
+  }
+
+  private async readPostbackTarget(id: string): Promise<PostbackTarget | null> {
     const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?`, [id]);
     const row = r ? toNetworkRow(r) : null;
     const builtin = this.byId.get(id);
@@ -258,9 +339,10 @@ export class NetworkService {
     };
   }
 
-  /** Opens a sealed HMAC secret of a network. */
-  openPostbackSecret(id: string, sealed: string): string {
-    return this.box.open(sealed, `network:${id}:postback`);
+  /** A network row changes in `t`: every process reads its postback target again once `t` commits. */
+  private async changed(id: string, t: Transaction): Promise<void> {
+    this.targets.delete(id);
+    await this.revisions.bump(t);
   }
 
   private notCustom(id: string): ServiceError {
@@ -303,6 +385,7 @@ export class NetworkService {
         );
         row = (await this.lockRow(id, t))!;
       }
+      await this.changed(id, t);
       await fn(row, t);
     });
   }

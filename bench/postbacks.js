@@ -1,0 +1,296 @@
+// `npm run bench:postbacks`: the postback endpoint under load, per database (SQLite, MariaDB). A
+// custom network with an HMAC postback secret and postbacks switched on (globally and for the
+// network), 1,000 members; 32 clients send signed GET postbacks for 20 s: new transactions,
+// duplicates and status changes of earlier ones (bench/postbacks-load.js). Then exactness: every
+// transaction's order ends in the last status the daemon acknowledged, each member's balance is
+// the cashback of their orders, and `cashtrack ledger verify` is clean. Run by hand; prints a
+// table and PASS/FAIL. Loopback only.
+//
+//   node bench/postbacks.js [--duration 20] [--connections 32] [--only sqlite|mysql] [--pool-max N] [--profile DIR]
+//
+// The daemon runs in a child process (bench/postbacks-server.js); autocannon and the seeding run
+// here. MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
+// mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
+import { execFile, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createMysqlDatabase, localServerCpu, mysqlServer, openDirect } from './ledger-db.js';
+import { insertMembers } from './ledger-seed.js';
+import { checkPostbacks, postbackLoad } from './postbacks-load.js';
+import { passed, printPostbacks, printProfiles } from './postbacks-report.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const serverScript = fileURLToPath(new URL('./postbacks-server.js', import.meta.url));
+
+const MEMBERS = 1_000;
+const WARMUP_SECONDS = 2;
+const CHILD_TIMEOUT_MS = 180_000;
+const VERIFY_TIMEOUT_MS = 240_000;
+const WATCHDOG_MS_PER_DATABASE = 10 * 60_000;
+
+class UsageError extends Error {}
+
+function parseOptions(argv, env) {
+  const opts = {
+    duration: Number(env.CASHTRACK_BENCH_DURATION ?? 20),
+    connections: Number(env.CASHTRACK_BENCH_CONNECTIONS ?? 32),
+    only: env.CASHTRACK_BENCH_ONLY || null,
+    poolMax: null,
+    profile: env.CASHTRACK_BENCH_PROFILE || null,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2);
+    const value = () => inline ?? argv[++i];
+    if (flag === '--duration') opts.duration = Number(value());
+    else if (flag === '--connections') opts.connections = Number(value());
+    else if (flag === '--only') opts.only = value();
+    else if (flag === '--pool-max') opts.poolMax = Number(value());
+    else if (flag === '--profile') opts.profile = value();
+    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --pool-max N, --profile DIR)`);
+  }
+  const int = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
+  if (!int(opts.duration, 1, 120)) throw new UsageError('--duration must be 1-120 seconds (signatures are valid for 300 s)');
+  if (!int(opts.connections, 1, 1000)) throw new UsageError('--connections must be 1-1000');
+  if (opts.only && !['sqlite', 'mysql'].includes(opts.only)) throw new UsageError('--only must be sqlite or mysql');
+  if (opts.poolMax !== null && !int(opts.poolMax, 1, 500)) throw new UsageError('--pool-max must be 1-500');
+  return opts;
+}
+
+// ---- child processes ---------------------------------------------------------------------------
+
+const children = new Set();
+
+function startServer(options) {
+  const child = fork(serverScript, [JSON.stringify(options)], { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const waitFor = (type, timeoutMs = CHILD_TIMEOUT_MS) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`server did not answer "${type}" within ${timeoutMs} ms`)), timeoutMs);
+      const onMessage = (msg) => {
+        if (msg?.type === type) done(null, msg);
+        else if (msg?.type === 'error') done(new Error(`server failed: ${msg.message}`));
+      };
+      const onExit = (code, signal) => done(new Error(`server exited (${signal ?? code}) before "${type}"`));
+      function done(err, msg) {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        if (err) reject(err);
+        else resolve(msg);
+      }
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const request = (message, reply) => {
+    const answer = waitFor(reply, 60_000);
+    child.send(message);
+    return answer;
+  };
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (child.connected) child.send({ type: 'stop' });
+    else child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return waitFor('ready').then((ready) => ({ ready, request, stop }));
+}
+
+function killChildren() {
+  for (const child of children) child.kill('SIGKILL');
+}
+
+/** `cashtrack ledger verify --json` on `dbUrl`, through the binary as an operator runs it. */
+function ledgerVerify(dbUrl, dataDir, secret) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CASHTRACK_')) env[k] = v;
+  Object.assign(env, { CASHTRACK_DATABASE_URL: dbUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret });
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, ['bin/cashtrack', 'ledger', 'verify', '--json'], { cwd: root, env, timeout: VERIFY_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      children.delete(child);
+      const ms = Date.now() - started;
+      try {
+        const report = JSON.parse(stdout);
+        const kinds = {};
+        for (const d of report.discrepancies) kinds[d.kind] = (kinds[d.kind] ?? 0) + 1;
+        resolve({ count: report.discrepancies.length, kinds, ms, first: report.discrepancies.slice(0, 5), error: null });
+      } catch {
+        const why = err?.killed ? `did not finish within ${VERIFY_TIMEOUT_MS / 1000} s` : `failed (${err?.code ?? err?.signal ?? 'no JSON'}): ${(stderr || stdout || '').trim().slice(0, 300)}`;
+        resolve({ count: null, kinds: {}, ms, first: [], error: why });
+      }
+    });
+    children.add(child);
+  });
+}
+
+// ---- load --------------------------------------------------------------------------------------
+
+async function cpuDuring(handle, profileFile, dbUrl, fn) {
+  if (profileFile) await handle.request({ type: 'profile-start' }, 'profile-started');
+  const dbCpu = localServerCpu(dbUrl)?.();
+  const client = process.cpuUsage();
+  const clientAt = process.hrtime.bigint();
+  const before = await handle.request({ type: 'cpu' }, 'cpu');
+  const result = await fn();
+  const after = await handle.request({ type: 'cpu' }, 'cpu');
+  const clientUs = process.cpuUsage(client);
+  const clientCpu = (clientUs.user + clientUs.system) / (Number(process.hrtime.bigint() - clientAt) / 1000);
+  const db = dbCpu ? dbCpu() : null;
+  if (profileFile) await handle.request({ type: 'profile-stop', file: profileFile }, 'profile-stopped');
+  const cpu = (after.usage.user + after.usage.system - before.usage.user - before.usage.system) / (after.at - before.at);
+  return { result, cpu, clientCpu, dbCpu: db };
+}
+
+async function run(db, opts, dataDir, secret, log) {
+  const handle = await startServer({ dbUrl: db.url, dataDir, secret, poolMax: opts.poolMax });
+  const { ready } = handle;
+  let direct = null;
+  try {
+    direct = await openDirect(db.url);
+    const [next] = await direct.all('SELECT COALESCE(MAX(id), 0) + 1 AS next FROM users');
+    const members = { first: Number(next.next), count: MEMBERS };
+    await insertMembers(direct, { firstId: members.first, count: MEMBERS, prefix: 'p', now: Date.now() });
+    const load = postbackLoad(ready, members, randomBytes(4).toString('hex'));
+    const first = await load.once();
+    if (first.status !== 200) throw new Error(`GET /postback/${ready.network} answered ${first.status}: ${first.text.slice(0, 300)}`);
+
+    log('warm-up… ');
+    load.setPhase('warmup');
+    await autocannon({ url: ready.origin, timeout: 10, connections: opts.connections, duration: WARMUP_SECONDS, requests: [load.request] });
+
+    log('postbacks… ');
+    load.setPhase('measured');
+    const profileFile = opts.profile ? join(opts.profile, `postbacks-${db.name}.cpuprofile`) : null;
+    const load1 = loadavg()[0];
+    const { result, cpu, clientCpu, dbCpu } = await cpuDuring(handle, profileFile, db.url, () => autocannon({ url: ready.origin, timeout: 10, connections: opts.connections, duration: opts.duration, requests: [load.request] }));
+    const load2 = loadavg()[0];
+    load.setPhase('after');
+    const measured = load.tally.phases.measured ?? { accepted: 0, duplicate: 0, other: 0, sent: { new: 0, duplicate: 0, change: 0 } };
+    await handle.stop();
+    const check = await checkPostbacks(direct, load.tally, members, ready.network);
+    await direct.close();
+    direct = null;
+
+    log('ledger verify… ');
+    const verify = await ledgerVerify(db.url, dataDir, secret);
+    return {
+      db: db.name,
+      members: MEMBERS,
+      poolMax: ready.poolMax,
+      seconds: opts.duration,
+      rate: (measured.accepted + measured.duplicate) / opts.duration,
+      requestRate: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+      other: measured.other + result.errors + result.timeouts,
+      measured,
+      cpu,
+      clientCpu,
+      dbCpu,
+      load: [load1, load2],
+      check,
+      verify,
+      otherAnswers: [...load.tally.otherAnswers],
+      profileFile,
+    };
+  } finally {
+    await direct?.close();
+    await handle.stop();
+  }
+}
+
+// ---- main --------------------------------------------------------------------------------------
+
+async function main() {
+  const opts = parseOptions(process.argv.slice(2), process.env);
+  const tmp = mkdtempSync(join(tmpdir(), 'cashtrack-bench-postbacks-'));
+  const secret = randomBytes(24).toString('hex');
+  const cleanups = [() => rmSync(tmp, { recursive: true, force: true })];
+  const dataDir = join(tmp, 'data');
+  mkdirSync(dataDir);
+  const results = [];
+  const notes = [];
+  let failed = false;
+
+  const onSignal = (signal) => {
+    console.error(`\n${signal}: stopping`);
+    killChildren();
+    Promise.allSettled(cleanups.map((c) => c())).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  process.once('exit', killChildren);
+
+  const databases = [];
+  if (opts.only !== 'mysql') databases.push('sqlite');
+  if (opts.only !== 'sqlite') databases.push('mysql');
+  const watchdog = setTimeout(() => onSignal(`watchdog (${(databases.length * WATCHDOG_MS_PER_DATABASE) / 60_000} min)`), databases.length * WATCHDOG_MS_PER_DATABASE);
+  watchdog.unref();
+  if (opts.profile) mkdirSync(opts.profile, { recursive: true });
+
+  console.log(`cashtrack bench:postbacks: ${opts.connections} connections, ${opts.duration} s per database; ${availableParallelism()} CPUs shared by the daemon, autocannon and the database (load average ${loadavg()[0].toFixed(1)})\n`);
+  try {
+    for (const name of databases) {
+      const log = (s) => process.stdout.write(s);
+      let db;
+      try {
+        if (name === 'sqlite') {
+          const file = join(tmp, 'postbacks.sqlite');
+          db = { name, url: `sqlite:${file}`, drop: async () => ['', '-wal', '-shm'].forEach((x) => rmSync(`${file}${x}`, { force: true })) };
+        } else {
+          const m = await createMysqlDatabase();
+          cleanups.unshift(() => m.drop());
+          db = { name, url: m.url, drop: () => m.drop() };
+        }
+      } catch (err) {
+        const note = `MariaDB skipped: ${mysqlServer().base.host} unreachable (${err.code ?? err.message})`;
+        notes.push(note);
+        console.log(note);
+        if (opts.only === 'mysql') failed = true;
+        continue;
+      }
+      log(`[${name}] seeding… `);
+      try {
+        results.push(await run(db, opts, dataDir, secret, log));
+      } finally {
+        await db.drop();
+      }
+      console.log('done');
+    }
+    if (results.length) printPostbacks(results, opts);
+    for (const note of notes) console.log(note);
+    printProfiles(results.filter((r) => r.profileFile).map((r) => [`postbacks on ${r.db}`, r.profileFile]));
+    if (results.some((r) => !passed(r))) failed = true;
+  } finally {
+    clearTimeout(watchdog);
+    killChildren();
+    for (const cleanup of cleanups) {
+      try {
+        await cleanup();
+      } catch (err) {
+        console.error(`cleanup failed: ${err.message}`);
+      }
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    console.error(`\nbench:postbacks failed: ${err instanceof UsageError ? err.message : (err.stack ?? err)}`);
+    process.exitCode = 2;
+  },
+);
