@@ -24,6 +24,7 @@ const commands = {
   referrals: () => import('./commands/referrals.js'),
   networks: () => import('./commands/networks.js'),
   jobs: () => import('./commands/jobs.js'),
+  advertisers: () => import('./commands/advertisers.js'),
 } satisfies Record<string, Loader>;
 
 export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Command {
@@ -232,6 +233,40 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .option('--idempotency-key <key>', 'run at most once for this key')
     .addOption(json())
     .action(lazy(commands.orders, 'assign'));
+  orders
+    .command('poll')
+    .description("fetch the networks' transactions and record them (enqueues an orders.poll job and runs it here); status changes reach the ledger")
+    .option('--network <id>', 'only this network (default: every enabled, configured network)')
+    .option('--since <date>', 'start of the window, ISO 8601 (default: oldest pending order minus 7 days, else 30 days ago)')
+    .addOption(json())
+    .action(lazy(commands.orders, 'poll'));
+
+  const advertisers = program.command('advertisers').description('advertisers (programmes joined on the networks): sync, listing, cashback overrides');
+  advertisers
+    .command('list')
+    .description('advertisers, by name')
+    .option('--network <id>', 'only this network')
+    .option('--search <s>', 'prefix of the name')
+    .addOption(new Option('--status <status>', 'only this status').choices(['active', 'inactive']))
+    .option('--page <n>', 'page', positiveInt, 1)
+    .option('--per-page <n>', 'advertisers per page (1-100)', positiveInt, 20)
+    .addOption(json())
+    .action(lazy(commands.advertisers, 'list'));
+  advertisers.command('show <module> <advertiser>').description('one advertiser, with its effective cashback rule').addOption(json()).action(lazy(commands.advertisers, 'show'));
+  advertisers
+    .command('sync')
+    .description('sync advertisers from the networks (enqueues an advertisers.sync job and runs it here)')
+    .option('--network <id>', 'only this network (default: every enabled, configured network)')
+    .addOption(json())
+    .action(lazy(commands.advertisers, 'sync'));
+  advertisers
+    .command('set-cashback <module> <advertiser>')
+    .description("set the advertiser's member cashback override")
+    .addOption(new Option('--type <type>', 'rule type').choices(['percent_commission', 'percent_sale', 'flat']).makeOptionMandatory())
+    .requiredOption('--value <v>', 'percent, or a flat amount (decimal string)')
+    .option('--currency <code>', 'currency of a flat amount')
+    .addOption(json())
+    .action(lazy(commands.advertisers, 'setCashback'));
 
   const referrals = program.command('referrals').description('who referred whom; referrers earn a share of their referees\' approved cashback');
   referrals

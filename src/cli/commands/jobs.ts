@@ -123,3 +123,37 @@ export async function runPending(io: Io, opts: { concurrency?: number; json?: bo
     }
   });
 }
+
+/**
+ * Runs a job just enqueued in this process until it finishes (`orders poll`, `advertisers sync`):
+ * a runner limited to the job's type that stops when none of that type is left. Returns the job
+ * as it ended; a failed or cancelled job is an error (exit 1).
+ */
+export async function runInProcess(ctx: Context, queued: Job): Promise<Job> {
+  const { JobRunner } = await import('../../jobs/runner.js');
+  const { JobRegistry } = await import('../../jobs/registry.js');
+  const config = ctx.config.jobs;
+  const runner = new JobRunner({
+    ctx,
+    jobs: ctx.jobs,
+    registry: new JobRegistry([ctx.jobs.registry.require(queued.type)]),
+    concurrency: 1,
+    leaseMs: config.lease_seconds * 1000,
+    pollIntervalMs: config.poll_interval_ms,
+  });
+  const onSignal = () => void runner.stop();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await runner.runPending();
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  const job = await ctx.jobs.get(queued.id);
+  if (job.status !== 'done') {
+    const { ServiceError } = await import('../../errors.js');
+    throw new ServiceError('svc_job_failed', `job ${job.id} ${job.type} ${job.status}${job.error ? `: ${job.error}` : ''}`, 500, { job_id: job.id });
+  }
+  return job;
+}

@@ -1,4 +1,4 @@
-// `cashtrack orders list|show|create|update|assign`: the REST routes' schemas and services, in-process.
+// `cashtrack orders list|show|create|update|assign|poll`: the REST routes' schemas and services, in-process.
 import type { Context } from '../../context.js';
 import { changeStatus, orderSchemas } from '../../http/routes/orders.js';
 import type { Order, OrderChange } from '../../services/orders.js';
@@ -142,5 +142,26 @@ export async function assign(io: Io, id: string, member: string, opts: { note?: 
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (record) => ctx.orders.assign(params.id, payload.member_id, 'cli', record, payload.note ?? null));
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
+  });
+}
+
+/** `orders poll`: enqueues an `orders.poll` job and runs it here to the end, printing the counts. */
+export async function poll(io: Io, opts: { network?: string; since?: string; json?: boolean }): Promise<void> {
+  if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) throw new UsageError(`--since must be an ISO 8601 date, got "${opts.since}"`);
+  await withContext(io, async (ctx) => {
+    if (opts.network) await ctx.networks.get(opts.network);
+    const params: Record<string, unknown> = {};
+    if (opts.network) params.network = opts.network;
+    if (opts.since) params.since = opts.since;
+    const { runInProcess } = await import('./jobs.js');
+    const queued = await ctx.jobs.enqueue('orders.poll', params, 'cli');
+    if (!opts.json) io.stdout.write(`job ${queued.id} orders.poll started\n`);
+    const job = await runInProcess(ctx, queued);
+    if (opts.json) return printJson(io, job);
+    const result = (job.result ?? {}) as { networks?: Record<string, Record<string, unknown>>; failed?: Record<string, string> };
+    const rows = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
+    if (rows.length) printTable(io, rows, ['network', 'from', 'to', 'pages', 'seen', 'created', 'updated', 'duplicate', 'failed']);
+    else io.stdout.write('no enabled, configured network to poll\n');
+    for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);
   });
 }

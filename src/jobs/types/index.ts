@@ -2,5 +2,6 @@
 import type { JobType } from '../registry.js';
 import { advertisersSync } from './advertisers-sync.js';
 import { maintenancePrune } from './maintenance-prune.js';
+import { ordersPoll } from './orders-poll.js';
 
-export const jobTypes: JobType[] = [maintenancePrune, advertisersSync];
+export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll];

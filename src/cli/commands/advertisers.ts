@@ -1,0 +1,80 @@
+// `cashtrack advertisers list|show|sync|set-cashback`: the REST routes' schemas and the advertiser
+// service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to the end.
+import { advertiserSchemas } from '../../http/routes/advertisers.js';
+import type { Advertiser, AdvertiserDetail, AdvertiserFilters } from '../../services/advertisers.js';
+import type { CashbackType } from '../../services/cashback.js';
+import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { runInProcess } from './jobs.js';
+
+const commissionText = (a: Advertiser) => (a.commission ? `${a.commission.type} ${a.commission.min ?? ''}${a.commission.max && a.commission.max !== a.commission.min ? `-${a.commission.max}` : ''}${a.commission.currency ? ` ${a.commission.currency}` : ''}`.trim() : '');
+
+function printAdvertiser(io: Io, a: AdvertiserDetail): void {
+  const rule = a.cashback_rule as unknown as Record<string, unknown>;
+  const rows: [string, unknown][] = [
+    ['module', a.module],
+    ['advertiser', a.advertiser],
+    ['name', a.name_override ? `${a.name} (network: ${a.network_name})` : a.name],
+    ['status', a.status],
+    ['domain', a.domain],
+    ['site', a.site_url],
+    ['logo', a.local_logo ?? a.logo_url],
+    ['commission', commissionText(a)],
+    ['cashback', rule ? `${String(rule.type)} ${String(rule.value)}${rule.currency ? ` ${String(rule.currency)}` : ''}${rule.source ? ` (${String(rule.source)})` : ''}` : null],
+    ['validation', a.validation_days === null ? null : `${a.validation_days} days`],
+    ['categories', a.categories.join(', ')],
+    ['countries', a.countries.join(', ')],
+    ['page', a.page_id],
+    ['updated', a.updated_at],
+  ];
+  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+}
+
+export async function list(io: Io, opts: { network?: string; search?: string; status?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const query = await validateInput<AdvertiserFilters>(advertiserSchemas.list, { network: opts.network, search: opts.search, status: opts.status, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.advertisers.list(query);
+    if (opts.json) return printJson(io, items);
+    printTable(
+      io,
+      items.map((a) => ({ ...a, commission: commissionText(a) })),
+      ['module', 'advertiser', 'name', 'status', 'domain', 'commission', 'updated_at'],
+    );
+    io.stdout.write(`${total} advertiser(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+  });
+}
+
+export async function show(io: Io, module: string, advertiser: string, opts: { json?: boolean }): Promise<void> {
+  const key = await validateInput<{ module: string; advertiser: string }>(advertiserSchemas.key, { module, advertiser });
+  await withContext(io, async (ctx) => {
+    const a = await ctx.advertisers.get(key.module, key.advertiser);
+    if (opts.json) return printJson(io, a);
+    printAdvertiser(io, a);
+  });
+}
+
+export async function sync(io: Io, opts: { network?: string; json?: boolean }): Promise<void> {
+  const input = await validateInput<{ network?: string }>(advertiserSchemas.sync, { network: opts.network });
+  await withContext(io, async (ctx) => {
+    if (input.network) await ctx.networks.get(input.network);
+    const queued = await ctx.jobs.enqueue('advertisers.sync', input.network ? { network: input.network } : {}, 'cli');
+    if (!opts.json) io.stdout.write(`job ${queued.id} advertisers.sync started\n`);
+    const job = await runInProcess(ctx, queued);
+    if (opts.json) return printJson(io, job);
+    const result = (job.result ?? {}) as { networks?: Record<string, Record<string, number>>; failed?: Record<string, string> };
+    const rows = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
+    if (rows.length) printTable(io, rows, ['network', 'pages', 'seen', 'created', 'updated', 'deactivated', 'failed']);
+    else io.stdout.write('no enabled, configured network to sync\n');
+    for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);
+  });
+}
+
+export async function setCashback(io: Io, module: string, advertiser: string, opts: { type: string; value: string; currency?: string; json?: boolean }): Promise<void> {
+  const key = await validateInput<{ module: string; advertiser: string }>(advertiserSchemas.key, { module, advertiser });
+  const body = await validateInput<{ type: CashbackType; value: string; currency?: string | null }>(advertiserSchemas.cashback, { type: opts.type, value: opts.value, currency: opts.currency });
+  await withContext(io, async (ctx) => {
+    const a = await ctx.advertisers.setCashback(key.module, key.advertiser, body.type, body.value, 'cli', body.currency ?? null);
+    if (opts.json) return printJson(io, a);
+    io.stdout.write(`cashback of ${a.module}/${a.advertiser} set\n`);
+    printAdvertiser(io, a);
+  });
+}
