@@ -6,17 +6,17 @@
 // Each server runs in its own child process (bench/http-server.js); autocannon runs here.
 // MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
-import { fork, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import mysql from 'mysql2/promise';
 import { summarize } from './cpuprofile-top.js';
+import { createMysqlDatabase, mysqlServer } from './ledger-db.js';
+import { cliEnv, root, runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const serverScript = fileURLToPath(new URL('./http-server.js', import.meta.url));
 
 const TARGETS = { ratio: 0.5, p99Ms: 25, versionMs: 150, usersListMs: 400 };
@@ -50,91 +50,9 @@ function parseOptions(argv, env) {
 
 // ---- child processes ---------------------------------------------------------------------------
 
-const children = new Set();
-
 /** Forks a server; resolves with its `ready` message and a handle to talk to it. */
 function startServer(args, { execArgv = [] } = {}) {
-  const child = fork(serverScript, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const waitFor = (type, timeoutMs = CHILD_TIMEOUT_MS) =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`server did not answer "${type}" within ${timeoutMs} ms`)), timeoutMs);
-      const onMessage = (msg) => {
-        if (msg?.type === type) done(null, msg);
-        else if (msg?.type === 'error') done(new Error(`server failed: ${msg.message}`));
-      };
-      const onExit = (code, signal) => done(new Error(`server exited (${signal ?? code}) before "${type}"`));
-      function done(err, msg) {
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        if (err) reject(err);
-        else resolve(msg);
-      }
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-    });
-  const request = (message, reply) => {
-    const answer = waitFor(reply, 30_000);
-    child.send(message);
-    return answer;
-  };
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    if (child.connected) child.send({ type: 'stop' });
-    else child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return waitFor('ready').then((ready) => ({ ready, request, stop }));
-}
-
-function killChildren() {
-  for (const child of children) child.kill('SIGKILL');
-}
-
-// ---- databases ---------------------------------------------------------------------------------
-
-function mysqlServer() {
-  const base = new URL(process.env.CASHTRACK_BENCH_MYSQL_URL || process.env.CASHTRACK_TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306/test');
-  return {
-    base,
-    connect: () =>
-      mysql.createConnection({
-        host: base.hostname || '127.0.0.1',
-        port: Number(base.port || 3306),
-        user: decodeURIComponent(base.username || 'root'),
-        password: decodeURIComponent(base.password || ''),
-        connectTimeout: 3_000,
-      }),
-  };
-}
-
-async function createMysqlDatabase() {
-  const server = mysqlServer();
-  const name = `ct_bench_${randomBytes(4).toString('hex')}`;
-  const conn = await server.connect();
-  try {
-    await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  } finally {
-    await conn.end();
-  }
-  const url = new URL(server.base.toString());
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = await server.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      } finally {
-        await c.end();
-      }
-    },
-  };
+  return startChild(serverScript, args, { timeoutMs: CHILD_TIMEOUT_MS, requestTimeoutMs: 30_000, execArgv });
 }
 
 // ---- load --------------------------------------------------------------------------------------
@@ -194,12 +112,6 @@ async function measure(label, db, handle, opts, profileFile) {
 
 // ---- cold start --------------------------------------------------------------------------------
 
-function cliEnv(extra) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CASHTRACK_')) env[k] = v;
-  return { ...env, ...extra };
-}
-
 /** Median wall time of `node bin/cashtrack ...args` over COLD_RUNS runs, after one unmeasured run. */
 function coldStart(args, env) {
   const times = [];
@@ -258,14 +170,7 @@ async function main() {
   const dataDir = join(tmp, 'data');
   mkdirSync(dataDir);
 
-  const onSignal = (signal) => {
-    console.error(`\n${signal}: stopping`);
-    killChildren();
-    Promise.allSettled(cleanups.map((c) => c())).finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  process.once('exit', killChildren);
+  stopOnSignals(cleanups);
 
   console.log(`cashtrack bench:http: ${opts.connections} connections, ${opts.duration} s per target (after ${WARMUP_SECONDS} s warm-up), GET /<rest_root>/svc/v1/logs?per_page=10 over 10,000 log rows\n`);
   try {
@@ -345,24 +250,9 @@ async function main() {
       console.log(summarize(JSON.parse(readFileSync(db.profileFile, 'utf8')), 12).map((l) => `  ${l}`).join('\n'));
     }
   } finally {
-    killChildren();
-    for (const cleanup of cleanups) {
-      try {
-        await cleanup();
-      } catch (err) {
-        console.error(`cleanup failed: ${err.message}`);
-      }
-    }
+    await runCleanups(cleanups);
   }
   return failed ? 1 : 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err) => {
-    console.error(`\nbench:http failed: ${err instanceof UsageError ? err.message : (err.stack ?? err)}`);
-    process.exitCode = 2;
-  },
-);
+runMain(main, 'bench:http', UsageError);

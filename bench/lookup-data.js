@@ -1,19 +1,11 @@
 // The users and searches of `npm run bench:lookup`: the same on every run and both databases, with
 // the uneven selectivity of real names (some prefixes match thousands of users, some a few, some none).
+import { prng } from './ledger-db.js';
 
 const SEED = 0x5eed;
 
-/** mulberry32: small, seeded, good enough for test data. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// mulberry32 (bench/ledger-db.js): small, seeded, good enough for test data.
+export { prng };
 
 // Ranked by frequency; picked with Zipf-like weights so some prefixes match thousands of rows.
 const FIRST_NAMES = [

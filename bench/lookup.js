@@ -13,7 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
+import { createMysqlDatabase, mysqlServer, withTimeout } from './ledger-db.js';
+import { benchAdmin, startDaemon } from './lib/daemon.js';
 import { generateSearches, generateUsers, prng } from './lookup-data.js';
 import { queryPlans } from './query-plans.js';
 
@@ -51,93 +52,13 @@ function parseOptions(argv, env) {
   return opts;
 }
 
-function withTimeout(promise, ms, what) {
-  let timer;
-  return Promise.race([
-    promise,
-    new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
 // ---- databases ---------------------------------------------------------------------------------
-
-function mysqlServer() {
-  const base = new URL(process.env.CASHTRACK_BENCH_MYSQL_URL || process.env.CASHTRACK_TEST_MYSQL_URL || 'mysql://root@127.0.0.1:3306/test');
-  return {
-    base,
-    connect: () =>
-      mysql.createConnection({
-        host: base.hostname || '127.0.0.1',
-        port: Number(base.port || 3306),
-        user: decodeURIComponent(base.username || 'root'),
-        password: decodeURIComponent(base.password || ''),
-        connectTimeout: 3_000,
-      }),
-  };
-}
-
-async function createMysqlDatabase() {
-  const server = mysqlServer();
-  const name = `ct_bench_${randomBytes(4).toString('hex')}`;
-  const conn = await server.connect();
-  try {
-    await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
-  } finally {
-    await conn.end();
-  }
-  const url = new URL(server.base.toString());
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = await server.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      } finally {
-        await c.end();
-      }
-    },
-  };
-}
 
 /** A context and an injectable server on `dbUrl`, built from dist/ as bench/http-server.js does. */
 async function startCashtrack({ dbUrl, dataDir, secret }) {
-  const { loadConfig } = await import('../dist/src/config.js');
-  const { buildContext, ensureSchema } = await import('../dist/src/context.js');
-  const { createServer } = await import('../dist/src/server.js');
-  const { NAMESPACE } = await import('../dist/src/http/rest/index-docs.js');
-
-  const config = loadConfig({
-    env: { CASHTRACK_ENV: 'production' },
-    overrides: { 'database.url': dbUrl, data_dir: dataDir, secret, 'log.stdout': false },
-  });
-  const ctx = buildContext(config, { logStream: null });
-  let server = null;
-  const close = async () => {
-    await server?.stop({ timeout: 2_000 }).catch(() => {});
-    await ctx.appPasswords.drain().catch(() => {});
-    await ctx.close().catch(() => {});
-  };
-  try {
-    await ensureSchema(ctx, true);
-    // A hyphen: no seeded login has one.
-    const admin = await ctx.users.create({ login: 'bench-admin', email: 'bench-admin@localhost.invalid', role: 'administrator' }, 'bench');
-    const { password } = await ctx.appPasswords.create(admin, `bench ${Date.now()}`, 'bench');
-    server = await createServer(ctx, { port: 0, host: '127.0.0.1' });
-    await server.initialize();
-    return {
-      ctx,
-      server,
-      close,
-      prefix: `/${config.server.rest_root}/${NAMESPACE}`,
-      authorization: `Basic ${Buffer.from(`bench-admin:${password}`).toString('base64')}`,
-    };
-  } catch (err) {
-    await close();
-    throw err;
-  }
+  // A hyphen: no seeded login has one.
+  const { ctx, server, close, config, namespace, admin } = await startDaemon({ dbUrl, dataDir, secret }, { listen: false, setup: async (ctx) => ({ admin: await benchAdmin(ctx, 'bench-admin') }) });
+  return { ctx, server, close, prefix: `/${config.server.rest_root}/${namespace}`, authorization: admin.authorization };
 }
 
 /** Multi-row INSERTs of `BATCH` users through the database handle. */

@@ -11,19 +11,19 @@
 // The daemon runs in a child process (bench/postbacks-server.js); autocannon and the seeding run
 // here. MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
-import { execFile, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { createMysqlDatabase, localServerCpu, mysqlServer, openDirect } from './ledger-db.js';
+import { createMysqlDatabase, mysqlServer, openDirect } from './ledger-db.js';
 import { insertMembers } from './ledger-seed.js';
 import { checkPostbacks, postbackLoad } from './postbacks-load.js';
 import { passed, printPostbacks, printProfiles } from './postbacks-report.js';
+import { ledgerVerify as verifyLedger, runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
+import { cpuDuring } from './lib/load.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const serverScript = fileURLToPath(new URL('./postbacks-server.js', import.meta.url));
 
 const MEMBERS = 1_000;
@@ -62,92 +62,14 @@ function parseOptions(argv, env) {
 
 // ---- child processes ---------------------------------------------------------------------------
 
-const children = new Set();
-
+/** Forks the daemon; resolves with its `ready` message and a handle to talk to it. */
 function startServer(options) {
-  const child = fork(serverScript, [JSON.stringify(options)], { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const waitFor = (type, timeoutMs = CHILD_TIMEOUT_MS) =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`server did not answer "${type}" within ${timeoutMs} ms`)), timeoutMs);
-      const onMessage = (msg) => {
-        if (msg?.type === type) done(null, msg);
-        else if (msg?.type === 'error') done(new Error(`server failed: ${msg.message}`));
-      };
-      const onExit = (code, signal) => done(new Error(`server exited (${signal ?? code}) before "${type}"`));
-      function done(err, msg) {
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        if (err) reject(err);
-        else resolve(msg);
-      }
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-    });
-  const request = (message, reply) => {
-    const answer = waitFor(reply, 60_000);
-    child.send(message);
-    return answer;
-  };
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    if (child.connected) child.send({ type: 'stop' });
-    else child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return waitFor('ready').then((ready) => ({ ready, request, stop }));
+  return startChild(serverScript, [JSON.stringify(options)], { timeoutMs: CHILD_TIMEOUT_MS, requestTimeoutMs: 60_000 });
 }
 
-function killChildren() {
-  for (const child of children) child.kill('SIGKILL');
-}
-
-/** `cashtrack ledger verify --json` on `dbUrl`, through the binary as an operator runs it. */
-function ledgerVerify(dbUrl, dataDir, secret) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CASHTRACK_')) env[k] = v;
-  Object.assign(env, { CASHTRACK_DATABASE_URL: dbUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret });
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['bin/cashtrack', 'ledger', 'verify', '--json'], { cwd: root, env, timeout: VERIFY_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      children.delete(child);
-      const ms = Date.now() - started;
-      try {
-        const report = JSON.parse(stdout);
-        const kinds = {};
-        for (const d of report.discrepancies) kinds[d.kind] = (kinds[d.kind] ?? 0) + 1;
-        resolve({ count: report.discrepancies.length, kinds, ms, first: report.discrepancies.slice(0, 5), error: null });
-      } catch {
-        const why = err?.killed ? `did not finish within ${VERIFY_TIMEOUT_MS / 1000} s` : `failed (${err?.code ?? err?.signal ?? 'no JSON'}): ${(stderr || stdout || '').trim().slice(0, 300)}`;
-        resolve({ count: null, kinds: {}, ms, first: [], error: why });
-      }
-    });
-    children.add(child);
-  });
-}
+const ledgerVerify = (dbUrl, dataDir, secret) => verifyLedger(dbUrl, dataDir, secret, VERIFY_TIMEOUT_MS);
 
 // ---- load --------------------------------------------------------------------------------------
-
-async function cpuDuring(handle, profileFile, dbUrl, fn) {
-  if (profileFile) await handle.request({ type: 'profile-start' }, 'profile-started');
-  const dbCpu = localServerCpu(dbUrl)?.();
-  const client = process.cpuUsage();
-  const clientAt = process.hrtime.bigint();
-  const before = await handle.request({ type: 'cpu' }, 'cpu');
-  const result = await fn();
-  const after = await handle.request({ type: 'cpu' }, 'cpu');
-  const clientUs = process.cpuUsage(client);
-  const clientCpu = (clientUs.user + clientUs.system) / (Number(process.hrtime.bigint() - clientAt) / 1000);
-  const db = dbCpu ? dbCpu() : null;
-  if (profileFile) await handle.request({ type: 'profile-stop', file: profileFile }, 'profile-stopped');
-  const cpu = (after.usage.user + after.usage.system - before.usage.user - before.usage.system) / (after.at - before.at);
-  return { result, cpu, clientCpu, dbCpu: db };
-}
 
 async function run(db, opts, dataDir, secret, log) {
   const handle = await startServer({ dbUrl: db.url, dataDir, secret, poolMax: opts.poolMax });
@@ -222,14 +144,7 @@ async function main() {
   const notes = [];
   let failed = false;
 
-  const onSignal = (signal) => {
-    console.error(`\n${signal}: stopping`);
-    killChildren();
-    Promise.allSettled(cleanups.map((c) => c())).finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  process.once('exit', killChildren);
+  const onSignal = stopOnSignals(cleanups);
 
   const databases = [];
   if (opts.only !== 'mysql') databases.push('sqlite');
@@ -273,24 +188,9 @@ async function main() {
     if (results.some((r) => !passed(r))) failed = true;
   } finally {
     clearTimeout(watchdog);
-    killChildren();
-    for (const cleanup of cleanups) {
-      try {
-        await cleanup();
-      } catch (err) {
-        console.error(`cleanup failed: ${err.message}`);
-      }
-    }
+    await runCleanups(cleanups);
   }
   return failed ? 1 : 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err) => {
-    console.error(`\nbench:postbacks failed: ${err instanceof UsageError ? err.message : (err.stack ?? err)}`);
-    process.exitCode = 2;
-  },
-);
+runMain(main, 'bench:postbacks', UsageError);

@@ -1,0 +1,102 @@
+// The child side of the benchmarks: a cashtrack context and server built from dist/ on a given
+// database (migrated), and the IPC loop every server script runs: `{ type: 'ready', ... }` once
+// started; `cpu`, `profile-start`, `profile-stop` on request; stop on `{ type: 'stop' }`, SIGTERM
+// or a lost parent.
+
+/**
+ * Builds the context on `options.dbUrl` (`dataDir`, `secret`, optional `poolMax`), migrates it, runs
+ * `setup(ctx, config)` and creates the server (listening on a loopback port, or only initialized
+ * for `server.inject` when `listen` is false). Resolves with `{ ctx, config, server, close,
+ * namespace, ...whatever setup returned }`; closes everything again when any step fails.
+ */
+export async function startDaemon(options, { overrides = {}, setup = async () => ({}), listen = true } = {}) {
+  const { loadConfig } = await import('../../dist/src/config.js');
+  const { buildContext, ensureSchema } = await import('../../dist/src/context.js');
+  const { createServer } = await import('../../dist/src/server.js');
+  const { NAMESPACE } = await import('../../dist/src/http/rest/index-docs.js');
+
+  const all = { 'database.url': options.dbUrl, data_dir: options.dataDir, secret: options.secret, 'log.stdout': false, ...overrides };
+  if (options.poolMax) all['database.pool_max'] = options.poolMax;
+  const config = loadConfig({ env: { CASHTRACK_ENV: 'production' }, overrides: all });
+  const ctx = buildContext(config, { logStream: null });
+  let server = null;
+  const close = async () => {
+    await server?.stop({ timeout: 2_000 }).catch(() => {});
+    await ctx.appPasswords?.drain?.().catch(() => {});
+    await ctx.close().catch(() => {});
+  };
+  try {
+    await ensureSchema(ctx, true);
+    const extra = await setup(ctx, config);
+    server = await createServer(ctx, { port: 0, host: '127.0.0.1' });
+    if (listen) await server.start();
+    else await server.initialize();
+    return { ctx, config, server, close, namespace: NAMESPACE, ...extra };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** An administrator `login` (unless `existing` is given) and a fresh application password for it. */
+export async function benchAdmin(ctx, login, existing = null) {
+  const user = existing ?? (await ctx.users.create({ login, email: `${login}@localhost.invalid`, role: 'administrator' }, 'bench'));
+  const { password } = await ctx.appPasswords.create(user, `bench ${Date.now()}`, 'bench');
+  return { user, password, authorization: `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}` };
+}
+
+export function send(message) {
+  if (process.connected) process.send(message);
+}
+
+// On-demand CPU profile of the measured run only (not migrations, seeding or warm-up).
+let inspector = null;
+async function profileStart() {
+  const { Session } = await import('node:inspector/promises');
+  inspector = new Session();
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
+  await inspector.post('Profiler.start');
+}
+
+async function profileStop(file) {
+  const { writeFile } = await import('node:fs/promises');
+  const { profile } = await inspector.post('Profiler.stop');
+  inspector.disconnect();
+  inspector = null;
+  await writeFile(file, JSON.stringify(profile));
+}
+
+/**
+ * Starts with `start()` (resolving with `{ close, ready }`), reports `ready` over IPC and answers the
+ * parent until stopped. A failure to start is reported as `{ type: 'error' }` and exits 1.
+ */
+export function serveOverIpc(start) {
+  let stopping = null;
+  const main = async () => {
+    const started = await start();
+    const stop = () =>
+      (stopping ??= (async () => {
+        await started.close();
+        if (process.connected) process.disconnect();
+        // Explicitly: a pool's idle timers must not keep a stopped server alive.
+        process.exit(0);
+      })());
+    process.on('message', (msg) => {
+      if (msg?.type === 'stop') void stop();
+      // CPU time of this process, so the parent can tell a CPU-bound server from one waiting on the database.
+      if (msg?.type === 'cpu') send({ type: 'cpu', usage: process.cpuUsage(), at: Number(process.hrtime.bigint() / 1000n) });
+      if (msg?.type === 'profile-start') void profileStart().then(() => send({ type: 'profile-started' }), (err) => send({ type: 'error', message: String(err) }));
+      if (msg?.type === 'profile-stop') void profileStop(msg.file).then(() => send({ type: 'profile-stopped', file: msg.file }), (err) => send({ type: 'error', message: String(err) }));
+    });
+    process.on('disconnect', () => void stop());
+    process.on('SIGTERM', () => void stop());
+    send({ type: 'ready', ...started.ready });
+  };
+  main().catch((err) => {
+    send({ type: 'error', message: err?.stack ?? String(err) });
+    process.exitCode = 1;
+    setTimeout(() => process.exit(1), 100).unref();
+  });
+}
