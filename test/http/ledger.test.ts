@@ -1,31 +1,17 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Server } from '@hapi/hapi';
+import { expect, it } from 'vitest';
 import { requestHash } from '../../src/services/idempotency.js';
 import { runCli } from '../helpers/cli.js';
 import { describeEachDialect } from '../helpers/context.js';
-import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+import { adminClient, NS } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 
 describeEachDialect('ledger routes', (use) => {
-  let server: Server;
-  let admin: Actor;
+  const api = adminClient(use, async (ctx) => {
+    expect(await ctx.ledger.verify()).toEqual([]);
+  });
+  const { get, post } = api;
   let seq = 0;
-
-  beforeAll(async () => {
-    server = await testServer(use().ctx);
-    admin = await createActor(use().ctx, 'administrator');
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
-  afterEach(async () => {
-    expect(await use().ctx.ledger.verify()).toEqual([]);
-  });
-
-  const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
-  const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization, ...headers } });
   const member = async (prefix = 'lm') => {
     const login = `${prefix}${++seq}`;
     return (await use().ctx.users.create({ login, email: `${login}@example.com`, display_name: `${prefix.toUpperCase()} ${String(seq).padStart(3, '0')}` })).id;
@@ -38,7 +24,7 @@ describeEachDialect('ledger routes', (use) => {
     const res = await adjust(id, 'credit', '12.50', { note: 'goodwill, ticket 77' });
     expect(res.statusCode).toBe(201);
     const body = res.result as Json;
-    expect(body.entry).toMatchObject({ member_id: id, currency: 'USD', type: 'adjustment', amount: '12.50', balance_after: '12.50', source: { type: 'adjustment', id: null }, note: 'goodwill, ticket 77', actor: `user:${admin.id}`, reversed_by: null });
+    expect(body.entry).toMatchObject({ member_id: id, currency: 'USD', type: 'adjustment', amount: '12.50', balance_after: '12.50', source: { type: 'adjustment', id: null }, note: 'goodwill, ticket 77', actor: `user:${api.admin.id}`, reversed_by: null });
     expect(body.balance).toMatchObject({ member_id: id, currency: 'USD', available: '12.50', pending: '0.00', lifetime_earned: '0.00', lifetime_paid: '0.00' });
     const one = await get(`/ledger/entries/${body.entry.id}`);
     expect(one.statusCode).toBe(200);

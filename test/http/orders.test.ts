@@ -1,29 +1,15 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Server } from '@hapi/hapi';
+import { expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/context.js';
-import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+import { adminClient, createActor, NS } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 
 describeEachDialect('orders over REST', (use) => {
-  let server: Server;
-  let admin: Actor;
+  const api = adminClient(use, async (ctx) => {
+    expect(await ctx.ledger.verify()).toEqual([]);
+  });
+  const { get, post } = api;
   let seq = 0;
-
-  beforeAll(async () => {
-    server = await testServer(use().ctx);
-    admin = await createActor(use().ctx, 'administrator');
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
-  afterEach(async () => {
-    expect(await use().ctx.ledger.verify()).toEqual([]);
-  });
-
-  const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
-  const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization, ...headers } });
   const member = async () => {
     const user = await use().ctx.users.create({ login: `buyer${++seq}`, email: `buyer${seq}@example.com`, display_name: `Buyer ${seq}` });
     return user.id;
@@ -188,7 +174,7 @@ describeEachDialect('orders over REST', (use) => {
 
   it('answers 401 without credentials and 403 to a member', async () => {
     const memberActor = await createActor(use().ctx, 'member');
-    expect((await server.inject({ url: `${NS}/orders` })).statusCode).toBe(401);
-    expect((await server.inject({ method: 'POST', url: `${NS}/orders`, payload: claim(), headers: { authorization: memberActor.authorization } })).statusCode).toBe(403);
+    expect((await api.server.inject({ url: `${NS}/orders` })).statusCode).toBe(401);
+    expect((await api.server.inject({ method: 'POST', url: `${NS}/orders`, payload: claim(), headers: { authorization: memberActor.authorization } })).statusCode).toBe(403);
   });
 });

@@ -1,31 +1,17 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Server } from '@hapi/hapi';
+import { expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { describeEachDialect } from '../helpers/context.js';
-import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+import { adminClient, NS } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 
 describeEachDialect('payouts over REST', (use) => {
-  let server: Server;
-  let admin: Actor;
+  const api = adminClient(use, async (ctx) => {
+    expect(await ctx.ledger.verify()).toEqual([]);
+    expect(await ctx.payouts.verify()).toEqual([]);
+  });
+  const { get, post } = api;
   let seq = 0;
-
-  beforeAll(async () => {
-    server = await testServer(use().ctx);
-    admin = await createActor(use().ctx, 'administrator');
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
-  afterEach(async () => {
-    expect(await use().ctx.ledger.verify()).toEqual([]);
-    expect(await use().ctx.payouts.verify()).toEqual([]);
-  });
-
-  const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
-  const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization, ...headers } });
   /** A member with `amount` credited (in `currency`). */
   const member = async (amount?: string, currency = 'USD') => {
     const { ctx } = use();
@@ -41,7 +27,7 @@ describeEachDialect('payouts over REST', (use) => {
     const res = await pay(id, '20.00', { details: 'ann@paypal.example', note: 'monthly run' });
     expect(res.statusCode).toBe(201);
     const body = res.result as Json;
-    expect(body.payout).toMatchObject({ member_id: id, amount: '20.00', currency: 'USD', method: 'paypal', details: 'ann@paypal.example', note: 'monthly run', status: 'pending', actor: `user:${admin.id}`, closed_at: null });
+    expect(body.payout).toMatchObject({ member_id: id, amount: '20.00', currency: 'USD', method: 'paypal', details: 'ann@paypal.example', note: 'monthly run', status: 'pending', actor: `user:${api.admin.id}`, closed_at: null });
     expect(body.entry).toMatchObject({ type: 'payout', amount: '-20.00', balance_after: '30.00', source: { type: 'payout', id: String(body.payout.id) } });
     expect(body.payout.entry_id).toBe(body.entry.id);
     expect(body.balance).toMatchObject({ available: '30.00', lifetime_paid: '20.00' });
@@ -55,7 +41,7 @@ describeEachDialect('payouts over REST', (use) => {
     const { payout } = (await pay(id, '25.00')).result as Json;
     const res = await post(`/payouts/${payout.id}/complete`, { reference: 'PP-7781' });
     expect(res.statusCode).toBe(200);
-    expect((res.result as Json).payout).toMatchObject({ status: 'paid', reference: 'PP-7781', closed_by: `user:${admin.id}` });
+    expect((res.result as Json).payout).toMatchObject({ status: 'paid', reference: 'PP-7781', closed_by: `user:${api.admin.id}` });
     expect((res.result as Json).payout.closed_at).toEqual(expect.any(String));
     expect(await available(id)).toBe('0.00');
     expect((await use().ctx.ledger.balanceOf(id, 'USD')).lifetime_paid).toBe('25.00');

@@ -1,28 +1,17 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Server } from '@hapi/hapi';
+import { expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/context.js';
-import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+import { adminClient, NS } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 
 describeEachDialect('referrals over REST', (use) => {
-  let server: Server;
-  let admin: Actor;
+  const api = adminClient(use, async (ctx) => {
+    expect(await ctx.ledger.verify()).toEqual([]);
+  });
   let seq = 0;
 
-  beforeAll(async () => {
-    server = await testServer(use().ctx);
-    admin = await createActor(use().ctx, 'administrator');
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
-  afterEach(async () => {
-    expect(await use().ctx.ledger.verify()).toEqual([]);
-  });
-
   const request = (method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-    server.inject({ method, url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization, ...headers } });
+    api.server.inject({ method, url: `${NS}${url}`, payload: payload as object, headers: { authorization: api.admin.authorization, ...headers } });
   const member = async () => (await use().ctx.users.create({ login: `friend${++seq}`, email: `friend${seq}@example.com` })).id;
 
   it('adds a referral with 201, lists it with earnings, and ends it with DELETE', async () => {
@@ -30,7 +19,7 @@ describeEachDialect('referrals over REST', (use) => {
     const res = await request('POST', '/referrals', { referrer_id: referrer, referee_id: referee });
     expect(res.statusCode).toBe(201);
     const referral = res.result as Json;
-    expect(referral).toMatchObject({ referrer: { id: referrer }, referee: { id: referee }, active: true, ended_at: null, earned: [], actor: `user:${admin.id}` });
+    expect(referral).toMatchObject({ referrer: { id: referrer }, referee: { id: referee }, active: true, ended_at: null, earned: [], actor: `user:${api.admin.id}` });
     expect(referral.since).toMatch(/Z$/);
     await request('POST', '/orders', { network: 'awin', transaction_id: `REF-${seq}`, member_id: referee, sale_amount: '50.00', commission: '5.00', status: 'approved', note: 'claim' });
     const list = await request('GET', `/referrals?referrer_id=${referrer}`);
