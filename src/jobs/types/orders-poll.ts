@@ -9,6 +9,7 @@ import { toDate } from '../../db/values.js';
 import { isServiceError } from '../../errors.js';
 import type { ModuleRuntime, NetworkTransaction } from '../../networks/types.js';
 import type { JobHandle, JobType } from '../registry.js';
+import { forEachNetwork, networkParam, type NetworkCheckpoint } from './per-network.js';
 
 export interface PollCounts {
   pages: number;
@@ -26,10 +27,7 @@ interface Current {
   counts: PollCounts;
 }
 
-interface Checkpoint {
-  done: Record<string, PollCounts & { from: string; to: string }>;
-  current: Current | null;
-}
+type Checkpoint = NetworkCheckpoint<PollCounts & { from: string; to: string }, Current>;
 
 const DAY = 86_400_000;
 /** Margin before the oldest pending order: networks report a change at the order's event time or later. */
@@ -139,27 +137,10 @@ export const ordersPoll: JobType<{ network?: string; since?: Date }> = {
   type: 'orders.poll',
   description: 'Poll transactions from one network, or from every enabled and configured network, and record them as orders.',
   params: Joi.object({
-    network: Joi.string().max(64).pattern(/^[a-z0-9][a-z0-9_-]*$/).description('Only this network (default: every enabled, configured network).'),
+    network: networkParam,
     since: Joi.date().iso().description('Start of the window (default: the oldest pending order minus 7 days, else 30 days ago).'),
   }),
-  async run(ctx, job) {
-    const saved = job.checkpoint as Checkpoint | null;
-    const state: Checkpoint = { done: { ...(saved?.done ?? {}) }, current: saved?.current ?? null };
-    const targets = job.params.network ? [job.params.network] : (await ctx.networks.list()).filter((n) => n.enabled && n.configured).map((n) => n.id);
-    const failed: Record<string, string> = {};
-    for (const network of targets) {
-      if (state.done[network]) continue;
-      job.throwIfStopped();
-      try {
-        state.done[network] = await pollNetwork(ctx, job, network, state);
-      } catch (err) {
-        // One network failing does not stop the others; a single-network poll fails the job.
-        if (job.signal.aborted || job.params.network) throw err;
-        failed[network] = err instanceof Error ? err.message : String(err);
-      }
-      state.current = null;
-      await job.saveCheckpoint(state);
-    }
-    return { networks: state.done, ...(Object.keys(failed).length ? { failed } : {}) };
+  run(ctx, job) {
+    return forEachNetwork(ctx, job, (network, state: Checkpoint) => pollNetwork(ctx, job, network, state));
   },
 };
