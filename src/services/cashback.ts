@@ -46,6 +46,11 @@ export interface CashbackServiceDeps {
   hooks: HookBus;
 }
 
+/** The key of a (network, advertiser) pair in `resolveMany`'s answer. */
+export function ruleKey(network: string, advertiser: string | null): string {
+  return `${network}\0${advertiser ?? ''}`;
+}
+
 function invalid(field: string, message: string): ServiceError {
   return new ServiceError('svc_invalid_cashback_rule', message, 400, { field });
 }
@@ -173,6 +178,33 @@ export class CashbackRuleService {
     const row = rows.find((r) => adv !== null && r.advertiser === adv) ?? rows.find((r) => r.advertiser === '');
     if (row) return this.toScoped(net, row);
     return { ...this.defaultRule, network: net, advertiser: null, source: 'default', updated_at: null };
+  }
+
+  /**
+   * `resolve` for many (network, advertiser) pairs at once: one query per network. The answer is
+   * keyed by `ruleKey(network, advertiser)`.
+   */
+  async resolveMany(pairs: { network: string; advertiser: string | null }[], t?: Transaction): Promise<Map<string, ScopedCashbackRule>> {
+    const byNetwork = new Map<string, Set<string>>();
+    for (const p of pairs) {
+      const net = checkNetwork(p.network);
+      const adv = checkAdvertiser(p.advertiser);
+      if (!byNetwork.has(net)) byNetwork.set(net, new Set(['']));
+      if (adv !== null) byNetwork.get(net)!.add(adv);
+    }
+    const out = new Map<string, ScopedCashbackRule>();
+    for (const [net, advertisers] of byNetwork) {
+      const list = [...advertisers];
+      const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? AND advertiser IN (${list.map(() => '?').join(', ')})`, [net, ...list], t);
+      const stored = new Map(rows.map((r) => [String(r.advertiser), r]));
+      const fallback = stored.get('');
+      const networkRule = fallback ? this.toScoped(net, fallback) : { ...this.defaultRule, network: net, advertiser: null, source: 'default' as const, updated_at: null };
+      for (const adv of list) {
+        const own = adv === '' ? undefined : stored.get(adv);
+        out.set(ruleKey(net, adv || null), own ? this.toScoped(net, own) : networkRule);
+      }
+    }
+    return out;
   }
 
   /**

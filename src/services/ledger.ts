@@ -282,9 +282,40 @@ export class LedgerService {
 
   /** Moves the pending balance (cashback of pending orders) inside the caller's transaction. */
   async addPending(memberId: number, currency: string, delta: number, t: Transaction): Promise<void> {
-    if (delta === 0) return;
-    await this.ensureBalance(memberId, currency, t);
-    await this.deps.db.execute('UPDATE balances SET pending = pending + ? WHERE member_id = ? AND currency = ?', [delta, memberId, currency], t);
+    await this.addPendingMany([{ memberId, currency, delta }], t);
+  }
+
+  /**
+   * Moves many pending balances at once (a batch of orders), creating missing balance rows. The
+   * rows are written in (member, currency) order, so concurrent batches lock them in one order.
+   */
+  async addPendingMany(moves: { memberId: number; currency: string; delta: number }[], t: Transaction): Promise<void> {
+    const sums = new Map<string, { memberId: number; currency: string; delta: number }>();
+    for (const m of moves) {
+      const key = `${m.memberId}\0${m.currency}`;
+      const sum = sums.get(key);
+      if (sum) sum.delta += m.delta;
+      else sums.set(key, { ...m });
+    }
+    const rows = [...sums.values()].filter((m) => m.delta !== 0).sort((a, b) => a.memberId - b.memberId || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+    if (rows.length === 0) return;
+    const db = this.deps.db;
+    for (let i = 0; i < rows.length; i += 500) {
+      const chunk = rows.slice(i, i + 500);
+      const values = chunk.map(() => '(?, ?, ?)').join(', ');
+      const params = chunk.flatMap((m) => [m.memberId, m.currency, m.delta]);
+      let created: number;
+      if (db.dialect === 'mysql') {
+        // An updated row counts 2 and an inserted one 1 (every delta changes its row).
+        const { affected } = await db.execute(`INSERT INTO balances (member_id, currency, pending) VALUES ${values} ON DUPLICATE KEY UPDATE pending = pending + VALUES(pending)`, params, t);
+        created = 2 * chunk.length - affected;
+      } else {
+        // SQLite counts an upsert's update like an insert: create the missing rows first.
+        ({ affected: created } = await db.execute(`INSERT INTO balances (member_id, currency) VALUES ${chunk.map(() => '(?, ?)').join(', ')} ON CONFLICT (member_id, currency) DO NOTHING`, chunk.flatMap((m) => [m.memberId, m.currency]), t));
+        for (const m of chunk) await db.execute('UPDATE balances SET pending = pending + ? WHERE member_id = ? AND currency = ?', [m.delta, m.memberId, m.currency], t);
+      }
+      if (created > 0) await db.execute("UPDATE counters SET value = value + ? WHERE name = 'balances'", [created], t);
+    }
   }
 
   /** Reads one entry (locked on MariaDB when inside a transaction). */

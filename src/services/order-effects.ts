@@ -21,9 +21,14 @@ export interface OrderEffectsDeps {
   referralShare: string;
 }
 
-/** Posts and reverses an order's credits and moves its pending cashback. */
+/**
+ * Posts and reverses an order's credits and moves its pending cashback. Pending moves are
+ * gathered per transaction and written together by `settle` (a batch of orders moves each
+ * member's pending balance once); the caller settles before its transaction ends.
+ */
 export class OrderEffects {
   private share: Rate | null = null;
+  private readonly pendingMoves = new WeakMap<Transaction, { memberId: number; currency: string; delta: number }[]>();
 
   constructor(private readonly deps: OrderEffectsDeps) {}
 
@@ -38,10 +43,25 @@ export class OrderEffects {
     return this.share;
   }
 
+  /** Writes the pending moves gathered in `t` (call once every change of the transaction is applied). */
+  async settle(t: Transaction): Promise<void> {
+    const moves = this.pendingMoves.get(t);
+    if (!moves) return;
+    this.pendingMoves.delete(t);
+    await this.deps.ledger.addPendingMany(moves, t);
+  }
+
+  private addPending(memberId: number, currency: string, delta: number, t: Transaction): void {
+    if (delta === 0) return;
+    const moves = this.pendingMoves.get(t);
+    if (moves) moves.push({ memberId, currency, delta });
+    else this.pendingMoves.set(t, [{ memberId, currency, delta }]);
+  }
+
   /** The ledger effects of an order's current status for its member: pending counts as pending, approved is credited. */
   async enter(row: OrderRow, actor: string, note: string | null, t: Transaction): Promise<Record<string, unknown>> {
     if (row.member_id === null) return {};
-    if (row.status === 'pending') await this.deps.ledger.addPending(row.member_id, row.currency, row.cashback, t);
+    if (row.status === 'pending') this.addPending(row.member_id, row.currency, row.cashback, t);
     if (row.status === 'approved') return this.credit(row, actor, note, t);
     return {};
   }
@@ -49,16 +69,16 @@ export class OrderEffects {
   /** A pending order's cashback (or currency) was corrected: its member's `pending` follows. */
   async reprice(row: OrderRow, currency: string, cashback: number, t: Transaction): Promise<void> {
     if (row.member_id === null) return;
-    if (currency === row.currency) return this.deps.ledger.addPending(row.member_id, currency, cashback - row.cashback, t);
-    await this.deps.ledger.addPending(row.member_id, row.currency, -row.cashback, t);
-    await this.deps.ledger.addPending(row.member_id, currency, cashback, t);
+    if (currency === row.currency) return this.addPending(row.member_id, currency, cashback - row.cashback, t);
+    this.addPending(row.member_id, row.currency, -row.cashback, t);
+    this.addPending(row.member_id, currency, cashback, t);
   }
 
   /** The ledger side of a status move (the caller checked that the rules allow it). */
   async move(row: OrderRow, from: OrderStatus, to: OrderStatus, actor: string, note: string | null, t: Transaction): Promise<Record<string, unknown>> {
     if (row.member_id === null) return {};
     const effects: Record<string, unknown> = {};
-    if (from === 'pending') await this.deps.ledger.addPending(row.member_id, row.currency, -row.cashback, t);
+    if (from === 'pending') this.addPending(row.member_id, row.currency, -row.cashback, t);
     if (from === 'approved') effects.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
     if (to === 'approved') Object.assign(effects, await this.credit(row, actor, note, t));
     return effects;

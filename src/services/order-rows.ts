@@ -100,6 +100,11 @@ export function toOrderRow(r: Record<string, unknown>): OrderRow {
   };
 }
 
+/** The key of a network transaction in maps of orders. */
+export function orderKey(network: string, transactionId: string): string {
+  return `${network}\0${transactionId}`;
+}
+
 export interface OrderFilters {
   status?: OrderStatus;
   member_id?: number;
@@ -137,6 +142,43 @@ export class OrderReader {
     }
     const [found] = await this.db.select<{ id: unknown }>('SELECT id FROM orders WHERE network = ? AND transaction_id = ?', [network, transactionId], t);
     return found ? this.lockById(toInt(found.id), t) : null;
+  }
+
+  /**
+   * `lockByTransaction` for many keys at once, keyed by `orderKey`: one read per network and, on
+   * MariaDB, one locking read of the rows found, in id order (so concurrent batches lock in one order).
+   */
+  async lockByTransactions(keys: { network: string; transactionId: string }[], t: Transaction): Promise<Map<string, OrderRow>> {
+    const byNetwork = new Map<string, Set<string>>();
+    for (const k of keys) {
+      if (!byNetwork.has(k.network)) byNetwork.set(k.network, new Set());
+      byNetwork.get(k.network)!.add(k.transactionId);
+    }
+    const found = new Map<string, OrderRow>();
+    const ids: number[] = [];
+    for (const [network, set] of byNetwork) {
+      const list = [...set];
+      for (let i = 0; i < list.length; i += 500) {
+        const chunk = list.slice(i, i + 500);
+        const where = `network = ? AND transaction_id IN (${chunk.map(() => '?').join(', ')})`;
+        if (this.db.dialect !== 'mysql') {
+          const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.${where}`, [network, ...chunk], t);
+          for (const r of rows.map(toOrderRow)) found.set(orderKey(r.network, r.transaction_id), r);
+        } else {
+          const rows = await this.db.select<{ id: unknown }>(`SELECT id FROM orders WHERE ${where}`, [network, ...chunk], t);
+          ids.push(...rows.map((r) => toInt(r.id)));
+        }
+      }
+    }
+    if (ids.length > 0) {
+      ids.sort((a, b) => a - b);
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id IN (${chunk.map(() => '?').join(', ')}) ORDER BY o.id FOR UPDATE`, chunk, t);
+        for (const r of rows.map(toOrderRow)) found.set(orderKey(r.network, r.transaction_id), r);
+      }
+    }
+    return found;
   }
 
   private forUpdate(): string {
@@ -245,6 +287,25 @@ export class OrderReader {
       return order;
     });
   }
+}
+
+/**
+ * `order` as it stood at `row`: the row's own fields (status, amounts, dates) from `row`; the
+ * member and the standing credits as in `order`. A batch that changes one order twice answers
+ * each report with the order as that report left it.
+ */
+export function atRow(order: Order, row: OrderRow): Order {
+  return {
+    ...order,
+    sale_amount: formatAmount(row.sale_amount, row.currency),
+    commission: formatAmount(row.commission, row.currency),
+    currency: row.currency,
+    cashback: formatAmount(row.cashback, row.currency),
+    cashback_rule: decodeRule(row.cashback_rule),
+    status: row.status,
+    status_changed_at: row.status_changed_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
 }
 
 function parseRaw(value: unknown): unknown {

@@ -9,38 +9,16 @@ import { isUniqueViolation } from '../db/errors.js';
 import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, parseAmount } from '../money.js';
-import { ASCII_ID, checkAdvertiser, checkNetwork, decodeRule, encodeRule, type CashbackRuleService } from './cashback.js';
+import { checkAdvertiser, checkNetwork, decodeRule, encodeRule, ruleKey, type CashbackRuleService } from './cashback.js';
 import type { LedgerService, Within } from './ledger.js';
-import { redact, type LogService } from './logs.js';
+import type { LogService } from './logs.js';
 import { OrderEffects } from './order-effects.js';
-import { ORDER_SOURCES, ORDER_STATUSES, OrderReader, type Order, type OrderFilters, type OrderRow, type OrderSource, type OrderStatus } from './order-rows.js';
+import { aboutReport, checkStatus, invalid, optionalText, prepareReport, type Amounts, type OrderReport, type RecordInput } from './order-reports.js';
+import { atRow, OrderReader, orderKey, type Order, type OrderFilters, type OrderRow, type OrderStatus } from './order-rows.js';
 import type { ReferralService } from './referrals.js';
 
 export { ORDER_SOURCES, ORDER_STATUSES, type Order, type OrderFilters, type OrderSource, type OrderStatus } from './order-rows.js';
-
-/** One report of an order, from any source. Amounts are decimal strings in `currency`. */
-export interface RecordInput {
-  network: string;
-  transaction_id: string;
-  source: OrderSource;
-  /** Default `pending`. */
-  status?: OrderStatus;
-  /** The member, when the caller knows it; otherwise matched from `sub_id`. */
-  member_id?: number | null;
-  /** Digits: a user id. Anything else: a login. No match: the order is kept unmatched. */
-  sub_id?: string | null;
-  advertiser?: string | null;
-  merchant_ref?: string | null;
-  sale_amount: string | number;
-  commission: string | number;
-  /** Default: the site currency. */
-  currency?: string | null;
-  clicked_at?: Date | string | null;
-  event_at?: Date | string | null;
-  /** The network's record; secret-looking keys are redacted before it is stored. */
-  raw?: unknown;
-  note?: string | null;
-}
+export type { OrderReport, RecordInput } from './order-reports.js';
 
 /** An administrator's change to one order. */
 export interface UpdateInput {
@@ -81,45 +59,11 @@ const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
   declined: ['approved'],
 };
 
-/** A TEXT column holds 65,535 bytes on MariaDB: the stored record stays below (in UTF-8 bytes, not characters). */
-const MAX_RAW_BYTES = 60_000;
-
 /** A log line (and, for some, a hook) to emit once the transaction has committed. */
 type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown>; hook?: string };
-type Amounts = { sale: number; commission: number; currency: string };
 type Applied = { row: OrderRow; changes: string[]; ignored: string[]; events: LogEvent[] };
 
-function invalid(field: string, message: string): ServiceError {
-  return new ServiceError('svc_invalid_order', message, 400, { field });
-}
-
-function checkStatus(status: unknown, field = 'status'): OrderStatus {
-  if (typeof status !== 'string' || !(ORDER_STATUSES as readonly string[]).includes(status)) throw invalid(field, `${field} must be one of ${ORDER_STATUSES.join(', ')}.`);
-  return status as OrderStatus;
-}
-
-function checkDate(value: unknown, field: string): Date | null {
-  if (value === null || value === undefined || value === '') return null;
-  const d = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : new Date(NaN);
-  if (Number.isNaN(d.getTime())) throw invalid(field, `${field} must be an ISO 8601 date-time.`);
-  return d;
-}
-
-function optionalText(value: unknown, field: string, max: number): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'string') throw invalid(field, `${field} must be a string.`);
-  const text = value.trim();
-  if (text.length > max) throw invalid(field, `${field} must be at most ${max} characters.`);
-  return text || null;
-}
-
-function storeRaw(raw: unknown): string | null {
-  if (raw === undefined || raw === null) return null;
-  const json = JSON.stringify(redact(raw));
-  if (json === undefined) return null;
-  return Buffer.byteLength(json, 'utf8') > MAX_RAW_BYTES ? JSON.stringify({ truncated: true, preview: json.slice(0, 1000) }) : json;
-}
-
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
 export class OrderService {
@@ -139,78 +83,111 @@ export class OrderService {
    * (amounts of a settled order, a return to pending) is skipped and listed in `ignored`; a manual
    * report is refused instead (409 svc_order_not_pending, svc_invalid_transition).
    */
-  async record(input: RecordInput, actor: string, within?: Within<OrderChange>): Promise<OrderChange> {
-    const about = { network: String(input?.network).slice(0, 64), transaction_id: String(input?.transaction_id).slice(0, 191), source: String(input?.source).slice(0, 16), actor };
-    try {
-      const network = checkNetwork(input.network, 'svc_invalid_order');
-      if (typeof input.transaction_id !== 'string' || input.transaction_id.trim().length > 191 || !ASCII_ID.test(input.transaction_id.trim())) {
-        throw invalid('transaction_id', 'transaction_id must be 1 to 191 printable ASCII characters without spaces.');
-      }
-      const transactionId = input.transaction_id.trim();
-      if (!(ORDER_SOURCES as readonly string[]).includes(input.source)) throw invalid('source', `source must be one of ${ORDER_SOURCES.join(', ')}.`);
-      const source = input.source;
-      const status = checkStatus(input.status ?? 'pending');
-      const currency = input.currency ?? this.deps.currency;
-      currencyExponent(currency);
-      const sale = parseAmount(input.sale_amount, currency, { allowZero: true, field: 'sale_amount' });
-      // A decline may come with the commission zeroed; anything else must carry one.
-      const commission = parseAmount(input.commission, currency, { allowZero: status === 'declined', field: 'commission' });
-      const advertiser = checkAdvertiser(input.advertiser, 'svc_invalid_order');
-      const merchantRef = optionalText(input.merchant_ref, 'merchant_ref', 191);
-      const subId = optionalText(input.sub_id, 'sub_id', 191);
-      const note = optionalText(input.note, 'note', 500);
-      const clickedAt = checkDate(input.clicked_at, 'clicked_at');
-      const eventAt = checkDate(input.event_at, 'event_at');
-      const raw = storeRaw(input.raw);
-      const memberId = await this.resolveMember(input.member_id, subId);
-      const rule = await this.deps.cashback.resolve(network, advertiser);
-      const amounts: Amounts = { sale, commission, currency };
-      const strict = source === 'manual';
+  async record(input: RecordInput | OrderReport, actor: string, within?: Within<OrderChange>): Promise<OrderChange> {
+    const [change] = await this.recordMany([input], actor, within && ((changes, t) => within(changes[0], t)));
+    return change;
+  }
 
+  /** Checks a report before recording it (400 svc_invalid_order and the amount codes); logs a refusal. */
+  prepare(input: RecordInput | OrderReport, actor: string): OrderReport {
+    if ((input as OrderReport).prepared === true) return input as OrderReport;
+    try {
+      return prepareReport(input as RecordInput, actor, this.deps.currency);
+    } catch (err) {
+      if (err instanceof ServiceError) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...aboutReport(input as RecordInput, actor), field: err.data.field });
+      throw err;
+    }
+  }
+
+  /**
+   * Records many reports in one transaction, in their order, with exactly the effects of
+   * recording them one by one (`record`): a report of a transaction seen earlier in the batch
+   * applies to the order as that report left it. New orders are written with one statement, the
+   * pending balances they move with another. All or nothing: when one report is refused the
+   * whole batch rolls back and throws; callers that want the others recorded run them again one
+   * by one. `within` runs inside the transaction with every change, in order.
+   */
+  async recordMany(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderChange[]>): Promise<OrderChange[]> {
+    const reports = inputs.map((input) => this.prepare(input, actor));
+    if (reports.length === 0) return [];
+    try {
+      const members = await this.resolveMembers(reports);
+      const rules = await this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser })));
       const { result, events } = await this.retryOnDuplicateKey(() =>
         this.deps.db.transaction(async (t) => {
-          const existing = await this.reader.lockByTransaction(network, transactionId, t);
-          let applied: Applied;
-          if (!existing) {
-            const cashback = this.deps.cashback.compute(rule, amounts);
+          const orders = await this.reader.lockByTransactions(reports.map((r) => ({ network: r.network, transactionId: r.transactionId })), t);
+          // The first report of each transaction not on file creates its order.
+          const creators = new Map<string, number>();
+          reports.forEach((r, i) => {
+            const key = orderKey(r.network, r.transactionId);
+            if (!orders.has(key) && !creators.has(key)) creators.set(key, i);
+          });
+          if (creators.size > 0) {
             const now = this.deps.clock.now();
-            const { insertId } = await this.deps.db.execute(
-              `INSERT INTO orders (network, transaction_id, merchant_ref, advertiser, member_id, sub_id, sale_amount, commission, currency, cashback, cashback_rule, status, source, clicked_at, event_at, status_changed_at, raw, note, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-              [network, transactionId, merchantRef, advertiser, memberId, subId, sale, commission, currency, cashback, encodeRule(rule), status, source, clickedAt, eventAt, now, raw, note, now, now],
-              t,
-            );
-            const row = (await this.reader.lockById(insertId!, t))!;
-            const effects = await this.effects.enter(row, actor, note, t);
-            applied = {
-              row,
-              changes: ['created'],
-              ignored: [],
-              events: [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context: { order_id: row.id, ...about, status, member_id: memberId, sub_id: subId, cashback: formatAmount(cashback, currency), currency, rule: encodeRule(rule), ...effects } }],
-            };
-          } else {
-            const ignored: string[] = [];
-            let target: Amounts | undefined = amounts;
-            // A decline often comes with the amounts zeroed: they never overwrite the order's.
-            if (status === 'declined' && this.amountsDiffer(existing, amounts)) (ignored.push('amounts'), (target = undefined));
-            if (memberId !== null && memberId !== existing.member_id) ignored.push('member');
-            applied = await this.apply(existing, { amounts: target, status }, strict ? 'strict' : 'lenient', actor, null, t);
-            applied.ignored.unshift(...ignored);
-            if (applied.changes.length > 0 && raw !== null) await this.deps.db.execute('UPDATE orders SET raw = ? WHERE id = ?', [raw, existing.id], t);
-            if (applied.ignored.length > 0) applied.events.push({ level: 'warning', message: 'Order report partly ignored', context: { order_id: existing.id, ...about, ignored: applied.ignored, order_status: applied.row.status, reported_status: status } });
-            if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged (duplicate report)', context: { order_id: existing.id, ...about, status } });
+            const rows = [...creators.values()].map((i) => {
+              const r = reports[i];
+              const rule = rules.get(ruleKey(r.network, r.advertiser))!;
+              const cashback = this.deps.cashback.compute(rule, r.amounts);
+              const a = r.amounts;
+              return [r.network, r.transactionId, r.merchantRef, r.advertiser, members[i], r.subId, a.sale, a.commission, a.currency, cashback, encodeRule(rule), r.status, r.source, r.clickedAt, r.eventAt, now, r.raw, r.note, now, now];
+            });
+            // Inserted in key order: concurrent batches take the new keys' locks in one order.
+            rows.sort((x, y) => (x[0] === y[0] ? compare(String(x[1]), String(y[1])) : compare(String(x[0]), String(y[0]))));
+            for (let i = 0; i < rows.length; i += 200) {
+              const chunk = rows.slice(i, i + 200);
+              await this.deps.db.execute(
+                `INSERT INTO orders (network, transaction_id, merchant_ref, advertiser, member_id, sub_id, sale_amount, commission, currency, cashback, cashback_rule, status, source, clicked_at, event_at, status_changed_at, raw, note, created_at, updated_at)
+                 VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+                chunk.flat(),
+                t,
+              );
+            }
+            const created = await this.reader.lockByTransactions([...creators.values()].map((i) => ({ network: reports[i].network, transactionId: reports[i].transactionId })), t);
+            for (const [key, row] of created) orders.set(key, row);
           }
-          const result = await this.result(applied, t);
+
+          const applied: Applied[] = [];
+          for (const [i, r] of reports.entries()) {
+            const key = orderKey(r.network, r.transactionId);
+            const row = orders.get(key)!;
+            const a = creators.get(key) === i ? await this.enterNew(row, r, actor, t) : await this.applyReport(row, r, members[i], actor, t);
+            orders.set(key, a.row);
+            applied.push(a);
+          }
+          await this.effects.settle(t);
+          const result = await this.results(applied, t);
           await within?.(result, t);
-          return { result, events: applied.events };
+          return { result, events: applied.flatMap((a) => a.events) };
         }),
       );
       this.emit(events);
       return result;
     } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...about, field: err.data.field });
+      if (err instanceof ServiceError && reports.length === 1) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...reports[0].about, field: err.data.field });
       throw err;
     }
+  }
+
+  /** A new order's ledger effects (its row was just inserted). */
+  private async enterNew(row: OrderRow, r: OrderReport, actor: string, t: Transaction): Promise<Applied> {
+    const effects = await this.effects.enter(row, actor, r.note, t);
+    const context = { order_id: row.id, ...r.about, status: row.status, member_id: row.member_id, sub_id: row.sub_id, cashback: formatAmount(row.cashback, row.currency), currency: row.currency, rule: row.cashback_rule, ...effects };
+    return { row, changes: ['created'], ignored: [], events: [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context }] };
+  }
+
+  /** Another report of a known order: amounts while pending, the status as the rules allow. */
+  private async applyReport(existing: OrderRow, r: OrderReport, memberId: number | null, actor: string, t: Transaction): Promise<Applied> {
+    const ignored: string[] = [];
+    let target: Amounts | undefined = r.amounts;
+    // A decline often comes with the amounts zeroed: they never overwrite the order's.
+    if (r.status === 'declined' && this.amountsDiffer(existing, r.amounts)) (ignored.push('amounts'), (target = undefined));
+    if (memberId !== null && memberId !== existing.member_id) ignored.push('member');
+    const applied = await this.apply(existing, { amounts: target, status: r.status }, r.source === 'manual' ? 'strict' : 'lenient', actor, null, t);
+    applied.ignored.unshift(...ignored);
+    if (applied.changes.length > 0 && r.raw !== null) await this.deps.db.execute('UPDATE orders SET raw = ? WHERE id = ?', [r.raw, existing.id], t);
+    if (applied.ignored.length > 0) applied.events.push({ level: 'warning', message: 'Order report partly ignored', context: { order_id: existing.id, ...r.about, ignored: applied.ignored, order_status: applied.row.status, reported_status: r.status } });
+    if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged (duplicate report)', context: { order_id: existing.id, ...r.about, status: r.status } });
+    return applied;
   }
 
   /**
@@ -243,7 +220,8 @@ export class OrderService {
           applied.changes.push('note');
         }
         if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged', context: { order_id: id, actor } });
-        const result = await this.result(applied, t);
+        await this.effects.settle(t);
+        const [result] = await this.results([applied], t);
         await within?.(result, t);
         return { result, events: applied.events };
       });
@@ -279,7 +257,8 @@ export class OrderService {
           const effects = await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t);
           applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context: { order_id: id, member_id: memberId, status: row.status, actor, ...effects } }] };
         }
-        const result = await this.result(applied, t);
+        await this.effects.settle(t);
+        const [result] = await this.results([applied], t);
         await within?.(result, t);
         return { result, events: applied.events };
       });
@@ -304,19 +283,40 @@ export class OrderService {
     return this.reader.list(filters);
   }
 
-  /** member_id when given (404 when unknown); else the sub id: digits are a user id, anything else a login. */
-  private async resolveMember(memberId: unknown, subId: string | null): Promise<number | null> {
-    if (memberId !== undefined && memberId !== null) {
-      if (typeof memberId !== 'number' || !Number.isSafeInteger(memberId) || memberId < 1) throw invalid('member_id', 'member_id must be a member id.');
-      const [row] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [memberId]);
-      if (!row) throw new ServiceError('svc_member_not_found', `Member ${memberId} not found.`, 404, { member_id: memberId });
-      return memberId;
+  /**
+   * Each report's member: `member_id` when given (404 when unknown); else the sub id: digits are
+   * a user id, anything else a login; no match, null. One query for all the ids.
+   */
+  private async resolveMembers(reports: OrderReport[]): Promise<(number | null)[]> {
+    const ids = new Set<number>();
+    for (const r of reports) {
+      if (r.memberId !== null) ids.add(r.memberId);
+      else if (r.subId && /^\d{1,15}$/.test(r.subId)) ids.add(Number(r.subId));
     }
-    if (!subId) return null;
-    const [row] = /^\d{1,15}$/.test(subId)
-      ? await this.deps.db.select<{ id: unknown }>('SELECT id FROM users WHERE id = ?', [Number(subId)])
-      : await this.deps.db.select<{ id: unknown }>('SELECT id FROM users WHERE login = ?', [subId]);
-    return row ? toInt(row.id) : null;
+    const known = new Set<number>();
+    const list = [...ids];
+    for (let i = 0; i < list.length; i += 500) {
+      const chunk = list.slice(i, i + 500);
+      const rows = await this.deps.db.select<{ id: unknown }>(`SELECT id FROM users WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+      for (const row of rows) known.add(toInt(row.id));
+    }
+    // Logins compare as the database's collation does (case-insensitively): one lookup each.
+    const logins = new Map<string, Promise<number | null>>();
+    const byLogin = (login: string) => {
+      if (!logins.has(login)) logins.set(login, this.deps.db.select<{ id: unknown }>('SELECT id FROM users WHERE login = ?', [login]).then(([row]) => (row ? toInt(row.id) : null)));
+      return logins.get(login)!;
+    };
+    return Promise.all(
+      reports.map(async (r) => {
+        if (r.memberId !== null) {
+          if (!known.has(r.memberId)) throw new ServiceError('svc_member_not_found', `Member ${r.memberId} not found.`, 404, { member_id: r.memberId });
+          return r.memberId;
+        }
+        if (!r.subId) return null;
+        if (/^\d{1,15}$/.test(r.subId)) return known.has(Number(r.subId)) ? Number(r.subId) : null;
+        return byLogin(r.subId);
+      }),
+    );
   }
 
   /** Two reports of a new transaction racing: the loser's INSERT hits the unique key; run it again. */
@@ -383,9 +383,17 @@ export class OrderService {
     return out;
   }
 
-  private async result(applied: Applied, t: Transaction): Promise<OrderChange> {
-    const [order] = await this.reader.byIds([applied.row.id], { raw: true, t });
-    return { ...order, duplicate: applied.changes.length === 0, changes: applied.changes, ignored: applied.ignored };
+  /** Each change as its report left the order (one read for all the orders of the batch). */
+  private async results(applied: Applied[], t: Transaction): Promise<OrderChange[]> {
+    const orders = await this.reader.byIds([...new Set(applied.map((a) => a.row.id))], { raw: true, t });
+    const byId = new Map(orders.map((o) => [o.id, o]));
+    const last = new Map(applied.map((a, i) => [a.row.id, i]));
+    return applied.map((a, i) => {
+      const order = byId.get(a.row.id)!;
+      // An order the batch changed again later: as this report left it.
+      const shown = last.get(a.row.id) === i ? order : atRow(order, a.row);
+      return { ...shown, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored };
+    });
   }
 
   /** Logs once the transaction has committed (a retried transaction logs once). */
