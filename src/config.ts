@@ -45,6 +45,10 @@ export interface Config {
     max_query_bytes: number;
     max_body_bytes: number;
     signature_tolerance_seconds: number;
+    /** Postbacks recorded together in one transaction, at most (1: each alone). */
+    batch_max: number;
+    /** Batches recorded at once by this process. */
+    batches_in_flight: number;
   };
   /** Settings of network modules by network id, under those set by `cashtrack networks configure`. */
   networks: Record<string, Record<string, string>>;
@@ -87,6 +91,8 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_POSTBACKS_MAX_QUERY_BYTES: 'postbacks.max_query_bytes',
   CASHTRACK_POSTBACKS_MAX_BODY_BYTES: 'postbacks.max_body_bytes',
   CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: 'postbacks.signature_tolerance_seconds',
+  CASHTRACK_POSTBACKS_BATCH_MAX: 'postbacks.batch_max',
+  CASHTRACK_POSTBACKS_BATCHES_IN_FLIGHT: 'postbacks.batches_in_flight',
 };
 
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
@@ -152,6 +158,8 @@ const schema = Joi.object({
     max_query_bytes: Joi.number().integer().min(512).max(65_536).required(),
     max_body_bytes: Joi.number().integer().min(1024).max(1024 * 1024).required(),
     signature_tolerance_seconds: Joi.number().integer().min(30).max(3600).required(),
+    batch_max: Joi.number().integer().min(1).max(1000).required(),
+    batches_in_flight: Joi.number().integer().min(1).max(64).required(),
   }).required(),
   networks: Joi.object()
     .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.object().pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')))

@@ -55,7 +55,7 @@ describe('configuration', () => {
 
 describe('postback configuration', () => {
   it('keeps postbacks off by default and takes the CASHTRACK_POSTBACKS_* variables', () => {
-    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).postbacks).toEqual({ enabled: false, retention_days: 90, max_query_bytes: 8192, max_body_bytes: 65536, signature_tolerance_seconds: 300 });
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).postbacks).toEqual({ enabled: false, retention_days: 90, max_query_bytes: 8192, max_body_bytes: 65536, signature_tolerance_seconds: 300, batch_max: 100, batches_in_flight: 2 });
     const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_ENABLED: 'on', CASHTRACK_POSTBACKS_RETENTION_DAYS: '30', CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: '120' } });
     expect(c.postbacks).toMatchObject({ enabled: true, retention_days: 30, signature_tolerance_seconds: 120 });
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_ENABLED: 'maybe' } })).toThrow(expect.objectContaining({ message: expect.stringContaining('CASHTRACK_POSTBACKS_ENABLED (postbacks.enabled)') }));

@@ -280,6 +280,84 @@ export class LedgerService {
     return { row, balance: shapeBalance(balance) };
   }
 
+  /**
+   * Appends many credits (a batch of orders' cashback and referral shares) inside the caller's
+   * transaction: each (member, currency) balance moves once, by the sum of its entries, and the
+   * entries are written with one statement, in order, each with the balance after it. Only
+   * credits: a debit needs the guarded UPDATE of `post`.
+   */
+  async postMany(inputs: PostInput[], t: Transaction): Promise<EntryRow[]> {
+    if (inputs.length === 0) return [];
+    const db = this.deps.db;
+    const now = this.deps.clock.now();
+    const groups = new Map<string, { memberId: number; currency: string; available: number; earned: number; entries: number[] }>();
+    inputs.forEach((input, i) => {
+      if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw new ServiceError('svc_invalid_amount', 'postMany takes credits only.', 400);
+      currencyExponent(input.currency);
+      const key = `${input.memberId}\0${input.currency}`;
+      const group = groups.get(key) ?? { memberId: input.memberId, currency: input.currency, available: 0, earned: 0, entries: [] };
+      group.available += input.amount;
+      if (EARNED.includes(input.type)) group.earned += input.amount;
+      group.entries.push(i);
+      groups.set(key, group);
+    });
+    const moves = [...groups.values()].sort((a, b) => a.memberId - b.memberId || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+    let created: number;
+    if (db.dialect === 'mysql') {
+      const { affected } = await db.execute(
+        `INSERT INTO balances (member_id, currency, available, lifetime_earned, last_entry_at) VALUES ${moves.map(() => '(?, ?, ?, ?, ?)').join(', ')}
+         ON DUPLICATE KEY UPDATE available = available + VALUES(available), lifetime_earned = lifetime_earned + VALUES(lifetime_earned), last_entry_at = VALUES(last_entry_at)`,
+        moves.flatMap((m) => [m.memberId, m.currency, m.available, m.earned, now]),
+        t,
+      );
+      created = 2 * moves.length - affected;
+    } else {
+      ({ affected: created } = await db.execute(`INSERT INTO balances (member_id, currency) VALUES ${moves.map(() => '(?, ?)').join(', ')} ON CONFLICT (member_id, currency) DO NOTHING`, moves.flatMap((m) => [m.memberId, m.currency]), t));
+      for (const m of moves) {
+        await db.execute('UPDATE balances SET available = available + ?, lifetime_earned = lifetime_earned + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?', [m.available, m.earned, now, m.memberId, m.currency], t);
+      }
+    }
+    if (created > 0) await db.execute("UPDATE counters SET value = value + ? WHERE name = 'balances'", [created], t);
+    const memberIds = [...new Set(moves.map((m) => m.memberId))];
+    const balances = await db.select<{ member_id: unknown; currency: string; available: unknown }>(`SELECT member_id, currency, available FROM balances WHERE member_id IN (${memberIds.map(() => '?').join(', ')})`, memberIds, t);
+    // Each entry's balance after it: the balance now, less the entries after it.
+    const after = new Array<number>(inputs.length);
+    for (const b of balances) {
+      const group = groups.get(`${toInt(b.member_id)}\0${String(b.currency)}`);
+      if (!group) continue;
+      let balance = toMinor(b.available);
+      for (let k = group.entries.length - 1; k >= 0; k--) {
+        after[group.entries[k]] = balance;
+        balance -= inputs[group.entries[k]].amount;
+      }
+    }
+    const rows = inputs.map((input, i): EntryRow => ({
+      id: 0,
+      member_id: input.memberId,
+      currency: input.currency,
+      type: input.type,
+      amount: input.amount,
+      balance_after: after[i],
+      source_type: input.sourceType,
+      source_id: input.sourceId === null || input.sourceId === undefined ? null : String(input.sourceId),
+      order_id: input.orderId ?? null,
+      reverses_id: null,
+      reversed_by: null,
+      note: input.note ?? null,
+      actor: input.actor,
+      created_at: now,
+    }));
+    const ids = await db.insertMany(
+      'ledger_entries',
+      ['member_id', 'currency', 'type', 'amount', 'balance_after', 'source_type', 'source_id', 'order_id', 'reverses_id', 'note', 'actor', 'created_at'],
+      rows.map((r) => [r.member_id, r.currency, r.type, r.amount, r.balance_after, r.source_type, r.source_id, r.order_id, null, r.note, r.actor, now]),
+      t,
+    );
+    rows.forEach((r, i) => (r.id = ids[i]));
+    for (const r of rows) t.afterCommit(() => this.deps.hooks.doAction(HOOKS.ledgerEntryPosted, shapeEntry(r)));
+    return rows;
+  }
+
   /** Moves the pending balance (cashback of pending orders) inside the caller's transaction. */
   async addPending(memberId: number, currency: string, delta: number, t: Transaction): Promise<void> {
     await this.addPendingMany([{ memberId, currency, delta }], t);

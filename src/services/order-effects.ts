@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js';
 import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { applyRate, parsePercent, type Rate } from '../money.js';
-import type { LedgerService } from './ledger.js';
+import type { LedgerService, PostInput } from './ledger.js';
 import type { OrderRow, OrderStatus } from './order-rows.js';
 import type { ReferralService } from './referrals.js';
 
@@ -28,6 +28,7 @@ export interface OrderEffectsDeps {
  */
 export class OrderEffects {
   private share: Rate | null = null;
+  private readonly credits = new WeakMap<Transaction, { row: OrderRow; actor: string; note: string | null; into: Record<string, unknown> }[]>();
   private readonly pendingMoves = new WeakMap<Transaction, { memberId: number; currency: string; delta: number }[]>();
 
   constructor(private readonly deps: OrderEffectsDeps) {}
@@ -45,6 +46,7 @@ export class OrderEffects {
 
   /** Writes the pending moves gathered in `t` (call once every change of the transaction is applied). */
   async settle(t: Transaction): Promise<void> {
+    await this.postCredits(t);
     const moves = this.pendingMoves.get(t);
     if (!moves) return;
     this.pendingMoves.delete(t);
@@ -58,12 +60,15 @@ export class OrderEffects {
     else this.pendingMoves.set(t, [{ memberId, currency, delta }]);
   }
 
-  /** The ledger effects of an order's current status for its member: pending counts as pending, approved is credited. */
-  async enter(row: OrderRow, actor: string, note: string | null, t: Transaction): Promise<Record<string, unknown>> {
-    if (row.member_id === null) return {};
+  /**
+   * The ledger effects of an order's current status for its member: pending counts as pending,
+   * approved is credited (when the transaction settles). What was posted is written into `into`.
+   */
+  async enter(row: OrderRow, actor: string, note: string | null, t: Transaction, into: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    if (row.member_id === null) return into;
     if (row.status === 'pending') this.addPending(row.member_id, row.currency, row.cashback, t);
-    if (row.status === 'approved') return this.credit(row, actor, note, t);
-    return {};
+    if (row.status === 'approved') this.credit(row, actor, note, t, into);
+    return into;
   }
 
   /** A pending order's cashback (or currency) was corrected: its member's `pending` follows. */
@@ -74,29 +79,43 @@ export class OrderEffects {
     this.addPending(row.member_id, currency, cashback, t);
   }
 
-  /** The ledger side of a status move (the caller checked that the rules allow it). */
-  async move(row: OrderRow, from: OrderStatus, to: OrderStatus, actor: string, note: string | null, t: Transaction): Promise<Record<string, unknown>> {
-    if (row.member_id === null) return {};
-    const effects: Record<string, unknown> = {};
+  /** The ledger side of a status move (the caller checked that the rules allow it); effects go into `into`. */
+  async move(row: OrderRow, from: OrderStatus, to: OrderStatus, actor: string, note: string | null, t: Transaction, into: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    if (row.member_id === null) return into;
     if (from === 'pending') this.addPending(row.member_id, row.currency, -row.cashback, t);
-    if (from === 'approved') effects.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
-    if (to === 'approved') Object.assign(effects, await this.credit(row, actor, note, t));
-    return effects;
+    if (from === 'approved') into.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
+    if (to === 'approved') this.credit(row, actor, note, t, into);
+    return into;
   }
 
-  /** Posts the cashback credit and, for a member with a live referrer, the referral credit. */
-  async credit(row: OrderRow, actor: string, note: string | null, t: Transaction): Promise<{ cashback_entry_id?: number; referral_entry_id?: number }> {
-    if (row.member_id === null || row.cashback <= 0) return {};
-    const entry = await this.deps.ledger.post(
-      { memberId: row.member_id, currency: row.currency, type: 'cashback', amount: row.cashback, sourceType: 'order', sourceId: row.id, orderId: row.id, note: withNote(`Cashback for order ${orderLabel(row)}`, note), actor },
-      t,
-    );
-    const referral = await this.deps.referrals.liveReferralOf(row.member_id, t);
-    // The referrer's share comes out of the site's margin and never exceeds it.
-    const share = referral ? Math.min(applyRate(row.cashback, this.referralRate()), Math.max(0, row.commission - row.cashback)) : 0;
-    if (!referral || share <= 0) return { cashback_entry_id: entry.id };
-    const bonus = await this.deps.ledger.post(
-      {
+  /**
+   * Queues the cashback credit and, for a member with a live referrer, the referral credit; they
+   * are posted together by `settle` (or before any reversal in the same transaction), and their
+   * entry ids written into `into` (`cashback_entry_id`, `referral_entry_id`).
+   */
+  private credit(row: OrderRow, actor: string, note: string | null, t: Transaction, into: Record<string, unknown>): void {
+    if (row.member_id === null || row.cashback <= 0) return;
+    const credits = this.credits.get(t);
+    if (credits) credits.push({ row, actor, note, into });
+    else this.credits.set(t, [{ row, actor, note, into }]);
+  }
+
+  /** Posts the queued credits of `t`: one batch for every order and referrer. */
+  private async postCredits(t: Transaction): Promise<void> {
+    const credits = this.credits.get(t);
+    if (!credits?.length) return;
+    this.credits.delete(t);
+    const referrals = await this.deps.referrals.liveReferralsOf([...new Set(credits.map((c) => c.row.member_id!))], t);
+    const entries: PostInput[] = [];
+    const owners: [Record<string, unknown>, string][] = [];
+    for (const { row, actor, note, into } of credits) {
+      entries.push({ memberId: row.member_id!, currency: row.currency, type: 'cashback', amount: row.cashback, sourceType: 'order', sourceId: row.id, orderId: row.id, note: withNote(`Cashback for order ${orderLabel(row)}`, note), actor });
+      owners.push([into, 'cashback_entry_id']);
+      const referral = referrals.get(row.member_id!);
+      // The referrer's share comes out of the site's margin and never exceeds it.
+      const share = referral ? Math.min(applyRate(row.cashback, this.referralRate()), Math.max(0, row.commission - row.cashback)) : 0;
+      if (!referral || share <= 0) continue;
+      entries.push({
         memberId: referral.referrer_id,
         currency: row.currency,
         type: 'referral',
@@ -106,10 +125,11 @@ export class OrderEffects {
         orderId: row.id,
         note: withNote(`Referral share of order ${orderLabel(row)} of member ${row.member_id}`, note),
         actor,
-      },
-      t,
-    );
-    return { cashback_entry_id: entry.id, referral_entry_id: bonus.id };
+      });
+      owners.push([into, 'referral_entry_id']);
+    }
+    const posted = await this.deps.ledger.postMany(entries, t);
+    posted.forEach((entry, i) => (owners[i][0][owners[i][1]] = entry.id));
   }
 
   /**
@@ -117,6 +137,7 @@ export class OrderEffects {
    * by an administrator). A locking read on MariaDB, so a reversal committed meanwhile is seen.
    */
   async reverseCredits(row: OrderRow, actor: string, note: string, t: Transaction): Promise<number[]> {
+    await this.postCredits(t);
     const standing = await this.deps.db.select<{ id: unknown }>(
       `SELECT e.id FROM ledger_entries e LEFT JOIN ledger_entries x ON x.reverses_id = e.id
        WHERE e.order_id = ? AND e.type IN ('cashback', 'referral') AND x.id IS NULL ORDER BY e.id${this.deps.db.dialect === 'mysql' ? ' FOR UPDATE' : ''}`,

@@ -170,8 +170,8 @@ export class OrderService {
 
   /** A new order's ledger effects (its row was just inserted). */
   private async enterNew(row: OrderRow, r: OrderReport, actor: string, t: Transaction): Promise<Applied> {
-    const effects = await this.effects.enter(row, actor, r.note, t);
-    const context = { order_id: row.id, ...r.about, status: row.status, member_id: row.member_id, sub_id: row.sub_id, cashback: formatAmount(row.cashback, row.currency), currency: row.currency, rule: row.cashback_rule, ...effects };
+    const context = { order_id: row.id, ...r.about, status: row.status, member_id: row.member_id, sub_id: row.sub_id, cashback: formatAmount(row.cashback, row.currency), currency: row.currency, rule: row.cashback_rule };
+    await this.effects.enter(row, actor, r.note, t, context);
     return { row, changes: ['created'], ignored: [], events: [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context }] };
   }
 
@@ -254,8 +254,9 @@ export class OrderService {
           const now = this.deps.clock.now();
           await this.deps.db.execute('UPDATE orders SET member_id = ?, updated_at = ? WHERE id = ?', [memberId, now, id], t);
           const assigned = { ...row, member_id: memberId, updated_at: now };
-          const effects = await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t);
-          applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context: { order_id: id, member_id: memberId, status: row.status, actor, ...effects } }] };
+          const context = { order_id: id, member_id: memberId, status: row.status, actor };
+          await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t, context);
+          applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context }] };
         }
         await this.effects.settle(t);
         const [result] = await this.results([applied], t);
@@ -373,11 +374,12 @@ export class OrderService {
         out.ignored.push('status');
       } else {
         const current = out.row;
-        const effects = await this.effects.move(current, from, to, actor, note, t);
+        const context = { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor };
+        await this.effects.move(current, from, to, actor, note, t, context);
         await this.deps.db.execute('UPDATE orders SET status = ?, status_changed_at = ?, updated_at = ? WHERE id = ?', [to, now, now, row.id], t);
         out.row = { ...current, status: to, status_changed_at: now, updated_at: now };
         out.changes.push('status');
-        out.events.push({ level: 'info', message: 'Order status changed', hook: HOOKS.orderStatusChanged, context: { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor, ...effects } });
+        out.events.push({ level: 'info', message: 'Order status changed', hook: HOOKS.orderStatusChanged, context });
       }
     }
     return out;

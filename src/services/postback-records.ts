@@ -98,35 +98,56 @@ function toRecord(r: Record<string, unknown>): PostbackRecord {
   };
 }
 
+const INSERT_COLUMNS = ['received_at', 'network', 'ip', 'method', 'params', 'outcome', 'code', 'message', 'transaction_id', 'status', 'order_id', 'test', 'request_id', 'replay_key'];
+
+const paramsText = (rec: NewPostbackRecord) => (typeof rec.params === 'string' ? rec.params : JSON.stringify(rec.params ?? null));
+const messageText = (rec: NewPostbackRecord) => (rec.message ? rec.message.slice(0, 500) : null);
+
+function insertValues(rec: NewPostbackRecord): unknown[] {
+  return [rec.received_at, rec.network, rec.ip?.slice(0, 45) ?? null, rec.method, paramsText(rec), rec.outcome, rec.code ?? null, messageText(rec), rec.transaction_id ?? null, rec.status ?? null, rec.order_id ?? null, rec.test, rec.request_id, rec.replay_key ?? null];
+}
+
+/** A record as stored under `id`. */
+function stored(id: number, rec: NewPostbackRecord): PostbackRecord {
+  return {
+    id,
+    received_at: rec.received_at.toISOString(),
+    network: rec.network,
+    ip: rec.ip?.slice(0, 45) ?? null,
+    method: rec.method,
+    params: JSON.parse(paramsText(rec)),
+    outcome: rec.outcome,
+    code: rec.code ?? null,
+    message: messageText(rec),
+    transaction_id: rec.transaction_id ?? null,
+    status: rec.status ?? null,
+    order_id: rec.order_id ?? null,
+    test: rec.test,
+    request_id: rec.request_id,
+  };
+}
+
 /** Reads and writes the `postbacks` table. */
 export class PostbackStore {
   constructor(private readonly db: Database) {}
 
   /** Stores a record (in `t` when given, so it commits with the order change). Returns it. */
   async insert(rec: NewPostbackRecord, t?: Transaction): Promise<PostbackRecord> {
-    const params = typeof rec.params === 'string' ? rec.params : JSON.stringify(rec.params ?? null);
-    const message = rec.message ? rec.message.slice(0, 500) : null;
-    const { insertId } = await this.db.execute(
-      'INSERT INTO postbacks (received_at, network, ip, method, params, outcome, code, message, transaction_id, status, order_id, test, request_id, replay_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [rec.received_at, rec.network, rec.ip?.slice(0, 45) ?? null, rec.method, params, rec.outcome, rec.code ?? null, message, rec.transaction_id ?? null, rec.status ?? null, rec.order_id ?? null, rec.test, rec.request_id, rec.replay_key ?? null],
-      t,
-    );
-    return {
-      id: insertId!,
-      received_at: rec.received_at.toISOString(),
-      network: rec.network,
-      ip: rec.ip?.slice(0, 45) ?? null,
-      method: rec.method,
-      params: JSON.parse(params),
-      outcome: rec.outcome,
-      code: rec.code ?? null,
-      message,
-      transaction_id: rec.transaction_id ?? null,
-      status: rec.status ?? null,
-      order_id: rec.order_id ?? null,
-      test: rec.test,
-      request_id: rec.request_id,
-    };
+    const { insertId } = await this.db.execute(`INSERT INTO postbacks (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`, insertValues(rec), t);
+    return stored(insertId!, rec);
+  }
+
+  /** Stores many records in `t` (one statement where the database allows). Returns them, in order. */
+  async insertMany(recs: NewPostbackRecord[], t: Transaction): Promise<PostbackRecord[]> {
+    const ids = await this.db.insertMany('postbacks', INSERT_COLUMNS, recs.map(insertValues), t);
+    return recs.map((rec, i) => stored(ids[i], rec));
+  }
+
+  /** Which of these replay keys are stored already. */
+  async seenReplayKeys(keys: string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = await this.db.select<{ replay_key: string }>(`SELECT replay_key FROM postbacks WHERE replay_key IN (${keys.map(() => '?').join(', ')})`, keys);
+    return new Set(rows.map((r) => String(r.replay_key)));
   }
 
   async byReplayKey(key: string): Promise<PostbackRecord | null> {

@@ -13,7 +13,9 @@ import type { Keys } from './keys.js';
 import type { LogService } from './logs.js';
 import type { NetworkService, PostbackTarget } from './networks.js';
 import { notFound } from './networks.js';
-import type { OrderChange, OrderService } from './orders.js';
+import type { OrderChange, OrderReport, OrderService } from './orders.js';
+import type { Transaction } from '../db/transaction.js';
+import { BatchQueue } from './batches.js';
 import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './postback-auth.js';
 import { checkFields, decodeBody, decodeParams, EncodingError, type ParamMap } from './postback-input.js';
 import { PostbackStore, storedParams, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './postback-records.js';
@@ -68,15 +70,29 @@ const ORDER_CODES: Record<string, string> = { svc_invalid_amount: 'svc_postback_
 /** A concurrent identical signed request committed first. */
 class Replayed extends Error {}
 
+type Recorded = { change: OrderChange; record: PostbackRecord };
+
+/** An accepted postback waiting for its batch: its report, its record-to-be and its answer. */
+type Queued = { report: OrderReport; record: NewPostbackRecord; resolve: (r: Recorded) => void; reject: (err: unknown) => void };
+
+/** The record of an accepted postback, once its order change is known. */
+function accepted(item: Queued, change: OrderChange): NewPostbackRecord {
+  return { ...item.record, outcome: change.duplicate ? 'duplicate' : 'accepted', order_id: change.id, message: change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.` : null };
+}
+
 /** Receives postbacks, lists and prunes their records, and sends test postbacks. */
 export class PostbackService {
   private readonly store: PostbackStore;
   private readonly tester: PostbackTester;
+  private readonly queue: BatchQueue<Queued>;
   private listening: string | null = null;
 
   constructor(private readonly deps: PostbackServiceDeps) {
     this.store = new PostbackStore(deps.db);
     this.tester = new PostbackTester({ ...deps, store: this.store, selfUrl: () => this.selfUrl });
+    // SQLite has one writer: a second batch in flight would only wait for the first.
+    const inFlight = deps.db.dialect === 'sqlite' ? 1 : deps.config.postbacks.batches_in_flight;
+    this.queue = new BatchQueue((items) => this.recordBatch(items), deps.config.postbacks.batch_max, inFlight);
   }
 
   /** The daemon's listening address (the server calls this once it listens). */
@@ -153,21 +169,13 @@ export class PostbackService {
 
     // A replayed signed request is caught by the unique replay key when its record is inserted, in
     // the order's transaction: the whole change rolls back and the first answer is repeated.
-    const saved: { record?: PostbackRecord } = {};
-    let change: OrderChange;
+    let recorded: Recorded;
     try {
-      change = await this.deps.orders.record(
+      const report = this.deps.orders.prepare(
         { network: target.id, transaction_id: values.transaction_id, source: 'postback', status: values.status, sub_id: values.sub_id, advertiser: values.advertiser, merchant_ref: values.merchant_ref, sale_amount: values.sale_amount, commission: values.commission, currency: values.currency, event_at: values.event_at, raw: JSON.parse(params) },
         'postback',
-        async (result, t) => {
-          try {
-            saved.record = await this.store.insert({ ...base, ...described, params: params, outcome: result.duplicate ? 'duplicate' : 'accepted', order_id: result.id, replay_key: auth.replayKey, message: result.ignored.length ? `Not applied: ${result.ignored.join(', ')}.` : null }, t);
-          } catch (err) {
-            if (auth.replayKey && isUniqueViolation(err)) throw new Replayed();
-            throw err;
-          }
-        },
       );
+      recorded = await new Promise<Recorded>((resolve, reject) => this.queue.submit({ report, record: { ...base, ...described, params, outcome: 'accepted', replay_key: auth.replayKey }, resolve, reject }));
     } catch (err) {
       if (err instanceof Replayed) {
         const seen = await this.store.byReplayKey(auth.replayKey!);
@@ -181,8 +189,68 @@ export class PostbackService {
       await this.save({ ...base, ...described, params: params, outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});
       throw err;
     }
-    this.announce(saved.record!);
-    return { ok: true, order_id: change.id, status: change.status, duplicate: change.duplicate, test: false, postback_id: saved.record!.id, ...(change.ignored.length ? { ignored: change.ignored } : {}) };
+    const { change, record } = recorded;
+    this.announce(record);
+    return { ok: true, order_id: change.id, status: change.status, duplicate: change.duplicate, test: false, postback_id: record.id, ...(change.ignored.length ? { ignored: change.ignored } : {}) };
+  }
+
+  /**
+   * Records a batch of accepted postbacks: their orders and records in one transaction. When that
+   * fails (one report refused, a signature replayed, a fault) each is recorded again on its own,
+   * so it gets its own answer. Postbacks repeating a signed request of the batch go on their own
+   * after it, and find its record.
+   */
+  private async recordBatch(items: Queued[]): Promise<void> {
+    try {
+      // Signed requests seen before are answered as replays, on their own.
+      const keys = items.length > 1 ? await this.store.seenReplayKeys(items.map((i) => i.record.replay_key).filter((k): k is string => !!k)) : new Set<string>();
+      const together: Queued[] = [];
+      const after: Queued[] = [];
+      for (const item of items) {
+        const key = item.record.replay_key;
+        if (key && keys.has(key)) after.push(item);
+        else (key && keys.add(key), together.push(item));
+      }
+      let alone = together.length === 1 ? together : [];
+      if (together.length > 1) {
+        try {
+          let records: PostbackRecord[] = [];
+          const changes = await this.deps.orders.recordMany(
+            together.map((i) => i.report),
+            'postback',
+            async (changes, t) => void (records = await this.storeAccepted(together.map((item, k) => accepted(item, changes[k])), t)),
+          );
+          together.forEach((item, k) => item.resolve({ change: changes[k], record: records[k] }));
+        } catch {
+          alone = together;
+        }
+      }
+      await Promise.all(alone.map((item) => this.recordAlone(item)));
+      for (const item of after) await this.recordAlone(item);
+    } catch (err) {
+      // Never leave a request waiting (a settled promise ignores a second answer).
+      for (const item of items) item.reject(err);
+    }
+  }
+
+  private async recordAlone(item: Queued): Promise<void> {
+    try {
+      let record: PostbackRecord | undefined;
+      const change = await this.deps.orders.record(item.report, 'postback', async (result, t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)));
+      item.resolve({ change, record: record! });
+    } catch (err) {
+      item.reject(err);
+    }
+  }
+
+  /** Inserts the records of accepted postbacks; a replayed signature (unique replay key) throws Replayed. */
+  private async storeAccepted(records: NewPostbackRecord[], t: Transaction): Promise<PostbackRecord[]> {
+    try {
+      return records.length === 1 ? [await this.store.insert(records[0], t)] : await this.store.insertMany(records, t);
+    } catch (err) {
+      if (records.some((r) => r.replay_key) && isUniqueViolation(err)) throw new Replayed();
+      throw err;
+    }
   }
 
   /** A network's received postbacks, newest first. */

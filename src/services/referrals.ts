@@ -59,6 +59,16 @@ export class ReferralService {
     return row ? { id: toInt(row.id), referrer_id: toInt(row.referrer_id) } : null;
   }
 
+  /** `liveReferralOf` for many referees at once, keyed by referee. */
+  async liveReferralsOf(refereeIds: number[], t?: Transaction): Promise<Map<number, { id: number; referrer_id: number }>> {
+    const out = new Map<number, { id: number; referrer_id: number }>();
+    if (refereeIds.length === 0) return out;
+    const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT id, referee_id, referrer_id FROM referrals WHERE referee_id IN (${refereeIds.map(() => '?').join(', ')}) AND ended_at IS NULL ORDER BY id`, refereeIds, t);
+    // The newest live one wins, as in liveReferralOf.
+    for (const r of rows) out.set(toInt(r.referee_id), { id: toInt(r.id), referrer_id: toInt(r.referrer_id) });
+    return out;
+  }
+
   /**
    * Serialises referral changes: the one-live-referrer rule and the cycle check read several rows
    * that no unique key covers, so every change takes this row's write lock first. (A SQLite write
