@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import type { Server } from '@hapi/hapi';
 import { describeEachDialect } from '../helpers/context.js';
 import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
@@ -99,6 +99,58 @@ describeEachDialect(
       expect(signed.map((r) => r.status)).toEqual(Array(8).fill(200));
       expect(signed.filter((r) => !r.body.duplicate)).toHaveLength(1);
       expect(Number((await balance()).available) - Number(before.available)).toBeCloseTo(7, 5);
+    });
+
+    it('answers each postback of a concurrent burst as if it came alone, though they are recorded in batches', async () => {
+      const before = await balance();
+      const beforeRecords = await count('postbacks');
+      const fresh = Array.from({ length: 24 }, () => sale({ payout: '4.00' }));
+      const created = await Promise.all(fresh.slice(0, 8).map((p) => shop(p)));
+      expect(created.map((r) => r.status)).toEqual(Array(8).fill(200));
+      // New orders, repeats of new and known ones, approvals and declines of known ones, a new
+      // order approved in the same burst, an unmatched one, and one refused: all at once.
+      const q = query(sale({ payout: '6.00' }));
+      const sig = signature(hmacSecret, q);
+      const batches = vi.spyOn(use().ctx.orders, 'recordMany');
+      const burst = await Promise.all([
+        ...fresh.slice(8).map((p) => shop(p)),
+        shop(fresh[8]),
+        shop(fresh[0]),
+        ...fresh.slice(1, 5).map((p) => shop({ ...p, status: 'approved' })),
+        shop({ ...fresh[5], status: 'rejected', payout: '0' }),
+        shop({ ...fresh[20], status: 'approved' }),
+        shop(sale({ subid: 'nobody-in-a-burst' })),
+        shop(sale({ payout: 'twelve' })),
+        getPostback(server, 'signnet', q, { 'x-postback-signature': sig }),
+        getPostback(server, 'signnet', q, { 'x-postback-signature': sig }),
+      ]);
+      const [news, [repeatNew, repeatKnown], approvals, [decline, approveNew, unmatched, refused, signedA, signedB]] = [burst.slice(0, 16), burst.slice(16, 18), burst.slice(18, 22), burst.slice(22)];
+      expect(news.map((r) => [r.status, r.body.duplicate])).toEqual(Array(16).fill([200, false]));
+      expect(new Set(news.map((r) => r.body.order_id)).size).toBe(16);
+      expect(repeatNew.body).toMatchObject({ order_id: news[0].body.order_id });
+      expect(repeatKnown.body).toMatchObject({ order_id: created[0].body.order_id, duplicate: true, status: 'pending' });
+      expect(approvals.map((r) => [r.status, r.body.status, r.body.duplicate])).toEqual(Array(4).fill([200, 'approved', false]));
+      expect(decline.body).toMatchObject({ status: 'declined', duplicate: false });
+      expect(approveNew.status).toBe(200);
+      expect(unmatched.status).toBe(200);
+      expect((await use().ctx.orders.get(unmatched.body.order_id)).member).toBeNull();
+      expect(refused).toMatchObject({ status: 400, body: { code: 'svc_postback_invalid_amount' } });
+      expect([signedA.body.duplicate, signedB.body.duplicate].sort()).toEqual([false, true]);
+      // Whatever the batches were, every transaction is one order in the status last reported.
+      for (const p of fresh) expect(await count('orders WHERE network = ? AND transaction_id = ?', ['shopnet', p.txn])).toBe(1);
+      expect((await use().ctx.orders.get(news[12].body.order_id)).status).toBe('approved');
+      // Credits: 4 approvals and the new order approved in the burst, 2.00 each.
+      expect(Number((await balance()).available) - Number(before.available)).toBeCloseTo(10, 5);
+      expect(await count('postbacks')).toBe(beforeRecords + 8 + burst.length);
+      const ids = burst.map((r) => r.body.postback_id ?? r.body.data?.postback_id);
+      expect(new Set(ids).size).toBe(burst.length);
+      for (const [i, res] of burst.entries()) {
+        const rec = await record(ids[i]);
+        expect(rec.request_id).toBe(res.headers['x-request-id']);
+        if (res.status === 200) expect(Number(rec.order_id)).toBe(res.body.order_id);
+      }
+      expect(Math.max(...batches.mock.calls.map(([reports]) => reports.length))).toBeGreaterThan(1);
+      batches.mockRestore();
     });
 
     it('keeps an order whose sub id matches no member, unmatched', async () => {
