@@ -241,7 +241,7 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .addOption(json())
     .action(lazy(commands.orders, 'poll'));
 
-  const advertisers = program.command('advertisers').description('advertisers (programmes joined on the networks): sync, listing, cashback overrides');
+  const advertisers = program.command('advertisers').description('advertisers (programmes joined on the networks): sync, listing, tracking links, cashback overrides');
   advertisers
     .command('list')
     .description('advertisers, by name')
@@ -253,6 +253,13 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .addOption(json())
     .action(lazy(commands.advertisers, 'list'));
   advertisers.command('show <module> <advertiser>').description('one advertiser, with its effective cashback rule').addOption(json()).action(lazy(commands.advertisers, 'show'));
+  advertisers
+    .command('link <module> <advertiser>')
+    .description("print the network's tracking link crediting a member for a visit to the advertiser")
+    .requiredOption('--member <member>', 'the member credited (id, login or email)')
+    .option('--url <url>', "deep link: the page to land on (http(s), on the advertiser's domain)")
+    .addOption(json())
+    .action(lazy(commands.advertisers, 'link'));
   advertisers
     .command('sync')
     .description('sync advertisers from the networks (enqueues an advertisers.sync job and runs it here)')

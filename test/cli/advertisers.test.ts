@@ -59,3 +59,74 @@ for (const dialect of dialects) {
     });
   });
 }
+
+for (const dialect of dialects) {
+  describe(`cashtrack advertisers link [${dialect}]`, () => {
+    let db: TestDatabase;
+    let fixture: AdmitadFixture;
+    let annId: number;
+    let gotolink: string;
+    beforeAll(async () => {
+      db = await createTestDatabase(dialect);
+      expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
+      fixture = await startAdmitadFixture({ advertisers: 3, actions: 4, actionsFrom: new Date(Date.now() - 5 * DAY), actionsTo: new Date(Date.now() - DAY) });
+      const s = fixture.settings;
+      const configured = await runCli(
+        ['networks', 'configure', 'admitad', '--set', `client_id=${s.client_id}`, '--set', `website_id=${s.website_id}`, '--set', `base_url=${s.base_url}`, '--secret-env', 'client_secret=ADM_SECRET'],
+        { db, env: { ADM_SECRET: String(s.client_secret) } },
+      );
+      expect(configured.code, configured.stderr).toBe(0);
+      expect((await runCli(['advertisers', 'sync', '--network', 'admitad'], { db })).code).toBe(0);
+      const ann = await runCli(['users', 'create', 'ann', '--email', 'ann@example.com', '--json'], { db });
+      annId = ann.json<Json>().id;
+      gotolink = (await runCli(['advertisers', 'show', 'admitad', '6000', '--json'], { db })).json<Json>().tracking_template;
+      expect(gotolink).toMatch(/^https:\/\/ad\.admitad\.com\/g\//);
+    });
+    afterAll(async () => {
+      await fixture?.close();
+      await db?.drop();
+    });
+
+    it("prints an Admitad tracking link crediting the member, and refuses while the network is disabled", async () => {
+      expect((await runCli(['networks', 'disable', 'admitad'], { db })).code).toBe(0);
+      const off = await runCli(['advertisers', 'link', 'admitad', '6000', '--member', 'ann'], { db });
+      expect(off.code).toBe(1);
+      expect(off.stderr).toMatch(/^svc_network_disabled: /);
+      expect((await runCli(['networks', 'enable', 'admitad'], { db })).code).toBe(0);
+
+      const plain = await runCli(['advertisers', 'link', 'admitad', '6000', '--member', 'ann'], { db });
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.stdout).toBe(`${gotolink}?subid=${annId}\n`);
+      const target = 'https://store-6000.test/shoes?size=9';
+      const deep = await runCli(['advertisers', 'link', 'admitad', '6000', '--member', String(annId), '--url', target, '--json'], { db });
+      expect(deep.code, deep.stderr).toBe(0);
+      expect(deep.json<Json>()).toEqual({
+        url: `${gotolink}?subid=${annId}&ulp=${encodeURIComponent(target)}`,
+        module: 'admitad',
+        advertiser: '6000',
+        member: { id: annId, login: 'ann' },
+        sub_id: String(annId),
+        deeplink: true,
+      });
+    });
+
+    it('reports refusals as code: message with exit 1, and a missing --member as a usage error', async () => {
+      await runCli(['networks', 'enable', 'admitad'], { db });
+      const cases: [string[], RegExp][] = [
+        [['advertisers', 'link', 'admitad', 'nope', '--member', 'ann'], /^svc_advertiser_not_found: /],
+        [['advertisers', 'link', 'admitad', '6000', '--member', 'nobody'], /^svc_member_not_found: /],
+        [['advertisers', 'link', 'admitad', '6000', '--member', 'ann', '--url', 'https://elsewhere.test/'], /^svc_invalid_url: .*store-6000\.test/],
+        [['advertisers', 'link', 'admitad', '6000', '--member', 'ann', '--url', 'javascript:alert(1)'], /^svc_invalid_url: /],
+      ];
+      for (const [argv, message] of cases) {
+        const res = await runCli(argv, { db });
+        expect(res.code, argv.join(' ')).toBe(1);
+        expect(res.stderr).toMatch(message);
+        expect(res.stdout).toBe('');
+      }
+      const missing = await runCli(['advertisers', 'link', 'admitad', '6000'], { db });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('--member');
+    });
+  });
+}

@@ -1,5 +1,6 @@
-// `cashtrack advertisers list|show|sync|set-cashback`: the REST routes' schemas and the advertiser
-// service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to the end.
+// `cashtrack advertisers list|show|link|sync|set-cashback`: the REST routes' schemas and the
+// advertiser service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to
+// the end.
 import { advertiserSchemas } from '../../http/routes/advertisers.js';
 import type { Advertiser, AdvertiserDetail, AdvertiserFilters } from '../../services/advertisers.js';
 import type { CashbackType } from '../../services/cashback.js';
@@ -49,6 +50,17 @@ export async function show(io: Io, module: string, advertiser: string, opts: { j
     const a = await ctx.advertisers.get(key.module, key.advertiser);
     if (opts.json) return printJson(io, a);
     printAdvertiser(io, a);
+  });
+}
+
+/** Prints only the link (so `$(cashtrack advertisers link ...)` works); `--json` the whole answer. */
+export async function link(io: Io, module: string, advertiser: string, opts: { member: string; url?: string; json?: boolean }): Promise<void> {
+  const key = await validateInput<{ module: string; advertiser: string }>(advertiserSchemas.key, { module, advertiser });
+  const input = await validateInput<{ member: string; url?: string }>(advertiserSchemas.link, { member: opts.member, url: opts.url });
+  await withContext(io, async (ctx) => {
+    const result = await ctx.advertisers.trackingLink(key.module, key.advertiser, { member: input.member, url: input.url ?? null });
+    if (opts.json) return printJson(io, result);
+    io.stdout.write(`${result.url}\n`);
   });
 }
 
