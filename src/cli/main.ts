@@ -238,6 +238,7 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .description("fetch the networks' transactions and record them (enqueues an orders.poll job and runs it here); status changes reach the ledger")
     .option('--network <id>', 'only this network (default: every enabled, configured network)')
     .option('--since <date>', 'start of the window, ISO 8601 (default: oldest pending order minus 7 days, else 30 days ago)')
+    .option('--no-progress', 'no progress line on a terminal')
     .addOption(json())
     .action(lazy(commands.orders, 'poll'));
 
@@ -264,6 +265,7 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .command('sync')
     .description('sync advertisers from the networks (enqueues an advertisers.sync job and runs it here)')
     .option('--network <id>', 'only this network (default: every enabled, configured network)')
+    .option('--no-progress', 'no progress line on a terminal')
     .addOption(json())
     .action(lazy(commands.advertisers, 'sync'));
   advertisers

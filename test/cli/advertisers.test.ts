@@ -31,6 +31,8 @@ for (const dialect of dialects) {
       expect(sync.code, sync.stderr).toBe(0);
       expect(sync.stdout).toMatch(/job \d+ advertisers\.sync started/);
       expect(sync.stdout).toMatch(/admitad\s+1\s+5\s+5\s+0\s+0\s+0/);
+      // Not a terminal: no progress line.
+      expect(sync.stderr).toBe('');
       const list = await runCli(['advertisers', 'list', '--network', 'admitad', '--json'], { db });
       expect(list.json<Json[]>()).toHaveLength(5);
       const table = await runCli(['advertisers', 'list', '--per-page', '2'], { db });
@@ -49,6 +51,7 @@ for (const dialect of dialects) {
       const first = await runCli(['orders', 'poll', '--network', 'admitad', '--json'], { db });
       expect(first.code, first.stderr).toBe(0);
       expect(first.json<Json>()).toMatchObject({ type: 'orders.poll', status: 'done', result: { networks: { admitad: { seen: 6, created: 6, failed: 0 } } } });
+      expect(first.stderr).toBe('');
       const second = await runCli(['orders', 'poll', '--network', 'admitad', '--since', new Date(Date.now() - 7 * DAY).toISOString()], { db });
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).toMatch(/admitad\s+\S+\s+\S+\s+1\s+6\s+0\s+0\s+6\s+0/);
@@ -60,8 +63,16 @@ for (const dialect of dialects) {
   });
 }
 
+const ERASE = '\r\x1b[K';
+
+/** The lines a progress display drew, and whether it erased the last one. */
+function drawn(stderr: string): { lines: string[]; erased: boolean } {
+  const parts = stderr.split(ERASE);
+  return { lines: parts.slice(1).filter(Boolean), erased: stderr.endsWith(ERASE) && parts[0] === '' };
+}
+
 for (const dialect of dialects) {
-  describe(`cashtrack advertisers link [${dialect}]`, () => {
+  describe(`cashtrack advertisers link, and progress lines on a terminal [${dialect}]`, () => {
     let db: TestDatabase;
     let fixture: AdmitadFixture;
     let annId: number;
@@ -127,6 +138,32 @@ for (const dialect of dialects) {
       const missing = await runCli(['advertisers', 'link', 'admitad', '6000'], { db });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('--member');
+    });
+
+    it('draws a progress line while syncing on a terminal, erases it, and prints the same result', async () => {
+      const res = await runCli(['advertisers', 'sync', '--network', 'admitad'], { db, tty: { columns: 80 } });
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toMatch(/job \d+ advertisers\.sync started/);
+      expect(res.stdout).toMatch(/admitad\s+1\s+3\s+0\s+3\s+0\s+0/);
+      expect(res.stdout).not.toContain('\r');
+      const { lines, erased } = drawn(res.stderr);
+      expect(erased).toBe(true);
+      expect(lines[0]).toMatch(/^advertisers\.sync admitad  . 0 pages  \d+s$/);
+      expect(lines.some((l) => /^advertisers\.sync admitad  . 1 page  3 updated/.test(l))).toBe(true);
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(79);
+    });
+
+    it('draws one for orders poll too, and none with --json or --no-progress', async () => {
+      const res = await runCli(['orders', 'poll', '--network', 'admitad'], { db, tty: { columns: 120 } });
+      expect(res.code, res.stderr).toBe(0);
+      const { lines, erased } = drawn(res.stderr);
+      expect(erased).toBe(true);
+      expect(lines.some((l) => /^orders\.poll admitad  . \d+ transactions?/.test(l))).toBe(true);
+      for (const argv of [['advertisers', 'sync', '--network', 'admitad', '--json'], ['orders', 'poll', '--network', 'admitad', '--no-progress']]) {
+        const quiet = await runCli(argv, { db, tty: { columns: 80 } });
+        expect(quiet.code, quiet.stderr).toBe(0);
+        expect(quiet.stderr).toBe('');
+      }
     });
   });
 }
