@@ -98,7 +98,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     countAdvertisers: () => advertisers.countByModule(),
   });
   const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });
-  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback });
+  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users });
   const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts });
   return {
     config,

@@ -6,7 +6,8 @@ import { isServiceError } from '../errors.js';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream;
+  /** A terminal (`isTTY`) gets progress lines; `columns` bounds their width. */
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
   /** Applied over the environment (tests point this at their database). */

@@ -238,10 +238,11 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .description("fetch the networks' transactions and record them (enqueues an orders.poll job and runs it here); status changes reach the ledger")
     .option('--network <id>', 'only this network (default: every enabled, configured network)')
     .option('--since <date>', 'start of the window, ISO 8601 (default: oldest pending order minus 7 days, else 30 days ago)')
+    .option('--no-progress', 'no progress line on a terminal')
     .addOption(json())
     .action(lazy(commands.orders, 'poll'));
 
-  const advertisers = program.command('advertisers').description('advertisers (programmes joined on the networks): sync, listing, cashback overrides');
+  const advertisers = program.command('advertisers').description('advertisers (programmes joined on the networks): sync, listing, tracking links, cashback overrides');
   advertisers
     .command('list')
     .description('advertisers, by name')
@@ -254,9 +255,17 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .action(lazy(commands.advertisers, 'list'));
   advertisers.command('show <module> <advertiser>').description('one advertiser, with its effective cashback rule').addOption(json()).action(lazy(commands.advertisers, 'show'));
   advertisers
+    .command('link <module> <advertiser>')
+    .description("print the network's tracking link crediting a member for a visit to the advertiser")
+    .requiredOption('--member <member>', 'the member credited (id, login or email)')
+    .option('--url <url>', "deep link: the page to land on (http(s), on the advertiser's domain)")
+    .addOption(json())
+    .action(lazy(commands.advertisers, 'link'));
+  advertisers
     .command('sync')
     .description('sync advertisers from the networks (enqueues an advertisers.sync job and runs it here)')
     .option('--network <id>', 'only this network (default: every enabled, configured network)')
+    .option('--no-progress', 'no progress line on a terminal')
     .addOption(json())
     .action(lazy(commands.advertisers, 'sync'));
   advertisers

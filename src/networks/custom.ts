@@ -1,7 +1,9 @@
 // A NetworkModule built from a custom network's definition: postbacks read by its parameter
 // mapping, tracking links from its template, advertisers and transactions from its feeds.
+import { ServiceError } from '../errors.js';
 import { atPath, feedRecords, type FeedRecord } from './custom-feeds.js';
 import { fillTemplate, type CustomDefinition, type FeedDefinition, type PostbackField } from './custom-definition.js';
+import { checkSubId, checkTarget } from './module-support.js';
 import { PostbackParams } from './postback.js';
 import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
 import { absoluteUrl, countryCodes, currencyCode, decimalAmount, domainOf, parseDate, text } from './values.js';
@@ -116,10 +118,16 @@ export function customModule(id: string, def: CustomDefinition): NetworkModule {
     },
     limits: { maxWindowDays: 366, maxLookbackDays: null },
     trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null }) {
-      if (!def.tracking_link) return '';
-      const values: Record<string, string | null> = { sub_id: input.sub_id, url: input.url ?? '', advertiser_id: input.advertiser_id };
+      const template = def.tracking_link?.trim();
+      if (!template) throw new ServiceError('svc_tracking_link_unavailable', `${def.name} has no tracking_link template: add one to its definition.`, 409, { network: id, advertiser: input.advertiser_id });
+      const subId = checkSubId(input.sub_id, 191, def.name);
+      const target = checkTarget(input.url);
+      // Without {url} the template cannot carry a target: a link to the home page would silently
+      // drop what was asked for.
+      if (target && !/\{url\}/.test(template)) throw new ServiceError('svc_deeplink_unsupported', `${def.name}'s tracking_link has no {url} placeholder: it cannot deep-link.`, 409, { network: id });
+      const values: Record<string, string | null> = { sub_id: subId, url: target ?? '', advertiser_id: input.advertiser_id };
       for (const k of configKeys) if (!k.secret) values[`settings.${k.name}`] = settings[k.name] ?? '';
-      return fillTemplate(def.tracking_link, values);
+      return fillTemplate(template, values);
     },
     parsePostback(query, body): PostbackFields {
       const p = PostbackParams.read(query, body);

@@ -10,6 +10,8 @@ import type { ModuleRuntime, NetworkAdvertiser } from '../networks/types.js';
 import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './cashback.js';
 import type { LogService } from './logs.js';
 import type { NetworkService } from './networks.js';
+import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
+import type { User, UserService } from './users.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;
 export type AdvertiserStatus = (typeof ADVERTISER_STATUSES)[number];
@@ -85,6 +87,19 @@ export interface AdvertiserServiceDeps {
   logger: LogService;
   networks: NetworkService;
   cashback: CashbackRuleService;
+  users: UserService;
+}
+
+/** A tracking link crediting a member, as `GET /advertisers/{module}/{advertiser}/link` answers it. */
+export interface TrackingLink {
+  url: string;
+  module: string;
+  advertiser: string;
+  member: { id: number; login: string };
+  /** What the network carries back with the conversion: the member's id (see OrderService). */
+  sub_id: string;
+  /** Whether the link lands on a target URL rather than the advertiser's home page. */
+  deeplink: boolean;
 }
 
 const COLUMNS =
@@ -280,6 +295,50 @@ export class AdvertiserService {
       [like, like],
     );
     return rows.map((r) => ({ id: `${String(r.module)}/${String(r.advertiser)}`, label: `${String(r.name_override ?? r.name)} (${String(r.module)})` }));
+  }
+
+  /**
+   * The network's tracking link that credits `member` (a user id, or a login or email) for a visit
+   * to the advertiser, landing on `url` when one is given. The sub id is the member's id: the
+   * orders service matches a numeric sub id to a user id, so the conversion reaches this member.
+   * Refuses (in this order) a bad URL (400 svc_invalid_url), an unknown advertiser or member (404
+   * svc_advertiser_not_found, svc_member_not_found), a network that is disabled or not configured
+   * (409 svc_network_disabled, svc_network_not_configured), an inactive advertiser (409
+   * svc_advertiser_inactive), a disabled member (409 svc_member_disabled), a URL off the
+   * advertiser's domain (400 svc_invalid_url), and a link the module cannot build (409
+   * svc_tracking_link_unavailable, svc_deeplink_unsupported).
+   */
+  async trackingLink(module: string, advertiser: string, input: { member: string | number; url?: string | null }): Promise<TrackingLink> {
+    const target = parseLinkTarget(input.url);
+    if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
+    const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?', [module, advertiser]);
+    if (!row) throw notFound(module, advertiser);
+    const member = await this.findMember(input.member);
+    const { module: network, settings } = await this.deps.networks.requireUsable(module);
+    if (row.status === 'inactive') {
+      throw new ServiceError('svc_advertiser_inactive', `${module}/${advertiser} is inactive: the network no longer lists it, so a link would earn nothing.`, 409, { module, advertiser });
+    }
+    if (member.status !== 'active') throw new ServiceError('svc_member_disabled', `Member ${member.login} is disabled.`, 409, { member_id: member.id });
+    const domain = row.domain === null || row.domain === undefined ? (row.site_url ? String(row.site_url) : null) : String(row.domain);
+    if (target) checkTargetDomain(target, domain);
+    const subId = String(member.id);
+    const url = network.trackingLink(settings, {
+      advertiser_id: advertiser,
+      sub_id: subId,
+      url: target ? target.toString() : null,
+      tracking_template: row.tracking_template === null || row.tracking_template === undefined ? null : String(row.tracking_template),
+    });
+    if (!url) throw new ServiceError('svc_tracking_link_unavailable', `${network.name} gave no tracking link for ${module}/${advertiser}.`, 409, { network: module, advertiser });
+    this.deps.logger.debug('advertisers', 'Tracking link built', { module, advertiser, member_id: member.id, deeplink: target !== null });
+    return { url, module, advertiser, member: { id: member.id, login: member.login }, sub_id: subId, deeplink: target !== null };
+  }
+
+  /** Digits: a user id (as the orders service reads a sub id); anything else: a login or email. */
+  private async findMember(member: string | number): Promise<User> {
+    const key = typeof member === 'number' ? String(member) : typeof member === 'string' ? member.trim() : '';
+    const user = /^\d{1,15}$/.test(key) ? await this.deps.users.get(Number(key)) : key && key.length <= 191 ? await this.deps.users.findByLogin(key) : null;
+    if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, /^\d{1,15}$/.test(key) ? { member_id: Number(key) } : { member: key.slice(0, 191) });
+    return user;
   }
 
   /** Sets the advertiser's member cashback override (404 when the advertiser is unknown). */

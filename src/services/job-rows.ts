@@ -14,6 +14,14 @@ export interface JobProgress {
   failed: number;
 }
 
+/** What `JobService.onProgress` listeners receive: the counts written, and the checkpoint when one was saved. */
+export interface JobProgressUpdate {
+  id: number;
+  progress: JobProgress;
+  /** The job's checkpoint value, on checkpoint writes only. */
+  checkpoint?: unknown;
+}
+
 /** A job as the API and CLI show it. */
 export interface Job {
   id: number;

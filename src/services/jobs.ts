@@ -13,7 +13,7 @@ import { ServiceError } from '../errors.js';
 import type { JobRegistry } from '../jobs/registry.js';
 import { requestHash } from './idempotency.js';
 import type { LogService } from './logs.js';
-import { COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type LeaseState } from './job-rows.js';
+import { COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './job-rows.js';
 
 // The shapes are part of this service's API.
 export * from './job-rows.js';
@@ -34,6 +34,7 @@ export class JobService {
   readonly registry: JobRegistry;
   private readonly enqueueListeners = new Set<(job: Job) => void>();
   private readonly cancelListeners = new Set<(id: number) => void>();
+  private readonly progressListeners = new Set<(update: JobProgressUpdate) => void>();
 
   constructor(private readonly deps: JobServiceDeps) {
     this.registry = deps.registry;
@@ -49,6 +50,15 @@ export class JobService {
   onCancelRequested(listener: (id: number) => void): () => void {
     this.cancelListeners.add(listener);
     return () => this.cancelListeners.delete(listener);
+  }
+
+  /**
+   * Called after each progress or checkpoint write a runner in this process makes (the CLI's
+   * progress line for a job it runs in-process). Listeners must not throw or block.
+   */
+  onProgress(listener: (update: JobProgressUpdate) => void): () => void {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
   }
 
   /**
@@ -272,7 +282,18 @@ export class JobService {
       set += ', checkpoint = ?';
       values.push(JSON.stringify({ value: checkpoint.value ?? null, progress } satisfies CheckpointEnvelope));
     }
-    return this.guarded(lease, set, values, cancelling);
+    const state = await this.guarded(lease, set, values, cancelling);
+    if (state !== 'lost' && this.progressListeners.size) {
+      const update: JobProgressUpdate = { id: lease.id, progress: { ...progress }, ...(checkpoint ? { checkpoint: checkpoint.value ?? null } : {}) };
+      for (const listener of this.progressListeners) {
+        try {
+          listener(update);
+        } catch {
+          // A display's failure is not the job's.
+        }
+      }
+    }
+    return state;
   }
 
   /** The job returned: `done`, or `cancelled` when a cancel was requested meanwhile. */

@@ -154,6 +154,35 @@ export class NetworkService {
   }
 
   /**
+   * The module and effective settings of a network that may be used now (tracking links): 404
+   * svc_network_not_found, 409 svc_network_disabled while it is switched off, 409
+   * svc_network_not_configured while a required setting is missing. Lighter than `get` (no counts).
+   */
+  async requireUsable(id: string): Promise<{ module: NetworkModule; settings: ModuleSettings }> {
+    const { module, row } = await this.resolve(id);
+    if (!row?.enabled) {
+      throw new ServiceError('svc_network_disabled', `${module.name} is disabled: run \`cashtrack networks enable ${module.id}\` first.`, 409, { network: module.id });
+    }
+    const settings = this.effectiveSettings(module.id, row);
+    let configured: boolean;
+    try {
+      configured = module.isConfigured(settings);
+    } catch {
+      configured = false;
+    }
+    if (!configured) {
+      const missing = module.configKeys.filter((k) => k.required && !settings[k.name]?.trim()).map((k) => k.name);
+      throw new ServiceError(
+        'svc_network_not_configured',
+        `${module.name} is not configured${missing.length ? `: set ${missing.join(', ')}` : ''} (\`cashtrack networks configure ${module.id} --set key=value\`).`,
+        409,
+        { network: module.id, ...(missing.length ? { missing } : {}) },
+      );
+    }
+    return { module, settings };
+  }
+
+  /**
    * Creates (201) or replaces (200) a custom network's definition. 409 svc_network_not_custom for
    * a built-in id; 400 svc_invalid_network (with `data.params`) for a bad id or definition. The
    * definition's `cashback` becomes the network's cashback rule (absent: the site default).

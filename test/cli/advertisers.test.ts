@@ -31,6 +31,8 @@ for (const dialect of dialects) {
       expect(sync.code, sync.stderr).toBe(0);
       expect(sync.stdout).toMatch(/job \d+ advertisers\.sync started/);
       expect(sync.stdout).toMatch(/admitad\s+1\s+5\s+5\s+0\s+0\s+0/);
+      // Not a terminal: no progress line.
+      expect(sync.stderr).toBe('');
       const list = await runCli(['advertisers', 'list', '--network', 'admitad', '--json'], { db });
       expect(list.json<Json[]>()).toHaveLength(5);
       const table = await runCli(['advertisers', 'list', '--per-page', '2'], { db });
@@ -49,6 +51,7 @@ for (const dialect of dialects) {
       const first = await runCli(['orders', 'poll', '--network', 'admitad', '--json'], { db });
       expect(first.code, first.stderr).toBe(0);
       expect(first.json<Json>()).toMatchObject({ type: 'orders.poll', status: 'done', result: { networks: { admitad: { seen: 6, created: 6, failed: 0 } } } });
+      expect(first.stderr).toBe('');
       const second = await runCli(['orders', 'poll', '--network', 'admitad', '--since', new Date(Date.now() - 7 * DAY).toISOString()], { db });
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).toMatch(/admitad\s+\S+\s+\S+\s+1\s+6\s+0\s+0\s+6\s+0/);
@@ -56,6 +59,111 @@ for (const dialect of dialects) {
       expect(orders.json<Json[]>()).toHaveLength(6);
       const bad = await runCli(['orders', 'poll', '--since', 'yesterday'], { db });
       expect(bad.code).toBe(2);
+    });
+  });
+}
+
+const ERASE = '\r\x1b[K';
+
+/** The lines a progress display drew, and whether it erased the last one. */
+function drawn(stderr: string): { lines: string[]; erased: boolean } {
+  const parts = stderr.split(ERASE);
+  return { lines: parts.slice(1).filter(Boolean), erased: stderr.endsWith(ERASE) && parts[0] === '' };
+}
+
+for (const dialect of dialects) {
+  describe(`cashtrack advertisers link, and progress lines on a terminal [${dialect}]`, () => {
+    let db: TestDatabase;
+    let fixture: AdmitadFixture;
+    let annId: number;
+    let gotolink: string;
+    beforeAll(async () => {
+      db = await createTestDatabase(dialect);
+      expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
+      fixture = await startAdmitadFixture({ advertisers: 3, actions: 4, actionsFrom: new Date(Date.now() - 5 * DAY), actionsTo: new Date(Date.now() - DAY) });
+      const s = fixture.settings;
+      const configured = await runCli(
+        ['networks', 'configure', 'admitad', '--set', `client_id=${s.client_id}`, '--set', `website_id=${s.website_id}`, '--set', `base_url=${s.base_url}`, '--secret-env', 'client_secret=ADM_SECRET'],
+        { db, env: { ADM_SECRET: String(s.client_secret) } },
+      );
+      expect(configured.code, configured.stderr).toBe(0);
+      expect((await runCli(['advertisers', 'sync', '--network', 'admitad'], { db })).code).toBe(0);
+      const ann = await runCli(['users', 'create', 'ann', '--email', 'ann@example.com', '--json'], { db });
+      annId = ann.json<Json>().id;
+      gotolink = (await runCli(['advertisers', 'show', 'admitad', '6000', '--json'], { db })).json<Json>().tracking_template;
+      expect(gotolink).toMatch(/^https:\/\/ad\.admitad\.com\/g\//);
+    });
+    afterAll(async () => {
+      await fixture?.close();
+      await db?.drop();
+    });
+
+    it("prints an Admitad tracking link crediting the member, and refuses while the network is disabled", async () => {
+      expect((await runCli(['networks', 'disable', 'admitad'], { db })).code).toBe(0);
+      const off = await runCli(['advertisers', 'link', 'admitad', '6000', '--member', 'ann'], { db });
+      expect(off.code).toBe(1);
+      expect(off.stderr).toMatch(/^svc_network_disabled: /);
+      expect((await runCli(['networks', 'enable', 'admitad'], { db })).code).toBe(0);
+
+      const plain = await runCli(['advertisers', 'link', 'admitad', '6000', '--member', 'ann'], { db });
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.stdout).toBe(`${gotolink}?subid=${annId}\n`);
+      const target = 'https://store-6000.test/shoes?size=9';
+      const deep = await runCli(['advertisers', 'link', 'admitad', '6000', '--member', String(annId), '--url', target, '--json'], { db });
+      expect(deep.code, deep.stderr).toBe(0);
+      expect(deep.json<Json>()).toEqual({
+        url: `${gotolink}?subid=${annId}&ulp=${encodeURIComponent(target)}`,
+        module: 'admitad',
+        advertiser: '6000',
+        member: { id: annId, login: 'ann' },
+        sub_id: String(annId),
+        deeplink: true,
+      });
+    });
+
+    it('reports refusals as code: message with exit 1, and a missing --member as a usage error', async () => {
+      await runCli(['networks', 'enable', 'admitad'], { db });
+      const cases: [string[], RegExp][] = [
+        [['advertisers', 'link', 'admitad', 'nope', '--member', 'ann'], /^svc_advertiser_not_found: /],
+        [['advertisers', 'link', 'admitad', '6000', '--member', 'nobody'], /^svc_member_not_found: /],
+        [['advertisers', 'link', 'admitad', '6000', '--member', 'ann', '--url', 'https://elsewhere.test/'], /^svc_invalid_url: .*store-6000\.test/],
+        [['advertisers', 'link', 'admitad', '6000', '--member', 'ann', '--url', 'javascript:alert(1)'], /^svc_invalid_url: /],
+      ];
+      for (const [argv, message] of cases) {
+        const res = await runCli(argv, { db });
+        expect(res.code, argv.join(' ')).toBe(1);
+        expect(res.stderr).toMatch(message);
+        expect(res.stdout).toBe('');
+      }
+      const missing = await runCli(['advertisers', 'link', 'admitad', '6000'], { db });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('--member');
+    });
+
+    it('draws a progress line while syncing on a terminal, erases it, and prints the same result', async () => {
+      const res = await runCli(['advertisers', 'sync', '--network', 'admitad'], { db, tty: { columns: 80 } });
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toMatch(/job \d+ advertisers\.sync started/);
+      expect(res.stdout).toMatch(/admitad\s+1\s+3\s+0\s+3\s+0\s+0/);
+      expect(res.stdout).not.toContain('\r');
+      const { lines, erased } = drawn(res.stderr);
+      expect(erased).toBe(true);
+      expect(lines[0]).toMatch(/^advertisers\.sync admitad  . 0 pages  \d+s$/);
+      expect(lines.some((l) => /^advertisers\.sync admitad  . 1 page  3 updated/.test(l))).toBe(true);
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(79);
+    });
+
+    it('draws one for orders poll too, and none with --json or --no-progress', async () => {
+      const res = await runCli(['orders', 'poll', '--network', 'admitad'], { db, tty: { columns: 120 } });
+      expect(res.code, res.stderr).toBe(0);
+      const { lines, erased } = drawn(res.stderr);
+      expect(erased).toBe(true);
+      expect(lines.some((l) => /^orders\.poll admitad  . \d+ transactions?/.test(l))).toBe(true);
+      for (const argv of [['advertisers', 'sync', '--network', 'admitad', '--json'], ['orders', 'poll', '--network', 'admitad', '--no-progress']]) {
+        const quiet = await runCli(argv, { db, tty: { columns: 80 } });
+        expect(quiet.code, quiet.stderr).toBe(0);
+        expect(quiet.stderr).toBe('');
+      }
     });
   });
 }

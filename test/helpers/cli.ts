@@ -18,9 +18,14 @@ class Capture extends Writable {
   }
 }
 
-export async function runCli(argv: string[], options: { db?: TestDatabase; env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
+/**
+ * Runs `cashtrack argv`. With `tty`, stdout and stderr pose as a terminal of that many columns
+ * (`isTTY`), as commands that draw progress lines check.
+ */
+export async function runCli(argv: string[], options: { db?: TestDatabase; env?: Record<string, string>; stdin?: string; tty?: { columns: number } } = {}): Promise<CliResult> {
   const stdout = new Capture();
   const stderr = new Capture();
+  if (options.tty) for (const s of [stdout, stderr]) Object.assign(s, { isTTY: true, columns: options.tty.columns });
   const stdin = new PassThrough();
   stdin.end(options.stdin ?? '');
   const env: Record<string, string> = { CASHTRACK_ENV: 'test', ...(options.env ?? {}) };

@@ -119,4 +119,17 @@ describe('a custom network from its definition', () => {
     expect(m.parsePostback({}, { tx: 'B-2', c: 2 })).toEqual({ transaction_id: 'B-2', commission: '2' });
     expect(m.postbackTemplate).toBe('tx={transaction_id}&c={commission}&s={status}');
   });
+
+  it('builds tracking links from its template and refuses what it cannot build', () => {
+    const base = { name: 'Link Net', currency: 'EUR', statuses: { ok: 'approved' } };
+    const m = customModule('linknet', checkDefinition({ ...base, tracking_link: 'https://go.link.test/{advertiser_id}?s={sub_id}&u={url}' }));
+    expect(m.trackingLink({}, { advertiser_id: 'a b', sub_id: '42', url: 'https://shop.test/p?x=1&y=2' })).toBe('https://go.link.test/a%20b?s=42&u=https%3A%2F%2Fshop.test%2Fp%3Fx%3D1%26y%3D2');
+    expect(() => m.trackingLink({}, { advertiser_id: '1', sub_id: ' ', url: null })).toThrow(expect.objectContaining({ code: 'svc_invalid_sub_id', status: 400 }));
+    expect(() => m.trackingLink({}, { advertiser_id: '1', sub_id: '42', url: 'javascript:alert(1)' })).toThrow(expect.objectContaining({ code: 'svc_invalid_url', status: 400 }));
+    const none = customModule('nolinks', checkDefinition(base));
+    expect(() => none.trackingLink({}, { advertiser_id: '1', sub_id: '42', url: null })).toThrow(expect.objectContaining({ code: 'svc_tracking_link_unavailable', status: 409 }));
+    const home = customModule('home', checkDefinition({ ...base, tracking_link: 'https://go.home.test/{advertiser_id}?s={sub_id}' }));
+    expect(home.trackingLink({}, { advertiser_id: '1', sub_id: '42', url: null })).toBe('https://go.home.test/1?s=42');
+    expect(() => home.trackingLink({}, { advertiser_id: '1', sub_id: '42', url: 'https://shop.test/' })).toThrow(expect.objectContaining({ code: 'svc_deeplink_unsupported', status: 409 }));
+  });
 });

@@ -140,6 +140,27 @@ describeEachDialect(
       expect(lease.lease_owner).toBe('p1');
     });
 
+    it('tells progress listeners in this process of each write that went through, with the checkpoint when one was saved', async () => {
+      await jobs.enqueue('test.count', { n: 7 }, 'cli');
+      const claimed = (await jobs.claim('p-listen', ['test.count'], LEASE))!;
+      const seen: unknown[] = [];
+      const off = jobs.onProgress((u) => seen.push(u));
+      const offBroken = jobs.onProgress(() => {
+        throw new Error('a broken display');
+      });
+      expect(await jobs.saveProgress(claimed.lease, { total: null, done: 1, failed: 0 })).toBe('ok');
+      expect(await jobs.saveProgress(claimed.lease, { total: 4, done: 2, failed: 1 }, false, { value: { next: 3 } })).toBe('ok');
+      expect(await jobs.saveProgress({ ...claimed.lease, owner: 'someone-else' }, { total: 4, done: 3, failed: 1 })).toBe('lost');
+      off();
+      offBroken();
+      await jobs.saveProgress(claimed.lease, { total: 4, done: 4, failed: 1 });
+      expect(seen).toEqual([
+        { id: claimed.lease.id, progress: { total: null, done: 1, failed: 0 } },
+        { id: claimed.lease.id, progress: { total: 4, done: 2, failed: 1 }, checkpoint: { next: 3 } },
+      ]);
+      await jobs.finish(claimed.lease, {}, { total: 4, done: 4, failed: 1 });
+    });
+
     it('takes over a running job only once its lease has expired, with the checkpoint and the progress saved with it', async () => {
       const job = await jobs.enqueue('test.items', { count: 5 }, 'cli');
       const dead = (await jobs.claim('dead', ['test.items'], LEASE))!;

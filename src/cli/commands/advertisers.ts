@@ -1,9 +1,11 @@
-// `cashtrack advertisers list|show|sync|set-cashback`: the REST routes' schemas and the advertiser
-// service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to the end.
+// `cashtrack advertisers list|show|link|sync|set-cashback`: the REST routes' schemas and the
+// advertiser service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to
+// the end, with a progress line on a terminal.
 import { advertiserSchemas } from '../../http/routes/advertisers.js';
 import type { Advertiser, AdvertiserDetail, AdvertiserFilters } from '../../services/advertisers.js';
 import type { CashbackType } from '../../services/cashback.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { jobProgressLine } from '../progress.js';
 import { runInProcess } from './jobs.js';
 
 const commissionText = (a: Advertiser) => (a.commission ? `${a.commission.type} ${a.commission.min ?? ''}${a.commission.max && a.commission.max !== a.commission.min ? `-${a.commission.max}` : ''}${a.commission.currency ? ` ${a.commission.currency}` : ''}`.trim() : '');
@@ -52,13 +54,24 @@ export async function show(io: Io, module: string, advertiser: string, opts: { j
   });
 }
 
-export async function sync(io: Io, opts: { network?: string; json?: boolean }): Promise<void> {
+/** Prints only the link (so `$(cashtrack advertisers link ...)` works); `--json` the whole answer. */
+export async function link(io: Io, module: string, advertiser: string, opts: { member: string; url?: string; json?: boolean }): Promise<void> {
+  const key = await validateInput<{ module: string; advertiser: string }>(advertiserSchemas.key, { module, advertiser });
+  const input = await validateInput<{ member: string; url?: string }>(advertiserSchemas.link, { member: opts.member, url: opts.url });
+  await withContext(io, async (ctx) => {
+    const result = await ctx.advertisers.trackingLink(key.module, key.advertiser, { member: input.member, url: input.url ?? null });
+    if (opts.json) return printJson(io, result);
+    io.stdout.write(`${result.url}\n`);
+  });
+}
+
+export async function sync(io: Io, opts: { network?: string; json?: boolean; progress?: boolean }): Promise<void> {
   const input = await validateInput<{ network?: string }>(advertiserSchemas.sync, { network: opts.network });
   await withContext(io, async (ctx) => {
     if (input.network) await ctx.networks.get(input.network);
     const queued = await ctx.jobs.enqueue('advertisers.sync', input.network ? { network: input.network } : {}, 'cli');
     if (!opts.json) io.stdout.write(`job ${queued.id} advertisers.sync started\n`);
-    const job = await runInProcess(ctx, queued);
+    const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, number>>; failed?: Record<string, string> };
     const rows = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));

@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { jobSchemas } from '../../http/routes/jobs.js';
 import type { Job, JobFilters } from '../../services/jobs.js';
 import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import type { JobProgressLine } from '../progress.js';
 
 const progressText = (j: Job) => `${j.progress.done}${j.progress.total === null ? '' : `/${j.progress.total}`}${j.progress.failed ? ` (${j.progress.failed} failed)` : ''}`;
 
@@ -127,9 +128,10 @@ export async function runPending(io: Io, opts: { concurrency?: number; json?: bo
 /**
  * Runs a job just enqueued in this process until it finishes (`orders poll`, `advertisers sync`):
  * a runner limited to the job's type that stops when none of that type is left. Returns the job
- * as it ended; a failed or cancelled job is an error (exit 1).
+ * as it ended; a failed or cancelled job is an error (exit 1). With `line`, the job's progress is
+ * drawn on it while it runs and erased before this returns or throws.
  */
-export async function runInProcess(ctx: Context, queued: Job): Promise<Job> {
+export async function runInProcess(ctx: Context, queued: Job, line: JobProgressLine | null = null): Promise<Job> {
   const { JobRunner } = await import('../../jobs/runner.js');
   const { JobRegistry } = await import('../../jobs/registry.js');
   const config = ctx.config.jobs;
@@ -144,9 +146,17 @@ export async function runInProcess(ctx: Context, queued: Job): Promise<Job> {
   const onSignal = () => void runner.stop();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  const unsubscribe = line
+    ? ctx.jobs.onProgress((update) => {
+        if (update.id === queued.id) line.update(update);
+      })
+    : null;
+  line?.start(queued);
   try {
     await runner.runPending();
   } finally {
+    unsubscribe?.();
+    line?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -146,7 +146,7 @@ export async function assign(io: Io, id: string, member: string, opts: { note?: 
 }
 
 /** `orders poll`: enqueues an `orders.poll` job and runs it here to the end, printing the counts. */
-export async function poll(io: Io, opts: { network?: string; since?: string; json?: boolean }): Promise<void> {
+export async function poll(io: Io, opts: { network?: string; since?: string; json?: boolean; progress?: boolean }): Promise<void> {
   if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) throw new UsageError(`--since must be an ISO 8601 date, got "${opts.since}"`);
   await withContext(io, async (ctx) => {
     if (opts.network) await ctx.networks.get(opts.network);
@@ -154,9 +154,10 @@ export async function poll(io: Io, opts: { network?: string; since?: string; jso
     if (opts.network) params.network = opts.network;
     if (opts.since) params.since = opts.since;
     const { runInProcess } = await import('./jobs.js');
+    const { jobProgressLine } = await import('../progress.js');
     const queued = await ctx.jobs.enqueue('orders.poll', params, 'cli');
     if (!opts.json) io.stdout.write(`job ${queued.id} orders.poll started\n`);
-    const job = await runInProcess(ctx, queued);
+    const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, unknown>>; failed?: Record<string, string> };
     const rows = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));

@@ -1,5 +1,6 @@
-// Advertisers: /advertisers (list), /advertisers/{module}/{advertiser} (one), POST
-// /advertisers/sync (starts a sync job: 202), /lookup/advertisers (typeahead).
+// Advertisers: /advertisers (list), /advertisers/{module}/{advertiser} (one), its tracking link
+// for a member (/link), POST /advertisers/sync (starts a sync job: 202), /lookup/advertisers
+// (typeahead).
 import Joi from 'joi';
 import { ADVERTISER_STATUSES } from '../../services/advertisers.js';
 import { CASHBACK_TYPES } from '../../services/cashback.js';
@@ -21,6 +22,10 @@ export const advertiserSchemas = {
     order: Joi.string().valid('asc', 'desc').default('asc'),
   }),
   key: Joi.object({ module: network.required(), advertiser: Joi.string().max(128).required() }),
+  link: Joi.object({
+    member: Joi.string().trim().min(1).max(191).required().description('The member credited: a user id, or a login or email.'),
+    url: Joi.string().trim().max(2000).description("Target page (http or https, on the advertiser's domain when it is known); default: the advertiser's home page."),
+  }),
   sync: Joi.object({ network: network.description('Only this network (default: every enabled, configured network).') }),
   lookup: Joi.object({ search: Joi.string().allow('').max(191).default('').description('Prefix of the name.') }),
   cashback: Joi.object({
@@ -51,6 +56,15 @@ export const advertisersRoutes: RouteDef[] = [
     description: 'One advertiser, with its raw network record and cashback rule.',
     validate: { params: advertiserSchemas.key, query: Joi.object({}) },
     handler: ({ params }, ctx) => ctx.advertisers.get(params.module, params.advertiser),
+  },
+  {
+    id: 'advertisers.link',
+    method: 'GET',
+    path: '/advertisers/{module}/{advertiser}/link',
+    auth: 'manage_options',
+    description: "The network's tracking link crediting a member for a visit to the advertiser, optionally deep-linking to `url`.",
+    validate: { params: advertiserSchemas.key, query: advertiserSchemas.link },
+    handler: ({ params, query }, ctx) => ctx.advertisers.trackingLink(params.module, params.advertiser, { member: query.member, url: query.url ?? null }),
   },
   {
     id: 'advertisers.sync',
