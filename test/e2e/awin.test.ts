@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startAwinFixture, type AwinFixture } from '../fixtures/networks/awin.js';
 import { localUtc, type Rec } from '../fixtures/networks/common.js';
 import { count, describeDaemon, fillMacros, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
+import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 
@@ -81,6 +81,12 @@ describeDaemon('Awin end to end', (use) => {
     expect(network).toMatchObject({ settings: { publisher_id: fixture.publisherId, base_url: fixture.url, api_token_set: true }, postbacks: { url: `${use().url}/postback/awin` } });
     expect(template).toContain('transactionId=!!!transactionId!!!');
     expect(template).toContain('clickRef=!!!clickRef!!!');
+  });
+
+  it('sends itself a test notification over HTTP that records no order', async () => {
+    const sent = await expectTestPostback(use(), 'awin', { sub_id: 'test-member', amount: '25.00', commission: '1.25' });
+    expect(sent.request.url).toContain('transactionAmount=25.00');
+    expect(sent.record).toMatchObject({ status: 'pending' });
   });
 
   it('syncs the joined programmes through a job, with their mapped fields, and records the sync on the network', async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FixtureServer, json, localUtc, type Rec } from '../fixtures/networks/common.js';
 import { count, describeDaemon, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
+import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 const FEED_KEY = 'feed-key-7c1f0e2b9a';
@@ -123,6 +123,12 @@ describeDaemon('a custom network end to end', (use) => {
     });
     const network = (await d.api('GET', '/networks')).body.find((n: Json) => n.id === 'shopnet');
     expect(network).toMatchObject({ last_sync_at: expect.any(String), last_error: null, last_sync_result: { advertisers: { seen: 3, created: 3, failed: 0 } }, counts: { advertisers: 2 } });
+  });
+
+  it('sends itself a test postback over HTTP in its mapping that records no order', async () => {
+    const sent = await expectTestPostback(use(), 'shopnet', { status: 'approved', sub_id: 'test-member' });
+    expect(sent.request.url).toContain('state=confirmed');
+    expect(sent.record).toMatchObject({ status: 'approved' });
   });
 
   it('records postbacks by the mapping once each, refuses an unknown status word, keeps an unknown sub id unmatched and refuses a forged token', async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withOffset } from '../fixtures/networks/common.js';
 import { impactAction, startImpactFixture, type ImpactFixture } from '../fixtures/networks/impact.js';
 import { count, describeDaemon, fillMacros, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
+import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 
@@ -65,6 +65,12 @@ describeDaemon('impact.com end to end', (use) => {
     const network = (await d.api('GET', '/networks')).body.find((n: Json) => n.id === 'impact');
     expect(network).toMatchObject({ last_sync_at: expect.any(String), last_error: null, last_sync_result: { advertisers: { seen: 3, created: 3, failed: 0 } }, counts: { advertisers: 3 } });
     expect(JSON.stringify(network)).not.toContain(fixture.authToken);
+  });
+
+  it('sends itself a test notification over HTTP that records no order', async () => {
+    const sent = await expectTestPostback(use(), 'impact', { status: 'declined', sub_id: 'test-member' });
+    expect(sent.request.url).toContain('Status=REVERSED');
+    expect(sent.record).toMatchObject({ status: 'declined' });
   });
 
   it('records event notifications as orders once each, keeps an unknown sub id unmatched and refuses a forged token', async () => {

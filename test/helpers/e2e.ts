@@ -129,3 +129,20 @@ export async function expectLedgerClean(d: Daemon): Promise<void> {
   expect(res.json()).toEqual({ ok: true, discrepancies: [] });
   expect(await d.ctx.ledger.verify()).toEqual([]);
 }
+
+/**
+ * POST /networks/{id}/postback/test: the daemon sends itself a postback in the network's format
+ * over HTTP; it is stored as a test and records no order and no entry.
+ */
+export async function expectTestPostback(d: Daemon, id: string, input: Json = {}): Promise<Json> {
+  const before = { orders: await count(d, 'orders'), entries: await count(d, 'ledger_entries') };
+  const res = await d.api('POST', `/networks/${id}/postback/test`, input);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body).toMatchObject({
+    request: { method: 'GET', url: expect.stringMatching(new RegExp(`^${d.url}/postback/${id}\\?`)) },
+    response: { status: 200, body: { ok: true, test: true, order_id: null } },
+    record: { network: id, outcome: 'accepted', code: 'svc_postback_test', test: true, order_id: null },
+  });
+  expect({ orders: await count(d, 'orders'), entries: await count(d, 'ledger_entries') }).toEqual(before);
+  return res.body as Json;
+}
