@@ -149,7 +149,10 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
  * form field `AwinTransactionPush` holding a JSON object with the same keys.
  */
 export function parseAwinPostback(query: PostbackQuery, body: unknown): PostbackFields {
-  const outer = PostbackParams.read(query, body);
+  // The push holds the whole notification (with the basket when product data is switched on), so
+  // it is longer than one value may be; the endpoint's body limit bounds it.
+  const documents = { documents: ['AwinTransactionPush'] };
+  const outer = PostbackParams.readWith(documents, query, body);
   const push = outer.get('AwinTransactionPush');
   let params = outer;
   if (push !== undefined) {
@@ -160,7 +163,7 @@ export function parseAwinPostback(query: PostbackQuery, body: unknown): Postback
       throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not valid JSON.', 400);
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not a JSON object.', 400);
-    params = PostbackParams.read(query, body, parsed);
+    params = PostbackParams.readWith(documents, query, body, parsed);
   }
   const fields = pickFields(params, {
     transaction_id: ['transactionId'],

@@ -16,9 +16,20 @@ const UNREPLACED_MACRO = /^(?:!!!\w+!!!|\[\[\[\w+\]\]\]|\{\w+\})$/;
 export class PostbackParams {
   private readonly values = new Map<string, Set<string>>();
 
+  private constructor(private readonly documents: ReadonlySet<string>) {}
+
   /** Collects parameters from the query and from each body (object, form or JSON text, Buffer). */
   static read(query: PostbackQuery | null | undefined, ...bodies: unknown[]): PostbackParams {
-    const params = new PostbackParams();
+    return PostbackParams.readWith({}, query, ...bodies);
+  }
+
+  /**
+   * As `read`; `documents` names parameters that carry a whole document rather than one value
+   * (Awin's `AwinTransactionPush`, a JSON object with the basket in it). Their length is bounded
+   * by the endpoint's body limit, not by the limit on one value.
+   */
+  static readWith(options: { documents?: string[] }, query: PostbackQuery | null | undefined, ...bodies: unknown[]): PostbackParams {
+    const params = new PostbackParams(new Set((options.documents ?? []).map((d) => d.toLowerCase())));
     for (const [k, v] of Object.entries(query ?? {})) params.add(k, v);
     for (const body of bodies) params.addBody(body);
     return params;
@@ -58,7 +69,7 @@ export class PostbackParams {
     if (s === null) return;
     s = s.trim();
     if (s === '' || UNREPLACED_MACRO.test(s)) return;
-    if (s.length > MAX_VALUE_CHARS) throw new ServiceError('svc_postback_invalid_param', `The postback parameter "${key.slice(0, 64)}" is too long.`, 400, { param: key.slice(0, 64) });
+    if (s.length > MAX_VALUE_CHARS && !this.documents.has(key.toLowerCase())) throw new ServiceError('svc_postback_invalid_param', `The postback parameter "${key.slice(0, 64)}" is too long.`, 400, { param: key.slice(0, 64) });
     const k = key.toLowerCase();
     let set = this.values.get(k);
     if (!set) this.values.set(k, (set = new Set()));

@@ -18,6 +18,9 @@ class Capture extends Writable {
   }
 }
 
+/** The CASHTRACK_SECRET of CLI runs: a daemon context sharing their database needs the same one to read what they store. */
+export const CLI_SECRET = 'cli-test-secret-0123456789abcdef0123456789';
+
 /**
  * Runs `cashtrack argv`. With `tty`, stdout and stderr pose as a terminal of that many columns
  * (`isTTY`), as commands that draw progress lines check.
@@ -29,7 +32,7 @@ export async function runCli(argv: string[], options: { db?: TestDatabase; env?:
   const stdin = new PassThrough();
   stdin.end(options.stdin ?? '');
   const env: Record<string, string> = { CASHTRACK_ENV: 'test', ...(options.env ?? {}) };
-  if (options.db) Object.assign(env, { CASHTRACK_DATABASE_URL: options.db.url, CASHTRACK_DATA_DIR: options.db.dataDir, CASHTRACK_SECRET: 'cli-test-secret-0123456789abcdef0123456789' });
+  if (options.db) Object.assign(env, { CASHTRACK_DATABASE_URL: options.db.url, CASHTRACK_DATA_DIR: options.db.dataDir, CASHTRACK_SECRET: CLI_SECRET });
   const code = await main(argv, { stdout, stderr, stdin, env });
   return {
     code,

@@ -172,6 +172,23 @@ describeEachDialect('orders over REST', (use) => {
     expect((await use().ctx.ledger.balanceOf(id, 'USD')).pending).toBe('0.00');
   });
 
+  it('starts an order poll job (202), refuses the same poll while it is queued (409), and 404s an unknown network', async () => {
+    const res = await post('/orders/poll', { network: 'awin', since: '2026-11-01T00:00:00Z' });
+    expect(res.statusCode).toBe(202);
+    expect(res.result).toMatchObject({ type: 'orders.poll', params: { network: 'awin', since: '2026-11-01T00:00:00.000Z' }, status: 'queued' });
+    const again = await post('/orders/poll', { network: 'awin', since: '2026-11-01T00:00:00Z' });
+    expect(again.statusCode).toBe(409);
+    expect(again.result).toMatchObject({ code: 'svc_job_already_running', data: { job: { id: (res.result as Json).id } } });
+    const every = await post('/orders/poll', {});
+    expect(every.statusCode).toBe(202);
+    expect(every.result).toMatchObject({ type: 'orders.poll', params: {} });
+    expect((await post('/orders/poll', { network: 'nosuch' })).result).toMatchObject({ code: 'svc_network_not_found', data: { status: 404 } });
+    expect((await post('/orders/poll', { network: 'Not A Network' })).result).toMatchObject({ code: 'rest_invalid_param', data: { params: { network: expect.any(String) } } });
+    expect((await post('/orders/poll', { since: 'yesterday' })).result).toMatchObject({ code: 'rest_invalid_param', data: { params: { since: expect.any(String) } } });
+    // Nothing runs them here: cancel, so no other test sees queued jobs.
+    for (const job of [res.result, every.result] as Json[]) await use().ctx.jobs.cancel(job.id, 'test');
+  });
+
   it('answers 401 without credentials and 403 to a member', async () => {
     const memberActor = await createActor(use().ctx, 'member');
     expect((await api.server.inject({ url: `${NS}/orders` })).statusCode).toBe(401);

@@ -204,6 +204,16 @@ describe('Awin: links, postbacks, offers', () => {
     expect(() => awin.parsePostback({}, { AwinTransactionPush: '{oops' })).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_body' }));
   });
 
+  it('reads a push carrying product data longer than one parameter may be, and still bounds each value', () => {
+    const products = Array.from({ length: 40 }, (_, i) => ({ productId: `SKU-${i}`, productName: `Trail running shoe, size ${i}`, unitPrice: '4.00', quantity: '1', category: 'Footwear > Running' }));
+    const push = JSON.stringify({ transactionId: '556', transactionAmount: '160.00', transactionCurrency: 'GBP', commission: '8.00', clickRef: 'u-9', products });
+    expect(push.length).toBeGreaterThan(4096);
+    expect(awin.parsePostback({}, `AwinTransactionPush=${encodeURIComponent(push)}`)).toMatchObject({ transaction_id: '556', sale_amount: '160.00', commission: '8.00', sub_id: 'u-9' });
+    const long = JSON.stringify({ transactionId: '557', commission: '1.00', clickRef: 'u'.repeat(3000) });
+    expect(() => awin.parsePostback({}, { AwinTransactionPush: long })).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_param', data: { param: 'clickRef' } }));
+    expect(() => awin.parsePostback({ transactionId: '558', commission: '1.00', phrase: 'x'.repeat(3000) }, undefined)).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_param' }));
+  });
+
   it('leaves missing fields out, treats unreplaced macros as missing, and refuses conflicting repeats', () => {
     expect(awin.parsePostback({ transactionId: '1', clickRef: '!!!clickRef!!!' }, undefined)).toEqual({ transaction_id: '1', status: 'pending' });
     expect(awin.parsePostback({ transactionId: ['1', '1'] }, undefined)).toMatchObject({ transaction_id: '1' });

@@ -145,14 +145,15 @@ export async function assign(io: Io, id: string, member: string, opts: { note?: 
   });
 }
 
-/** `orders poll`: enqueues an `orders.poll` job and runs it here to the end, printing the counts. */
+/** `orders poll`: enqueues an `orders.poll` job (as POST /orders/poll does) and runs it here to the end, printing the counts. */
 export async function poll(io: Io, opts: { network?: string; since?: string; json?: boolean; progress?: boolean }): Promise<void> {
   if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) throw new UsageError(`--since must be an ISO 8601 date, got "${opts.since}"`);
+  const input = await validateInput<{ network?: string; since?: Date }>(orderSchemas.poll, { network: opts.network, since: opts.since });
   await withContext(io, async (ctx) => {
-    if (opts.network) await ctx.networks.get(opts.network);
+    if (input.network) await ctx.networks.get(input.network);
     const params: Record<string, unknown> = {};
-    if (opts.network) params.network = opts.network;
-    if (opts.since) params.since = opts.since;
+    if (input.network) params.network = input.network;
+    if (input.since) params.since = input.since;
     const { runInProcess } = await import('./jobs.js');
     const { jobProgressLine } = await import('../progress.js');
     const queued = await ctx.jobs.enqueue('orders.poll', params, 'cli');

@@ -1,9 +1,10 @@
 // Orders: list, one order, manual entry (a missing-cashback claim), status and amount changes,
-// and assignment of an unmatched order to its member.
+// assignment of an unmatched order to its member, and POST /orders/poll (starts a poll job: 202).
 import Joi from 'joi';
+import { networkParam } from '../../jobs/types/per-network.js';
 import { ORDER_STATUSES, type OrderChange, type RecordInput } from '../../services/orders.js';
 import { dateTime, flag, paging } from '../rest/schema.js';
-import { created, PagedResult, RestResponse, type RestInput, type RouteDef } from '../rest/types.js';
+import { accepted, created, PagedResult, RestResponse, type RestInput, type RouteDef } from '../rest/types.js';
 
 const id = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
 const amount = Joi.string().max(40).description('Decimal string in the order currency, e.g. "12.50".');
@@ -53,6 +54,10 @@ export const orderSchemas = {
     note: note.min(1),
   }),
   orderId: Joi.object({ id: id.required() }),
+  poll: Joi.object({
+    network: networkParam,
+    since: dateTime().description('Start of the window (default: the oldest pending order of the network minus 7 days, else 30 days ago).'),
+  }),
 };
 
 /** 201 for a new order, 200 for a known one (with `duplicate: true` when nothing changed). */
@@ -117,5 +122,20 @@ export const ordersRoutes: RouteDef[] = [
     description: 'Give an unmatched order its member and apply the ledger effects of its status.',
     validate: { params: orderSchemas.orderId, payload: orderSchemas.assign },
     handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.assign(params.id, payload.member_id, actor, idempotency?.record(200), payload.note ?? null),
+  },
+  {
+    id: 'orders.poll',
+    method: 'POST',
+    path: '/orders/poll',
+    auth: 'manage_options',
+    description: 'Start an order poll job (202 with the job; 409 svc_job_already_running when the same poll is under way).',
+    validate: { payload: orderSchemas.poll },
+    async handler({ payload, actor }, ctx) {
+      if (payload.network) await ctx.networks.get(payload.network);
+      const params: Record<string, unknown> = {};
+      if (payload.network) params.network = payload.network;
+      if (payload.since) params.since = payload.since;
+      return accepted(await ctx.jobs.enqueue('orders.poll', params, actor, { unique: true }));
+    },
   },
 ];
