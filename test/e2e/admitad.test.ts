@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startAdmitadFixture, type AdmitadFixture } from '../fixtures/networks/admitad.js';
 import { localUtc, type Rec } from '../fixtures/networks/common.js';
 import { count, describeDaemon, fillMacros, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
+import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers, trackingLink } from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 
@@ -88,6 +88,17 @@ describeDaemon('Admitad end to end', (use) => {
     const sent = await expectTestPostback(use(), 'admitad', { status: 'approved', sub_id: 'test-member' });
     expect(sent.request.url).toContain('status=approved');
     expect(sent.record).toMatchObject({ status: 'approved' });
+  });
+
+  it("hands a member a tracking link: the campaign's gotolink with their id as subid, which Admitad echoes back", async () => {
+    const d = use();
+    const shopper = await member(d);
+    const link = await trackingLink(d, 'admitad', '6000', shopper.id, 'https://store-6000.test/sale');
+    expect(`${link.parsed.origin}${link.parsed.pathname}`).toBe('https://ad.admitad.com/g/1770e8d1144942e2a0e4f5f16525dc3e8/');
+    expect(link.parsed.searchParams.get('subid')).toBe(String(shopper.id));
+    expect(link.parsed.searchParams.get('ulp')).toBe('https://store-6000.test/sale');
+    const got = await send(action(807_100_900, link.parsed.searchParams.get('subid')!, '10.00', '1.00').macros('pending'));
+    expect((await orderById(d, got.body.order_id)).member).toMatchObject({ id: shopper.id });
   });
 
   it('records postbacks as orders once each, keeps an unknown sub id unmatched and refuses a forged token', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startAwinFixture, type AwinFixture } from '../fixtures/networks/awin.js';
 import { localUtc, type Rec } from '../fixtures/networks/common.js';
 import { count, describeDaemon, fillMacros, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
+import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers, trackingLink } from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 
@@ -118,6 +118,19 @@ describeDaemon('Awin end to end', (use) => {
     }
     const network = (await d.api('GET', '/networks')).body.find((n: Json) => n.id === 'awin');
     expect(network).toMatchObject({ last_sync_at: expect.any(String), last_error: null, last_sync_result: { advertisers: { seen: 2, deactivated: 1, failed: 0 } }, counts: { advertisers: 2 } });
+  });
+
+  it('hands a member a tracking link that carries their id as the lower-case clickref Awin echoes back', async () => {
+    const d = use();
+    const shopper = await member(d);
+    const link = await trackingLink(d, 'awin', '1001', shopper.id, 'https://www.shop-1001.test/trainers?size=42');
+    expect(`${link.parsed.origin}${link.parsed.pathname}`).toBe('https://www.awin1.com/cread.php');
+    expect(Object.fromEntries(link.parsed.searchParams)).toEqual({ awinmid: '1001', awinaffid: fixture.publisherId, clickref: String(shopper.id), ued: 'https://www.shop-1001.test/trainers?size=42' });
+    const plain = await trackingLink(d, 'awin', '1001', shopper.id);
+    expect(plain.parsed.searchParams.get('clickref')).toBe(String(shopper.id));
+    const got = await notify(sale(710_000_900, link.parsed.searchParams.get('clickref')!, '10.00', '1.00').notification);
+    expect((await orderById(d, got.body.order_id)).member).toMatchObject({ id: shopper.id });
+    expect((await d.api('GET', `/advertisers/awin/1001/link?member=${shopper.id}&url=${encodeURIComponent('https://evil.test/')}`)).body).toMatchObject({ code: 'svc_invalid_url' });
   });
 
   it('records notifications (GET and POST) as pending orders once each, keeps an unknown sub id unmatched and refuses a forged token', async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FixtureServer, json, localUtc, type Rec } from '../fixtures/networks/common.js';
 import { count, describeDaemon, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
+import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers, trackingLink } from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 const FEED_KEY = 'feed-key-7c1f0e2b9a';
@@ -129,6 +129,16 @@ describeDaemon('a custom network end to end', (use) => {
     const sent = await expectTestPostback(use(), 'shopnet', { status: 'approved', sub_id: 'test-member' });
     expect(sent.request.url).toContain('state=confirmed');
     expect(sent.record).toMatchObject({ status: 'approved' });
+  });
+
+  it('hands a member a tracking link filled from the definition, whose sub id comes back in the postback', async () => {
+    const d = use();
+    const shopper = await member(d);
+    const link = await trackingLink(d, 'shopnet', '501', shopper.id, 'https://www.shop-501.test/tea?x=1&y=2');
+    expect(`${link.parsed.origin}${link.parsed.pathname}`).toBe('https://go.shopnet.test/c/501');
+    expect(Object.fromEntries(link.parsed.searchParams)).toEqual({ aff: '77', subid: String(shopper.id), url: 'https://www.shop-501.test/tea?x=1&y=2' });
+    const got = await send(sale('SN-1900', link.parsed.searchParams.get('subid')!, '10.00', '1.00').params('open'));
+    expect((await orderById(d, got.body.order_id)).member).toMatchObject({ id: shopper.id });
   });
 
   it('records postbacks by the mapping once each, refuses an unknown status word, keeps an unknown sub id unmatched and refuses a forged token', async () => {

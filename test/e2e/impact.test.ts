@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withOffset } from '../fixtures/networks/common.js';
 import { impactAction, startImpactFixture, type ImpactFixture } from '../fixtures/networks/impact.js';
 import { count, describeDaemon, fillMacros, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers } from '../helpers/e2e.js';
+import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers, trackingLink } from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 
@@ -71,6 +71,17 @@ describeDaemon('impact.com end to end', (use) => {
     const sent = await expectTestPostback(use(), 'impact', { status: 'declined', sub_id: 'test-member' });
     expect(sent.request.url).toContain('Status=REVERSED');
     expect(sent.record).toMatchObject({ status: 'declined' });
+  });
+
+  it("hands a member a tracking link: the campaign's link with their id as subId1, which impact.com echoes back", async () => {
+    const d = use();
+    const shopper = await member(d);
+    const link = await trackingLink(d, 'impact', '15745', shopper.id, 'https://www.gear-15745.test/tents');
+    expect(`${link.parsed.origin}${link.parsed.pathname}`).toBe('https://gear-15745.sjv.io/c/1234567/88200/15745');
+    expect(link.parsed.searchParams.get('subId1')).toBe(String(shopper.id));
+    expect(link.parsed.searchParams.get('u')).toBe('https://www.gear-15745.test/tents');
+    const got = await send(action(910_900, link.parsed.searchParams.get('subId1')!, '10.00', '1.00').macros('PENDING'));
+    expect((await orderById(d, got.body.order_id)).member).toMatchObject({ id: shopper.id });
   });
 
   it('records event notifications as orders once each, keeps an unknown sub id unmatched and refuses a forged token', async () => {

@@ -78,6 +78,18 @@ export async function pollOrders(d: Daemon, network: string): Promise<Json> {
   return (job.result as { networks: Record<string, Json> }).networks[network];
 }
 
+/**
+ * GET /advertisers/{network}/{advertiser}/link for a member (and a target URL): the answer, with
+ * the link parsed. The sub id is the member's id, the value the network echoes back.
+ */
+export async function trackingLink(d: Daemon, network: string, advertiser: string, memberId: number, url?: string): Promise<Json & { parsed: URL }> {
+  const query = new URLSearchParams({ member: String(memberId), ...(url ? { url } : {}) });
+  const res = await d.api('GET', `/advertisers/${network}/${advertiser}/link?${query}`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body).toMatchObject({ module: network, advertiser, member: { id: memberId }, sub_id: String(memberId), deeplink: url !== undefined });
+  return { ...(res.body as Json), parsed: new URL(res.body.url) };
+}
+
 /** Every advertiser of a network, by name, as GET /advertisers lists them. */
 export async function advertisersOf(d: Daemon, network: string): Promise<Json[]> {
   const res = await d.api('GET', `/advertisers?network=${network}&per_page=100`);
