@@ -84,6 +84,26 @@ describeEachDialect('the orders.poll job', (use) => {
     fixture.actions.pop();
   });
 
+  it('records the rest of a page when one transaction is refused inside its batch, counting that one as failed', async () => {
+    const { ctx } = use();
+    // A flat rule in another currency refuses new USD orders of one advertiser (409 svc_currency_mismatch).
+    const base = fixture.actions[0];
+    await ctx.cashback.set('admitad', 'flat-only', 'flat', '1.00', 'EUR', 'test');
+    const at = localUtc(new Date(Date.now() - 20_000), ' ');
+    const extra = [807_888_001, 807_888_002, 807_888_003].map((id, i) => ({ ...base, id, action_id: id, advcampaign_id: i === 1 ? 'flat-only' : base.advcampaign_id, status: 'pending', status_updated: at }));
+    fixture.actions.push(...(extra as never[]));
+    try {
+      const result = await poll({ network: 'admitad', since: new Date(Date.now() - DAY / 2).toISOString() });
+      expect(result.admitad).toMatchObject({ created: 2, failed: 1 });
+      const recorded = await ctx.db.select<{ transaction_id: string }>("SELECT transaction_id FROM orders WHERE transaction_id LIKE '807888%' ORDER BY transaction_id");
+      expect(recorded.map((r) => String(r.transaction_id))).toEqual(['807888001', '807888003']);
+      expect(await ctx.ledger.verify()).toEqual([]);
+    } finally {
+      fixture.actions.splice(-extra.length);
+      await ctx.cashback.remove('admitad', 'flat-only', 'test');
+    }
+  });
+
   it('starts at since, else the oldest pending order minus 7 days, else 30 days ago, within the lookback', async () => {
     const { ctx } = use();
     const now = Date.now();

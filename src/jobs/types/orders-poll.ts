@@ -6,7 +6,8 @@
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { toDate } from '../../db/values.js';
-import { isServiceError } from '../../errors.js';
+import { isServiceError, type ServiceError } from '../../errors.js';
+import type { OrderChange, OrderReport, RecordInput } from '../../services/orders.js';
 import type { ModuleRuntime, NetworkTransaction } from '../../networks/types.js';
 import type { JobHandle, JobType } from '../registry.js';
 import { forEachNetwork, networkParam, type NetworkCheckpoint } from './per-network.js';
@@ -30,6 +31,8 @@ interface Current {
 type Checkpoint = NetworkCheckpoint<PollCounts & { from: string; to: string }, Current>;
 
 const DAY = 86_400_000;
+/** Transactions recorded in one database transaction, at most. */
+const BATCH = 200;
 /** Margin before the oldest pending order: networks report a change at the order's event time or later. */
 const PENDING_MARGIN_DAYS = 7;
 /** Window when nothing is pending and no `since` is given. */
@@ -60,35 +63,74 @@ async function recordState(ctx: Context, network: string, counts: object, error:
   await ctx.networks.recordSync(network, { at, result: { ...base, orders: { ...counts, at: at.toISOString() } }, error });
 }
 
-async function recordOne(ctx: Context, job: JobHandle, network: string, t: NetworkTransaction, counts: PollCounts): Promise<void> {
-  try {
-    const change = await ctx.orders.record(
-      {
-        network,
-        transaction_id: t.transaction_id,
-        status: t.status,
-        advertiser: t.advertiser_id,
-        merchant_ref: t.merchant_ref,
-        sub_id: t.sub_id,
-        sale_amount: t.sale_amount,
-        commission: t.commission,
-        currency: t.currency,
-        event_at: t.event_at,
-        clicked_at: t.clicked_at,
-        raw: t.raw,
-        source: 'poll',
-      },
-      'system',
-    );
-    if (change.changes.includes('created')) counts.created++;
-    else if (change.duplicate) counts.duplicate++;
-    else counts.updated++;
-    job.progress({ done: 1 });
-  } catch (err) {
-    if (!isServiceError(err)) throw err;
-    counts.failed++;
-    job.progress({ failed: 1 });
-    job.log('warning', 'Polled transaction refused', { network, transaction_id: String(t?.transaction_id).slice(0, 191), code: err.code, field: err.data?.field });
+function reportOf(network: string, t: NetworkTransaction): RecordInput {
+  return {
+    network,
+    transaction_id: t.transaction_id,
+    status: t.status,
+    advertiser: t.advertiser_id,
+    merchant_ref: t.merchant_ref,
+    sub_id: t.sub_id,
+    sale_amount: t.sale_amount,
+    commission: t.commission,
+    currency: t.currency,
+    event_at: t.event_at,
+    clicked_at: t.clicked_at,
+    raw: t.raw,
+    source: 'poll',
+  };
+}
+
+function count(change: OrderChange, counts: PollCounts): void {
+  if (change.changes.includes('created')) counts.created++;
+  else if (change.duplicate) counts.duplicate++;
+  else counts.updated++;
+}
+
+function refused(job: JobHandle, network: string, t: NetworkTransaction, err: ServiceError, counts: PollCounts): void {
+  counts.failed++;
+  job.progress({ failed: 1 });
+  job.log('warning', 'Polled transaction refused', { network, transaction_id: String(t?.transaction_id).slice(0, 191), code: err.code, field: err.data?.field });
+}
+
+/**
+ * Records a page of transactions: those that pass the checks in batches of one transaction each
+ * (the orders service's recordMany); a batch refused as a whole is recorded again one by one, so
+ * each refusal is counted on its own transaction.
+ */
+async function recordPage(ctx: Context, job: JobHandle, network: string, page: NetworkTransaction[], counts: PollCounts): Promise<void> {
+  const ready: { t: NetworkTransaction; report: OrderReport }[] = [];
+  for (const t of page) {
+    counts.seen++;
+    try {
+      ready.push({ t, report: ctx.orders.prepare(reportOf(network, t), 'system') });
+    } catch (err) {
+      if (!isServiceError(err)) throw err;
+      refused(job, network, t, err, counts);
+    }
+  }
+  for (let i = 0; i < ready.length; i += BATCH) {
+    const batch = ready.slice(i, i + BATCH);
+    let changes: OrderChange[] | null = null;
+    try {
+      changes = await ctx.orders.recordMany(batch.map((r) => r.report), 'system');
+    } catch {
+      // One of them was refused (or a fault): each again on its own, below.
+    }
+    if (changes) {
+      for (const change of changes) count(change, counts);
+      job.progress({ done: changes.length });
+      continue;
+    }
+    for (const { t, report } of batch) {
+      try {
+        count(await ctx.orders.record(report, 'system'), counts);
+        job.progress({ done: 1 });
+      } catch (err) {
+        if (!isServiceError(err)) throw err;
+        refused(job, network, t, err, counts);
+      }
+    }
   }
 }
 
@@ -112,10 +154,7 @@ async function pollNetwork(ctx: Context, job: JobHandle<{ network?: string; sinc
     for await (const page of module.listTransactions(rt, window)) {
       if (index++ < skip) continue;
       job.throwIfStopped();
-      for (const t of page) {
-        counts.seen++;
-        await recordOne(ctx, job, module.id, t, counts);
-      }
+      await recordPage(ctx, job, module.id, page, counts);
       counts.pages++;
       state.current = { network: module.id, from: where.from, to: where.to, counts: { ...counts } };
       await job.saveCheckpoint(state);
