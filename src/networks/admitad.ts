@@ -8,7 +8,7 @@ import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { RateLimiters } from './rate-limit.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
-import type { ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
+import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
   absoluteUrl, commissionRange, countryCodes, currencyCode, decimalAmount, dmyTime, domainOf, inclusiveEnd, list, obj, parseDate, splitWindows, text, type Rec,
 } from './values.js';
@@ -74,13 +74,25 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     }
   }
 
-  /** Walks a limit/offset list to the end reported by `_meta.count`. */
-  async function* pages(rt: ModuleRuntime, path: string, query: Record<string, string | number | undefined>): AsyncGenerator<unknown[]> {
-    for (let offset = 0; ; ) {
+  /**
+   * Walks a limit/offset list from `offset` to the end reported by `_meta.count`; each page comes
+   * with the offset of the next one (null after the last).
+   */
+  async function* pages(rt: ModuleRuntime, path: string, query: Record<string, string | number | undefined>, offset = 0): AsyncGenerator<{ results: unknown[]; next: number | null }> {
+    for (;;) {
       const page = readPage(await call(rt, path, { ...query, limit: ADMITAD_PAGE_LIMIT, offset }));
-      if (page.results.length) yield page.results;
       offset += page.results.length;
-      if (page.results.length === 0 || offset >= page.count) return;
+      const next = page.results.length === 0 || offset >= page.count ? null : offset;
+      if (page.results.length) yield { results: page.results, next };
+      if (next === null) return;
+    }
+  }
+
+  /** Joined campaigns from list position `after` (an offset; null: the start). */
+  async function* advertiserPages(rt: ModuleRuntime, after: string | null): AsyncGenerator<ListPage<NetworkAdvertiser>> {
+    if (after !== null && !/^\d{1,15}$/.test(after)) throw new Error(`admitad: "${String(after).slice(0, 40)}" is not a position in the campaign list`);
+    for await (const { results, next } of pages(rt, '/advcampaigns/website/{w}/', { connection_status: 'active' }, after === null ? 0 : Number(after))) {
+      yield { items: results.map((c) => fromCampaign(obj(c))), next: next === null ? null : String(next) };
     }
   }
 
@@ -104,8 +116,10 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     isConfigured: (settings) => hasSettings(settings, REQUIRED),
 
     async *listAdvertisers(rt) {
-      for await (const results of pages(rt, '/advcampaigns/website/{w}/', { connection_status: 'active' })) yield results.map((c) => fromCampaign(obj(c)));
+      for await (const page of advertiserPages(rt, null)) yield page.items;
     },
+
+    listAdvertisersFrom: advertiserPages,
 
     async getAdvertiser(rt, id) {
       if (!/^\d+$/.test(id)) return null;
@@ -124,7 +138,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
       // day-precise action date.
       for (const w of splitWindows(window.from, window.to, module.limits.maxWindowDays)) {
         const query = { website: websiteId, status_updated_start: dmyTime(w.from), status_updated_end: dmyTime(inclusiveEnd(w.to)) };
-        for await (const results of pages(rt, '/statistics/actions/', query)) {
+        for await (const { results } of pages(rt, '/statistics/actions/', query)) {
           const page = results.map((r) => fromAction(rt, obj(r))).filter((t): t is NetworkTransaction => t !== null);
           if (page.length) yield page;
         }
@@ -132,7 +146,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     },
 
     async *listCoupons(rt) {
-      for await (const results of pages(rt, '/coupons/website/{w}/', {})) yield results.map((c) => fromCoupon(obj(c)));
+      for await (const { results } of pages(rt, '/coupons/website/{w}/', {})) yield results.map((c) => fromCoupon(obj(c)));
     },
 
     trackingLink(_settings, input) {

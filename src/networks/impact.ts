@@ -8,7 +8,7 @@ import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { PER_HOUR, RateLimiters } from './rate-limit.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
-import type { ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
+import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
   absoluteUrl, commissionRange, countryCodes, currencyCode, daysBefore, decimalAmount, domainOf, inclusiveEnd, isNegative, isoUtc, list, obj, parseDate, splitWindows, text, type Rec,
 } from './values.js';
@@ -50,13 +50,23 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     return obj(res.data);
   }
 
-  /** Walks `Page` 1..`@numpages`, yielding each page's `key` array. */
-  async function* pages(rt: ModuleRuntime, path: string, key: string, query: Record<string, string | number | undefined>): AsyncGenerator<unknown[]> {
-    for (let page = 1; ; page++) {
+  /** Walks `Page` from `first` to `@numpages`, yielding each page's `key` array and the number of the next page (null after the last). */
+  async function* pages(rt: ModuleRuntime, path: string, key: string, query: Record<string, string | number | undefined>, first = 1): AsyncGenerator<{ items: unknown[]; next: number | null }> {
+    for (let page = first; ; page++) {
       const body = await call(rt, 'default', path, { ...query, Page: page, PageSize: LIST_PAGE_SIZE });
       const items = itemsOf(body, key);
-      if (items.length) yield items;
-      if (items.length === 0 || page >= numPages(body)) return;
+      const next = items.length === 0 || page >= numPages(body) ? null : page + 1;
+      if (items.length) yield { items, next };
+      if (next === null) return;
+    }
+  }
+
+  /** Active campaigns from list position `after` (a page number; null: the first page). */
+  async function* campaignPages(rt: ModuleRuntime, after: string | null): AsyncGenerator<ListPage<NetworkAdvertiser>> {
+    if (after !== null && !/^[1-9]\d{0,14}$/.test(after)) throw new Error(`impact: "${String(after).slice(0, 40)}" is not a page of the campaign list`);
+    const base = baseUrl(rt.settings, IMPACT_API, 'impact');
+    for await (const { items, next } of pages(rt, '/Campaigns', 'Campaigns', { InsertionOrderStatus: 'Active' }, after === null ? 1 : Number(after))) {
+      yield { items: items.map((c) => fromCampaign(obj(c), base)), next: next === null ? null : String(next) };
     }
   }
 
@@ -96,9 +106,10 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     isConfigured: (settings) => hasSettings(settings, REQUIRED),
 
     async *listAdvertisers(rt) {
-      const base = baseUrl(rt.settings, IMPACT_API, 'impact');
-      for await (const items of pages(rt, '/Campaigns', 'Campaigns', { InsertionOrderStatus: 'Active' })) yield items.map((c) => fromCampaign(obj(c), base));
+      for await (const page of campaignPages(rt, null)) yield page.items;
     },
+
+    listAdvertisersFrom: campaignPages,
 
     async getAdvertiser(rt, id) {
       if (!/^\d+$/.test(id)) return null;
@@ -133,7 +144,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     },
 
     async *listCoupons(rt) {
-      for await (const items of pages(rt, '/Ads', 'Ads', { Type: 'COUPON' })) yield items.map((a) => fromAd(obj(a)));
+      for await (const { items } of pages(rt, '/Ads', 'Ads', { Type: 'COUPON' })) yield items.map((a) => fromAd(obj(a)));
     },
 
     trackingLink(_settings, input) {

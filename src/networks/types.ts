@@ -49,6 +49,13 @@ export interface NetworkCoupon {
   raw: unknown;
 }
 
+/** One page of a list, with where the list goes on after it. */
+export interface ListPage<T> {
+  items: T[];
+  /** The module's own position of the next page (an offset, a page number), or null after the last page. */
+  next: string | null;
+}
+
 /** The raw fields a postback carries, before status mapping and amount parsing. */
 export interface PostbackFields {
   transaction_id?: string;
@@ -90,6 +97,13 @@ export interface NetworkModule {
   isConfigured(settings: ModuleSettings): boolean;
   /** Joined programmes, a page at a time (pages as the network pages them). */
   listAdvertisers(rt: ModuleRuntime): AsyncIterable<NetworkAdvertiser[]>;
+  /**
+   * The same pages, each with the position of the page after it, starting at `after` (a `next`
+   * from an earlier walk; null: the beginning), so an interrupted sync asks only for what it has
+   * not stored. Modules that get the whole list in one request have none: a resumed sync walks
+   * their list again and skips the pages it stored.
+   */
+  listAdvertisersFrom?(rt: ModuleRuntime, after: string | null): AsyncIterable<ListPage<NetworkAdvertiser>>;
   getAdvertiser(rt: ModuleRuntime, id: string): Promise<NetworkAdvertiser | null>;
   /** Transactions changed or created in [from, to), split into windows the network allows. */
   listTransactions(rt: ModuleRuntime, window: { from: Date; to: Date }): AsyncIterable<NetworkTransaction[]>;

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
-import type { ModuleRuntime, NetworkAdvertiser } from '../networks/types.js';
+import type { ModuleRuntime, NetworkAdvertiser, NetworkModule } from '../networks/types.js';
 import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './cashback.js';
 import type { LogService } from './logs.js';
 import type { NetworkService } from './networks.js';
@@ -69,6 +69,12 @@ export interface SyncCounts {
 export interface SyncState {
   network: string;
   sync: number;
+  /**
+   * Where the network's list goes on after the last stored page (null: it ended there), from
+   * modules that can start part-way. Absent otherwise: a resume walks the list again and skips
+   * `counts.pages` pages.
+   */
+  next?: string | null;
   counts: SyncCounts;
 }
 
@@ -148,6 +154,22 @@ function notFound(module: string, advertiser: string): ServiceError {
   return new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, { module: String(module).slice(0, 64), advertiser: String(advertiser).slice(0, 128) });
 }
 
+/**
+ * The pages a sync has still to store, each with the list position after it when the module has
+ * positions: from the resumed state's position when it has one (the pages stored before are not
+ * fetched again), else from the start, skipping the pages stored already.
+ */
+async function* remainingPages(module: NetworkModule, rt: ModuleRuntime, resume: SyncState | null): AsyncGenerator<{ items: NetworkAdvertiser[]; next?: string | null }> {
+  if (module.listAdvertisersFrom && (!resume || resume.next !== undefined)) {
+    // A null position: the list was stored to its end before the process stopped.
+    if (resume?.next === null) return;
+    yield* module.listAdvertisersFrom(rt, resume?.next ?? null);
+    return;
+  }
+  let index = 0;
+  for await (const items of module.listAdvertisers(rt)) if (index++ >= (resume?.counts.pages ?? 0)) yield { items };
+}
+
 /** Syncs, lists and looks up advertisers; sets per-advertiser cashback. */
 export class AdvertiserService {
   constructor(private readonly deps: AdvertiserServiceDeps) {}
@@ -184,13 +206,11 @@ export class AdvertiserService {
     };
     logger.info('advertisers', resume ? 'Advertiser sync resumed' : 'Advertiser sync started', { network: id, sync, pages_done: skip, actor: options.actor });
     try {
-      let index = 0;
-      for await (const page of module.listAdvertisers(rt)) {
-        if (index++ < skip) continue;
+      for await (const page of remainingPages(module, rt, resume)) {
         options.signal?.throwIfAborted();
-        await this.storePage(id, sync, page, counts);
+        await this.storePage(id, sync, page.items, counts);
         counts.pages++;
-        await options.onPage?.({ network: id, sync, counts: { ...counts } });
+        await options.onPage?.({ network: id, sync, ...(page.next === undefined ? {} : { next: page.next }), counts: { ...counts } });
       }
       options.signal?.throwIfAborted();
       const { affected } = await db.execute("UPDATE advertisers SET status = 'inactive', updated_at = ? WHERE module = ? AND last_seen_sync < ? AND status = 'active'", [clock.now(), id, sync]);

@@ -111,6 +111,18 @@ describe('Admitad: programmes', () => {
     ]);
   });
 
+  it('lists from a list position, each page with the offset of the next, when the network serves smaller pages too', async () => {
+    const { rt, admitad } = await start({ campaigns: 1_234, maxPageSize: 400 });
+    const pages = await collect(admitad.listAdvertisersFrom!(rt, '500'));
+    expect(pages.map((p) => [p.items.length, p.items[0].id, p.next])).toEqual([
+      [400, '6500', '900'],
+      [334, '6900', null],
+    ]);
+    expect(fixture.requests.filter((r) => r.path.startsWith('/advcampaigns/website/')).map((r) => r.query.get('offset'))).toEqual(['500', '900']);
+    expect((await collect(admitad.listAdvertisersFrom!(rt, null)))[0].next).toBe('400');
+    expect(await failure(collect(admitad.listAdvertisersFrom!(rt, '-1')))).toMatchObject({ message: expect.stringContaining('not a position') });
+  });
+
   it('maps a programme: region suffix, protocol-relative image, regions, commission, hold days', async () => {
     const { rt, admitad } = await start();
     const [first] = (await collect(admitad.listAdvertisers(rt))).flat();

@@ -35,6 +35,17 @@ describe('impact.com: campaigns', () => {
     });
   });
 
+  it('lists campaigns from a page number, each page with the number of the next', async () => {
+    const { rt } = await start({ campaigns: 5, maxPageSize: 2 });
+    const pages = await collect(impact.listAdvertisersFrom!(rt, '2'));
+    expect(pages.map((p) => [p.items.length, p.next])).toEqual([
+      [2, '3'],
+      [1, null],
+    ]);
+    expect(fixture.requests.map((c) => c.query.get('Page'))).toEqual(['2', '3']);
+    expect(await failure(collect(impact.listAdvertisersFrom!(rt, '0')))).toMatchObject({ message: expect.stringContaining('not a page') });
+  });
+
   it('gets one campaign with its public terms as the commission range; an unknown one is null', async () => {
     const { rt } = await start();
     expect(await impact.getAdvertiser(rt, '15746')).toMatchObject({ id: '15746', commission: { type: 'percent', min: '3', max: '8', currency: null } });

@@ -60,14 +60,53 @@ describeEachDialect(
         })
         .catch((e: Error) => e);
       expect(killed).toBeInstanceOf(Error);
-      expect(saved).toMatchObject({ counts: { pages: 2, created: 1000 } });
+      expect(saved).toMatchObject({ next: '1000', counts: { pages: 2, created: 1000 } });
       expect((await ctx.networks.get('admitad')).last_error).toContain('process killed');
 
+      const before = full.requests.length;
       let pagesStored = 0;
       const resumed = await ctx.advertisers.sync('admitad', { resume: saved, onPage: async () => void pagesStored++ });
       expect(pagesStored).toBe(1);
       expect(resumed).toMatchObject({ pages: 3, seen: 1300, created: 1300, updated: 0, deactivated: 0 });
       expect((await ctx.advertisers.list({ page: 1, per_page: 1 })).total).toBe(1300);
+      // Only the page after the checkpoint was asked for.
+      expect(full.requests.slice(before).filter((r) => r.path.startsWith('/advcampaigns/')).map((r) => r.query.get('offset'))).toEqual(['1000']);
+    });
+
+    it('resumes from a state without a list position (saved by an earlier version) by walking again and skipping stored pages', async () => {
+      const { ctx } = use();
+      await ctx.db.execute('DELETE FROM advertisers');
+      await pointAt(full);
+      let saved: SyncState | null = null;
+      await ctx.advertisers.sync('admitad', {
+        onPage: async (s) => {
+          saved = s;
+          if (s.counts.pages === 1) throw new Error('process killed');
+        },
+      }).catch(() => {});
+      const { next, ...old } = saved!;
+      expect(next).toBe('500');
+      const resumed = await ctx.advertisers.sync('admitad', { resume: old });
+      expect(resumed).toMatchObject({ pages: 3, seen: 1300, created: 1300, updated: 0, deactivated: 0 });
+    });
+
+    it('finishes a sync whose process stopped after storing the last page: nothing is fetched again', async () => {
+      const { ctx } = use();
+      await ctx.db.execute('DELETE FROM advertisers');
+      await pointAt(full);
+      let saved: SyncState | null = null;
+      await ctx.advertisers.sync('admitad', {
+        onPage: async (s) => {
+          saved = s;
+          if (s.next === null) throw new Error('process killed');
+        },
+      }).catch(() => {});
+      expect(saved).toMatchObject({ next: null, counts: { pages: 3 } });
+      await ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, categories, countries, status, last_seen_sync, created_at, updated_at) VALUES ('admitad', 'gone', 'Gone', '[]', '[]', 'active', 0, ?, ?)", [new Date(), new Date()]);
+      const before = full.requests.length;
+      const resumed = await ctx.advertisers.sync('admitad', { resume: saved });
+      expect(resumed).toMatchObject({ pages: 3, seen: 1300, created: 1300, deactivated: 1 });
+      expect(full.requests.length).toBe(before);
     });
 
     it('lists by name prefix, status, logo and page filters, and looks up at most 20', async () => {
