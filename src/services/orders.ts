@@ -182,9 +182,8 @@ export class OrderService {
     // A decline often comes with the amounts zeroed: they never overwrite the order's.
     if (r.status === 'declined' && this.amountsDiffer(existing, r.amounts)) (ignored.push('amounts'), (target = undefined));
     if (memberId !== null && memberId !== existing.member_id) ignored.push('member');
-    const applied = await this.apply(existing, { amounts: target, status: r.status }, r.source === 'manual' ? 'strict' : 'lenient', actor, null, t);
+    const applied = await this.apply(existing, { amounts: target, status: r.status, raw: r.raw }, r.source === 'manual' ? 'strict' : 'lenient', actor, null, t);
     applied.ignored.unshift(...ignored);
-    if (applied.changes.length > 0 && r.raw !== null) await this.deps.db.execute('UPDATE orders SET raw = ? WHERE id = ?', [r.raw, existing.id], t);
     if (applied.ignored.length > 0) applied.events.push({ level: 'warning', message: 'Order report partly ignored', context: { order_id: existing.id, ...r.about, ignored: applied.ignored, order_status: applied.row.status, reported_status: r.status } });
     if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged (duplicate report)', context: { order_id: existing.id, ...r.about, status: r.status } });
     return applied;
@@ -339,9 +338,11 @@ export class OrderService {
    * Applies amounts and a status to a locked order. `strict` refuses what the rules forbid;
    * `lenient` (network reports) skips it and says so in `ignored`.
    */
-  private async apply(row: OrderRow, target: { amounts?: Amounts; status?: OrderStatus }, mode: 'strict' | 'lenient', actor: string, note: string | null, t: Transaction): Promise<Applied> {
+  private async apply(row: OrderRow, target: { amounts?: Amounts; status?: OrderStatus; raw?: string | null }, mode: 'strict' | 'lenient', actor: string, note: string | null, t: Transaction): Promise<Applied> {
     const out: Applied = { row, changes: [], ignored: [], events: [] };
     const now = this.deps.clock.now();
+    // Every change of the order goes into one UPDATE, written once the effects are applied.
+    const set: Record<string, unknown> = {};
     if (target.amounts && this.amountsDiffer(row, target.amounts)) {
       if (row.status !== 'pending') {
         if (mode === 'strict') throw new ServiceError('svc_order_not_pending', `Order ${row.id} is ${row.status}: amounts can only be corrected while it is pending.`, 409, { status: row.status });
@@ -351,7 +352,7 @@ export class OrderService {
         const rule = decodeRule(row.cashback_rule) ?? (await this.deps.cashback.resolve(row.network, row.advertiser, t));
         const cashback = this.deps.cashback.compute(rule, a);
         await this.effects.reprice(row, a.currency, cashback, t);
-        await this.deps.db.execute('UPDATE orders SET sale_amount = ?, commission = ?, currency = ?, cashback = ?, updated_at = ? WHERE id = ?', [a.sale, a.commission, a.currency, cashback, now, row.id], t);
+        Object.assign(set, { sale_amount: a.sale, commission: a.commission, currency: a.currency, cashback, updated_at: now });
         out.events.push({
           level: 'info',
           message: 'Order amounts corrected',
@@ -376,11 +377,17 @@ export class OrderService {
         const current = out.row;
         const context = { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor };
         await this.effects.move(current, from, to, actor, note, t, context);
-        await this.deps.db.execute('UPDATE orders SET status = ?, status_changed_at = ?, updated_at = ? WHERE id = ?', [to, now, now, row.id], t);
+        Object.assign(set, { status: to, status_changed_at: now, updated_at: now });
         out.row = { ...current, status: to, status_changed_at: now, updated_at: now };
         out.changes.push('status');
         out.events.push({ level: 'info', message: 'Order status changed', hook: HOOKS.orderStatusChanged, context });
       }
+    }
+    if (out.changes.length > 0) {
+      // The network's record of the report that changed the order.
+      if (target.raw !== undefined && target.raw !== null) set.raw = target.raw;
+      const columns = Object.keys(set);
+      await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), row.id], t);
     }
     return out;
   }

@@ -75,6 +75,8 @@ type Recorded = { change: OrderChange; record: PostbackRecord };
 /** An accepted postback waiting for its batch: its report, its record-to-be and its answer. */
 type Queued = { report: OrderReport; record: NewPostbackRecord; resolve: (r: Recorded) => void; reject: (err: unknown) => void };
 
+const replayKeys = (items: Queued[]) => items.map((i) => i.record.replay_key).filter((k): k is string => !!k);
+
 /** The record of an accepted postback, once its order change is known. */
 function accepted(item: Queued, change: OrderChange): NewPostbackRecord {
   return { ...item.record, outcome: change.duplicate ? 'duplicate' : 'accepted', order_id: change.id, message: change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.` : null };
@@ -202,13 +204,15 @@ export class PostbackService {
    */
   private async recordBatch(items: Queued[]): Promise<void> {
     try {
-      // Signed requests seen before are answered as replays, on their own.
-      const keys = items.length > 1 ? await this.store.seenReplayKeys(items.map((i) => i.record.replay_key).filter((k): k is string => !!k)) : new Set<string>();
+      // A signed request stored before is a replay: answered from its record, nothing recorded.
+      const stored = await this.store.seenReplayKeys(replayKeys(items));
       const together: Queued[] = [];
       const after: Queued[] = [];
+      const keys = new Set<string>();
       for (const item of items) {
         const key = item.record.replay_key;
-        if (key && keys.has(key)) after.push(item);
+        if (key && stored.has(key)) item.reject(new Replayed());
+        else if (key && keys.has(key)) after.push(item);
         else (key && keys.add(key), together.push(item));
       }
       let alone = together.length === 1 ? together : [];
@@ -226,7 +230,12 @@ export class PostbackService {
         }
       }
       await Promise.all(alone.map((item) => this.recordAlone(item)));
-      for (const item of after) await this.recordAlone(item);
+      // The same signed request twice in one batch: the copy finds the first one's record.
+      const now = after.length ? await this.store.seenReplayKeys(replayKeys(after)) : new Set<string>();
+      for (const item of after) {
+        if (now.has(item.record.replay_key!)) item.reject(new Replayed());
+        else await this.recordAlone(item);
+      }
     } catch (err) {
       // Never leave a request waiting (a settled promise ignores a second answer).
       for (const item of items) item.reject(err);
