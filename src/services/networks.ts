@@ -107,13 +107,19 @@ class Revision {
   }
 }
 
+/** A network as the postback endpoint sees it, and the `networks_revision` that view is current at. */
+export interface PostbackView {
+  target: PostbackTarget | null;
+  revision: string;
+}
+
 /** Lists, defines, configures and switches networks. */
 export class NetworkService {
   private readonly byId: Map<string, NetworkModule>;
   private readonly box: SecretBox;
   private readonly revisions: Revision;
   /** The postback endpoint's view of each network, with the `networks_revision` it was read under. */
-  private readonly targets = new Map<string, { revision: string; target: PostbackTarget | null }>();
+  private readonly targets = new Map<string, PostbackView>();
   /** Opened HMAC secrets by network and ciphertext (a new secret is a new ciphertext). */
   private readonly opened = new Map<string, string>();
 
@@ -326,15 +332,34 @@ export class NetworkService {
    * committed before a postback arrives is seen by it, as with a fresh read of the row.
    */
   async postbackTarget(id: string): Promise<PostbackTarget | null> {
-    if (typeof id !== 'string' || !NETWORK_ID.test(id)) return null;
+    return (await this.postbackView(id)).target;
+  }
+
+  /** `postbackTarget` with the revision it is current at. */
+  async postbackView(id: string): Promise<PostbackView> {
+    if (typeof id !== 'string' || !NETWORK_ID.test(id)) return { target: null, revision: '' };
     const revision = await this.revisions.revision();
     const cached = this.targets.get(id);
-    if (cached && cached.revision === revision) return cached.target;
+    if (cached && cached.revision === revision) return cached;
     const target = await this.readPostbackTarget(id);
     if (this.targets.size >= MAX_CACHED) this.targets.clear();
     // Read after `revision`: at least as new as it (a later write only makes the next call read again).
-    this.targets.set(id, { revision, target });
-    return target;
+    const view = { revision, target };
+    this.targets.set(id, view);
+    return view;
+  }
+
+  /**
+   * The view this process keeps of a network, without reading anything (undefined when it keeps
+   * none). It may be stale: whoever acts on it checks `postbacksRevision()` first.
+   */
+  keptPostbackView(id: string): PostbackView | undefined {
+    return typeof id === 'string' && NETWORK_ID.test(id) ? this.targets.get(id) : undefined;
+  }
+
+  /** The current `networks_revision` (read after the call began; concurrent callers share reads). */
+  postbacksRevision(): Promise<string> {
+    return this.revisions.revision();
   }
 
   /** Opens a sealed HMAC secret of a network (kept opened per process, by ciphertext). */

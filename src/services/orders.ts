@@ -89,12 +89,12 @@ export class OrderService {
   }
 
   /** Checks a report before recording it (400 svc_invalid_order and the amount codes); logs a refusal. */
-  prepare(input: RecordInput | OrderReport, actor: string): OrderReport {
+  prepare(input: RecordInput | OrderReport, actor: string, options: { quiet?: boolean } = {}): OrderReport {
     if ((input as OrderReport).prepared === true) return input as OrderReport;
     try {
       return prepareReport(input as RecordInput, actor, this.deps.currency);
     } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...aboutReport(input as RecordInput, actor), field: err.data.field });
+      if (err instanceof ServiceError && !options.quiet) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...aboutReport(input as RecordInput, actor), field: err.data.field });
       throw err;
     }
   }

@@ -11,7 +11,7 @@ import { ServiceError } from '../errors.js';
 import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { Keys } from './keys.js';
 import type { LogService } from './logs.js';
-import type { NetworkService, PostbackTarget } from './networks.js';
+import type { NetworkService, PostbackTarget, PostbackView } from './networks.js';
 import { notFound } from './networks.js';
 import type { OrderChange, OrderReport, OrderService } from './orders.js';
 import type { Transaction } from '../db/transaction.js';
@@ -70,10 +70,13 @@ const ORDER_CODES: Record<string, string> = { svc_invalid_amount: 'svc_postback_
 /** A concurrent identical signed request committed first. */
 class Replayed extends Error {}
 
+/** The kept view of the network a postback was decided on is no longer current: decide it again. */
+class StaleView extends Error {}
+
 type Recorded = { change: OrderChange; record: PostbackRecord };
 
 /** An accepted postback waiting for its batch: its report, its record-to-be and its answer. */
-type Queued = { report: OrderReport; record: NewPostbackRecord; resolve: (r: Recorded) => void; reject: (err: unknown) => void };
+type Queued = { report: OrderReport; record: NewPostbackRecord; revision: string | null; resolve: (r: Recorded) => void; reject: (err: unknown) => void };
 
 const replayKeys = (items: Queued[]) => items.map((i) => i.record.replay_key).filter((k): k is string => !!k);
 
@@ -115,13 +118,32 @@ export class PostbackService {
    */
   async receive(req: PostbackRequest): Promise<PostbackAnswer> {
     if (!this.deps.config.postbacks.enabled) throw this.disabled();
-    const target = await this.deps.networks.postbackTarget(req.network);
-    if (!target) throw notFound(req.network);
-    if (!target.postbacksEnabled) throw this.disabled();
+    // The view of the network this process keeps saves a read per postback: an accepted postback
+    // is checked against the current revision by its batch; anything else is decided afresh.
+    const kept = this.deps.networks.keptPostbackView(req.network);
+    if (kept) {
+      try {
+        return await this.handle(req, kept, true);
+      } catch (err) {
+        if (!(err instanceof StaleView)) throw err;
+      }
+    }
+    return this.handle(req, await this.deps.networks.postbackView(req.network), false);
+  }
+
+  /** `receive` on one view of the network; a kept view throws StaleView instead of deciding anything but acceptance. */
+  private async handle(req: PostbackRequest, view: PostbackView, kept: boolean): Promise<PostbackAnswer> {
+    const fresh = () => {
+      if (kept) throw new StaleView();
+    };
+    const target = view.target;
+    if (!target) throw (fresh(), notFound(req.network));
+    if (!target.postbacksEnabled) throw (fresh(), this.disabled());
 
     const base = { received_at: this.deps.clock.now(), network: target.id, ip: req.ip, method: req.method, test: false, request_id: req.requestId };
     const limits = this.deps.config.postbacks;
     if (Buffer.byteLength(req.rawQuery, 'latin1') > limits.max_query_bytes || req.bodyTooLarge) {
+      fresh();
       const where = req.bodyTooLarge ? 'body' : 'query string';
       const err = new ServiceError('svc_postback_too_large', `The postback ${where} is longer than ${req.bodyTooLarge ? limits.max_body_bytes : limits.max_query_bytes} bytes.`, req.bodyTooLarge ? 413 : 414);
       throw await this.reject(base, { truncated: true, query_bytes: Buffer.byteLength(req.rawQuery, 'latin1') }, err);
@@ -134,6 +156,7 @@ export class PostbackService {
     try {
       auth = this.authenticate(target, req, loose.query, looseTest);
     } catch (err) {
+      fresh();
       // A stored secret that no longer opens (CASHTRACK_SECRET changed): our fault, not the sender's.
       const known = err instanceof ServiceError ? err : null;
       await this.save({ ...base, params: storedParams(loose, []), outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});
@@ -141,6 +164,7 @@ export class PostbackService {
     }
     const params = storedParams(loose, auth.presented);
     if (!auth.ok) {
+      fresh();
       this.deps.hooks.doAction(HOOKS.authFailed, { code: 'svc_postback_unauthorized', reason: auth.reason, ip: req.ip, method: 'postback', network: target.id });
       throw await this.reject({ ...base, test: looseTest }, params, new ServiceError('svc_postback_unauthorized', 'The postback is not authenticated for this network.', 401), auth.reason);
     }
@@ -154,6 +178,7 @@ export class PostbackService {
       const fields = target.module.parsePostback(query, body ?? undefined);
       values = checkFields(fields, target.module, target.mapping);
     } catch (err) {
+      fresh();
       const refusal =
         err instanceof EncodingError
           ? new ServiceError('svc_postback_invalid_encoding', `The postback contains ${err.message}.`, 400)
@@ -165,6 +190,7 @@ export class PostbackService {
 
     const described = { transaction_id: values.transaction_id, status: values.status };
     if (test) {
+      fresh();
       const record = await this.save({ ...base, ...described, test: true, params: params, outcome: 'accepted', code: 'svc_postback_test', message: 'Test postback: checked and stored; no order was recorded.' });
       return { ok: true, order_id: null, status: values.status, duplicate: false, test: true, postback_id: record.id };
     }
@@ -173,12 +199,16 @@ export class PostbackService {
     // the order's transaction: the whole change rolls back and the first answer is repeated.
     let recorded: Recorded;
     try {
-      const report = this.deps.orders.prepare(
-        { network: target.id, transaction_id: values.transaction_id, source: 'postback', status: values.status, sub_id: values.sub_id, advertiser: values.advertiser, merchant_ref: values.merchant_ref, sale_amount: values.sale_amount, commission: values.commission, currency: values.currency, event_at: values.event_at, raw: JSON.parse(params) },
-        'postback',
-      );
-      recorded = await new Promise<Recorded>((resolve, reject) => this.queue.submit({ report, record: { ...base, ...described, params, outcome: 'accepted', replay_key: auth.replayKey }, resolve, reject }));
+      const input = { network: target.id, transaction_id: values.transaction_id, source: 'postback' as const, status: values.status, sub_id: values.sub_id, advertiser: values.advertiser, merchant_ref: values.merchant_ref, sale_amount: values.sale_amount, commission: values.commission, currency: values.currency, event_at: values.event_at, raw: JSON.parse(params) };
+      let report: OrderReport;
+      try {
+        report = this.deps.orders.prepare(input, 'postback', { quiet: kept });
+      } catch (err) {
+        throw (fresh(), err);
+      }
+      recorded = await new Promise<Recorded>((resolve, reject) => this.queue.submit({ report, revision: kept ? view.revision : null, record: { ...base, ...described, params, outcome: 'accepted', replay_key: auth.replayKey }, resolve, reject }));
     } catch (err) {
+      if (err instanceof StaleView) throw err;
       if (err instanceof Replayed) {
         const seen = await this.store.byReplayKey(auth.replayKey!);
         if (seen) return this.replayed(base, described, params, seen);
@@ -202,8 +232,11 @@ export class PostbackService {
    * so it gets its own answer. Postbacks repeating a signed request of the batch go on their own
    * after it, and find its record.
    */
-  private async recordBatch(items: Queued[]): Promise<void> {
+  private async recordBatch(queued: Queued[]): Promise<void> {
     try {
+      // Postbacks decided on a kept view of their network go on only if it is still current.
+      const revision = queued.some((i) => i.revision !== null) ? await this.deps.networks.postbacksRevision() : null;
+      const items = queued.filter((i) => i.revision === null || i.revision === revision || void i.reject(new StaleView()));
       // A signed request stored before is a replay: answered from its record, nothing recorded.
       const stored = await this.store.seenReplayKeys(replayKeys(items));
       const together: Queued[] = [];
@@ -238,7 +271,7 @@ export class PostbackService {
       }
     } catch (err) {
       // Never leave a request waiting (a settled promise ignores a second answer).
-      for (const item of items) item.reject(err);
+      for (const item of queued) item.reject(err);
     }
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Server } from '@hapi/hapi';
 import { ManualClock } from '../../src/clock.js';
+import { buildContext } from '../../src/context.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { testServer } from '../helpers/http.js';
 import { fakeModule, getPostback, query, shopnetDefinition, signature } from '../helpers/networks.js';
@@ -66,6 +67,32 @@ describeEachDialect(
       expect((await getPostback(server, 'swnet', query({ token, ...sale() }))).status).toBe(403);
       expect(await stored()).toBe(1);
       await ctx.networks.setPostbacks('swnet', true, 'test');
+    });
+
+    it('see a switch-off or a rotation made by another process on the next postback, though they keep their view of the network', async () => {
+      const { ctx, config } = use();
+      const token = (await ctx.networks.rotatePostbackSecret('swnet', 'test')).secret;
+      await ctx.networks.setPostbacks('swnet', true, 'test');
+      expect((await getPostback(server, 'swnet', query({ token, ...sale() }))).status).toBe(200);
+      // Another daemon (or the CLI) on the same database changes the network.
+      const other = buildContext(config, { logStream: null, networkModules: [fakeModule()] });
+      try {
+        await other.networks.setPostbacks('swnet', false, 'cli');
+        const before = await stored();
+        expect((await getPostback(server, 'swnet', query({ token, ...sale() }))).status).toBe(403);
+        expect(await stored()).toBe(before);
+        await other.networks.setPostbacks('swnet', true, 'cli');
+        const rotated = (await other.networks.rotatePostbackSecret('swnet', 'cli')).secret;
+        expect((await getPostback(server, 'swnet', query({ token, ...sale() }))).status).toBe(401);
+        expect((await getPostback(server, 'swnet', query({ token: rotated, ...sale() }))).status).toBe(200);
+        // A burst on the old view is refused as a whole once the view is stale.
+        await other.networks.setPostbacks('swnet', false, 'cli');
+        const burst = await Promise.all(Array.from({ length: 10 }, () => getPostback(server, 'swnet', query({ token: rotated, ...sale() }))));
+        expect(burst.map((r) => r.status)).toEqual(Array(10).fill(403));
+        await other.networks.setPostbacks('swnet', true, 'cli');
+      } finally {
+        await other.close();
+      }
     });
 
     it('check the IP allowlist against the socket address, ignoring X-Forwarded-For without trust_proxy', async () => {
