@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, parseAmount } from '../money.js';
-import { checkAdvertiser, checkNetwork, decodeRule, encodeRule, ruleKey, type CashbackRuleService } from './cashback.js';
+import { checkAdvertiser, checkNetwork, decodeRule, encodeRule, ruleKey, type CashbackRuleService, type ScopedCashbackRule } from './cashback.js';
 import type { LedgerService, Within } from './ledger.js';
 import type { LogService } from './logs.js';
 import { OrderEffects } from './order-effects.js';
@@ -27,6 +27,15 @@ export interface UpdateInput {
   commission?: string;
   currency?: string;
   note?: string;
+}
+
+/** What recording a report did, without the order (see `recordOutcomes`). */
+export interface OrderOutcome {
+  id: number;
+  status: OrderStatus;
+  duplicate: boolean;
+  changes: string[];
+  ignored: string[];
 }
 
 /** What a change did: the order, plus `duplicate` (nothing changed), `changes` and `ignored` parts of the report. */
@@ -107,7 +116,16 @@ export class OrderService {
    * whole batch rolls back and throws; callers that want the others recorded run them again one
    * by one. `within` runs inside the transaction with every change, in order.
    */
-  async recordMany(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderChange[]>): Promise<OrderChange[]> {
+  recordMany(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderChange[]>): Promise<OrderChange[]> {
+    return this.recordAll(inputs, actor, (applied, t) => this.results(applied, t), within);
+  }
+
+  /** `recordMany`, answering only what each report did (no order is read back: the postback endpoint's path). */
+  recordOutcomes(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderOutcome[]>): Promise<OrderOutcome[]> {
+    return this.recordAll(inputs, actor, async (applied) => applied.map((a) => ({ id: a.row.id, status: a.row.status, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored })), within);
+  }
+
+  private async recordAll<R>(inputs: (RecordInput | OrderReport)[], actor: string, answer: (applied: Applied[], t: Transaction) => Promise<R[]>, within?: Within<R[]>): Promise<R[]> {
     const reports = inputs.map((input) => this.prepare(input, actor));
     if (reports.length === 0) return [];
     try {
@@ -122,29 +140,7 @@ export class OrderService {
             const key = orderKey(r.network, r.transactionId);
             if (!orders.has(key) && !creators.has(key)) creators.set(key, i);
           });
-          if (creators.size > 0) {
-            const now = this.deps.clock.now();
-            const rows = [...creators.values()].map((i) => {
-              const r = reports[i];
-              const rule = rules.get(ruleKey(r.network, r.advertiser))!;
-              const cashback = this.deps.cashback.compute(rule, r.amounts);
-              const a = r.amounts;
-              return [r.network, r.transactionId, r.merchantRef, r.advertiser, members[i], r.subId, a.sale, a.commission, a.currency, cashback, encodeRule(rule), r.status, r.source, r.clickedAt, r.eventAt, now, r.raw, r.note, now, now];
-            });
-            // Inserted in key order: concurrent batches take the new keys' locks in one order.
-            rows.sort((x, y) => (x[0] === y[0] ? compare(String(x[1]), String(y[1])) : compare(String(x[0]), String(y[0]))));
-            for (let i = 0; i < rows.length; i += 200) {
-              const chunk = rows.slice(i, i + 200);
-              await this.deps.db.execute(
-                `INSERT INTO orders (network, transaction_id, merchant_ref, advertiser, member_id, sub_id, sale_amount, commission, currency, cashback, cashback_rule, status, source, clicked_at, event_at, status_changed_at, raw, note, created_at, updated_at)
-                 VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-                chunk.flat(),
-                t,
-              );
-            }
-            const created = await this.reader.lockByTransactions([...creators.values()].map((i) => ({ network: reports[i].network, transactionId: reports[i].transactionId })), t);
-            for (const [key, row] of created) orders.set(key, row);
-          }
+          if (creators.size > 0) for (const row of await this.insertNew([...creators.values()].map((i) => ({ report: reports[i], memberId: members[i], rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))! })), t)) orders.set(orderKey(row.network, row.transaction_id), row);
 
           const applied: Applied[] = [];
           for (const [i, r] of reports.entries()) {
@@ -155,7 +151,7 @@ export class OrderService {
             applied.push(a);
           }
           await this.effects.settle(t);
-          const result = await this.results(applied, t);
+          const result = await answer(applied, t);
           await within?.(result, t);
           return { result, events: applied.flatMap((a) => a.events) };
         }),
@@ -166,6 +162,47 @@ export class OrderService {
       if (err instanceof ServiceError && reports.length === 1) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...reports[0].about, field: err.data.field });
       throw err;
     }
+  }
+
+  /**
+   * Inserts new orders with their cashback from the rule (in key order, so concurrent batches
+   * take the new keys' locks in one order) and answers their rows. A key another transaction
+   * inserted meanwhile fails on the unique key, and the batch runs again.
+   */
+  private async insertNew(news: { report: OrderReport; memberId: number | null; rule: ScopedCashbackRule }[], t: Transaction): Promise<OrderRow[]> {
+    const now = this.deps.clock.now();
+    const rows = news.map(({ report: r, memberId, rule }): OrderRow => ({
+      id: 0,
+      network: r.network,
+      transaction_id: r.transactionId,
+      merchant_ref: r.merchantRef,
+      advertiser: r.advertiser,
+      member_id: memberId,
+      sub_id: r.subId,
+      sale_amount: r.amounts.sale,
+      commission: r.amounts.commission,
+      currency: r.amounts.currency,
+      cashback: this.deps.cashback.compute(rule, r.amounts),
+      cashback_rule: encodeRule(rule),
+      status: r.status,
+      source: r.source,
+      clicked_at: r.clickedAt,
+      event_at: r.eventAt,
+      status_changed_at: now,
+      note: r.note,
+      created_at: now,
+      updated_at: now,
+    }));
+    const raw = new Map(news.map(({ report: r }) => [orderKey(r.network, r.transactionId), r.raw]));
+    rows.sort((x, y) => (x.network === y.network ? compare(x.transaction_id, y.transaction_id) : compare(x.network, y.network)));
+    const ids = await this.deps.db.insertMany(
+      'orders',
+      ['network', 'transaction_id', 'merchant_ref', 'advertiser', 'member_id', 'sub_id', 'sale_amount', 'commission', 'currency', 'cashback', 'cashback_rule', 'status', 'source', 'clicked_at', 'event_at', 'status_changed_at', 'raw', 'note', 'created_at', 'updated_at'],
+      rows.map((o) => [o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.clicked_at, o.event_at, now, raw.get(orderKey(o.network, o.transaction_id)) ?? null, o.note, now, now]),
+      t,
+    );
+    rows.forEach((o, i) => (o.id = ids[i]));
+    return rows;
   }
 
   /** A new order's ledger effects (its row was just inserted). */

@@ -13,7 +13,7 @@ import type { Keys } from './keys.js';
 import type { LogService } from './logs.js';
 import type { NetworkService, PostbackTarget, PostbackView } from './networks.js';
 import { notFound } from './networks.js';
-import type { OrderChange, OrderReport, OrderService } from './orders.js';
+import type { OrderOutcome, OrderReport, OrderService } from './orders.js';
 import type { Transaction } from '../db/transaction.js';
 import { BatchQueue } from './batches.js';
 import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './postback-auth.js';
@@ -73,7 +73,7 @@ class Replayed extends Error {}
 /** The kept view of the network a postback was decided on is no longer current: decide it again. */
 class StaleView extends Error {}
 
-type Recorded = { change: OrderChange; record: PostbackRecord };
+type Recorded = { change: OrderOutcome; record: PostbackRecord };
 
 /** An accepted postback waiting for its batch: its report, its record-to-be and its answer. */
 type Queued = { report: OrderReport; record: NewPostbackRecord; revision: string | null; resolve: (r: Recorded) => void; reject: (err: unknown) => void };
@@ -81,7 +81,7 @@ type Queued = { report: OrderReport; record: NewPostbackRecord; revision: string
 const replayKeys = (items: Queued[]) => items.map((i) => i.record.replay_key).filter((k): k is string => !!k);
 
 /** The record of an accepted postback, once its order change is known. */
-function accepted(item: Queued, change: OrderChange): NewPostbackRecord {
+function accepted(item: Queued, change: OrderOutcome): NewPostbackRecord {
   return { ...item.record, outcome: change.duplicate ? 'duplicate' : 'accepted', order_id: change.id, message: change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.` : null };
 }
 
@@ -252,7 +252,7 @@ export class PostbackService {
       if (together.length > 1) {
         try {
           let records: PostbackRecord[] = [];
-          const changes = await this.deps.orders.recordMany(
+          const changes = await this.deps.orders.recordOutcomes(
             together.map((i) => i.report),
             'postback',
             async (changes, t) => void (records = await this.storeAccepted(together.map((item, k) => accepted(item, changes[k])), t)),
@@ -278,7 +278,7 @@ export class PostbackService {
   private async recordAlone(item: Queued): Promise<void> {
     try {
       let record: PostbackRecord | undefined;
-      const change = await this.deps.orders.record(item.report, 'postback', async (result, t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)));
+      const [change] = await this.deps.orders.recordOutcomes([item.report], 'postback', async ([result], t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)));
       item.resolve({ change, record: record! });
     } catch (err) {
       item.reject(err);

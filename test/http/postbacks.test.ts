@@ -111,7 +111,7 @@ describeEachDialect(
       // order approved in the same burst, an unmatched one, and one refused: all at once.
       const q = query(sale({ payout: '6.00' }));
       const sig = signature(hmacSecret, q);
-      const batches = vi.spyOn(use().ctx.orders, 'recordMany');
+      const batches = vi.spyOn(use().ctx.orders, 'recordOutcomes');
       const burst = await Promise.all([
         ...fresh.slice(8).map((p) => shop(p)),
         shop(fresh[8]),

@@ -67,6 +67,12 @@ describeEachDialect('recording orders in batches', (use) => {
     const batch = await ctx.orders.recordMany(inputs('batnet', 'many', many), 'system');
     expect(batch.map(answer)).toEqual(alone.map(answer));
     expect(await ledgerOf(many)).toEqual(await ledgerOf(one));
+    // Answering only what each report did changes nothing of what is recorded.
+    const brief = await members('brief');
+    const outcomes = await ctx.orders.recordOutcomes(inputs('briefnet', 'brief', brief), 'system');
+    expect(outcomes.map((o) => [o.status, o.duplicate, o.changes, o.ignored])).toEqual(alone.map((c) => [c.status, c.duplicate, c.changes, c.ignored]));
+    expect(new Set(outcomes.map((o) => o.id))).toEqual(new Set((await ctx.orders.list({ network: 'briefnet', page: 1, per_page: 100 })).items.map((o) => o.id)));
+    expect(await ledgerOf(brief)).toEqual(await ledgerOf(one));
     // The entries cite the orders they came from.
     const cited = await ctx.db.select<{ n: unknown }>("SELECT COUNT(*) AS n FROM ledger_entries e JOIN orders o ON o.id = e.order_id WHERE o.network = 'batnet'");
     expect(Number(cited[0].n)).toBeGreaterThan(0);
