@@ -143,11 +143,11 @@ export class PostbackStore {
     return recs.map((rec, i) => stored(ids[i], rec));
   }
 
-  /** Which of these replay keys are stored already. */
-  async seenReplayKeys(keys: string[]): Promise<Set<string>> {
-    if (keys.length === 0) return new Set();
-    const rows = await this.db.select<{ replay_key: string }>(`SELECT replay_key FROM postbacks WHERE replay_key IN (${keys.map(() => '?').join(', ')})`, keys);
-    return new Set(rows.map((r) => String(r.replay_key)));
+  /** The stored records of these replay keys, by key (those not stored are absent). */
+  async byReplayKeys(keys: string[]): Promise<Map<string, PostbackRecord>> {
+    if (keys.length === 0) return new Map();
+    const rows = await this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, replay_key FROM postbacks WHERE replay_key IN (${keys.map(() => '?').join(', ')})`, keys);
+    return new Map(rows.map((r) => [String(r.replay_key), toRecord(r)]));
   }
 
   async byReplayKey(key: string): Promise<PostbackRecord | null> {

@@ -13,7 +13,7 @@ import type { Keys } from './keys.js';
 import type { LogService } from './logs.js';
 import type { NetworkService, PostbackTarget, PostbackView } from './networks.js';
 import { notFound } from './networks.js';
-import type { OrderOutcome, OrderReport, OrderService } from './orders.js';
+import type { OrderOutcome, OrderReport, OrderService, OrderStatus } from './orders.js';
 import type { Transaction } from '../db/transaction.js';
 import { BatchQueue } from './batches.js';
 import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './postback-auth.js';
@@ -79,6 +79,11 @@ type Recorded = { change: OrderOutcome; record: PostbackRecord };
 type Queued = { report: OrderReport; record: NewPostbackRecord; revision: string | null; resolve: (r: Recorded) => void; reject: (err: unknown) => void };
 
 const replayKeys = (items: Queued[]) => items.map((i) => i.record.replay_key).filter((k): k is string => !!k);
+
+/** The record of a replayed signed request: a duplicate of the first one's order. */
+function replayRecord(record: NewPostbackRecord, seen: PostbackRecord): NewPostbackRecord {
+  return { ...record, replay_key: null, outcome: 'duplicate', code: 'svc_postback_replayed', order_id: seen.order_id, message: `The same signed request was received before (postback ${seen.id}); nothing was applied again.` };
+}
 
 /** The record of an accepted postback, once its order change is known. */
 function accepted(item: Queued, change: OrderOutcome): NewPostbackRecord {
@@ -238,13 +243,15 @@ export class PostbackService {
       const revision = queued.some((i) => i.revision !== null) ? await this.deps.networks.postbacksRevision() : null;
       const items = queued.filter((i) => i.revision === null || i.revision === revision || void i.reject(new StaleView()));
       // A signed request stored before is a replay: answered from its record, nothing recorded.
-      const stored = await this.store.seenReplayKeys(replayKeys(items));
+      const stored = await this.store.byReplayKeys(replayKeys(items));
+      const replays: [Queued, PostbackRecord][] = [];
       const together: Queued[] = [];
       const after: Queued[] = [];
       const keys = new Set<string>();
       for (const item of items) {
         const key = item.record.replay_key;
-        if (key && stored.has(key)) item.reject(new Replayed());
+        const seen = key ? stored.get(key) : undefined;
+        if (seen) replays.push([item, seen]);
         else if (key && keys.has(key)) after.push(item);
         else (key && keys.add(key), together.push(item));
       }
@@ -264,14 +271,27 @@ export class PostbackService {
       }
       await Promise.all(alone.map((item) => this.recordAlone(item)));
       // The same signed request twice in one batch: the copy finds the first one's record.
-      const now = after.length ? await this.store.seenReplayKeys(replayKeys(after)) : new Set<string>();
+      const now = await this.store.byReplayKeys(replayKeys(after));
       for (const item of after) {
-        if (now.has(item.record.replay_key!)) item.reject(new Replayed());
+        const seen = now.get(item.record.replay_key!);
+        if (seen) replays.push([item, seen]);
         else await this.recordAlone(item);
       }
+      await this.answerReplays(replays);
     } catch (err) {
       // Never leave a request waiting (a settled promise ignores a second answer).
       for (const item of queued) item.reject(err);
+    }
+  }
+
+  /** Stores the records of replayed requests (one statement) and answers each with its first order. */
+  private async answerReplays(replays: [Queued, PostbackRecord][]): Promise<void> {
+    if (replays.length === 0) return;
+    try {
+      const records = await this.deps.db.transaction((t) => this.store.insertMany(replays.map(([item, seen]) => replayRecord(item.record, seen)), t));
+      replays.forEach(([item, seen], k) => item.resolve({ change: { id: seen.order_id!, status: (seen.status ?? 'pending') as OrderStatus, duplicate: true, changes: [], ignored: [] }, record: records[k] }));
+    } catch (err) {
+      for (const [item] of replays) item.reject(err);
     }
   }
 
@@ -364,7 +384,7 @@ export class PostbackService {
   }
 
   private async replayed(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, described: object, params: string, seen: PostbackRecord): Promise<PostbackAnswer> {
-    const record = await this.save({ ...base, ...described, params, outcome: 'duplicate', code: 'svc_postback_replayed', order_id: seen.order_id, message: `The same signed request was received before (postback ${seen.id}); nothing was applied again.` });
+    const record = await this.save(replayRecord({ ...base, ...described, params, outcome: 'duplicate' }, seen));
     return { ok: true, order_id: seen.order_id, status: seen.status ?? 'pending', duplicate: true, test: false, postback_id: record.id };
   }
 

@@ -111,6 +111,9 @@ describeEachDialect(
       // order approved in the same burst, an unmatched one, and one refused: all at once.
       const q = query(sale({ payout: '6.00' }));
       const sig = signature(hmacSecret, q);
+      const qOld = query(sale({ payout: '2.00' }));
+      const sigOld = signature(hmacSecret, qOld);
+      const first = await getPostback(server, 'signnet', qOld, { 'x-postback-signature': sigOld });
       const batches = vi.spyOn(use().ctx.orders, 'recordOutcomes');
       const burst = await Promise.all([
         ...fresh.slice(8).map((p) => shop(p)),
@@ -123,8 +126,14 @@ describeEachDialect(
         shop(sale({ payout: 'twelve' })),
         getPostback(server, 'signnet', q, { 'x-postback-signature': sig }),
         getPostback(server, 'signnet', q, { 'x-postback-signature': sig }),
+        getPostback(server, 'signnet', qOld, { 'x-postback-signature': sigOld }),
+        getPostback(server, 'signnet', qOld, { 'x-postback-signature': sigOld }),
       ]);
-      const [news, [repeatNew, repeatKnown], approvals, [decline, approveNew, unmatched, refused, signedA, signedB]] = [burst.slice(0, 16), burst.slice(16, 18), burst.slice(18, 22), burst.slice(22)];
+      const [news, [repeatNew, repeatKnown], approvals, [decline, approveNew, unmatched, refused, signedA, signedB, replayA, replayB]] = [burst.slice(0, 16), burst.slice(16, 18), burst.slice(18, 22), burst.slice(22)];
+      for (const replay of [replayA, replayB]) {
+        expect(replay).toMatchObject({ status: 200, body: { duplicate: true, order_id: first.body.order_id, status: 'pending' } });
+        expect(await record(replay.body.postback_id)).toMatchObject({ outcome: 'duplicate', code: 'svc_postback_replayed' });
+      }
       expect(news.map((r) => [r.status, r.body.duplicate])).toEqual(Array(16).fill([200, false]));
       expect(new Set(news.map((r) => r.body.order_id)).size).toBe(16);
       expect(repeatNew.body).toMatchObject({ order_id: news[0].body.order_id });
@@ -141,7 +150,7 @@ describeEachDialect(
       expect((await use().ctx.orders.get(news[12].body.order_id)).status).toBe('approved');
       // Credits: 4 approvals and the new order approved in the burst, 2.00 each.
       expect(Number((await balance()).available) - Number(before.available)).toBeCloseTo(10, 5);
-      expect(await count('postbacks')).toBe(beforeRecords + 8 + burst.length);
+      expect(await count('postbacks')).toBe(beforeRecords + 9 + burst.length);
       const ids = burst.map((r) => r.body.postback_id ?? r.body.data?.postback_id);
       expect(new Set(ids).size).toBe(burst.length);
       for (const [i, res] of burst.entries()) {
