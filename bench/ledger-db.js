@@ -40,6 +40,8 @@ export function mysqlServer() {
     user: decodeURIComponent(base.username || 'root'),
     password: decodeURIComponent(base.password || ''),
     connectTimeout: 3_000,
+    // `?socket=/run/mysqld/mysqld.sock`: the daemon and this process reach the server through its Unix socket.
+    ...(base.searchParams.get('socket') ? { socketPath: base.searchParams.get('socket') } : {}),
   };
   return { base, options, connect: () => mysql.createConnection(options) };
 }
@@ -82,6 +84,7 @@ function mysqlTarget(dbUrl) {
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password || ''),
     database: decodeURIComponent(u.pathname.replace(/^\//, '')),
+    ...(u.searchParams.get('socket') ? { socketPath: u.searchParams.get('socket') } : {}),
     connectTimeout: 5_000,
     supportBigNumbers: true,
     bigNumberStrings: true,

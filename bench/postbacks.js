@@ -6,13 +6,17 @@
 // the cashback of their orders, and `cashtrack ledger verify` is clean. Run by hand; prints a
 // table and PASS/FAIL. Loopback only.
 //
-//   node bench/postbacks.js [--duration 20] [--connections 32] [--only sqlite|mysql] [--pool-max N] [--profile DIR]
+//   node bench/postbacks.js [--duration 20] [--connections 32] [--only sqlite|mysql|mysql-socket] [--pool-max N] [--profile DIR]
+//
+// `mysql` reaches MariaDB over TCP as the URL says; `mysql-socket` reaches the same server through
+// its Unix socket (`?socket=` in database.url, as a daemon on the database's host would be set up;
+// the server's @@socket), when there is one.
 //
 // The daemon runs in a child process (bench/postbacks-server.js); autocannon and the seeding run
 // here. MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,12 +54,12 @@ function parseOptions(argv, env) {
     else if (flag === '--only') opts.only = value();
     else if (flag === '--pool-max') opts.poolMax = Number(value());
     else if (flag === '--profile') opts.profile = value();
-    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --pool-max N, --profile DIR)`);
+    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql|mysql-socket, --pool-max N, --profile DIR)`);
   }
   const int = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
   if (!int(opts.duration, 1, 120)) throw new UsageError('--duration must be 1-120 seconds (signatures are valid for 300 s)');
   if (!int(opts.connections, 1, 1000)) throw new UsageError('--connections must be 1-1000');
-  if (opts.only && !['sqlite', 'mysql'].includes(opts.only)) throw new UsageError('--only must be sqlite or mysql');
+  if (opts.only && !['sqlite', 'mysql', 'mysql-socket'].includes(opts.only)) throw new UsageError('--only must be sqlite, mysql or mysql-socket');
   if (opts.poolMax !== null && !int(opts.poolMax, 1, 500)) throw new UsageError('--pool-max must be 1-500');
   return opts;
 }
@@ -131,6 +135,24 @@ async function run(db, opts, dataDir, secret, log) {
   }
 }
 
+/** The Unix socket of the MariaDB server, when it is on this host (else null). */
+async function localSocket() {
+  const server = mysqlServer();
+  if (server.options.socketPath) return server.options.socketPath;
+  if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(server.base.hostname)) return null;
+  try {
+    const conn = await server.connect();
+    try {
+      const [[row]] = await conn.query('SELECT @@socket AS socket');
+      return row?.socket && existsSync(row.socket) ? row.socket : null;
+    } finally {
+      await conn.end();
+    }
+  } catch {
+    return null;
+  }
+}
+
 // ---- main --------------------------------------------------------------------------------------
 
 async function main() {
@@ -146,9 +168,7 @@ async function main() {
 
   const onSignal = stopOnSignals(cleanups);
 
-  const databases = [];
-  if (opts.only !== 'mysql') databases.push('sqlite');
-  if (opts.only !== 'sqlite') databases.push('mysql');
+  const databases = opts.only ? [opts.only] : ['sqlite', 'mysql', 'mysql-socket'];
   const watchdog = setTimeout(() => onSignal(`watchdog (${(databases.length * WATCHDOG_MS_PER_DATABASE) / 60_000} min)`), databases.length * WATCHDOG_MS_PER_DATABASE);
   watchdog.unref();
   if (opts.profile) mkdirSync(opts.profile, { recursive: true });
@@ -163,15 +183,23 @@ async function main() {
           const file = join(tmp, 'postbacks.sqlite');
           db = { name, url: `sqlite:${file}`, drop: async () => ['', '-wal', '-shm'].forEach((x) => rmSync(`${file}${x}`, { force: true })) };
         } else {
+          const socket = name === 'mysql-socket' ? await localSocket() : null;
+          if (name === 'mysql-socket' && !socket) {
+            notes.push('MariaDB over its Unix socket skipped: the server has no socket on this host');
+            if (opts.only === name) failed = true;
+            continue;
+          }
           const m = await createMysqlDatabase();
           cleanups.unshift(() => m.drop());
-          db = { name, url: m.url, drop: () => m.drop() };
+          const url = new URL(m.url);
+          if (socket) url.search = `?socket=${socket}`;
+          db = { name, url: url.toString(), drop: () => m.drop() };
         }
       } catch (err) {
         const note = `MariaDB skipped: ${mysqlServer().base.host} unreachable (${err.code ?? err.message})`;
         notes.push(note);
         console.log(note);
-        if (opts.only === 'mysql') failed = true;
+        if (opts.only === name) failed = true;
         continue;
       }
       log(`[${name}] seeding… `);

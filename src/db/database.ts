@@ -38,9 +38,14 @@ export interface ParsedUrl {
   username?: string;
   password?: string;
   database?: string;
+  /** A Unix socket to reach a MariaDB/MySQL server on the same host (`?socket=` in the URL). */
+  socketPath?: string;
 }
 
-/** Parses `sqlite:path`, `sqlite:///abs/path`, `mysql://u:p@host:3306/db` or `mariadb://...`. */
+/**
+ * Parses `sqlite:path`, `sqlite:///abs/path`, `mysql://u:p@host:3306/db` or `mariadb://...`; a
+ * server on the same host may be reached through its Unix socket with `?socket=/path/to.sock`.
+ */
 export function parseDatabaseUrl(url: string): ParsedUrl {
   if (url.startsWith('sqlite:')) {
     let storage = url.slice('sqlite:'.length);
@@ -53,6 +58,10 @@ export function parseDatabaseUrl(url: string): ParsedUrl {
   if (u.protocol !== 'mysql:' && u.protocol !== 'mariadb:') throw new Error(`unsupported database URL scheme ${u.protocol}`);
   const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   if (!database) throw new Error('the database URL names no database, e.g. mysql://root@127.0.0.1:3306/cashtrack');
+  const unknown = [...u.searchParams.keys()].filter((k) => k !== 'socket');
+  if (unknown.length) throw new Error(`unknown database URL parameter ${unknown[0]} (only socket is known)`);
+  const socket = u.searchParams.get('socket');
+  if (socket !== null && !isAbsolute(socket)) throw new Error('the socket parameter must be an absolute path, e.g. ?socket=/run/mysqld/mysqld.sock');
   return {
     dialect: 'mysql',
     host: u.hostname || '127.0.0.1',
@@ -60,6 +69,7 @@ export function parseDatabaseUrl(url: string): ParsedUrl {
     username: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password || ''),
     database,
+    ...(socket ? { socketPath: socket } : {}),
   };
 }
 
@@ -139,7 +149,7 @@ export class Database {
         database: this.parsed.database,
         timezone: '+00:00',
         pool: { max: options.poolMax ?? 10, min: 0, idle: 10_000, acquire: 10_000, evict: 5_000 },
-        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000 },
+        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000, ...(this.parsed.socketPath ? { socketPath: this.parsed.socketPath } : {}) },
       });
       this.direct = new MysqlDirect(this.parsed, options.poolMax ?? 10);
     }

@@ -133,6 +133,8 @@ export class MysqlDirect implements DirectDriver {
     this.pool = mysql.createPool({
       host: parsed.host,
       port: parsed.port,
+      // A Unix socket skips the TCP stack for a server on the same host.
+      socketPath: parsed.socketPath,
       user: parsed.username,
       password: parsed.password,
       database: parsed.database,

@@ -1,6 +1,8 @@
 // A report of an order (postback, poll, by hand) checked and normalised before anything is
 // written: the same checks for one report and for a batch, so a bad report is refused on its own
 // and never takes a batch down with it.
+import type { Database } from '../db/database.js';
+import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, parseAmount } from '../money.js';
 import { ASCII_ID, checkAdvertiser, checkNetwork } from './cashback.js';
@@ -129,4 +131,40 @@ export function prepareReport(input: RecordInput, actor: string, siteCurrency: s
     raw: storeRaw(input.raw),
     about,
   };
+}
+
+/**
+ * Each report's member: `member_id` when given (404 when unknown); else the sub id: digits are
+ * a user id, anything else a login; no match, null. One query for all the ids.
+ */
+export async function membersOf(db: Database, reports: OrderReport[]): Promise<(number | null)[]> {
+  const ids = new Set<number>();
+  for (const r of reports) {
+    if (r.memberId !== null) ids.add(r.memberId);
+    else if (r.subId && /^\d{1,15}$/.test(r.subId)) ids.add(Number(r.subId));
+  }
+  const known = new Set<number>();
+  const list = [...ids];
+  for (let i = 0; i < list.length; i += 500) {
+    const chunk = list.slice(i, i + 500);
+    const rows = await db.select<{ id: unknown }>(`SELECT id FROM users WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+    for (const row of rows) known.add(toInt(row.id));
+  }
+  // Logins compare as the database's collation does (case-insensitively): one lookup each.
+  const logins = new Map<string, Promise<number | null>>();
+  const byLogin = (login: string) => {
+    if (!logins.has(login)) logins.set(login, db.select<{ id: unknown }>('SELECT id FROM users WHERE login = ?', [login]).then(([row]) => (row ? toInt(row.id) : null)));
+    return logins.get(login)!;
+  };
+  return Promise.all(
+    reports.map(async (r) => {
+      if (r.memberId !== null) {
+        if (!known.has(r.memberId)) throw new ServiceError('svc_member_not_found', `Member ${r.memberId} not found.`, 404, { member_id: r.memberId });
+        return r.memberId;
+      }
+      if (!r.subId) return null;
+      if (/^\d{1,15}$/.test(r.subId)) return known.has(Number(r.subId)) ? Number(r.subId) : null;
+      return byLogin(r.subId);
+    }),
+  );
 }

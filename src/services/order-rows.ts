@@ -4,7 +4,9 @@ import type { Transaction } from '../db/transaction.js';
 import { Database } from '../db/database.js';
 import { toDate, toInt, toIso } from '../db/values.js';
 import { formatAmount, toMinor } from '../money.js';
-import { ASCII_ID, decodeRule, type CashbackRule } from './cashback.js';
+import type { Clock } from '../clock.js';
+import { ASCII_ID, decodeRule, encodeRule, type CashbackRule, type CashbackRuleService, type ScopedCashbackRule } from './cashback.js';
+import type { OrderReport } from './order-reports.js';
 
 export const ORDER_STATUSES = ['pending', 'approved', 'declined'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -100,6 +102,8 @@ export function toOrderRow(r: Record<string, unknown>): OrderRow {
   };
 }
 
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** The key of a network transaction in maps of orders. */
 export function orderKey(network: string, transactionId: string): string {
   return `${network}\0${transactionId}`;
@@ -129,24 +133,12 @@ export class OrderReader {
   }
 
   /**
-   * The order of a network transaction, locked on MariaDB (a SQLite write transaction is exclusive).
-   * On MariaDB a locking read of a missing key would take a gap lock, and racing reports of a new
-   * transaction would then deadlock on their INSERTs; so the key is looked up with a plain read and
-   * only an existing row is locked (by primary key). A racing INSERT then fails on the unique key
-   * instead, and the caller runs again and finds the row.
-   */
-  async lockByTransaction(network: string, transactionId: string, t: Transaction): Promise<OrderRow | null> {
-    if (this.db.dialect !== 'mysql') {
-      const [row] = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.network = ? AND o.transaction_id = ?`, [network, transactionId], t);
-      return row ? toOrderRow(row) : null;
-    }
-    const [found] = await this.db.select<{ id: unknown }>('SELECT id FROM orders WHERE network = ? AND transaction_id = ?', [network, transactionId], t);
-    return found ? this.lockById(toInt(found.id), t) : null;
-  }
-
-  /**
-   * `lockByTransaction` for many keys at once, keyed by `orderKey`: one read per network and, on
-   * MariaDB, one locking read of the rows found, in id order (so concurrent batches lock in one order).
+   * The orders of these network transactions, keyed by `orderKey`, locked on MariaDB (a SQLite
+   * write transaction is exclusive). On MariaDB a locking read of a missing key would take a gap
+   * lock, and racing reports of a new transaction would then deadlock on their INSERTs; so the
+   * keys are looked up with a plain read and only the rows found are locked, by primary key and in
+   * id order (so concurrent batches lock in one order). A racing INSERT then fails on the unique
+   * key instead, and the caller runs again and finds the row.
    */
   async lockByTransactions(keys: { network: string; transactionId: string }[], t: Transaction): Promise<Map<string, OrderRow>> {
     const byNetwork = new Map<string, Set<string>>();
@@ -306,6 +298,47 @@ export function atRow(order: Order, row: OrderRow): Order {
     status_changed_at: row.status_changed_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
+}
+
+/**
+ * Inserts new orders with their cashback from the rule (in key order, so concurrent batches
+ * take the new keys' locks in one order) and answers their rows. A key another transaction
+ * inserted meanwhile fails on the unique key, and the batch runs again.
+ */
+export async function insertOrders(deps: { db: Database; clock: Clock; cashback: CashbackRuleService }, news: { report: OrderReport; memberId: number | null; rule: ScopedCashbackRule }[], t: Transaction): Promise<OrderRow[]> {
+  const now = deps.clock.now();
+  const rows = news.map(({ report: r, memberId, rule }): OrderRow => ({
+    id: 0,
+    network: r.network,
+    transaction_id: r.transactionId,
+    merchant_ref: r.merchantRef,
+    advertiser: r.advertiser,
+    member_id: memberId,
+    sub_id: r.subId,
+    sale_amount: r.amounts.sale,
+    commission: r.amounts.commission,
+    currency: r.amounts.currency,
+    cashback: deps.cashback.compute(rule, r.amounts),
+    cashback_rule: encodeRule(rule),
+    status: r.status,
+    source: r.source,
+    clicked_at: r.clickedAt,
+    event_at: r.eventAt,
+    status_changed_at: now,
+    note: r.note,
+    created_at: now,
+    updated_at: now,
+  }));
+  const raw = new Map(news.map(({ report: r }) => [orderKey(r.network, r.transactionId), r.raw]));
+  rows.sort((x, y) => (x.network === y.network ? compare(x.transaction_id, y.transaction_id) : compare(x.network, y.network)));
+  const ids = await deps.db.insertMany(
+    'orders',
+    ['network', 'transaction_id', 'merchant_ref', 'advertiser', 'member_id', 'sub_id', 'sale_amount', 'commission', 'currency', 'cashback', 'cashback_rule', 'status', 'source', 'clicked_at', 'event_at', 'status_changed_at', 'raw', 'note', 'created_at', 'updated_at'],
+    rows.map((o) => [o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.clicked_at, o.event_at, now, raw.get(orderKey(o.network, o.transaction_id)) ?? null, o.note, now, now]),
+    t,
+  );
+  rows.forEach((o, i) => (o.id = ids[i]));
+  return rows;
 }
 
 function parseRaw(value: unknown): unknown {

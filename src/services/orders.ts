@@ -6,15 +6,14 @@ import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, parseAmount } from '../money.js';
-import { checkAdvertiser, checkNetwork, decodeRule, encodeRule, ruleKey, type CashbackRuleService, type ScopedCashbackRule } from './cashback.js';
+import { checkAdvertiser, checkNetwork, decodeRule, ruleKey, type CashbackRuleService } from './cashback.js';
 import type { LedgerService, Within } from './ledger.js';
 import type { LogService } from './logs.js';
 import { OrderEffects } from './order-effects.js';
-import { aboutReport, checkStatus, invalid, optionalText, prepareReport, type Amounts, type OrderReport, type RecordInput } from './order-reports.js';
-import { atRow, OrderReader, orderKey, type Order, type OrderFilters, type OrderRow, type OrderStatus } from './order-rows.js';
+import { aboutReport, checkStatus, invalid, membersOf, optionalText, prepareReport, type Amounts, type OrderReport, type RecordInput } from './order-reports.js';
+import { atRow, insertOrders, OrderReader, orderKey, type Order, type OrderFilters, type OrderRow, type OrderStatus } from './order-rows.js';
 import type { ReferralService } from './referrals.js';
 
 export { ORDER_SOURCES, ORDER_STATUSES, type Order, type OrderFilters, type OrderSource, type OrderStatus } from './order-rows.js';
@@ -72,8 +71,6 @@ const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
 type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown>; hook?: string };
 type Applied = { row: OrderRow; changes: string[]; ignored: string[]; events: LogEvent[] };
 
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
 export class OrderService {
   private readonly reader: OrderReader;
@@ -129,7 +126,7 @@ export class OrderService {
     const reports = inputs.map((input) => this.prepare(input, actor));
     if (reports.length === 0) return [];
     try {
-      const members = await this.resolveMembers(reports);
+      const members = await membersOf(this.deps.db, reports);
       const rules = await this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser })));
       const { result, events } = await this.retryOnDuplicateKey(() =>
         this.deps.db.transaction(async (t) => {
@@ -140,7 +137,7 @@ export class OrderService {
             const key = orderKey(r.network, r.transactionId);
             if (!orders.has(key) && !creators.has(key)) creators.set(key, i);
           });
-          if (creators.size > 0) for (const row of await this.insertNew([...creators.values()].map((i) => ({ report: reports[i], memberId: members[i], rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))! })), t)) orders.set(orderKey(row.network, row.transaction_id), row);
+          if (creators.size > 0) for (const row of await insertOrders(this.deps, [...creators.values()].map((i) => ({ report: reports[i], memberId: members[i], rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))! })), t)) orders.set(orderKey(row.network, row.transaction_id), row);
 
           const applied: Applied[] = [];
           for (const [i, r] of reports.entries()) {
@@ -162,47 +159,6 @@ export class OrderService {
       if (err instanceof ServiceError && reports.length === 1) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...reports[0].about, field: err.data.field });
       throw err;
     }
-  }
-
-  /**
-   * Inserts new orders with their cashback from the rule (in key order, so concurrent batches
-   * take the new keys' locks in one order) and answers their rows. A key another transaction
-   * inserted meanwhile fails on the unique key, and the batch runs again.
-   */
-  private async insertNew(news: { report: OrderReport; memberId: number | null; rule: ScopedCashbackRule }[], t: Transaction): Promise<OrderRow[]> {
-    const now = this.deps.clock.now();
-    const rows = news.map(({ report: r, memberId, rule }): OrderRow => ({
-      id: 0,
-      network: r.network,
-      transaction_id: r.transactionId,
-      merchant_ref: r.merchantRef,
-      advertiser: r.advertiser,
-      member_id: memberId,
-      sub_id: r.subId,
-      sale_amount: r.amounts.sale,
-      commission: r.amounts.commission,
-      currency: r.amounts.currency,
-      cashback: this.deps.cashback.compute(rule, r.amounts),
-      cashback_rule: encodeRule(rule),
-      status: r.status,
-      source: r.source,
-      clicked_at: r.clickedAt,
-      event_at: r.eventAt,
-      status_changed_at: now,
-      note: r.note,
-      created_at: now,
-      updated_at: now,
-    }));
-    const raw = new Map(news.map(({ report: r }) => [orderKey(r.network, r.transactionId), r.raw]));
-    rows.sort((x, y) => (x.network === y.network ? compare(x.transaction_id, y.transaction_id) : compare(x.network, y.network)));
-    const ids = await this.deps.db.insertMany(
-      'orders',
-      ['network', 'transaction_id', 'merchant_ref', 'advertiser', 'member_id', 'sub_id', 'sale_amount', 'commission', 'currency', 'cashback', 'cashback_rule', 'status', 'source', 'clicked_at', 'event_at', 'status_changed_at', 'raw', 'note', 'created_at', 'updated_at'],
-      rows.map((o) => [o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.clicked_at, o.event_at, now, raw.get(orderKey(o.network, o.transaction_id)) ?? null, o.note, now, now]),
-      t,
-    );
-    rows.forEach((o, i) => (o.id = ids[i]));
-    return rows;
   }
 
   /** A new order's ledger effects (its row was just inserted). */
@@ -318,42 +274,6 @@ export class OrderService {
     if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
     if (filters.status !== undefined) checkStatus(filters.status);
     return this.reader.list(filters);
-  }
-
-  /**
-   * Each report's member: `member_id` when given (404 when unknown); else the sub id: digits are
-   * a user id, anything else a login; no match, null. One query for all the ids.
-   */
-  private async resolveMembers(reports: OrderReport[]): Promise<(number | null)[]> {
-    const ids = new Set<number>();
-    for (const r of reports) {
-      if (r.memberId !== null) ids.add(r.memberId);
-      else if (r.subId && /^\d{1,15}$/.test(r.subId)) ids.add(Number(r.subId));
-    }
-    const known = new Set<number>();
-    const list = [...ids];
-    for (let i = 0; i < list.length; i += 500) {
-      const chunk = list.slice(i, i + 500);
-      const rows = await this.deps.db.select<{ id: unknown }>(`SELECT id FROM users WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
-      for (const row of rows) known.add(toInt(row.id));
-    }
-    // Logins compare as the database's collation does (case-insensitively): one lookup each.
-    const logins = new Map<string, Promise<number | null>>();
-    const byLogin = (login: string) => {
-      if (!logins.has(login)) logins.set(login, this.deps.db.select<{ id: unknown }>('SELECT id FROM users WHERE login = ?', [login]).then(([row]) => (row ? toInt(row.id) : null)));
-      return logins.get(login)!;
-    };
-    return Promise.all(
-      reports.map(async (r) => {
-        if (r.memberId !== null) {
-          if (!known.has(r.memberId)) throw new ServiceError('svc_member_not_found', `Member ${r.memberId} not found.`, 404, { member_id: r.memberId });
-          return r.memberId;
-        }
-        if (!r.subId) return null;
-        if (/^\d{1,15}$/.test(r.subId)) return known.has(Number(r.subId)) ? Number(r.subId) : null;
-        return byLogin(r.subId);
-      }),
-    );
   }
 
   /** Two reports of a new transaction racing: the loser's INSERT hits the unique key; run it again. */

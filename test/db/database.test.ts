@@ -11,6 +11,36 @@ describe('database URLs', () => {
     expect(parseDatabaseUrl('mariadb://u:p%40ss@db.example:3307/cash')).toEqual({ dialect: 'mysql', host: 'db.example', port: 3307, username: 'u', password: 'p@ss', database: 'cash' });
     expect(() => parseDatabaseUrl('mysql://root@127.0.0.1:3306/')).toThrow(/names no database/);
   });
+
+  it('takes a Unix socket for a server on the same host, and refuses other parameters', () => {
+    expect(parseDatabaseUrl('mysql://root@localhost/cash?socket=/run/mysqld/mysqld.sock')).toMatchObject({ dialect: 'mysql', database: 'cash', socketPath: '/run/mysqld/mysqld.sock' });
+    expect(() => parseDatabaseUrl('mysql://root@localhost/cash?socket=mysqld.sock')).toThrow(/absolute path/);
+    expect(() => parseDatabaseUrl('mysql://root@localhost/cash?ssl=true')).toThrow(/unknown database URL parameter ssl/);
+    expect(() => new Database({ url: 'mysql://root@localhost/cash?sock=/x' })).toThrow(/CASHTRACK_DATABASE_URL/);
+  });
+});
+
+describe.runIf(process.env.CASHTRACK_TEST_MYSQL_URL)('a MariaDB server on the same host', () => {
+  it('is reached through its Unix socket when the URL names one', async () => {
+    const tcp = new Database({ url: process.env.CASHTRACK_TEST_MYSQL_URL! });
+    try {
+      const [{ socket, host }] = await tcp.select<{ socket: string; host: string }>('SELECT @@socket AS socket, HOST AS host FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()');
+      expect(host).toMatch(/:\d+$/);
+      const url = new URL(process.env.CASHTRACK_TEST_MYSQL_URL!);
+      url.search = `?socket=${socket}`;
+      const local = new Database({ url: url.toString() });
+      try {
+        // A socket connection has no port in its host.
+        const [row] = await local.select<{ host: string }>('SELECT HOST AS host FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()');
+        expect(row.host).toBe('localhost');
+        expect(await local.transaction(async (t) => (await local.select<{ n: unknown }>('SELECT 1 AS n', [], t))[0].n)).toEqual(1);
+      } finally {
+        await local.close();
+      }
+    } finally {
+      await tcp.close();
+    }
+  });
 });
 
 describe('transient errors', () => {
