@@ -126,8 +126,7 @@ export class OrderService {
     const reports = inputs.map((input) => this.prepare(input, actor));
     if (reports.length === 0) return [];
     try {
-      const members = await membersOf(this.deps.db, reports);
-      const rules = await this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser })));
+      const [members, rules] = await Promise.all([membersOf(this.deps.db, reports), this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser })))]);
       const { result, events } = await this.retryOnDuplicateKey(() =>
         this.deps.db.transaction(async (t) => {
           const orders = await this.reader.lockByTransactions(reports.map((r) => ({ network: r.network, transactionId: r.transactionId })), t);

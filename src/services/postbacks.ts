@@ -240,10 +240,9 @@ export class PostbackService {
   private async recordBatch(queued: Queued[]): Promise<void> {
     try {
       // Postbacks decided on a kept view of their network go on only if it is still current.
-      const revision = queued.some((i) => i.revision !== null) ? await this.deps.networks.postbacksRevision() : null;
+      const [revision, stored] = await Promise.all([queued.some((i) => i.revision !== null) ? this.deps.networks.postbacksRevision() : null, this.store.byReplayKeys(replayKeys(queued))]);
       const items = queued.filter((i) => i.revision === null || i.revision === revision || void i.reject(new StaleView()));
       // A signed request stored before is a replay: answered from its record, nothing recorded.
-      const stored = await this.store.byReplayKeys(replayKeys(items));
       const replays: [Queued, PostbackRecord][] = [];
       const together: Queued[] = [];
       const after: Queued[] = [];
