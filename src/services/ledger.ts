@@ -284,7 +284,7 @@ export class LedgerService {
    * Appends many credits (a batch of orders' cashback and referral shares) inside the caller's
    * transaction: each (member, currency) balance moves once, by the sum of its entries, and the
    * entries are written with one statement, in order, each with the balance after it. Only
-   * credits: a debit needs the guarded UPDATE of `post`.
+   * earned credits (cashback, referral): a debit needs the guarded UPDATE of `post`.
    */
   async postMany(inputs: PostInput[], t: Transaction): Promise<EntryRow[]> {
     if (inputs.length === 0) return [];
@@ -292,32 +292,17 @@ export class LedgerService {
     const now = this.deps.clock.now();
     const groups = new Map<string, { memberId: number; currency: string; available: number; earned: number; entries: number[] }>();
     inputs.forEach((input, i) => {
-      if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw new ServiceError('svc_invalid_amount', 'postMany takes credits only.', 400);
+      if (!Number.isSafeInteger(input.amount) || input.amount <= 0 || !EARNED.includes(input.type)) throw new ServiceError('svc_invalid_amount', 'postMany takes cashback and referral credits only.', 400);
       currencyExponent(input.currency);
       const key = `${input.memberId}\0${input.currency}`;
       const group = groups.get(key) ?? { memberId: input.memberId, currency: input.currency, available: 0, earned: 0, entries: [] };
       group.available += input.amount;
-      if (EARNED.includes(input.type)) group.earned += input.amount;
+      group.earned += input.amount;
       group.entries.push(i);
       groups.set(key, group);
     });
-    const moves = [...groups.values()].sort((a, b) => a.memberId - b.memberId || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
-    let created: number;
-    if (db.dialect === 'mysql') {
-      const { affected } = await db.execute(
-        `INSERT INTO balances (member_id, currency, available, lifetime_earned, last_entry_at) VALUES ${moves.map(() => '(?, ?, ?, ?, ?)').join(', ')}
-         ON DUPLICATE KEY UPDATE available = available + VALUES(available), lifetime_earned = lifetime_earned + VALUES(lifetime_earned), last_entry_at = VALUES(last_entry_at)`,
-        moves.flatMap((m) => [m.memberId, m.currency, m.available, m.earned, now]),
-        t,
-      );
-      created = 2 * moves.length - affected;
-    } else {
-      ({ affected: created } = await db.execute(`INSERT INTO balances (member_id, currency) VALUES ${moves.map(() => '(?, ?)').join(', ')} ON CONFLICT (member_id, currency) DO NOTHING`, moves.flatMap((m) => [m.memberId, m.currency]), t));
-      for (const m of moves) {
-        await db.execute('UPDATE balances SET available = available + ?, lifetime_earned = lifetime_earned + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?', [m.available, m.earned, now, m.memberId, m.currency], t);
-      }
-    }
-    if (created > 0) await db.execute("UPDATE counters SET value = value + ? WHERE name = 'balances'", [created], t);
+    const moves = [...groups.values()];
+    await this.moveBalances(moves.map((m) => ({ memberId: m.memberId, currency: m.currency, add: { available: m.available, lifetime_earned: m.earned } })), { last_entry_at: now }, t);
     const memberIds = [...new Set(moves.map((m) => m.memberId))];
     const balances = await db.select<{ member_id: unknown; currency: string; available: unknown }>(`SELECT member_id, currency, available FROM balances WHERE member_id IN (${memberIds.map(() => '?').join(', ')})`, memberIds, t);
     // Each entry's balance after it: the balance now, less the entries after it.
@@ -375,22 +360,43 @@ export class LedgerService {
       if (sum) sum.delta += m.delta;
       else sums.set(key, { ...m });
     }
-    const rows = [...sums.values()].filter((m) => m.delta !== 0).sort((a, b) => a.memberId - b.memberId || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
-    if (rows.length === 0) return;
+    await this.moveBalances(
+      [...sums.values()].filter((m) => m.delta !== 0).map((m) => ({ memberId: m.memberId, currency: m.currency, add: { pending: m.delta } })),
+      {},
+      t,
+    );
+  }
+
+  /**
+   * Adds to columns of many (member, currency) balance rows, creating the missing ones (and
+   * counting them), in (member, currency) order so concurrent batches lock them in one order.
+   * Every row must change (a non-zero amount to add): MariaDB's count of changed rows tells the
+   * created ones apart.
+   */
+  private async moveBalances(moves: { memberId: number; currency: string; add: Record<string, number> }[], set: Record<string, unknown>, t: Transaction): Promise<void> {
+    if (moves.length === 0) return;
     const db = this.deps.db;
-    for (let i = 0; i < rows.length; i += 500) {
-      const chunk = rows.slice(i, i + 500);
-      const values = chunk.map(() => '(?, ?, ?)').join(', ');
-      const params = chunk.flatMap((m) => [m.memberId, m.currency, m.delta]);
+    const sorted = [...moves].sort((a, b) => a.memberId - b.memberId || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+    const added = Object.keys(moves[0].add);
+    const setColumns = Object.keys(set);
+    for (let i = 0; i < sorted.length; i += 500) {
+      const chunk = sorted.slice(i, i + 500);
       let created: number;
       if (db.dialect === 'mysql') {
-        // An updated row counts 2 and an inserted one 1 (every delta changes its row).
-        const { affected } = await db.execute(`INSERT INTO balances (member_id, currency, pending) VALUES ${values} ON DUPLICATE KEY UPDATE pending = pending + VALUES(pending)`, params, t);
+        const columns = ['member_id', 'currency', ...added, ...setColumns];
+        const updates = [...added.map((c) => `${c} = ${c} + VALUES(${c})`), ...setColumns.map((c) => `${c} = VALUES(${c})`)];
+        // An updated row counts 2 and an inserted one 1.
+        const { affected } = await db.execute(
+          `INSERT INTO balances (${columns.join(', ')}) VALUES ${chunk.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ')} ON DUPLICATE KEY UPDATE ${updates.join(', ')}`,
+          chunk.flatMap((m) => [m.memberId, m.currency, ...added.map((c) => m.add[c]), ...setColumns.map((c) => set[c])]),
+          t,
+        );
         created = 2 * chunk.length - affected;
       } else {
         // SQLite counts an upsert's update like an insert: create the missing rows first.
         ({ affected: created } = await db.execute(`INSERT INTO balances (member_id, currency) VALUES ${chunk.map(() => '(?, ?)').join(', ')} ON CONFLICT (member_id, currency) DO NOTHING`, chunk.flatMap((m) => [m.memberId, m.currency]), t));
-        for (const m of chunk) await db.execute('UPDATE balances SET pending = pending + ? WHERE member_id = ? AND currency = ?', [m.delta, m.memberId, m.currency], t);
+        const assignments = [...added.map((c) => `${c} = ${c} + ?`), ...setColumns.map((c) => `${c} = ?`)].join(', ');
+        for (const m of chunk) await db.execute(`UPDATE balances SET ${assignments} WHERE member_id = ? AND currency = ?`, [...added.map((c) => m.add[c]), ...setColumns.map((c) => set[c]), m.memberId, m.currency], t);
       }
       if (created > 0) await db.execute("UPDATE counters SET value = value + ? WHERE name = 'balances'", [created], t);
     }

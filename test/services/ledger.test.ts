@@ -17,6 +17,22 @@ describeEachDialect('the ledger', (use) => {
     expect(await ledger.verify()).toEqual([]);
   });
 
+  it('posts a batch of earned credits with each entry\'s balance after it, and refuses anything else in one', async () => {
+    const { ledger, db } = use().ctx;
+    const a = await member('ledger-many-a');
+    const b = await member('ledger-many-b');
+    await ledger.adjust({ member_id: a, type: 'credit', amount: '1.00', note: 'start' }, 'user:1');
+    const credit = (memberId: number, amount: number, type: 'cashback' | 'referral' = 'cashback') => ({ memberId, currency: 'USD', type, amount, sourceType: 'order' as const, actor: 'system' });
+    const rows = await db.transaction((t) => ledger.postMany([credit(a, 200), credit(b, 50, 'referral'), credit(a, 25)], t));
+    expect(rows.map((r) => [r.member_id, r.amount, r.balance_after])).toEqual([[a, 200, 300], [b, 50, 50], [a, 25, 325]]);
+    expect(await ledger.balanceOf(a, 'USD')).toMatchObject({ available: '3.25', lifetime_earned: '2.25' });
+    const payoutReturn = { ...credit(a, 100), type: 'payout_return' as const, sourceType: 'payout' as const };
+    await expect(db.transaction((t) => ledger.postMany([credit(a, 1), payoutReturn], t))).rejects.toMatchObject({ code: 'svc_invalid_amount' });
+    await expect(db.transaction((t) => ledger.postMany([credit(a, -1)], t))).rejects.toMatchObject({ code: 'svc_invalid_amount' });
+    expect(await ledger.balanceOf(a, 'USD')).toMatchObject({ available: '3.25' });
+    expect(await ledger.verify()).toEqual([]);
+  });
+
   it('keeps balances per currency with each currency exponent', async () => {
     const { ledger } = use().ctx;
     const id = await member('ledger-jpy');
