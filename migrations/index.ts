@@ -21,6 +21,8 @@ import { createPostbacks } from './20261124000011-create-postbacks.js';
 import { createJobs } from './20261124000001-create-jobs.js';
 import { indexPayoutEntries } from './20261124000020-index-payout-entries.js';
 import { createAdvertisers } from './20261124000030-create-advertisers.js';
+import { createAuthThrottle } from './20261125000200-create-auth-throttle.js';
+import { scopeIdempotencyKeys } from './20261125000201-scope-idempotency-keys.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
@@ -29,4 +31,5 @@ export const migrations: Migration[] = [createUsers, createAppPasswords, createS
   createJobs,
   createNetworks, createPostbacks, indexPayoutEntries,
   createAdvertisers,
+  createAuthThrottle, scopeIdempotencyKeys,
 ];

@@ -25,7 +25,15 @@ export interface Config {
   auth: {
     session_ttl_hours: number;
     credential_cache_seconds: number;
-    throttle: { window_seconds: number; max_failures_per_address: number; max_failures_per_login: number };
+    /** log2 of scrypt's N for login passwords: at least 17 (OWASP); lower is accepted in tests only. */
+    scrypt_log_n: number;
+    /**
+     * Failures per client address (IPv4 address or IPv6 /64) in a fixed window, then 429; per user,
+     * growing delays after `failures_before_delay`, up to `max_delay_seconds`. Kept in the database.
+     */
+    throttle: { window_seconds: number; max_failures_per_address: number; failures_before_delay: number; max_delay_seconds: number };
+    /** Login-form password checks (scrypt) running at once in this process: in total and per address. */
+    password_checks: { max_concurrent: number; per_address: number };
   };
   log: { level: 'debug' | 'info'; retention_days: number; stdout: boolean };
   /** Member share when neither the network nor the advertiser has a rule. */
@@ -73,6 +81,13 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_CORS_ORIGINS: 'server.cors_origins',
   CASHTRACK_SESSION_TTL_HOURS: 'auth.session_ttl_hours',
   CASHTRACK_CREDENTIAL_CACHE_SECONDS: 'auth.credential_cache_seconds',
+  CASHTRACK_SCRYPT_LOG_N: 'auth.scrypt_log_n',
+  CASHTRACK_THROTTLE_WINDOW_SECONDS: 'auth.throttle.window_seconds',
+  CASHTRACK_THROTTLE_MAX_FAILURES_PER_ADDRESS: 'auth.throttle.max_failures_per_address',
+  CASHTRACK_THROTTLE_FAILURES_BEFORE_DELAY: 'auth.throttle.failures_before_delay',
+  CASHTRACK_THROTTLE_MAX_DELAY_SECONDS: 'auth.throttle.max_delay_seconds',
+  CASHTRACK_PASSWORD_CHECKS_MAX_CONCURRENT: 'auth.password_checks.max_concurrent',
+  CASHTRACK_PASSWORD_CHECKS_PER_ADDRESS: 'auth.password_checks.per_address',
   CASHTRACK_LOG_LEVEL: 'log.level',
   CASHTRACK_LOG_RETENTION_DAYS: 'log.retention_days',
   CASHTRACK_LOG_STDOUT: 'log.stdout',
@@ -123,10 +138,21 @@ const schema = Joi.object({
   auth: Joi.object({
     session_ttl_hours: Joi.number().integer().min(1).max(24 * 365).required(),
     credential_cache_seconds: Joi.number().integer().min(0).max(3600).required(),
+    // Tests may hash faster; everything else keeps OWASP's floor.
+    scrypt_log_n: Joi.when('/env', {
+      is: 'test',
+      then: Joi.number().integer().min(4).max(20),
+      otherwise: Joi.number().integer().min(17).max(20).messages({ 'number.min': '{{#label}} must be at least 17 (scrypt N=2^17)' }),
+    }).required(),
     throttle: Joi.object({
       window_seconds: Joi.number().integer().min(1).max(86_400).required(),
-      max_failures_per_address: Joi.number().integer().min(1).required(),
-      max_failures_per_login: Joi.number().integer().min(1).required(),
+      max_failures_per_address: Joi.number().integer().min(1).max(1_000_000).required(),
+      failures_before_delay: Joi.number().integer().min(0).max(1000).required(),
+      max_delay_seconds: Joi.number().integer().min(1).max(3600).required(),
+    }).required(),
+    password_checks: Joi.object({
+      max_concurrent: Joi.number().integer().min(1).max(64).required(),
+      per_address: Joi.number().integer().min(1).max(64).required(),
     }).required(),
   }).required(),
   log: Joi.object({

@@ -10,6 +10,8 @@ import { HookBus, loadExtensions } from './hooks/index.js';
 import { AdvertiserService } from './services/advertisers.js';
 import { AppPasswordService } from './services/app-passwords.js';
 import { AuthService } from './services/auth.js';
+import { AuthThrottle } from './services/auth-throttle.js';
+import { PasswordCheckGate } from './services/password-checks.js';
 import { CashbackRuleService } from './services/cashback.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { JobService } from './services/jobs.js';
@@ -41,6 +43,7 @@ export interface Context {
   appPasswords: AppPasswordService;
   sessions: SessionService;
   auth: AuthService;
+  authThrottle: AuthThrottle;
   idempotency: IdempotencyService;
   ledger: LedgerService;
   payouts: PayoutService;
@@ -79,10 +82,12 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const hooks = new HookBus();
   hooks.attachLogger(logger);
   const settings = new SettingsService({ db });
-  const users = new UserService({ db, clock, logger, settings, hooks });
+  const users = new UserService({ db, clock, logger, settings, hooks, scryptLogN: config.auth.scrypt_log_n });
   const appPasswords = new AppPasswordService({ db, clock, logger, keys, settings, cacheSeconds: config.auth.credential_cache_seconds });
   const sessions = new SessionService({ db, clock, logger, keys, ttlHours: config.auth.session_ttl_hours });
-  const auth = new AuthService({ clock, logger, users, appPasswords, sessions, hooks, throttle: config.auth.throttle });
+  const authThrottle = new AuthThrottle({ db, clock, settings: config.auth.throttle });
+  const passwordChecks = new PasswordCheckGate(config.auth.password_checks);
+  const auth = new AuthService({ db, clock, logger, users, appPasswords, sessions, hooks, throttle: authThrottle, passwordChecks });
   const idempotency = new IdempotencyService({ db, clock });
   const ledger = new LedgerService({ db, clock, logger, users, hooks, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, hooks, currency: config.currency, minimum: config.payouts.minimum });
@@ -112,6 +117,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     appPasswords,
     sessions,
     auth,
+    authThrottle,
     idempotency,
     ledger,
     payouts,

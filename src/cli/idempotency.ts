@@ -1,5 +1,6 @@
 // --idempotency-key for commands that mirror an idempotent REST route: the route's scope and the
-// same request hash, so a key means the same thing whichever front door it came through.
+// same request hash, so a key means the same thing whichever front door it came through. The CLI
+// has no user: its keys belong to the `cli` owner, apart from every REST caller's.
 import type { Transaction } from '../db/transaction.js';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
@@ -7,6 +8,9 @@ import { restError } from '../http/rest/errors.js';
 import { IdempotencyService, requestHash } from '../services/idempotency.js';
 
 export type EffectRecorder = (body: unknown, t: Transaction) => Promise<void>;
+
+/** Whose keys the command line's are (the actor its commands record). */
+export const CLI_OWNER = 'cli';
 
 /**
  * Runs `run` under an Idempotency-Key as the REST host does: the first run records its outcome (in
@@ -23,7 +27,7 @@ export async function idempotently<T>(
   run: (record: EffectRecorder | undefined) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   if (key === undefined) return { result: await run(undefined), replayed: false };
-  const claimed = await ctx.idempotency.begin(scope, IdempotencyService.checkKey(key), requestHash(request));
+  const claimed = await ctx.idempotency.begin(scope, CLI_OWNER, IdempotencyService.checkKey(key), requestHash(request));
   if (claimed.kind === 'replay') {
     if (claimed.status >= 400) {
       const err = claimed.body as { code: string; message: string; data?: Record<string, unknown> };

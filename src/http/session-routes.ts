@@ -1,10 +1,12 @@
 // Cookie login for the administrative screens: POST /login, POST /logout, GET /rest-nonce (the
 // text nonce api-fetch's `nonceEndpoint` reads). Outside the namespace, like the host's wp-login.
+// /login and /logout refuse requests another site's page made (cross-site request forgery): a
+// browser says where a request comes from in Origin and Sec-Fetch-Site.
 import type { Request, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { isHttps, readCookie, SESSION_COOKIE, state } from './rest/host.js';
+import { isHttps, readCookie, SESSION_COOKIE, siteUrl, state } from './rest/host.js';
 
 const loginSchema = Joi.object({
   login: Joi.string().trim().min(1).max(191).required(),
@@ -14,6 +16,36 @@ const loginSchema = Joi.object({
 
 function sessionToken(request: Request): string | null {
   return readCookie(request.headers.cookie as string | undefined, SESSION_COOKIE);
+}
+
+/**
+ * Allows what our own pages, a listed CORS origin or a non-browser client sends: an Origin that is
+ * this site's or in `server.cors_origins`; without Origin, a Sec-Fetch-Site of `same-origin` or
+ * `none` (typed by the user); neither header at all (curl, scripts). Anything else is 403.
+ */
+export function requireSameOrigin(request: Request, ctx: Context): void {
+  const origin = request.headers.origin;
+  const site = request.headers['sec-fetch-site'];
+  let allowed: boolean;
+  if (typeof origin === 'string') {
+    const own = new URL(siteUrl(request, ctx)).origin;
+    allowed = origin === own || ctx.config.server.cors_origins.includes(origin);
+  } else {
+    allowed = site === undefined || site === 'same-origin' || site === 'none';
+  }
+  if (allowed) return;
+  ctx.logger.warning('auth', 'Cross-site request refused', { route: request.route.settings.id, origin: typeof origin === 'string' ? origin.slice(0, 200) : null, sec_fetch_site: typeof site === 'string' ? site.slice(0, 32) : null, ip: state(request).ip });
+  throw new ServiceError('svc_cross_site_request', 'This request came from another site. Sign in and out from the site itself.', 403);
+}
+
+/** The REST nonce of a /logout: `_wpnonce` in the query or the form body, or `X-WP-Nonce`. */
+function logoutNonce(request: Request): string | null {
+  const fromQuery = request.query._wpnonce;
+  if (typeof fromQuery === 'string') return fromQuery;
+  const payload = request.payload as Record<string, unknown> | null;
+  if (payload && typeof payload === 'object' && typeof payload._wpnonce === 'string') return payload._wpnonce;
+  const header = request.headers['x-wp-nonce'];
+  return typeof header === 'string' ? header : null;
 }
 
 export function registerSessionRoutes(server: Server, ctx: Context): void {
@@ -44,6 +76,7 @@ export function registerSessionRoutes(server: Server, ctx: Context): void {
       },
     },
     async handler(request, h) {
+      requireSameOrigin(request, ctx);
       const { login, password } = request.payload as { login: string; password: string };
       const st = state(request);
       const ua = typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null;
@@ -66,9 +99,8 @@ export function registerSessionRoutes(server: Server, ctx: Context): void {
       validate: { payload: Joi.any(), query: Joi.object({}).unknown(true) },
     },
     async handler(request, h) {
-      const token = sessionToken(request);
-      const revoked = token ? await ctx.sessions.revoke(token) : false;
-      if (revoked) ctx.logger.info('auth', 'Logged out', { ip: state(request).ip });
+      requireSameOrigin(request, ctx);
+      const revoked = await ctx.auth.logout(sessionToken(request), logoutNonce(request), state(request).ip);
       return h.response({ logged_out: revoked }).unstate(SESSION_COOKIE, { path: '/', isSecure: isHttps(request, ctx), isHttpOnly: true, isSameSite: 'Lax' });
     },
   });

@@ -126,9 +126,10 @@ export class AppPasswordService {
   /**
    * Verifies `username:password` from a Basic header. Verified credentials are cached briefly
    * under their keyed hash; the shared auth revision is read on every call, so a revoke made by
-   * any process takes effect on the next request.
+   * any process takes effect on the next request. `beforeLookup` runs only when the credentials
+   * are not in the cache, before they are looked up (the throttle counts the attempt there).
    */
-  async verify(username: string, password: string, ip: string | null): Promise<AppPasswordPrincipal> {
+  async verify(username: string, password: string, ip: string | null, beforeLookup?: () => Promise<void>): Promise<AppPasswordPrincipal> {
     const normalized = password.replace(/[^A-Za-z0-9]/g, '');
     const key = this.hash(`${username.toLowerCase()}\u0000${normalized}`);
     const revision = await this.deps.settings.authRevision();
@@ -137,6 +138,7 @@ export class AppPasswordService {
       this.recordUsage(cached, ip);
       return cached.principal;
     }
+    await beforeLookup?.();
     const entry = await this.lookup(username, normalized, revision);
     if (this.caching) this.cache.set(key, entry);
     this.recordUsage(entry, ip);

@@ -1,5 +1,7 @@
 // Idempotency-Key: the first request with a key records its outcome; a retry with the same key
-// and body replays it, a different body is 422, a retry while the first runs is 409. The outcome
+// and body replays it, a different body is 422, a retry while the first runs is 409. Keys belong to
+// their caller (the owner: `user:<id>` over REST, `cli` on the command line), so one caller's key
+// never replays another's outcome. The outcome
 // of a request with effects is recorded inside the same transaction as the effects, so a crash can
 // never leave an effect without its record (or a record without its effect).
 import { createHash } from 'node:crypto';
@@ -42,22 +44,22 @@ export class IdempotencyService {
     return key;
   }
 
-  /** Claims `key` in `scope` for a request with `hash`, or answers with what the first request got. */
-  async begin(scope: string, key: string, hash: string): Promise<Begun> {
+  /** Claims `owner`'s `key` in `scope` for a request with `hash`, or answers with what the first request got. */
+  async begin(scope: string, owner: string, key: string, hash: string): Promise<Begun> {
     const db = this.deps.db;
     const now = this.deps.clock.now();
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         const { insertId } = await db.execute(
-          "INSERT INTO idempotency_keys (scope, idem_key, request_hash, state, created_at, expires_at) VALUES (?, ?, ?, 'running', ?, ?)",
-          [scope, key, hash, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+          "INSERT INTO idempotency_keys (scope, owner, idem_key, request_hash, state, created_at, expires_at) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+          [scope, owner, key, hash, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
         );
         const id = insertId!;
         return { kind: 'new', id, record: (status, body, t) => this.complete(id, status, body, t) };
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
       }
-      const [row] = await db.select<Record<string, unknown>>('SELECT id, request_hash, state, response_status, response_body, created_at, expires_at FROM idempotency_keys WHERE scope = ? AND idem_key = ?', [scope, key]);
+      const [row] = await db.select<Record<string, unknown>>('SELECT id, request_hash, state, response_status, response_body, created_at, expires_at FROM idempotency_keys WHERE scope = ? AND owner = ? AND idem_key = ?', [scope, owner, key]);
       if (!row) continue; // pruned between the two statements: try again
       const id = toInt(row.id);
       const expired = toDate(row.expires_at)!.getTime() <= now.getTime();

@@ -1,7 +1,7 @@
 // Cookie sessions backed by revocable rows, and the REST nonce bound to user and session.
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { toDate } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import type { Keys } from './keys.js';
@@ -37,8 +37,8 @@ export class SessionService {
     this.deps = deps;
   }
 
-  /** Returns the raw token for the cookie (only its hash is stored). */
-  async create(user: User, ip: string | null, userAgent: string | null): Promise<{ token: string; session: Session }> {
+  /** Returns the raw token for the cookie (only its hash is stored); `t`: inside that transaction. */
+  async create(user: User, ip: string | null, userAgent: string | null, t?: Transaction): Promise<{ token: string; session: Session }> {
     const token = randomBytes(32).toString('base64url');
     const uuid = randomUUID();
     const now = this.deps.clock.now();
@@ -51,7 +51,7 @@ export class SessionService {
       expires,
       ip,
       userAgent?.slice(0, 255) ?? null,
-    ]);
+    ], t);
     this.deps.logger.info('auth', 'Logged in', { user_id: user.id, login: user.login, session: uuid, ip });
     return { token, session: { uuid, user, expires_at: expires } };
   }

@@ -3,7 +3,7 @@ import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } 
 import { parse as parseCsv } from 'csv-parse/sync';
 import Joi from 'joi';
 import type { Clock } from '../clock.js';
-import { Database } from '../db/database.js';
+import { Database, type Transaction } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
@@ -65,33 +65,52 @@ export interface ImportReport {
   skipped: { line: number; login: string | null; code: string; reason: string }[];
 }
 
-const SCRYPT: ScryptOptions = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/** OWASP's floor for scrypt: N=2^17, r=8, p=1. Lower costs are accepted only in tests. */
+export const SCRYPT_LOG_N = 17;
+const SCRYPT_R = 8;
+const SCRYPT_P = 1;
+/** Stored hashes name their own cost; one that asks for more than this is refused as damaged. */
+const MAX_LOG_N = 22;
+const HASH_PATTERN = /^\$scrypt\$N=(\d+),r=(\d+),p=(\d+)\$([\w-]+)\$([\w-]+)$/;
 
-function scrypt(password: string, salt: Buffer, keylen: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCb(password, salt, keylen, SCRYPT, (err, key) => (err ? reject(err) : resolve(key))));
+function scryptOptions(N: number, r: number, p: number): ScryptOptions {
+  // scrypt needs 128*r*(N+p+2) bytes (128 MiB at N=2^17, r=8); Node refuses anything above maxmem.
+  return { N, r, p, maxmem: 128 * r * (N + p + 2) + 1024 * 1024 };
 }
 
-/** `$scrypt$N=32768,r=8,p=1$<salt>$<hash>` (base64url). */
-export async function hashPassword(password: string): Promise<string> {
+function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => scryptCb(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
+}
+
+/** `$scrypt$N=131072,r=8,p=1$<salt>$<hash>` (base64url): the cost travels with the hash. */
+export async function hashPassword(password: string, logN = SCRYPT_LOG_N): Promise<string> {
+  const N = 2 ** logN;
   const salt = randomBytes(16);
-  const key = await scrypt(password, salt, 32);
-  return `$scrypt$N=${SCRYPT.N},r=${SCRYPT.r},p=${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  const key = await scrypt(password, salt, 32, scryptOptions(N, SCRYPT_R, SCRYPT_P));
+  return `$scrypt$N=${N},r=${SCRYPT_R},p=${SCRYPT_P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const m = stored?.match(/^\$scrypt\$N=(\d+),r=(\d+),p=(\d+)\$([\w-]+)\$([\w-]+)$/);
-  if (!m) {
-    // Spend the same time as a real check so a missing hash is not observable.
-    await scrypt(password, Buffer.alloc(16), 32);
+/**
+ * Checks `password` against a stored hash of any cost. Without a usable hash it spends the time of
+ * a check at `logN` (the current cost) so that a missing user or hash is not observable.
+ */
+export async function verifyPassword(password: string, stored: string | null, logN = SCRYPT_LOG_N): Promise<boolean> {
+  const m = stored?.match(HASH_PATTERN);
+  const [N, r, p] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
+  if (!m || N < 2 || N > 2 ** MAX_LOG_N || (N & (N - 1)) !== 0 || r < 1 || r > 32 || p < 1 || p > 16) {
+    await scrypt(password, Buffer.alloc(16), 32, scryptOptions(2 ** logN, SCRYPT_R, SCRYPT_P));
     return false;
   }
   const expected = Buffer.from(m[5], 'base64url');
-  const key = await new Promise<Buffer>((resolve, reject) =>
-    scryptCb(password, Buffer.from(m[4], 'base64url'), expected.length, { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]), maxmem: 256 * 1024 * 1024 }, (err, k) =>
-      err ? reject(err) : resolve(k),
-    ),
-  );
+  const key = await scrypt(password, Buffer.from(m[4], 'base64url'), expected.length, scryptOptions(N, r, p));
   return timingSafeEqual(key, expected);
+}
+
+/** True when a stored hash is weaker than what `hashPassword(_, logN)` makes now (rehash on login). */
+export function needsRehash(stored: string, logN = SCRYPT_LOG_N): boolean {
+  const m = stored.match(HASH_PATTERN);
+  if (!m) return false;
+  return Number(m[1]) < 2 ** logN || Number(m[2]) < SCRYPT_R || Number(m[3]) < SCRYPT_P;
 }
 
 export const USER_COLUMNS = 'id, login, email, display_name, role, status, created_at';
@@ -114,6 +133,8 @@ export interface UserServiceDeps {
   logger: LogService;
   settings: SettingsService;
   hooks: HookBus;
+  /** log2 of scrypt's N for new hashes: 17 or more (lower only in tests, to keep them fast). */
+  scryptLogN?: number;
 }
 
 /** Creates, finds, lists and imports users. */
@@ -131,7 +152,7 @@ export class UserService {
       this.deps.logger.warning('users', 'User not created: invalid input', { field, login: typeof input.login === 'string' ? input.login.slice(0, 60) : null, actor });
       throw new ServiceError('svc_invalid_user', error.details[0].message, 400, { field });
     }
-    const passwordHash = value.password ? await hashPassword(value.password) : null;
+    const passwordHash = value.password ? await this.hashPassword(value.password) : null;
     const now = this.deps.clock.now();
     const displayName = value.display_name ?? value.login;
     try {
@@ -192,10 +213,35 @@ export class UserService {
     return { user, passwordHash: rows[0]?.password_hash ?? null };
   }
 
+  /** A new hash of `password` at the configured cost. */
+  hashPassword(password: string): Promise<string> {
+    return hashPassword(password, this.deps.scryptLogN);
+  }
+
+  /** Checks a login password against its stored hash (or spends the same time when there is none). */
+  checkPassword(password: string, stored: string | null): Promise<boolean> {
+    return verifyPassword(password, stored, this.deps.scryptLogN);
+  }
+
+  /** Whether a stored hash should be replaced at the configured cost once its password is known. */
+  needsRehash(stored: string | null): boolean {
+    return stored !== null && needsRehash(stored, this.deps.scryptLogN);
+  }
+
+  /**
+   * Replaces a hash that was just verified with a stronger one of the same password, unless the
+   * password changed in the meantime (then the newer hash stays).
+   */
+  async upgradePasswordHash(id: number, verified: string, rehashed: string, t?: Transaction): Promise<boolean> {
+    const { affected } = await this.deps.db.execute('UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?', [rehashed, id, verified], t);
+    if (affected > 0) this.deps.logger.info('users', 'Password hash upgraded', { user_id: id });
+    return affected > 0;
+  }
+
   async setPassword(id: number, password: string): Promise<void> {
     const { error } = userSchemas.password.validate(password);
     if (error) throw new ServiceError('svc_invalid_user', 'The password must be 8 to 1024 characters.', 400, { field: 'password' });
-    await this.deps.db.execute('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [await hashPassword(password), this.deps.clock.now(), id]);
+    await this.deps.db.execute('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [await this.hashPassword(password), this.deps.clock.now(), id]);
     this.deps.logger.info('users', 'Password changed', { user_id: id });
   }
 

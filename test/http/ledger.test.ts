@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { requestHash } from '../../src/services/idempotency.js';
 import { runCli } from '../helpers/cli.js';
 import { describeEachDialect } from '../helpers/context.js';
-import { adminClient, NS } from '../helpers/http.js';
+import { adminClient, createActor, NS } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 
@@ -200,7 +200,7 @@ describeEachDialect('ledger routes', (use) => {
 
     const payload = { member_id: id, type: 'credit', amount: '2.00', note: 'in flight' };
     const busyKey = `busy-${id}`;
-    await use().ctx.idempotency.begin('ledger.adjust', busyKey, requestHash({ params: {}, payload: { ...payload, allow_negative: false } }));
+    await use().ctx.idempotency.begin('ledger.adjust', `user:${api.admin.id}`, busyKey, requestHash({ params: {}, payload: { ...payload, allow_negative: false } }));
     const busy = await post('/ledger/adjustments', payload, { 'idempotency-key': busyKey });
     expect(busy.statusCode).toBe(409);
     expect(busy.result).toMatchObject({ code: 'svc_idempotency_key_in_use' });
@@ -226,14 +226,35 @@ describeEachDialect('ledger routes', (use) => {
     expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('3.00');
   });
 
-  it('treats a key used over HTTP and on the command line as one key', async () => {
+  it('keeps a key used over HTTP apart from the same key on the command line, another caller', async () => {
     const id = await member();
     const key = `adj-both-${id}`;
     const http = await adjust(id, 'credit', '4.00', {}, { 'idempotency-key': key });
     const cli = await runCli(['ledger', 'adjust', String(id), 'credit', '4.00', '--note', 'ticket 1', '--idempotency-key', key, '--json'], { db: use().db });
     expect(cli.code).toBe(0);
-    expect(cli.json()).toEqual(JSON.parse(http.payload));
-    expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('4.00');
+    expect((cli.json() as { entry: { id: number } }).entry.id).not.toBe((JSON.parse(http.payload) as { entry: { id: number } }).entry.id);
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('8.00');
+  });
+
+  it('gives two administrators using the same Idempotency-Key each their own effect, never the other one\'s answer', async () => {
+    const { ctx } = use();
+    const other = await createActor(ctx, 'administrator');
+    const id = await member();
+    const key = `shared-${id}`;
+    const mine = await adjust(id, 'credit', '5.00', {}, { 'idempotency-key': key });
+    expect(mine.statusCode).toBe(201);
+    // The same key and the same body from another administrator: its own adjustment, not a replay.
+    const theirs = await api.server.inject({ method: 'POST', url: `${NS}/ledger/adjustments`, payload: { member_id: id, type: 'credit', amount: '5.00', note: 'ticket 1' }, headers: { authorization: other.authorization, 'idempotency-key': key } });
+    expect(theirs.statusCode).toBe(201);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect((theirs.result as Json).entry).toMatchObject({ actor: `user:${other.id}` });
+    expect((theirs.result as Json).entry.id).not.toBe((mine.result as Json).entry.id);
+    expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('10.00');
+    // Each one's retry still replays its own answer.
+    const myRetry = await adjust(id, 'credit', '5.00', {}, { 'idempotency-key': key });
+    expect(myRetry.headers['idempotent-replayed']).toBe('true');
+    expect(myRetry.result).toEqual(JSON.parse(mine.payload));
+    expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('10.00');
   });
 
   it('refuses a malformed Idempotency-Key', async () => {

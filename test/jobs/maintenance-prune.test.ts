@@ -16,14 +16,15 @@ describeEachDialect(
     };
     const count = async (table: string) => Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
 
-    it('deletes old log entries, expired sessions, expired idempotency keys, old finished jobs and old postback records, and keeps the rest', async () => {
+    it('deletes old log entries, expired sessions, expired idempotency keys, old finished jobs, old postback records and expired throttle counters, and keeps the rest', async () => {
       const { ctx } = use();
       const user = await ctx.users.create({ login: 'pruner', email: 'pruner@example.com', role: 'administrator' });
       // Forty days ago: one of each.
       ctx.logger.info('test', 'old entry');
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
-      await ctx.idempotency.begin('test.scope', 'old-key', 'h');
+      await ctx.idempotency.begin('test.scope', 'user:1', 'old-key', 'h');
+      await ctx.authThrottle.claimAddress('192.0.2.1');
       const postback = (at: Date) => ctx.db.execute("INSERT INTO postbacks (received_at, network, method, outcome, test) VALUES (?, 'shop', 'GET', 'rejected', ?)", [at, false]);
       await postback(new Date(ctx.clock.now().getTime() - 60 * DAY)); // 100 days old once the clock moves: past the 90-day retention
       const oldJob = await ctx.jobs.enqueue('maintenance.prune', { log_retention_days: 1 }, 'test');
@@ -33,18 +34,20 @@ describeEachDialect(
       ctx.logger.info('test', 'new entry');
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
-      await ctx.idempotency.begin('test.scope', 'new-key', 'h');
+      await ctx.idempotency.begin('test.scope', 'user:1', 'new-key', 'h');
+      await ctx.authThrottle.claimAddress('192.0.2.2');
       await postback(ctx.clock.now());
       const before = { logs: await count('logs'), sessions: await count('sessions'), idempotency_keys: await count('idempotency_keys'), jobs: await count('jobs') };
 
       const job = await ctx.jobs.enqueue('maintenance.prune', {}, 'test');
       expect(await runPending()).toEqual([{ id: job.id, type: 'maintenance.prune', status: 'done' }]);
       const done = await ctx.jobs.get(job.id);
-      expect(done).toMatchObject({ status: 'done', progress: { total: 5, done: 5, failed: 0 }, result: { deleted: { logs: expect.any(Number), sessions: 1, idempotency_keys: 1, jobs: 1, postbacks: 1 } } });
+      expect(done).toMatchObject({ status: 'done', progress: { total: 6, done: 6, failed: 0 }, result: { deleted: { logs: expect.any(Number), sessions: 1, idempotency_keys: 1, jobs: 1, postbacks: 1, auth_throttle: 1 } } });
       expect(await count('postbacks')).toBe(1);
       expect(done.result!.deleted).toMatchObject({ logs: expect.toSatisfy((n: number) => n >= 1) });
       expect(await count('sessions')).toBe(before.sessions - 1);
       expect(await count('idempotency_keys')).toBe(before.idempotency_keys - 1);
+    expect(await count('auth_throttle')).toBe(1);
       expect(await count('jobs')).toBe(before.jobs);
       const { items } = await ctx.logger.list({ source: 'test', page: 1, per_page: 10 });
       expect(items.map((e) => e.message)).toEqual(['new entry']);

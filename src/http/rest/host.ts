@@ -309,8 +309,9 @@ export const restHost: Plugin<RestHostOptions> = {
       const key = request.headers['idempotency-key'];
       if (!def.idempotent || key === undefined) return toResponse(await def.handler(input, ctx, request, h), request, h, st);
 
-      // Idempotency-Key: claim it, or replay what the first request with it got.
-      const claimed = await ctx.idempotency.begin(def.id, IdempotencyService.checkKey(key), requestHash({ params: request.params, payload: request.payload ?? {} }));
+      // Idempotency-Key: claim it, or replay what the first request with it got. Keys are the
+      // caller's own: another administrator's same key is another key.
+      const claimed = await ctx.idempotency.begin(def.id, input.actor, IdempotencyService.checkKey(key), requestHash({ params: request.params, payload: request.payload ?? {} }));
       if (claimed.kind === 'replay') {
         st.replayed = true;
         return h.response(claimed.body as object).code(claimed.status).header('Idempotent-Replayed', 'true');

@@ -1,15 +1,16 @@
 // `maintenance.prune`: deletes log entries past retention, expired sessions, expired
-// Idempotency-Key records, finished jobs and received postbacks past retention. Enqueued daily by src/jobs/schedules.ts.
+// Idempotency-Key records, finished jobs, received postbacks past retention and authentication
+// throttle counters whose window is over. Enqueued daily by src/jobs/schedules.ts.
 import Joi from 'joi';
 import type { JobType } from '../registry.js';
 
-const STEPS = ['logs', 'sessions', 'idempotency_keys', 'jobs', 'postbacks'] as const;
+const STEPS = ['logs', 'sessions', 'idempotency_keys', 'jobs', 'postbacks', 'auth_throttle'] as const;
 type Step = (typeof STEPS)[number];
 
 /** Prunes what has outlived its retention; each step is one checkpoint. */
 export const maintenancePrune: JobType<{ log_retention_days?: number }> = {
   type: 'maintenance.prune',
-  description: 'Delete log entries past their retention, expired sessions, expired Idempotency-Key records, old finished jobs and old postback records.',
+  description: 'Delete log entries past their retention, expired sessions, expired Idempotency-Key records, old finished jobs, old postback records and expired authentication throttle counters.',
   params: Joi.object({
     log_retention_days: Joi.number().integer().min(1).max(3650).description('Keep this many days of log (default: log.retention_days).'),
   }),
@@ -23,6 +24,7 @@ export const maintenancePrune: JobType<{ log_retention_days?: number }> = {
       idempotency_keys: () => ctx.idempotency.prune(),
       jobs: () => ctx.jobs.prune(ctx.config.jobs.retention_days),
       postbacks: () => ctx.postbacks.prune(),
+      auth_throttle: () => ctx.authThrottle.prune(),
     };
     for (const step of STEPS) {
       if (deleted[step] !== undefined) continue;
