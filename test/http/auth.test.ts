@@ -31,16 +31,17 @@ describeEachDialect(
     });
 
     it('answers 401 invalid_username, invalid_email and incorrect_password', async () => {
-      const unknown = await get({ authorization: basic('nobody', admin.password) });
+      const from = { 'x-forwarded-for': '198.51.100.31' };
+      const unknown = await get({ authorization: basic('nobody', admin.password), ...from });
       expect(unknown.statusCode).toBe(401);
       expect(unknown.result).toMatchObject({ code: 'invalid_username', data: { status: 401 } });
-      expect((await get({ authorization: basic('nobody@example.com', admin.password) })).result).toMatchObject({ code: 'invalid_email' });
-      expect((await get({ authorization: basic('boss', 'abcd abcd abcd abcd abcd abcd') })).result).toMatchObject({ code: 'incorrect_password' });
+      expect((await get({ authorization: basic('nobody@example.com', admin.password), ...from })).result).toMatchObject({ code: 'invalid_email' });
+      expect((await get({ authorization: basic('boss', 'abcd abcd abcd abcd abcd abcd'), ...from })).result).toMatchObject({ code: 'incorrect_password' });
     });
 
     it('answers 401 rest_invalid_authorization to a Basic header that is not base64 login:password', async () => {
       for (const header of ['Basic !!!notbase64', 'Basic ' + Buffer.from('nocolon').toString('base64'), 'Basic ']) {
-        const res = await get({ authorization: header });
+        const res = await get({ authorization: header, 'x-forwarded-for': '198.51.100.32' });
         expect(res.statusCode).toBe(401);
         expect(res.result).toMatchObject({ code: 'rest_invalid_authorization' });
       }
@@ -95,23 +96,15 @@ describeEachDialect(
       expect(res.result).toMatchObject({ code: 'svc_user_disabled' });
     });
 
-    it('throttles repeated failures per login with 429 svc_too_many_attempts and Retry-After', async () => {
-      const victim = await createActor(use().ctx, 'administrator', 'victim');
-      for (let i = 0; i < 3; i++) await get({ authorization: basic('victim', 'wrong'), 'x-forwarded-for': `192.0.2.${i}` });
-      const res = await get({ authorization: victim.authorization, 'x-forwarded-for': '192.0.2.200' });
-      expect(res.statusCode).toBe(429);
-      expect(res.result).toMatchObject({ code: 'svc_too_many_attempts' });
-      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-      clock.advance(601_000);
-      expect((await get({ authorization: victim.authorization })).statusCode).toBe(200);
-    });
-
-    it('throttles repeated failures per address', async () => {
+    it('throttles repeated failures per address with 429 svc_too_many_attempts and Retry-After, for that address only', async () => {
       for (let i = 0; i < 5; i++) await get({ authorization: basic(`ghost${i}`, 'x'), 'x-forwarded-for': '192.0.2.77' });
-      const res = await get({ authorization: admin.authorization, 'x-forwarded-for': '192.0.2.77' });
+      const res = await get({ authorization: basic('ghost9', 'x'), 'x-forwarded-for': '192.0.2.77' });
       expect(res.statusCode).toBe(429);
+      expect(res.result).toMatchObject({ code: 'svc_too_many_attempts', data: { retry_after: 600 } });
+      expect(res.headers['retry-after']).toBe('600');
       expect((await get({ authorization: admin.authorization, 'x-forwarded-for': '192.0.2.78' })).statusCode).toBe(200);
       clock.advance(601_000);
+      expect((await get({ authorization: basic('ghost9', 'x'), 'x-forwarded-for': '192.0.2.77' })).statusCode).toBe(401);
     });
 
     it('logs authentication failures without the secret', async () => {
@@ -168,7 +161,7 @@ describeEachDialect(
       expect(again.statusCode).toBe(200);
       const cookie2 = ([] as string[]).concat(again.headers['set-cookie'] as string[])[0].split(';')[0];
       const nonce2 = (again.result as { nonce: string }).nonce;
-      const out = await server.inject({ method: 'POST', url: '/logout', headers: { cookie: cookie2 } });
+      const out = await server.inject({ method: 'POST', url: '/logout', headers: { cookie: cookie2, 'x-wp-nonce': nonce2 } });
       expect(out.result).toMatchObject({ logged_out: true });
       const after = await get({ cookie: cookie2, 'x-wp-nonce': nonce2 });
       expect(after.statusCode).toBe(401);
@@ -180,7 +173,8 @@ describeEachDialect(
       const login = await server.inject({ method: 'POST', url: '/login', payload: { login: 'cookie', password: 'long enough pw' }, headers: https });
       const set = ([] as string[]).concat(login.headers['set-cookie'] as string[])[0];
       expect(set).toMatch(/; Secure/);
-      const out = await server.inject({ method: 'POST', url: '/logout', headers: { ...https, cookie: set.split(';')[0] } });
+      const nonce = (login.result as { nonce: string }).nonce;
+      const out = await server.inject({ method: 'POST', url: '/logout', headers: { ...https, cookie: set.split(';')[0], 'x-wp-nonce': nonce } });
       expect(([] as string[]).concat(out.headers['set-cookie'] as string[])[0]).toMatch(/^cashtrack_session=; Max-Age=0;.*Secure/);
       const plain = await server.inject({ method: 'POST', url: '/logout', headers: { cookie: set.split(';')[0] } });
       expect(([] as string[]).concat(plain.headers['set-cookie'] as string[])[0]).not.toMatch(/Secure/);
@@ -215,6 +209,204 @@ describeEachDialect(
       expect(missing.result).toMatchObject({ code: 'rest_missing_callback_param', data: { params: ['password'] } });
     });
   },
-  { 'server.trust_proxy': true, 'auth.throttle.max_failures_per_login': 3, 'auth.throttle.max_failures_per_address': 5, 'auth.throttle.window_seconds': 600 },
+  { 'server.trust_proxy': true, 'auth.throttle.failures_before_delay': 3, 'auth.throttle.max_failures_per_address': 5, 'auth.throttle.window_seconds': 600 },
   { clock },
+);
+
+const throttleClock = new ManualClock('2026-11-23T10:00:00Z');
+
+describeEachDialect(
+  'authentication throttle, login bounds and cross-site requests',
+  (use, dialect) => {
+    let server: Server;
+    let next = 0;
+    // A fresh client address per attempt, unless a test says otherwise.
+    const fresh = () => `198.18.${Math.floor(++next / 250)}.${next % 250}`;
+
+    beforeAll(async () => {
+      server = await testServer(use().ctx);
+    });
+    afterAll(async () => {
+      await server.stop();
+    });
+
+    const get = (headers: Record<string, string>) => server.inject({ url: `${NS}/logs?per_page=1`, headers: { 'x-forwarded-for': fresh(), ...headers } });
+    const login = (name: string, password: string, headers: Record<string, string> = {}) =>
+      server.inject({ method: 'POST', url: '/login', payload: { login: name, password }, headers: { 'x-forwarded-for': fresh(), ...headers } });
+    const cookieOf = (res: { headers: Record<string, unknown> }) => ([] as string[]).concat(res.headers['set-cookie'] as string[])[0].split(';')[0];
+    const createUser = (name: string) => use().ctx.users.create({ login: name, email: `${name}@example.com`, role: 'administrator', password: 'the right password' });
+    /** Fails `count` logins for `name`, each from a new address, waiting out any delay in between. */
+    const failLogins = async (name: string, count: number) => {
+      for (let failed = 0; failed < count; ) {
+        const res = await login(name, 'a wrong password');
+        if (res.statusCode === 429) throttleClock.advance(Number(res.headers['retry-after']) * 1000);
+        else (expect(res.statusCode).toBe(401), failed++);
+      }
+    };
+
+    it('never lets failures from ten addresses stop the right application password', async () => {
+      const victim = await createActor(use().ctx, 'administrator', 'integrator');
+      for (let i = 0; i < 10; i++) {
+        expect((await get({ authorization: basic('integrator', 'wrong wrong wrong wrong wrong wron'), 'x-forwarded-for': `192.0.2.${i}` })).result).toMatchObject({ code: 'incorrect_password' });
+      }
+      expect((await get({ authorization: victim.authorization })).statusCode).toBe(200);
+      expect((await get({ authorization: victim.authorization, 'x-forwarded-for': '192.0.2.0' })).statusCode).toBe(200);
+    });
+
+    it('lets the right login password in after at most the current delay, whatever ten other addresses did', async () => {
+      await createUser('ann');
+      await failLogins('ann', 10);
+      const refused = await login('ann', 'the right password');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.result).toMatchObject({ code: 'svc_too_many_attempts' });
+      const wait = Number(refused.headers['retry-after']);
+      expect(wait).toBeGreaterThan(0);
+      expect(wait).toBeLessThanOrEqual(60);
+      throttleClock.advance(wait * 1000);
+      expect((await login('ann', 'the right password')).statusCode).toBe(200);
+      // The success forgot the failures: the next typo is not delayed.
+      expect((await login('ann', 'a typo')).statusCode).toBe(401);
+      expect((await login('ann', 'the right password')).statusCode).toBe(200);
+    });
+
+    it('grows the delay of one user after failures_before_delay failures: 1 s, 2 s, 4 s ... up to max_delay_seconds', async () => {
+      await createUser('bea');
+      await failLogins('bea', 3);
+      for (const delay of [1, 2, 4, 8, 16, 32, 60, 60]) {
+        expect((await login('bea', 'a wrong password')).statusCode).toBe(401);
+        const refused = await login('bea', 'the right password');
+        expect(refused.statusCode).toBe(429);
+        expect(refused.headers['retry-after']).toBe(String(delay));
+        expect(refused.result).toMatchObject({ data: { retry_after: delay } });
+        // Refused attempts are not counted: the delay does not move.
+        expect((await login('bea', 'a wrong password')).headers['retry-after']).toBe(String(delay));
+        throttleClock.advance(delay * 1000);
+      }
+      expect((await login('bea', 'the right password')).statusCode).toBe(200);
+    });
+
+    it('counts the login, its case variants and the email of one user as one counter', async () => {
+      await createUser('anna');
+      const variants = ['anna', 'ANNA', 'anna@example.com', 'Anna@Example.COM', ...(dialect === 'mysql' ? ['ÁNNA', 'ánna@example.com'] : [])];
+      // Three failures pass (failures_before_delay); the fourth sets a delay for every variant.
+      for (const name of variants.slice(0, 4)) expect((await login(name, 'a wrong password')).statusCode).toBe(401);
+      for (const name of variants) {
+        const res = await login(name, 'the right password');
+        expect(res.statusCode, name).toBe(429);
+        expect(res.headers['retry-after']).toBe('1');
+      }
+      throttleClock.advance(1000);
+      expect((await login(variants[variants.length - 1], 'the right password')).statusCode).toBe(200);
+    });
+
+    it('counts failures from one IPv6 /64 together, and an IPv4-mapped address as its IPv4 address', async () => {
+      for (let i = 1; i <= 5; i++) expect((await get({ authorization: basic(`nobody${i}`, 'x'), 'x-forwarded-for': `2001:db8:77:12:${i}::1` })).statusCode).toBe(401);
+      expect((await get({ authorization: basic('nobody', 'x'), 'x-forwarded-for': '2001:db8:77:12:ffff:ffff:ffff:fffe' })).statusCode).toBe(429);
+      expect((await get({ authorization: basic('nobody', 'x'), 'x-forwarded-for': '2001:db8:77:13::1' })).statusCode).toBe(401);
+      for (let i = 1; i <= 5; i++) await get({ authorization: basic(`nobody${i}`, 'x'), 'x-forwarded-for': '::ffff:192.0.2.50' });
+      expect((await get({ authorization: basic('nobody', 'x'), 'x-forwarded-for': '192.0.2.50' })).statusCode).toBe(429);
+      throttleClock.advance(601_000);
+    });
+
+    it('answers a burst of logins beyond the bound with 429 svc_login_busy at once, and never runs more password checks together', async () => {
+      const { ctx } = use();
+      const original = ctx.users.checkPassword.bind(ctx.users);
+      let running = 0;
+      let peak = 0;
+      let checks = 0;
+      ctx.users.checkPassword = async (password, stored) => {
+        checks++;
+        peak = Math.max(peak, ++running);
+        try {
+          // Hold the check open so that a burst really overlaps.
+          await new Promise((r) => setTimeout(r, 25));
+          return await original(password, stored);
+        } finally {
+          running--;
+        }
+      };
+      try {
+        const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => login(`stranger${i}`, 'guess', { 'x-forwarded-for': `203.0.113.${i}` })));
+        const busy = burst.filter((r) => r.statusCode === 429);
+        expect(peak).toBeLessThanOrEqual(2); // auth.password_checks.max_concurrent
+        expect(burst.filter((r) => r.statusCode === 401)).toHaveLength(checks);
+        expect(busy.length).toBeGreaterThanOrEqual(20 - 2 * 2);
+        for (const r of busy) {
+          expect(r.result).toMatchObject({ code: 'svc_login_busy', data: { retry_after: 1 } });
+          expect(r.headers['retry-after']).toBe('1');
+        }
+
+        // One address gets one check at a time (auth.password_checks.per_address).
+        checks = 0;
+        peak = 0;
+        const same = await Promise.all(Array.from({ length: 5 }, () => login('stranger', 'guess', { 'x-forwarded-for': '2001:db8:5::1' })));
+        expect(peak).toBe(1);
+        expect(same.filter((r) => r.statusCode === 401)).toHaveLength(checks);
+        expect(same.filter((r) => (r.result as { code: string }).code === 'svc_login_busy').length).toBeGreaterThanOrEqual(3);
+      } finally {
+        ctx.users.checkPassword = original;
+      }
+    });
+
+    it('refuses a login or logout posted by another site with 403 svc_cross_site_request', async () => {
+      const { ctx } = use();
+      await createUser('cora');
+      for (const headers of [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
+        const res = await login('cora', 'the right password', headers);
+        expect(res.statusCode).toBe(403);
+        expect(res.result).toMatchObject({ code: 'svc_cross_site_request' });
+        expect(res.headers['set-cookie']).toBeUndefined();
+      }
+      // Origin wins over a Sec-Fetch-Site that claims the same origin.
+      expect((await login('cora', 'the right password', { origin: 'https://evil.example', 'sec-fetch-site': 'same-origin' })).statusCode).toBe(403);
+      const ok = await login('cora', 'the right password');
+      const cookie = cookieOf(ok);
+      const nonce = (ok.result as { nonce: string }).nonce;
+      const forged = await server.inject({ method: 'POST', url: '/logout', headers: { cookie, 'x-wp-nonce': nonce, origin: 'https://evil.example' } });
+      expect(forged.statusCode).toBe(403);
+      expect(forged.result).toMatchObject({ code: 'svc_cross_site_request' });
+      expect((await get({ cookie, 'x-wp-nonce': nonce })).statusCode).toBe(200);
+      await ctx.logger.flush();
+      expect((await ctx.logger.list({ source: 'auth', search: 'Cross-site', page: 1, per_page: 1 })).total).toBeGreaterThan(0);
+    });
+
+    it('accepts a login from its own origin, a listed CORS origin, a same-origin fetch and a client that sends neither header', async () => {
+      await createUser('dora');
+      const own = { host: 'admin.example', origin: 'http://admin.example' };
+      for (const headers of [own, { origin: 'https://console.example' }, { 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}]) {
+        expect((await login('dora', 'the right password', headers)).statusCode).toBe(200);
+      }
+    });
+
+    it('refuses a logout by cookie without its nonce with 403 rest_cookie_invalid_nonce and keeps the session', async () => {
+      await createUser('edna');
+      const res = await login('edna', 'the right password');
+      const cookie = cookieOf(res);
+      const nonce = (res.result as { nonce: string }).nonce;
+      for (const headers of [{}, { 'x-wp-nonce': '0123456789' }]) {
+        const out = await server.inject({ method: 'POST', url: '/logout', headers: { cookie, ...headers } });
+        expect(out.statusCode).toBe(403);
+        expect(out.result).toMatchObject({ code: 'rest_cookie_invalid_nonce' });
+        expect(out.headers['set-cookie']).toBeUndefined();
+      }
+      expect((await get({ cookie, 'x-wp-nonce': nonce })).statusCode).toBe(200);
+      // The nonce in a form body, as a plain HTML form would send it.
+      const out = await server.inject({ method: 'POST', url: '/logout', payload: `_wpnonce=${nonce}`, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(out.result).toMatchObject({ logged_out: true });
+      expect((await get({ cookie, 'x-wp-nonce': nonce })).statusCode).toBe(401);
+      // A dead session needs no nonce: its cookie is only cleared.
+      const again = await server.inject({ method: 'POST', url: '/logout', headers: { cookie } });
+      expect(again.result).toMatchObject({ logged_out: false });
+      expect(([] as string[]).concat(again.headers['set-cookie'] as string[])[0]).toMatch(/^cashtrack_session=; Max-Age=0/);
+    });
+  },
+  {
+    'server.trust_proxy': true,
+    'server.cors_origins': ['https://console.example'],
+    'auth.throttle.failures_before_delay': 3,
+    'auth.throttle.max_delay_seconds': 60,
+    'auth.throttle.max_failures_per_address': 5,
+    'auth.throttle.window_seconds': 600,
+  },
+  { clock: throttleClock },
 );
