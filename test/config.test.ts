@@ -47,6 +47,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_JOBS_CONCURRENCY: '-1' } })).toThrow(/CASHTRACK_JOBS_CONCURRENCY \(jobs\.concurrency\)/);
   });
 
+  it('keeps scrypt at N=2^17 or more outside tests, and bounds login password checks', () => {
+    const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } });
+    expect(c.auth).toMatchObject({ scrypt_log_n: 17, password_checks: { max_concurrent: 2, per_address: 1 }, throttle: { window_seconds: 900, max_failures_per_address: 30, failures_before_delay: 5, max_delay_seconds: 60 } });
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SCRYPT_LOG_N: '16' } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('CASHTRACK_SCRYPT_LOG_N (auth.scrypt_log_n): must be at least 17') }));
+    expect(() => loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_SECRET: 'x'.repeat(40), CASHTRACK_DATA_DIR: dataDir() }, overrides: { 'auth.scrypt_log_n': 12 } })).toThrow(/auth\.scrypt_log_n/);
+    expect(loadConfig({ env: { CASHTRACK_ENV: 'test', CASHTRACK_DATA_DIR: dataDir() } }).auth.scrypt_log_n).toBeLessThan(17);
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_PASSWORD_CHECKS_MAX_CONCURRENT: '3', CASHTRACK_PASSWORD_CHECKS_PER_ADDRESS: '2' } }).auth.password_checks).toEqual({ max_concurrent: 3, per_address: 2 });
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_PASSWORD_CHECKS_MAX_CONCURRENT: '0' } })).toThrow(/CASHTRACK_PASSWORD_CHECKS_MAX_CONCURRENT/);
+  });
+
   it('requires a secret in production', () => {
     expect(() => loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir() } })).toThrow(/CASHTRACK_SECRET/);
     expect(loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40) } }).secret).toBe('x'.repeat(40));

@@ -351,7 +351,7 @@ describeEachDialect(
     it('refuses a login or logout posted by another site with 403 svc_cross_site_request', async () => {
       const { ctx } = use();
       await createUser('cora');
-      for (const headers of [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }]) {
+      for (const headers of [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }] as Record<string, string>[]) {
         const res = await login('cora', 'the right password', headers);
         expect(res.statusCode).toBe(403);
         expect(res.result).toMatchObject({ code: 'svc_cross_site_request' });
@@ -373,7 +373,7 @@ describeEachDialect(
     it('accepts a login from its own origin, a listed CORS origin, a same-origin fetch and a client that sends neither header', async () => {
       await createUser('dora');
       const own = { host: 'admin.example', origin: 'http://admin.example' };
-      for (const headers of [own, { origin: 'https://console.example' }, { 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}]) {
+      for (const headers of [own, { origin: 'https://console.example' }, { 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}] as Record<string, string>[]) {
         expect((await login('dora', 'the right password', headers)).statusCode).toBe(200);
       }
     });

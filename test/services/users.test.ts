@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { hashPassword, needsRehash, verifyPassword } from '../../src/services/users.js';
 import { describeEachDialect } from '../helpers/context.js';
 
 describeEachDialect('users', (use) => {
@@ -22,12 +23,25 @@ describeEachDialect('users', (use) => {
     await expect(users.create({ login: "x' OR 1=1 --", email: 'z@example.com' })).rejects.toMatchObject({ code: 'svc_invalid_user' });
   });
 
-  it('hashes login passwords with scrypt and never stores them in clear', async () => {
+  it('hashes login passwords with scrypt at the configured cost and never stores them in clear', async () => {
     const { ctx } = use();
     await ctx.users.create({ login: 'carol', email: 'carol@example.com', password: 'a long password' });
     const found = await ctx.users.credentialsOf('carol');
-    expect(found?.passwordHash).toMatch(/^\$scrypt\$N=32768,r=8,p=1\$/);
+    expect(found?.passwordHash).toMatch(/^\$scrypt\$N=1024,r=8,p=1\$/); // auth.scrypt_log_n in tests
     expect(found?.passwordHash).not.toContain('a long password');
+  });
+
+  it('hashes at N=2^17, r=8, p=1 by default, and still verifies hashes of other costs', async () => {
+    const strong = await hashPassword('a long password');
+    expect(strong).toMatch(/^\$scrypt\$N=131072,r=8,p=1\$[\w-]{22}\$[\w-]{43}$/);
+    expect(await verifyPassword('a long password', strong)).toBe(true);
+    expect(await verifyPassword('a long passwore', strong)).toBe(false);
+    const old = await hashPassword('a long password', 15);
+    expect(await verifyPassword('a long password', old, 10)).toBe(true);
+    expect(needsRehash(old)).toBe(true);
+    expect(needsRehash(strong)).toBe(false);
+    // A stored hash that asks for an absurd cost is refused, not run.
+    expect(await verifyPassword('a long password', old.replace('N=32768', 'N=1073741824'), 10)).toBe(false);
   });
 
   it('finds users by prefix of login, email or display name for the typeahead, at most 20', async () => {
