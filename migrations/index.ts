@@ -21,6 +21,8 @@ import { createPostbacks } from './20261124000011-create-postbacks.js';
 import { createJobs } from './20261124000001-create-jobs.js';
 import { indexPayoutEntries } from './20261124000020-index-payout-entries.js';
 import { createAdvertisers } from './20261124000030-create-advertisers.js';
+import { addPostbacksRepeats } from './20261125000300-add-postbacks-repeats.js';
+import { createPostbackRejections } from './20261125000301-create-postback-rejections.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
@@ -29,4 +31,5 @@ export const migrations: Migration[] = [createUsers, createAppPasswords, createS
   createJobs,
   createNetworks, createPostbacks, indexPayoutEntries,
   createAdvertisers,
+  addPostbacksRepeats, createPostbackRejections,
 ];

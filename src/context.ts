@@ -130,6 +130,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     jobs,
     advertisers,
     async close() {
+      postbacks.close();
       await logger.close().catch(() => {});
       await db.close();
     },
