@@ -23,6 +23,8 @@ import { indexPayoutEntries } from './20261124000020-index-payout-entries.js';
 import { createAdvertisers } from './20261124000030-create-advertisers.js';
 import { createAuthThrottle } from './20261125000200-create-auth-throttle.js';
 import { scopeIdempotencyKeys } from './20261125000201-scope-idempotency-keys.js';
+import { addPostbacksRepeats } from './20261125000300-add-postbacks-repeats.js';
+import { createPostbackRejections } from './20261125000301-create-postback-rejections.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
@@ -32,4 +34,5 @@ export const migrations: Migration[] = [createUsers, createAppPasswords, createS
   createNetworks, createPostbacks, indexPayoutEntries,
   createAdvertisers,
   createAuthThrottle, scopeIdempotencyKeys,
+  addPostbacksRepeats, createPostbackRejections,
 ];

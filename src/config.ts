@@ -57,6 +57,15 @@ export interface Config {
     batch_max: number;
     /** Batches recorded at once by this process. */
     batches_in_flight: number;
+    /** Flood control of refused postbacks, per network and client address (an IPv6 client by its /64). */
+    rejections: {
+      /** The fixed window the counts below run in. */
+      window_seconds: number;
+      /** Unauthenticated refusals in a window after which the address is answered 429, storing nothing. */
+      max_per_address: number;
+      /** Refusals in a window stored one by one; past this, one record per kind of refusal counts the repeats. */
+      aggregate_after: number;
+    };
   };
   /** Settings of network modules by network id, under those set by `cashtrack networks configure`. */
   networks: Record<string, Record<string, string>>;
@@ -108,6 +117,9 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: 'postbacks.signature_tolerance_seconds',
   CASHTRACK_POSTBACKS_BATCH_MAX: 'postbacks.batch_max',
   CASHTRACK_POSTBACKS_BATCHES_IN_FLIGHT: 'postbacks.batches_in_flight',
+  CASHTRACK_POSTBACKS_REJECTIONS_WINDOW_SECONDS: 'postbacks.rejections.window_seconds',
+  CASHTRACK_POSTBACKS_REJECTIONS_MAX_PER_ADDRESS: 'postbacks.rejections.max_per_address',
+  CASHTRACK_POSTBACKS_REJECTIONS_AGGREGATE_AFTER: 'postbacks.rejections.aggregate_after',
 };
 
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
@@ -186,6 +198,11 @@ const schema = Joi.object({
     signature_tolerance_seconds: Joi.number().integer().min(30).max(3600).required(),
     batch_max: Joi.number().integer().min(1).max(1000).required(),
     batches_in_flight: Joi.number().integer().min(1).max(64).required(),
+    rejections: Joi.object({
+      window_seconds: Joi.number().integer().min(10).max(86_400).required(),
+      max_per_address: Joi.number().integer().min(1).max(1_000_000).required(),
+      aggregate_after: Joi.number().integer().min(0).max(1_000_000).required(),
+    }).required(),
   }).required(),
   networks: Joi.object()
     .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.object().pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')))

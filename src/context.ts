@@ -27,6 +27,7 @@ import { OverviewService } from './services/overview.js';
 import { PayoutService } from './services/payouts.js';
 import { ReferralService } from './services/referrals.js';
 import { deriveKeys, type Keys } from './services/keys.js';
+import { SecretValues } from './services/secret-values.js';
 import { SessionService } from './services/sessions.js';
 import { SettingsService } from './services/settings.js';
 import { UserService } from './services/users.js';
@@ -38,6 +39,8 @@ export interface Context {
   hooks: HookBus;
   db: Database;
   logger: LogService;
+  /** Secret values this process opened: scrubbed from the log, job errors and network errors. */
+  secrets: SecretValues;
   settings: SettingsService;
   users: UserService;
   appPasswords: AppPasswordService;
@@ -72,9 +75,11 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const clock = options.clock ?? systemClock;
   const keys = deriveKeys(config.secret);
   const db = new Database({ url: config.database.url, busyTimeoutMs: config.database.busy_timeout_ms, poolMax: config.database.pool_max });
+  const secrets = new SecretValues();
   const logger = new LogService({
     db,
     clock,
+    secrets,
     level: config.log.level,
     retentionDays: config.log.retention_days,
     stdout: options.logStream === undefined ? (config.log.stdout ? process.stdout : null) : options.logStream,
@@ -96,7 +101,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const referrals = new ReferralService({ db, clock, logger });
   const orders = new OrderService({ db, clock, logger, ledger, cashback, referrals, hooks, currency: config.currency, referralShare: config.referrals.share_percent });
   const networks: NetworkService = new NetworkService({
-    db, clock, logger, keys, cashback,
+    db, clock, logger, keys, cashback, secrets,
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
     postbackBaseUrl: () => postbacks.selfUrl,
@@ -104,7 +109,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   });
   const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });
   const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users });
-  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts });
+  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets });
   return {
     config,
     clock,
@@ -112,6 +117,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     hooks,
     db,
     logger,
+    secrets,
     settings,
     users,
     appPasswords,
@@ -130,6 +136,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     jobs,
     advertisers,
     async close() {
+      postbacks.close();
       await logger.close().catch(() => {});
       await db.close();
     },

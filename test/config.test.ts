@@ -65,11 +65,14 @@ describe('configuration', () => {
 
 describe('postback configuration', () => {
   it('keeps postbacks off by default and takes the CASHTRACK_POSTBACKS_* variables', () => {
-    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).postbacks).toEqual({ enabled: false, retention_days: 90, max_query_bytes: 8192, max_body_bytes: 65536, signature_tolerance_seconds: 300, batch_max: 100, batches_in_flight: 2 });
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).postbacks).toEqual({ enabled: false, retention_days: 90, max_query_bytes: 8192, max_body_bytes: 65536, signature_tolerance_seconds: 300, batch_max: 100, batches_in_flight: 2, rejections: { window_seconds: 300, max_per_address: 20, aggregate_after: 5 } });
     const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_ENABLED: 'on', CASHTRACK_POSTBACKS_RETENTION_DAYS: '30', CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: '120' } });
     expect(c.postbacks).toMatchObject({ enabled: true, retention_days: 30, signature_tolerance_seconds: 120 });
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_ENABLED: 'maybe' } })).toThrow(expect.objectContaining({ message: expect.stringContaining('CASHTRACK_POSTBACKS_ENABLED (postbacks.enabled)') }));
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_SIGNATURE_TOLERANCE_SECONDS: '86400' } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
+    const limits = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_REJECTIONS_WINDOW_SECONDS: '600', CASHTRACK_POSTBACKS_REJECTIONS_MAX_PER_ADDRESS: '50', CASHTRACK_POSTBACKS_REJECTIONS_AGGREGATE_AFTER: '0' } });
+    expect(limits.postbacks.rejections).toEqual({ window_seconds: 600, max_per_address: 50, aggregate_after: 0 });
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_POSTBACKS_REJECTIONS_MAX_PER_ADDRESS: '0' } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
   });
 
   it('validates network settings from the configuration files', () => {

@@ -211,7 +211,8 @@ export class Execution {
         this.log('info', `Job ${id} (${type}) given back to the queue: the process is stopping`, { progress: this.progress });
         return outcome('released');
       }
-      const message = failureMessage(failure);
+      // What the job's runner reports and stores carries no secret the job's network opened.
+      const message = ctx.secrets.scrub(failureMessage(failure));
       if ((await jobs.fail(this.lease, message, this.progress)) === 'lost') return outcome('lost');
       // The stack stays in the log, for the operator; clients see the message.
       this.log('error', `Job ${id} (${type}) failed: ${message}`, { error: String((failure as Error)?.stack ?? failure) });

@@ -75,6 +75,7 @@ export class AdmitadTokens {
 
   private async grant(rt: ModuleRuntime, a: AdmitadAccount, form: Record<string, string>, withBasic: boolean): Promise<Token> {
     const started = rt.now().getTime();
+    if (withBasic) rt.addSecret?.(basic(a));
     const res = await this.http.json<unknown>(rt, {
       method: 'POST',
       url: buildUrl(a.base, '/token/'),
@@ -88,9 +89,13 @@ export class AdmitadTokens {
     if (!access || !Number.isFinite(expiresIn) || expiresIn <= 0) {
       throw new NetworkError('svc_network_bad_response', 'Admitad answered the token request without an access token and expiry.', { network: 'admitad', upstreamStatus: res.status });
     }
+    // Tokens are secrets like the credentials: the process scrubs them from whatever it logs or stores.
+    rt.addSecret?.(access);
+    const refresh = text(body.refresh_token);
+    if (refresh) rt.addSecret?.(refresh);
     // Renew a little early (10% of the lifetime, at most a minute) so a token does not die in flight.
     const margin = Math.min(60_000, expiresIn * 100);
-    return { access, refresh: text(body.refresh_token), expiresAt: started + expiresIn * 1000 - margin, stale: false };
+    return { access, refresh, expiresAt: started + expiresIn * 1000 - margin, stale: false };
   }
 }
 

@@ -28,14 +28,17 @@ export interface SettingKey {
 }
 
 export interface FeedDefinition {
-  /** http(s) URL; `{settings.NAME}` (and, for transactions, `{from}` `{to}` as YYYY-MM-DD) are filled in. */
+  /**
+   * http(s) URL; `{settings.NAME}` (and, for transactions, `{from}` `{to}` as YYYY-MM-DD) are filled
+   * in. https when it or a header uses a secret setting (plain http only to a loopback host).
+   */
   url: string;
   format: 'json' | 'csv';
   /** JSON: dotted path to the array of records (absent: the document is the array). */
   items?: string;
   /** CSV: one character (default `,`). */
   delimiter?: string;
-  /** Extra request headers; values may use `{settings.NAME}`. */
+  /** Extra request headers; values may use `{settings.NAME}`. Sent to the feed's own origin only. */
   headers?: Record<string, string>;
   /** Our field → the record's key (JSON: dotted path; CSV: header name). */
   fields: Record<string, string>;
@@ -124,6 +127,15 @@ export function fillTemplate(template: string, values: Record<string, string | n
   });
 }
 
+/**
+ * A loopback host: `localhost`, 127.0.0.0/8 or ::1. The one exception to "a feed that sends a
+ * secret is https": nothing leaves the machine (and test fixtures listen there).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 function isHttpUrl(text: string): boolean {
   try {
     const u = new URL(text);
@@ -203,6 +215,14 @@ export function checkDefinition(input: unknown): CustomDefinition {
     const bad = [f.url, ...Object.values(f.headers ?? {})].flatMap(placeholders).find((p) => !allowed.has(p));
     if (bad) params[`feeds[${kind}][url]`] = `unknown placeholder {${bad}}`;
     else if (!isHttpUrl(fillTemplate(f.url, {}).replace(PLACEHOLDER, 'x'))) params[`feeds[${kind}][url]`] = 'the feed URL must be an http(s) URL';
+    else {
+      // A secret setting in the URL or a header travels in clear over http: https, or loopback.
+      const secret = [f.url, ...Object.values(f.headers ?? {})].flatMap(placeholders).find((p) => p.startsWith('settings.') && secretNames.has(p.slice('settings.'.length)));
+      const target = new URL(fillTemplate(f.url, {}).replace(PLACEHOLDER, 'x'));
+      if (secret && target.protocol !== 'https:' && !isLoopbackHost(target.hostname)) {
+        params[`feeds[${kind}][url]`] = `the feed sends the secret setting {${secret}}, so its URL must be https (plain http only to a loopback host)`;
+      }
+    }
     if (f.format === 'csv' && f.items) params[`feeds[${kind}][items]`] = 'items applies to JSON feeds only';
     if (f.format === 'json' && f.delimiter) params[`feeds[${kind}][delimiter]`] = 'delimiter applies to CSV feeds only';
   }

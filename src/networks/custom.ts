@@ -1,7 +1,7 @@
 // A NetworkModule built from a custom network's definition: postbacks read by its parameter
 // mapping, tracking links from its template, advertisers and transactions from its feeds.
 import { ServiceError } from '../errors.js';
-import { atPath, feedRecords, type FeedRecord } from './custom-feeds.js';
+import { atPath, feedRecords, type FeedOptions, type FeedRecord } from './custom-feeds.js';
 import { fillTemplate, type CustomDefinition, type FeedDefinition, type PostbackField } from './custom-definition.js';
 import { checkSubId, checkTarget } from './module-support.js';
 import { PostbackParams } from './postback.js';
@@ -28,8 +28,9 @@ function listOf(value: unknown): string[] {
   return s ? s.split(/[,;|]/).map((p) => p.trim()).filter(Boolean) : [];
 }
 
-export function customModule(id: string, def: CustomDefinition): NetworkModule {
+export function customModule(id: string, def: CustomDefinition, options: FeedOptions = {}): NetworkModule {
   const configKeys = (def.settings ?? []).map((s) => ({ name: s.name, description: s.description ?? '', required: s.required ?? false, secret: s.secret ?? false }));
+  const secretNames = new Set(configKeys.filter((k) => k.secret).map((k) => k.name));
   const params = def.postback?.params ?? {};
 
   const toAdvertiser = (feed: FeedDefinition, r: FeedRecord): NetworkAdvertiser | null => {
@@ -93,7 +94,7 @@ export function customModule(id: string, def: CustomDefinition): NetworkModule {
     async *listAdvertisers(rt: ModuleRuntime) {
       const feed = def.feeds?.advertisers;
       if (!feed) return;
-      for await (const page of feedRecords(id, def.name, feed, rt)) {
+      for await (const page of feedRecords(id, def.name, feed, rt, {}, secretNames, options)) {
         const items = page.map((r) => toAdvertiser(feed, r)).filter((a): a is NetworkAdvertiser => a !== null);
         if (items.length) yield items;
       }
@@ -109,7 +110,7 @@ export function customModule(id: string, def: CustomDefinition): NetworkModule {
       const feed = def.feeds?.transactions;
       if (!feed) return;
       const day = (d: Date) => d.toISOString().slice(0, 10);
-      for await (const page of feedRecords(id, def.name, feed, rt, { from: day(window.from), to: day(window.to) })) {
+      for await (const page of feedRecords(id, def.name, feed, rt, { from: day(window.from), to: day(window.to) }, secretNames, options)) {
         const items = page
           .map((r) => toTransaction(feed, r))
           .filter((t): t is NetworkTransaction => t !== null && (t.event_at === null || (t.event_at >= window.from && t.event_at < window.to)));

@@ -3,7 +3,7 @@
 // 5xx, timeouts and connection failures (honouring Retry-After), a client-side call quota,
 // bounded bodies, and JSON parsing that turns HTML or broken JSON into a typed NetworkError.
 // Credentials travel only in headers the caller builds; nothing here logs a header, and every
-// body excerpt is scrubbed of the secrets the caller names.
+// message, path and body excerpt is scrubbed of the secrets the caller and the runtime name.
 import type { ModuleRuntime } from './types.js';
 import { NetworkError, bodyExcerpt, safePath, type NetworkErrorCode } from './network-error.js';
 import { aborted, sleep, type CallQuota } from './rate-limit.js';
@@ -118,7 +118,7 @@ export class NetworkHttp {
         network: this.network,
         code: error.code,
         upstream_status: error.upstreamStatus,
-        path: safePath(req.url),
+        path: safePath(req.url, [...(rt.secrets ?? []), ...(req.secrets ?? [])]),
         delay_ms: delay,
       });
       await sleep(delay, rt.signal, this.network);
@@ -134,7 +134,8 @@ export class NetworkHttp {
   private async once<T>(rt: ModuleRuntime, req: HttpRequest, attempt: number): Promise<Attempt<T>> {
     if (rt.signal?.aborted) return { ok: false, error: aborted(this.network), retry: false, retryAfterMs: null };
     const method = req.method ?? 'GET';
-    const where = `${method} ${safePath(req.url)}`;
+    const secrets = [...(rt.secrets ?? []), ...(req.secrets ?? [])];
+    const where = `${method} ${safePath(req.url, secrets)}`;
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = rt.signal ? AbortSignal.any([rt.signal, timeout]) : timeout;
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'cashtrack', ...req.headers };
@@ -153,9 +154,10 @@ export class NetworkHttp {
       error: new NetworkError(code, message, {
         network: this.network,
         upstreamStatus: extra.status ?? null,
-        excerpt: extra.text === undefined ? null : bodyExcerpt(extra.text, req.secrets),
+        excerpt: extra.text === undefined ? null : bodyExcerpt(extra.text, secrets),
         retryAfterMs: extra.retryAfterMs ?? null,
         attempts: attempt,
+        secrets,
       }),
     });
     const transport = (err: unknown): Attempt<T> => {

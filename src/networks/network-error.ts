@@ -22,7 +22,11 @@ export type NetworkErrorCode =
   /** The runtime's signal was aborted (job cancelled, daemon stopping). */
   | 'svc_network_aborted'
   /** A required setting (credential, id) is missing or malformed. */
-  | 'svc_network_not_configured';
+  | 'svc_network_not_configured'
+  /** A custom feed redirected to another origin: its headers and settings are not sent there. */
+  | 'svc_network_redirect_refused'
+  /** A custom feed would send a secret setting over plain http to a host that is not loopback. */
+  | 'svc_network_insecure_feed';
 
 const OUR_STATUS: Record<NetworkErrorCode, number> = {
   svc_network_bad_response: 502,
@@ -34,6 +38,8 @@ const OUR_STATUS: Record<NetworkErrorCode, number> = {
   svc_network_not_found: 502,
   svc_network_aborted: 503,
   svc_network_not_configured: 409,
+  svc_network_redirect_refused: 502,
+  svc_network_insecure_feed: 409,
 };
 
 export interface NetworkErrorDetails {
@@ -45,6 +51,11 @@ export interface NetworkErrorDetails {
   /** How long the network asked us to wait, when it said. */
   retryAfterMs?: number | null;
   attempts?: number;
+  /**
+   * The exact secret values of the call (the network's secret settings, tokens): scrubbed from
+   * the message and the excerpt here, so whatever shows or stores the error cannot leak them.
+   */
+  secrets?: readonly string[];
 }
 
 export class NetworkError extends ServiceError {
@@ -57,17 +68,19 @@ export class NetworkError extends ServiceError {
 
   constructor(code: NetworkErrorCode, message: string, details: NetworkErrorDetails) {
     const retryAfterMs = details.retryAfterMs ?? null;
+    const secrets = details.secrets ?? [];
+    const excerpt = details.excerpt ? scrubSecrets(details.excerpt, secrets) : null;
     const data: Record<string, unknown> = { network: details.network };
     if (details.upstreamStatus != null) data.upstream_status = details.upstreamStatus;
-    if (details.excerpt) data.excerpt = details.excerpt;
+    if (excerpt) data.excerpt = excerpt;
     if (details.attempts) data.attempts = details.attempts;
     const headers: Record<string, string> = {};
     if (code === 'svc_network_rate_limited' && retryAfterMs != null) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
-    super(code, message, OUR_STATUS[code], data, headers);
+    super(code, scrubSecrets(message, secrets), OUR_STATUS[code], data, headers);
     this.name = 'NetworkError';
     this.network = details.network;
     this.upstreamStatus = details.upstreamStatus ?? null;
-    this.excerpt = details.excerpt ?? null;
+    this.excerpt = excerpt;
     this.retryAfterMs = retryAfterMs;
     this.attempts = details.attempts ?? 0;
   }
@@ -92,7 +105,7 @@ export function scrubSecrets(text: string, secrets: readonly string[] = []): str
   let out = text;
   for (const secret of secrets) {
     if (!secret || secret.length < 4) continue;
-    for (const form of new Set([secret, encodeURIComponent(secret)])) out = out.split(form).join('[redacted]');
+    for (const form of new Set([secret, encodeURIComponent(secret), new URLSearchParams({ v: secret }).toString().slice(2)])) out = out.split(form).join('[redacted]');
   }
   return out.replace(SCHEME, '$1$2[redacted]').replace(PAIR, '$1[redacted]');
 }
@@ -105,10 +118,13 @@ export function bodyExcerpt(text: string, secrets: readonly string[] = []): stri
   return scrubbed.length > EXCERPT_CHARS ? `${scrubbed.slice(0, EXCERPT_CHARS)}…` : scrubbed;
 }
 
-/** A path with its query's secret-looking values blanked, for messages and logs. */
-export function safePath(url: URL): string {
+/**
+ * A path for messages and logs: its query's secret-looking values blanked, and the exact `secrets`
+ * removed wherever they are (a path segment, a parameter with an innocent name).
+ */
+export function safePath(url: URL, secrets: readonly string[] = []): string {
   const params = new URLSearchParams(url.search);
   for (const key of [...params.keys()]) if (/token|secret|password|key|signature|auth/i.test(key)) params.set(key, '[redacted]');
   const query = params.toString();
-  return query ? `${url.pathname}?${query}` : url.pathname;
+  return scrubSecrets(query ? `${url.pathname}?${query}` : url.pathname, secrets);
 }

@@ -82,6 +82,13 @@ export type ModuleSettings = Record<string, string | undefined>;
 
 export interface ModuleRuntime {
   settings: ModuleSettings;
+  /**
+   * The exact values of this network's secret settings: kept out of every error message and
+   * excerpt the module makes, wherever they travel in a request (header, path, any parameter).
+   */
+  secrets?: readonly string[];
+  /** Makes a secret the module obtained at run time (an access token) one the process scrubs too. */
+  addSecret?(value: string): void;
   /** Aborts a long sync or poll (job cancelled, daemon stopping). */
   signal?: AbortSignal;
   now(): Date;

@@ -187,8 +187,7 @@ export class AdvertiserService {
    */
   async sync(network: string, options: SyncOptions = {}): Promise<SyncCounts> {
     const { db, clock, logger, networks } = this.deps;
-    const module = await networks.module(network);
-    const settings = await networks.settings(network);
+    const { module, runtime: rt } = await networks.runtime(network, options.signal);
     const id = module.id;
     const resume = options.resume && options.resume.network === id ? options.resume : null;
     let sync = resume?.sync ?? 0;
@@ -198,12 +197,6 @@ export class AdvertiserService {
     }
     const counts: SyncCounts = resume ? { ...resume.counts } : { pages: 0, seen: 0, created: 0, updated: 0, deactivated: 0, failed: 0 };
     const skip = counts.pages;
-    const rt: ModuleRuntime = {
-      settings,
-      signal: options.signal,
-      now: () => clock.now(),
-      log: (level, message, context) => logger.write(level, 'networks', message, { network: id, ...(context ?? {}) }),
-    };
     logger.info('advertisers', resume ? 'Advertiser sync resumed' : 'Advertiser sync started', { network: id, sync, pages_done: skip, actor: options.actor });
     try {
       for await (const page of remainingPages(module, rt, resume)) {

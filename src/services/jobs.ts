@@ -13,6 +13,7 @@ import { ServiceError } from '../errors.js';
 import type { JobRegistry } from '../jobs/registry.js';
 import { requestHash } from './idempotency.js';
 import type { LogService } from './logs.js';
+import type { SecretValues } from './secret-values.js';
 import { COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './job-rows.js';
 
 // The shapes are part of this service's API.
@@ -25,6 +26,8 @@ export interface JobServiceDeps {
   registry: JobRegistry;
   /** A job started this many times whose last process died is failed instead of run again. */
   maxAttempts?: number;
+  /** Secret values scrubbed from a job's error and result before they are stored (GET /jobs shows both). */
+  secrets?: SecretValues;
 }
 
 const MAX_ERROR_CHARS = 2000;
@@ -298,12 +301,14 @@ export class JobService {
 
   /** The job returned: `done`, or `cancelled` when a cancel was requested meanwhile. */
   async finish(lease: JobLease, result: Record<string, unknown>, progress: JobProgress): Promise<LeaseState> {
-    return this.settle(lease, "CASE WHEN status = 'cancelling' THEN 'cancelled' ELSE 'done' END", { result: JSON.stringify(result ?? {}), progress });
+    const safe = this.deps.secrets ? this.deps.secrets.scrubDeep(result ?? {}) : (result ?? {});
+    return this.settle(lease, "CASE WHEN status = 'cancelling' THEN 'cancelled' ELSE 'done' END", { result: JSON.stringify(safe), progress });
   }
 
   /** The job threw: `failed` with `message` (shown to clients, so never a stack). */
   async fail(lease: JobLease, message: string, progress: JobProgress): Promise<LeaseState> {
-    return this.settle(lease, "'failed'", { error: message.slice(0, MAX_ERROR_CHARS), progress });
+    const safe = this.deps.secrets ? this.deps.secrets.scrub(message) : message;
+    return this.settle(lease, "'failed'", { error: safe.slice(0, MAX_ERROR_CHARS), progress });
   }
 
   /** The job stopped because it was cancelled. */

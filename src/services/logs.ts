@@ -3,6 +3,7 @@
 import type { Clock } from '../clock.js';
 import { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';
+import type { SecretValues } from './secret-values.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -35,6 +36,8 @@ export interface LogServiceDeps {
   retentionDays: number;
   /** Where JSON lines go; null to write none (CLI commands, tests). */
   stdout: NodeJS.WritableStream | null;
+  /** Secret values scrubbed from every message and context before they are stored or printed. */
+  secrets?: SecretValues;
 }
 
 /** One entry to store, as `appendMany` takes it. */
@@ -92,7 +95,11 @@ export class LogService {
   write(level: LogLevel, source: string, message: string, context?: Record<string, unknown>, requestId?: string): void {
     if (level === 'debug' && this.deps.level !== 'debug') return;
     const created_at = this.deps.clock.now();
-    const safe = context ? (redact(context) as Record<string, unknown>) : null;
+    // Secret-looking keys by name, then every known secret value wherever it sits (a URL's path,
+    // an innocently named parameter, an upstream's echo in an error message).
+    const secrets = this.deps.secrets;
+    if (secrets) message = secrets.scrub(message);
+    const safe = context ? ((secrets ? secrets.scrubDeep(redact(context)) : redact(context)) as Record<string, unknown>) : null;
     let json = safe ? JSON.stringify(safe) : null;
     if (json && json.length > MAX_CONTEXT_CHARS) json = JSON.stringify({ truncated: true, preview: json.slice(0, 1000) });
     const entry: NewLogEntry = { created_at, level, source: source.slice(0, 64), message, context: json, request_id: requestId ?? null };
@@ -123,7 +130,8 @@ export class LogService {
     this.flushing = this.insert(batch)
       .catch((err) => {
         this.buffer.unshift(...batch.slice(0, Math.max(0, MAX_BUFFER - this.buffer.length)));
-        this.deps.stdout?.write(JSON.stringify({ level: 'error', source: 'logs', message: 'Could not store log entries', error: String((err as Error).message) }) + '\n');
+        const error = String((err as Error).message);
+        this.deps.stdout?.write(JSON.stringify({ level: 'error', source: 'logs', message: 'Could not store log entries', error: this.deps.secrets?.scrub(error) ?? error }) + '\n');
       })
       .finally(() => {
         this.flushing = null;

@@ -9,10 +9,11 @@ import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { checkDefinition, type CustomDefinition } from '../networks/custom-definition.js';
 import { customModule } from '../networks/custom.js';
-import type { ModuleSettings, NetworkModule, PostbackFields } from '../networks/types.js';
+import type { ModuleRuntime, ModuleSettings, NetworkModule, PostbackFields } from '../networks/types.js';
 import type { CashbackRuleService } from './cashback.js';
 import type { Keys } from './keys.js';
 import type { LogService } from './logs.js';
+import type { SecretValues } from './secret-values.js';
 import { SettingsService } from './settings.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, SecretBox, tokenHash, type PostbackMode } from './postback-auth.js';
@@ -36,6 +37,8 @@ export interface NetworkServiceDeps {
   countAdvertisers?: () => Promise<Record<string, number>>;
   /** The base URL postbacks reach this daemon at (public_url, else the listening address), when known. */
   postbackBaseUrl?: () => string | null;
+  /** Every secret this service opens (settings, postback secrets) is added here, so the log and stored errors scrub it. */
+  secrets?: SecretValues;
 }
 
 /** What the postback endpoint needs of a network: its module, switches and credentials. */
@@ -65,6 +68,12 @@ const MAX_CACHED = 256;
 const MAX_PLAIN_SETTING = 1000;
 const MAX_SECRET_SETTING = 4096;
 const MAX_GRACE_HOURS = 24 * 7;
+
+/** The values of a network's secret settings: those stored encrypted, and those its module (or definition) declares secret. */
+function secretValuesOf(module: NetworkModule, row: NetworkRow | null, settings: ModuleSettings): string[] {
+  const names = new Set([...(row?.secret_names ?? []), ...module.configKeys.filter((k) => k.secret).map((k) => k.name)]);
+  return [...names].map((n) => settings[n]).filter((v): v is string => typeof v === 'string' && v !== '');
+}
 
 export function notFound(id: string): ServiceError {
   return new ServiceError('svc_network_not_found', `Network ${String(id).slice(0, 64)} not found.`, 404, { network: String(id).slice(0, 64) });
@@ -156,7 +165,29 @@ export class NetworkService {
   /** The effective settings of a network, secrets decrypted: for sync and polling, never for display. */
   async settings(id: string): Promise<ModuleSettings> {
     const { module, row } = await this.resolve(id);
-    return this.effectiveSettings(module.id, row);
+    return this.effectiveSettings(module, row);
+  }
+
+  /**
+   * A network's module and the runtime it calls its network with: effective settings, the exact
+   * values of its secret settings (which the module keeps out of its errors, and this process out
+   * of its log and stored errors), the log (source `networks`) and `signal`.
+   */
+  async runtime(id: string, signal?: AbortSignal): Promise<{ module: NetworkModule; runtime: ModuleRuntime }> {
+    const { module, row } = await this.resolve(id);
+    const settings = this.effectiveSettings(module, row);
+    const { clock, logger } = this.deps;
+    return {
+      module,
+      runtime: {
+        settings,
+        secrets: secretValuesOf(module, row, settings),
+        signal,
+        now: () => clock.now(),
+        log: (level, message, context) => logger.write(level, 'networks', message, { network: module.id, ...(context ?? {}) }),
+        addSecret: (value) => this.deps.secrets?.add(value),
+      },
+    };
   }
 
   /**
@@ -169,7 +200,7 @@ export class NetworkService {
     if (!row?.enabled) {
       throw new ServiceError('svc_network_disabled', `${module.name} is disabled: run \`cashtrack networks enable ${module.id}\` first.`, 409, { network: module.id });
     }
-    const settings = this.effectiveSettings(module.id, row);
+    const settings = this.effectiveSettings(module, row);
     let configured: boolean;
     try {
       configured = module.isConfigured(settings);
@@ -247,6 +278,7 @@ export class NetworkService {
       const sealed = Object.keys(secrets).length ? this.box.seal(JSON.stringify(secrets), `network:${id}:settings`) : null;
       await this.deps.db.execute('UPDATE networks SET settings = ?, secret_settings = ?, updated_at = ? WHERE id = ?', [encodeSettings(plain, Object.keys(secrets)), sealed, this.deps.clock.now(), id], t);
     });
+    this.deps.secrets?.add(...Object.entries(values).filter(([name]) => keys.get(name)!.secret).map(([, value]) => value));
     // Names only: the values of secret settings never reach a log.
     this.deps.logger.info('networks', 'Network configured', { network: id, keys: Object.keys(values), actor });
     return this.get(id);
@@ -308,18 +340,24 @@ export class NetworkService {
         t,
       );
     });
+    this.deps.secrets?.add(secret);
     this.deps.logger.info('networks', 'Postback secret rotated', { network: id, mode, grace_hours: grace, actor });
     return { network: await this.get(id), secret, mode };
   }
 
-  /** Records the outcome of a sync (for the advertiser sync and order polling). */
+  /**
+   * Records the outcome of a sync (for the advertiser sync and order polling). The error and the
+   * result are shown by GET /networks: every secret this process opened is scrubbed from both.
+   */
   async recordSync(id: string, outcome: { at: Date; result?: unknown; error?: string | null }): Promise<void> {
     await this.resolve(id);
+    const secrets = this.deps.secrets;
+    const result = outcome.result === undefined ? null : JSON.stringify(secrets ? secrets.scrubDeep(outcome.result) : outcome.result);
     await this.update(id, async (_row, t) => {
-      const error = outcome.error ? outcome.error.slice(0, 1000) : null;
+      const error = outcome.error ? (secrets ? secrets.scrub(outcome.error) : outcome.error).slice(0, 1000) : null;
       await this.deps.db.execute(
         `UPDATE networks SET last_sync_at = ?, last_sync_result = ?, ${error ? 'last_error = ?, last_error_at = ?, ' : ''}updated_at = ? WHERE id = ?`,
-        [outcome.at, outcome.result === undefined ? null : JSON.stringify(outcome.result), ...(error ? [error, outcome.at] : []), this.deps.clock.now(), id],
+        [outcome.at, result, ...(error ? [error, outcome.at] : []), this.deps.clock.now(), id],
         t,
       );
     });
@@ -368,6 +406,7 @@ export class NetworkService {
     const known = this.opened.get(key);
     if (known !== undefined) return known;
     const plain = this.box.open(sealed, `network:${id}:postback`);
+    this.deps.secrets?.add(plain);
     if (this.opened.size >= MAX_CACHED) this.opened.clear();
     this.opened.set(key, plain);
     return plain;
@@ -453,9 +492,13 @@ export class NetworkService {
     return this.get(id);
   }
 
-  private effectiveSettings(id: string, row: NetworkRow | null): ModuleSettings {
+  /** The settings a module runs with; the secret ones, once opened, are known to the process's scrubbing. */
+  private effectiveSettings(module: NetworkModule, row: NetworkRow | null): ModuleSettings {
+    const id = module.id;
     const secrets = row?.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
-    return { ...(this.deps.configured?.[id] ?? {}), ...(row?.settings ?? {}), ...secrets };
+    const settings: ModuleSettings = { ...(this.deps.configured?.[id] ?? {}), ...(row?.settings ?? {}), ...secrets };
+    this.deps.secrets?.add(...secretValuesOf(module, row, settings));
+    return settings;
   }
 
   private async orderCounts(): Promise<Record<string, number>> {
@@ -477,7 +520,7 @@ export class NetworkService {
     for (const name of secretNames) presence[name] = presence[name] || 'set';
     let configured: boolean;
     try {
-      configured = module.isConfigured(row?.secret_settings ? this.effectiveSettings(id, row) : presence);
+      configured = module.isConfigured(row?.secret_settings ? this.effectiveSettings(module, row) : presence);
     } catch {
       configured = false;
     }

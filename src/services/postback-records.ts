@@ -1,5 +1,6 @@
-// Stored postbacks: the record of every received postback (while postbacks are on), its shape in
-// the API, the list query and the retention prune.
+// Stored postbacks: the record of every received postback (while postbacks are on; a flood of
+// refusals is aggregated or throttled, see postback-throttle.ts), its shape in the API, the list
+// query and the retention prune.
 import type { Transaction } from '../db/transaction.js';
 import type { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';
@@ -25,6 +26,13 @@ export interface PostbackRecord {
   order_id: number | null;
   test: boolean;
   request_id: string | null;
+  /**
+   * How many postbacks this record stands for: 1, or for an aggregated refusal, every refusal of
+   * its kind from its address in its window (the first one's parameters and request id are kept).
+   */
+  repeat_count: number;
+  /** When the last of them came (`received_at` is the first). */
+  last_seen_at: string;
 }
 
 export interface NewPostbackRecord {
@@ -44,6 +52,9 @@ export interface NewPostbackRecord {
   replay_key?: string | null;
 }
 
+/** What aggregating a refusal did: stored a new record (the first of its kind), or counted it on one. */
+export type Aggregated = { created: true; record: PostbackRecord } | { created: false; id: number };
+
 export interface PostbackFilters {
   network: string;
   outcome?: PostbackOutcome;
@@ -55,7 +66,7 @@ export interface PostbackFilters {
 }
 
 const MAX_PARAMS_CHARS = 8000;
-const COLUMNS = 'id, received_at, network, ip, method, params, outcome, code, message, transaction_id, status, order_id, test, request_id';
+const COLUMNS = 'id, received_at, network, ip, method, params, outcome, code, message, transaction_id, status, order_id, test, request_id, repeat_count, last_seen_at';
 
 /**
  * The parameters as stored: secret-looking names redacted (token, signature, password, key, ...),
@@ -95,16 +106,18 @@ function toRecord(r: Record<string, unknown>): PostbackRecord {
     order_id: r.order_id === null || r.order_id === undefined ? null : toInt(r.order_id),
     test: r.test === true || Number(r.test) === 1,
     request_id: str(r.request_id),
+    repeat_count: r.repeat_count === null || r.repeat_count === undefined ? 1 : toInt(r.repeat_count),
+    last_seen_at: toIso(r.last_seen_at) ?? toIso(r.received_at)!,
   };
 }
 
-const INSERT_COLUMNS = ['received_at', 'network', 'ip', 'method', 'params', 'outcome', 'code', 'message', 'transaction_id', 'status', 'order_id', 'test', 'request_id', 'replay_key'];
+const INSERT_COLUMNS = ['received_at', 'network', 'ip', 'method', 'params', 'outcome', 'code', 'message', 'transaction_id', 'status', 'order_id', 'test', 'request_id', 'replay_key', 'last_seen_at', 'aggregate_key'];
 
 const paramsText = (rec: NewPostbackRecord) => (typeof rec.params === 'string' ? rec.params : JSON.stringify(rec.params ?? null));
 const messageText = (rec: NewPostbackRecord) => (rec.message ? rec.message.slice(0, 500) : null);
 
-function insertValues(rec: NewPostbackRecord): unknown[] {
-  return [rec.received_at, rec.network, rec.ip?.slice(0, 45) ?? null, rec.method, paramsText(rec), rec.outcome, rec.code ?? null, messageText(rec), rec.transaction_id ?? null, rec.status ?? null, rec.order_id ?? null, rec.test, rec.request_id, rec.replay_key ?? null];
+function insertValues(rec: NewPostbackRecord, aggregateKey: string | null = null): unknown[] {
+  return [rec.received_at, rec.network, rec.ip?.slice(0, 45) ?? null, rec.method, paramsText(rec), rec.outcome, rec.code ?? null, messageText(rec), rec.transaction_id ?? null, rec.status ?? null, rec.order_id ?? null, rec.test, rec.request_id, rec.replay_key ?? null, rec.received_at, aggregateKey];
 }
 
 /** A record as stored under `id`. */
@@ -124,6 +137,8 @@ function stored(id: number, rec: NewPostbackRecord): PostbackRecord {
     order_id: rec.order_id ?? null,
     test: rec.test,
     request_id: rec.request_id,
+    repeat_count: 1,
+    last_seen_at: rec.received_at.toISOString(),
   };
 }
 
@@ -137,9 +152,25 @@ export class PostbackStore {
     return stored(insertId!, rec);
   }
 
+  /**
+   * Counts a refusal on the record of `key` (in `t`), or stores `rec` as that record when it is the
+   * first of its kind. The caller holds the lock that serialises refusals of one client (its row in
+   * postback_rejections), so two first refusals of a kind cannot race.
+   */
+  async aggregate(rec: NewPostbackRecord, key: string, t: Transaction): Promise<Aggregated> {
+    const [row] = await this.db.select<{ id: unknown }>('SELECT id FROM postbacks WHERE aggregate_key = ?', [key], t);
+    if (row) {
+      const id = toInt(row.id);
+      await this.db.execute('UPDATE postbacks SET repeat_count = repeat_count + 1, last_seen_at = ? WHERE id = ?', [rec.received_at, id], t);
+      return { created: false, id };
+    }
+    const { insertId } = await this.db.execute(`INSERT INTO postbacks (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`, insertValues(rec, key), t);
+    return { created: true, record: stored(insertId!, rec) };
+  }
+
   /** Stores many records in `t` (one statement where the database allows). Returns them, in order. */
   async insertMany(recs: NewPostbackRecord[], t: Transaction): Promise<PostbackRecord[]> {
-    const ids = await this.db.insertMany('postbacks', INSERT_COLUMNS, recs.map(insertValues), t);
+    const ids = await this.db.insertMany('postbacks', INSERT_COLUMNS, recs.map((r) => insertValues(r)), t);
     return recs.map((rec, i) => stored(ids[i], rec));
   }
 

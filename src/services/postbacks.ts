@@ -1,7 +1,9 @@
 // The postback endpoint's logic: switches, limits, the network's own authentication, strict
 // parsing, then the orders service. Every postback that gets past the switches is stored with its
 // outcome; an accepted one in the same transaction as the order change it made, so a record
-// exists exactly when the change does. Test postbacks are checked and stored, never recorded as orders.
+// exists exactly when the change does. Test postbacks are checked and stored, never recorded as
+// orders. Refusals are counted per client (postback-throttle.ts): a flood of them is aggregated,
+// then answered 429 before any work, so it cannot fill the database or the log.
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -18,7 +20,8 @@ import type { Transaction } from '../db/transaction.js';
 import { BatchQueue } from './batches.js';
 import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './postback-auth.js';
 import { checkFields, decodeBody, decodeParams, EncodingError, type ParamMap } from './postback-input.js';
-import { PostbackStore, storedParams, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './postback-records.js';
+import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './postback-records.js';
+import { aggregateKey, PostbackThrottle } from './postback-throttle.js';
 import { PostbackTester, type TestInput, type TestResult } from './postback-test.js';
 
 export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './postback-records.js';
@@ -95,10 +98,12 @@ export class PostbackService {
   private readonly store: PostbackStore;
   private readonly tester: PostbackTester;
   private readonly queue: BatchQueue<Queued>;
+  private readonly throttle: PostbackThrottle;
   private listening: string | null = null;
 
   constructor(private readonly deps: PostbackServiceDeps) {
     this.store = new PostbackStore(deps.db);
+    this.throttle = new PostbackThrottle({ db: deps.db, clock: deps.clock, logger: deps.logger, limits: deps.config.postbacks.rejections });
     this.tester = new PostbackTester({ ...deps, store: this.store, selfUrl: () => this.selfUrl });
     // SQLite has one writer: a second batch in flight would only wait for the first.
     const inFlight = deps.db.dialect === 'sqlite' ? 1 : deps.config.postbacks.batches_in_flight;
@@ -117,12 +122,16 @@ export class PostbackService {
 
   /**
    * Handles one postback. Returns the 200 answer, or throws the refusal: 403
-   * svc_postbacks_disabled and 404 svc_network_not_found (nothing stored), 401
-   * svc_postback_unauthorized, 413/414 svc_postback_too_large and 400 svc_postback_* (stored as
-   * `rejected`), and faults (stored as `error`).
+   * svc_postbacks_disabled and 404 svc_network_not_found (nothing stored), 429
+   * svc_postback_throttled (nothing stored, nothing logged), 401 svc_postback_unauthorized, 413/414
+   * svc_postback_too_large and 400 svc_postback_* (stored as `rejected`, or counted on an
+   * aggregated record), and faults (stored as `error`).
    */
   async receive(req: PostbackRequest): Promise<PostbackAnswer> {
     if (!this.deps.config.postbacks.enabled) throw this.disabled();
+    // A flooding client costs a map lookup: no view, no parsing, no signature, no write.
+    const throttled = this.throttle.check(req.network, req.ip);
+    if (throttled) throw throttled;
     // The view of the network this process keeps saves a read per postback: an accepted postback
     // is checked against the current revision by its batch; anything else is decided afresh.
     const kept = this.deps.networks.keptPostbackView(req.network);
@@ -151,7 +160,7 @@ export class PostbackService {
       fresh();
       const where = req.bodyTooLarge ? 'body' : 'query string';
       const err = new ServiceError('svc_postback_too_large', `The postback ${where} is longer than ${req.bodyTooLarge ? limits.max_body_bytes : limits.max_query_bytes} bytes.`, req.bodyTooLarge ? 413 : 414);
-      throw await this.reject(base, { truncated: true, query_bytes: Buffer.byteLength(req.rawQuery, 'latin1') }, err);
+      throw await this.reject(base, { truncated: true, query_bytes: Buffer.byteLength(req.rawQuery, 'latin1') }, err, undefined, {}, false);
     }
 
     // What was sent, readable whatever it is, for the record (secrets redacted when stored).
@@ -171,7 +180,7 @@ export class PostbackService {
     if (!auth.ok) {
       fresh();
       this.deps.hooks.doAction(HOOKS.authFailed, { code: 'svc_postback_unauthorized', reason: auth.reason, ip: req.ip, method: 'postback', network: target.id });
-      throw await this.reject({ ...base, test: looseTest }, params, new ServiceError('svc_postback_unauthorized', 'The postback is not authenticated for this network.', 401), auth.reason);
+      throw await this.reject({ ...base, test: looseTest }, params, new ServiceError('svc_postback_unauthorized', 'The postback is not authenticated for this network.', 401), auth.reason, {}, false);
     }
 
     let values: ReturnType<typeof checkFields>;
@@ -190,7 +199,7 @@ export class PostbackService {
           : err instanceof ServiceError
             ? err
             : new ServiceError('svc_postback_unreadable', `The postback could not be read: ${String((err as Error)?.message ?? err).slice(0, 200)}`, 400);
-      throw await this.reject({ ...base, test: test || looseTest }, params, refusal);
+      throw await this.reject({ ...base, test: test || looseTest }, params, refusal, undefined, {}, true);
     }
 
     const described = { transaction_id: values.transaction_id, status: values.status };
@@ -220,7 +229,7 @@ export class PostbackService {
       }
       if (err instanceof ServiceError && err.status === 400) {
         const code = err.code.startsWith('svc_postback_') ? err.code : (ORDER_CODES[err.code] ?? 'svc_postback_invalid_param');
-        throw await this.reject(base, params, new ServiceError(code, err.message, 400, err.data), undefined, described);
+        throw await this.reject(base, params, new ServiceError(code, err.message, 400, err.data), undefined, described, true);
       }
       const known = err instanceof ServiceError ? err : translateDbError(err);
       await this.save({ ...base, ...described, params: params, outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});
@@ -320,8 +329,9 @@ export class PostbackService {
     return this.store.list(filters);
   }
 
-  /** Deletes records older than `postbacks.retention_days` (or `days`). */
+  /** Deletes records older than `postbacks.retention_days` (or `days`), and the refusal counts of windows that are over. */
   async prune(days = this.deps.config.postbacks.retention_days): Promise<number> {
+    await this.throttle.prune();
     const deleted = await this.store.prune(new Date(this.deps.clock.now().getTime() - days * 86_400_000));
     if (deleted) this.deps.logger.info('postbacks', 'Postback records pruned', { deleted, retention_days: days });
     return deleted;
@@ -374,12 +384,39 @@ export class PostbackService {
     return { ok: false, reason, presented };
   }
 
-  /** Stores a refused postback and returns the error to throw (with the record id, past authentication). */
-  private async reject(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, params: unknown, err: ServiceError, reason?: string, described: { transaction_id?: string; status?: string } = {}): Promise<ServiceError> {
-    const record = await this.save({ ...base, ...described, params: typeof params === 'string' ? params : storedParams(params, []), outcome: 'rejected', code: err.code, message: reason ? `${err.message} (${reason})` : err.message });
-    this.deps.logger.warning('postbacks', 'Postback refused', { network: base.network, code: err.code, reason, ip: base.ip, postback_id: record.id }, base.request_id ?? undefined);
+  /** Logs the summaries of the throttles this process keeps (it is stopping). */
+  close(): void {
+    this.throttle.close();
+  }
+
+  /**
+   * Counts a refusal on its client and returns the error to throw: the refusal itself (with the
+   * record id, past authentication), or 429 svc_postback_throttled when the client is past the
+   * limit (nothing stored). The first `aggregate_after` refusals of a client's window are stored
+   * one by one; later ones of the same kind (code and reason, or the field at fault) are counted
+   * on one record. Only a stored new record fires the hook and writes a log line.
+   * `authenticated`: the sender proved it holds the network's secret (its refusals never throttle).
+   */
+  private async reject(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, params: unknown, err: ServiceError, reason: string | undefined, described: { transaction_id?: string; status?: string }, authenticated: boolean): Promise<ServiceError> {
+    const rec: NewPostbackRecord = { ...base, ...described, params: typeof params === 'string' ? params : storedParams(params, []), outcome: 'rejected', code: err.code, message: reason ? `${err.message} (${reason})` : err.message };
+    const kind = `${err.code}:${reason ?? String(err.data?.field ?? err.data?.param ?? '')}`;
+    const aggregateAfter = this.deps.config.postbacks.rejections.aggregate_after;
+    const { tally, stored } = await this.deps.db.transaction(async (t) => {
+      // The client's row stays locked to the end: its refusals are decided one at a time.
+      const tally = await this.throttle.count(base.network, base.ip, authenticated, t);
+      if (this.throttle.over(tally, authenticated)) return { tally, stored: null };
+      if (tally.refusals <= aggregateAfter) return { tally, stored: { created: true, record: await this.store.insert(rec, t) } as Aggregated };
+      return { tally, stored: await this.store.aggregate(rec, aggregateKey(base.network, base.ip, kind, tally.windowStart), t) };
+    });
+    const throttled = this.throttle.settle(base.network, base.ip, tally, authenticated);
+    if (!stored) return throttled ?? new ServiceError('svc_postback_throttled', 'Too many refused postbacks from this address: retry in 1 s.', 429, { retry_after: 1 }, { 'Retry-After': '1' });
+    const id = stored.created ? stored.record.id : stored.id;
+    if (stored.created) {
+      this.announce(stored.record);
+      this.deps.logger.warning('postbacks', 'Postback refused', { network: base.network, code: err.code, reason, ip: base.ip, postback_id: id, ...(tally.refusals > aggregateAfter ? { aggregated: true } : {}) }, base.request_id ?? undefined);
+    }
     if (err.status === 401) return err;
-    return new ServiceError(err.code, err.message, err.status, { ...err.data, postback_id: record.id }, err.headers);
+    return new ServiceError(err.code, err.message, err.status, { ...err.data, postback_id: id }, err.headers);
   }
 
   private async replayed(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, described: object, params: string, seen: PostbackRecord): Promise<PostbackAnswer> {

@@ -10,6 +10,7 @@ import type { Job } from '../../src/services/job-rows.js';
 import { JobRunner } from '../../src/jobs/runner.js';
 import { createServer } from '../../src/server.js';
 import { CLI_SECRET, runCli, type CliResult } from './cli.js';
+import type { ContextOptions } from '../../src/context.js';
 import { createTestContext, destroyTestContext, dialects, type TestContext, type TestDialect } from './context.js';
 import { createActor, NS, type Actor } from './http.js';
 import { waitFor } from './jobs.js';
@@ -39,8 +40,8 @@ export interface Daemon extends TestContext {
 }
 
 /** Starts the daemon on a fresh database of `dialect`, with postbacks switched on globally. */
-export async function startDaemon(dialect: TestDialect, overrides: Record<string, unknown> = {}): Promise<Daemon> {
-  const t = await createTestContext(dialect, { secret: CLI_SECRET, 'postbacks.enabled': true, ...overrides });
+export async function startDaemon(dialect: TestDialect, overrides: Record<string, unknown> = {}, options: ContextOptions = {}): Promise<Daemon> {
+  const t = await createTestContext(dialect, { secret: CLI_SECRET, 'postbacks.enabled': true, ...overrides }, options);
   const { ctx } = t;
   const server = await createServer(ctx, { port: 0, host: '127.0.0.1' });
   await server.start();
@@ -88,12 +89,12 @@ export async function stopDaemon(d: Daemon | undefined): Promise<void> {
 }
 
 /** `describe` once per dialect with a running daemon shared by that block's tests. */
-export function describeDaemon(name: string, body: (use: () => Daemon, dialect: TestDialect) => void, overrides: Record<string, unknown> = {}): void {
+export function describeDaemon(name: string, body: (use: () => Daemon, dialect: TestDialect) => void, overrides: Record<string, unknown> = {}, options: ContextOptions = {}): void {
   for (const dialect of dialects) {
     describe(`${name} [${dialect}]`, () => {
       let d: Daemon | undefined;
       beforeAll(async () => {
-        d = await startDaemon(dialect, overrides);
+        d = await startDaemon(dialect, overrides, options);
       });
       afterAll(async () => {
         await stopDaemon(d);

@@ -127,6 +127,8 @@ describeEachDialect(
       ['an unknown currency', { currency: 'ABC' }, 'currency', /unknown currency/],
       ['a percent over 100', { cashback: { type: 'percent_sale', value: '150' } }, 'cashback[value]', /100/],
       ['a feed URL with an unknown placeholder', { feeds: { transactions: { url: 'https://x.test/t.csv?k={settings.nope}', format: 'csv', fields: { transaction_id: 'id', commission: 'c' } } } }, 'feeds[transactions][url]', /settings\.nope/],
+      ['a secret setting sent over plain http in the URL', { settings: [{ name: 'key', secret: true }], feeds: { advertisers: { url: 'http://feeds.example.test/{settings.key}/a.json', format: 'json', fields: { id: 'id', name: 'name' } } } }, 'feeds[advertisers][url]', /\{settings\.key\}.*https/],
+      ['a secret setting sent over plain http in a header', { settings: [{ name: 'key', secret: true }], feeds: { transactions: { url: 'http://10.0.0.8/t.csv', format: 'csv', headers: { Authorization: 'Token {settings.key}' }, fields: { transaction_id: 'id', commission: 'c' } } } }, 'feeds[transactions][url]', /https/],
     ])('refuses a definition with %s (400 svc_invalid_network naming the field)', async (_name, over, field, message) => {
       const res = await post('/networks/badnet', shopnetDefinition(over));
       expect(res.statusCode).toBe(400);

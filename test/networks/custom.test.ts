@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkDefinition } from '../../src/networks/custom-definition.js';
+import { checkDefinition, isLoopbackHost, type CustomDefinition } from '../../src/networks/custom-definition.js';
 import { customModule } from '../../src/networks/custom.js';
 import type { ModuleRuntime, ModuleSettings } from '../../src/networks/types.js';
 
@@ -24,6 +24,10 @@ const CSV = [
 let server: http.Server;
 let base = '';
 const seen: { url: string; headers: http.IncomingHttpHeaders }[] = [];
+// Another origin (another port) a feed may try to send us to: it must never be asked anything.
+let other: http.Server;
+let otherBase = '';
+const otherSeen: { url: string; headers: http.IncomingHttpHeaders }[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -34,12 +38,26 @@ beforeAll(async () => {
     if (url.pathname === '/html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
     if (url.pathname === '/truncated') return void res.writeHead(200).end(JSON.stringify(PROGRAMS).slice(0, 40));
     if (url.pathname === '/limited') return void res.writeHead(429, { 'retry-after': '30' }).end('slow down');
+    if (url.pathname.startsWith('/hop/')) return void res.writeHead(302, { location: '/apikey/k%201/programs.json' }).end();
+    if (url.pathname.startsWith('/away/')) return void res.writeHead(307, { location: `${otherBase}/collect${url.search}` }).end();
+    if (url.pathname.startsWith('/loop/')) return void res.writeHead(301, { location: url.pathname }).end();
+    if (url.pathname.startsWith('/hang/')) return;
     res.writeHead(500).end('boom secret-key-1');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  other = http.createServer((req, res) => {
+    otherSeen.push({ url: req.url ?? '', headers: req.headers });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(PROGRAMS));
+  });
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  await new Promise<void>((r) => other.close(() => r()));
+});
 
 function runtime(settings: ModuleSettings): ModuleRuntime {
   return { settings, now: () => new Date('2024-03-05T00:00:00Z'), log: () => {} };
@@ -104,6 +122,57 @@ describe('a custom network from its definition', () => {
     const err = await all(m.listAdvertisers(runtime({ api_key: 'secret-key-1' }))).catch((e) => e);
     expect(err).toMatchObject({ code });
     expect(JSON.stringify({ ...err, message: err.message })).not.toContain('secret-key-1');
+  });
+
+  it('follows a redirect within the feed\'s origin, keeping its headers', async () => {
+    const m = customModule('feednet', definition({ advertisers: advertisers('/hop/{settings.api_key}') }));
+    const list = await all(m.listAdvertisers(runtime({ api_key: 'k 1', region: 'eu' })));
+    expect(list.map((a) => a.id)).toEqual(['501', '502']);
+    expect(seen.at(-1)).toMatchObject({ url: '/apikey/k%201/programs.json', headers: { 'x-region': 'eu' } });
+  });
+
+  it('refuses a redirect to another origin without sending it the secret header or URL (svc_network_redirect_refused)', async () => {
+    const feed = { ...advertisers('/away/{settings.api_key}?k={settings.api_key}'), headers: { Authorization: 'Token {settings.api_key}', 'X-Api-Key': '{settings.api_key}' } };
+    const m = customModule('feednet', definition({ advertisers: feed }));
+    const err = await all(m.listAdvertisers(runtime({ api_key: 'secret-key-1' }))).catch((e) => e);
+    expect(err).toMatchObject({ code: 'svc_network_redirect_refused', status: 502, data: { upstream_status: 307 } });
+    expect(err.message).toContain(otherBase);
+    expect(seen.at(-1)!.headers['x-api-key']).toBe('secret-key-1');
+    expect(otherSeen).toEqual([]);
+    expect(JSON.stringify({ ...err, message: err.message })).not.toContain('secret-key-1');
+  });
+
+  it('gives up on a feed that keeps redirecting', async () => {
+    const m = customModule('feednet', definition({ advertisers: advertisers('/loop/{settings.api_key}') }));
+    const before = seen.length;
+    await expect(all(m.listAdvertisers(runtime({ api_key: 'k 1' })))).rejects.toMatchObject({ code: 'svc_network_bad_response', message: expect.stringContaining('more than 5 times') });
+    expect(seen.length - before).toBe(6);
+  });
+
+  it('times out a feed that does not answer, naming it without its secret', async () => {
+    const m = customModule('feednet', definition({ advertisers: advertisers('/hang/{settings.api_key}?k={settings.api_key}') }), { timeoutMs: 200 });
+    const err = await all(m.listAdvertisers(runtime({ api_key: 'secret-key-1' }))).catch((e) => e);
+    expect(err).toMatchObject({ code: 'svc_network_timeout', message: expect.stringContaining('/hang/{settings.api_key}?k={settings.api_key}') });
+    expect(JSON.stringify({ ...err, message: err.message })).not.toContain('secret-key-1');
+  });
+
+  it('refuses to send a secret setting over plain http to a host that is not loopback, before any request (svc_network_insecure_feed)', async () => {
+    // A definition stored before the rule (checkDefinition refuses it now): refused at fetch time.
+    const stored = (url: string, headers?: Record<string, string>): CustomDefinition => ({
+      name: 'Old Net', currency: 'EUR', settings: [{ name: 'api_key', secret: true }], statuses: { ok: 'approved' },
+      feeds: { advertisers: { url, format: 'json', headers, fields: { id: 'id', name: 'name' } } },
+    });
+    for (const def of [stored('http://feeds.example.invalid/{settings.api_key}/a.json'), stored('http://203.0.113.7/a.json', { 'X-Key': '{settings.api_key}' })]) {
+      const err = await all(customModule('oldnet', def).listAdvertisers(runtime({ api_key: 'secret-key-1' }))).catch((e) => e);
+      expect(err).toMatchObject({ code: 'svc_network_insecure_feed', status: 409 });
+      expect(err.message).not.toContain('secret-key-1');
+    }
+    expect(() => checkDefinition(stored('http://feeds.example.invalid/{settings.api_key}/a.json'))).toThrow(expect.objectContaining({ code: 'svc_invalid_network', data: { params: { 'feeds[advertisers][url]': expect.stringMatching(/https/) } } }));
+    for (const ok of ['https://feeds.example.test/{settings.api_key}/a.json', 'http://127.0.0.1:8080/{settings.api_key}', 'http://localhost/{settings.api_key}', 'http://[::1]/{settings.api_key}', 'http://feeds.example.test/public.json']) {
+      expect(checkDefinition(stored(ok)).feeds?.advertisers?.url).toBe(ok);
+    }
+    expect(['127.0.0.1', '127.9.8.7', 'localhost', '[::1]'].map(isLoopbackHost)).toEqual([true, true, true, true]);
+    expect(['10.0.0.1', '128.0.0.1', 'localhost.example.test', '[::2]', '127.0.0.1.nip.io'].map(isLoopbackHost)).toEqual([false, false, false, false, false]);
   });
 
   it('refuses a JSON feed whose items path holds no array', async () => {

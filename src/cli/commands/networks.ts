@@ -164,7 +164,7 @@ export async function postbacks(io: Io, id: string, state: string | undefined, o
     const filters = await validateInput<Omit<PostbackFilters, 'network'>>(networkSchemas.postbacks, { outcome: opts.outcome, test: opts.test, after: opts.after, before: opts.before, page: opts.page, per_page: opts.perPage });
     const { items, total } = await ctx.postbacks.list({ ...filters, network });
     if (opts.json) return printJson(io, items);
-    printTable(io, items.map((r) => ({ ...r, test: r.test ? 'test' : '' })) as unknown as Record<string, unknown>[], ['id', 'received_at', 'ip', 'method', 'outcome', 'code', 'transaction_id', 'status', 'order_id', 'test']);
+    printTable(io, items.map((r) => ({ ...r, test: r.test ? 'test' : '' })) as unknown as Record<string, unknown>[], ['id', 'received_at', 'ip', 'method', 'outcome', 'code', 'repeat_count', 'transaction_id', 'status', 'order_id', 'test']);
     io.stdout.write(`${total} postback(s)${total > items.length ? `, page ${filters.page}` : ''}\n`);
   });
 }

@@ -8,7 +8,7 @@ import type { Context } from '../../context.js';
 import { toDate } from '../../db/values.js';
 import { isServiceError, type ServiceError } from '../../errors.js';
 import type { OrderChange, OrderReport, RecordInput } from '../../services/orders.js';
-import type { ModuleRuntime, NetworkTransaction } from '../../networks/types.js';
+import type { NetworkTransaction } from '../../networks/types.js';
 import type { JobHandle, JobType } from '../registry.js';
 import { forEachNetwork, networkParam, type NetworkCheckpoint } from './per-network.js';
 
@@ -135,18 +135,11 @@ async function recordPage(ctx: Context, job: JobHandle, network: string, page: N
 }
 
 async function pollNetwork(ctx: Context, job: JobHandle<{ network?: string; since?: Date }>, network: string, state: Checkpoint): Promise<PollCounts & { from: string; to: string }> {
-  const module = await ctx.networks.module(network);
-  const settings = await ctx.networks.settings(network);
+  const { module, runtime: rt } = await ctx.networks.runtime(network, job.signal);
   const resume = state.current?.network === module.id ? state.current : null;
   const window = resume ? { from: new Date(resume.from), to: new Date(resume.to) } : await pollWindow(ctx, module.id, job.params.since, module.limits.maxLookbackDays);
   const counts: PollCounts = resume ? { ...resume.counts } : { pages: 0, seen: 0, created: 0, updated: 0, duplicate: 0, failed: 0 };
   const skip = counts.pages;
-  const rt: ModuleRuntime = {
-    settings,
-    signal: job.signal,
-    now: () => ctx.clock.now(),
-    log: (level, message, context) => ctx.logger.write(level, 'networks', message, { network: module.id, ...(context ?? {}) }),
-  };
   const where = { network: module.id, from: window.from.toISOString(), to: window.to.toISOString() };
   ctx.logger.info('orders', resume ? 'Order poll resumed' : 'Order poll started', { ...where, pages_done: skip, actor: `job:${job.id}` });
   try {
