@@ -21,6 +21,7 @@ import { createPostbacks } from './20261124000011-create-postbacks.js';
 import { createJobs } from './20261124000001-create-jobs.js';
 import { indexPayoutEntries } from './20261124000020-index-payout-entries.js';
 import { createAdvertisers } from './20261124000030-create-advertisers.js';
+import { addOrdersReview } from './20261125000400-add-orders-review.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
@@ -29,4 +30,5 @@ export const migrations: Migration[] = [createUsers, createAppPasswords, createS
   createJobs,
   createNetworks, createPostbacks, indexPayoutEntries,
   createAdvertisers,
+  addOrdersReview,
 ];
