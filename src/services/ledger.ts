@@ -328,6 +328,7 @@ export class LedgerService {
       groups.set(key, group);
     });
     const moves = [...groups.values()];
+    for (const m of moves) if (!Number.isSafeInteger(m.available)) throw overflow(m.memberId, m.currency);
     await this.moveBalances(moves.map((m) => ({ memberId: m.memberId, currency: m.currency, add: { available: m.available, lifetime_earned: m.earned } })), { last_entry_at: now }, t);
     const memberIds = [...new Set(moves.map((m) => m.memberId))];
     const balances = await db.select<{ member_id: unknown; currency: string; available: unknown }>(`SELECT member_id, currency, available FROM balances WHERE member_id IN (${memberIds.map(() => '?').join(', ')})`, memberIds, t);
@@ -386,6 +387,8 @@ export class LedgerService {
       if (sum) sum.delta += m.delta;
       else sums.set(key, { ...m });
     }
+    // A sum a JS number cannot hold exactly is past any balance anyway.
+    for (const m of sums.values()) if (!Number.isSafeInteger(m.delta)) throw overflow(m.memberId, m.currency);
     await this.moveBalances(
       [...sums.values()].filter((m) => m.delta !== 0).map((m) => ({ memberId: m.memberId, currency: m.currency, add: { pending: m.delta } })),
       {},
