@@ -38,6 +38,8 @@ export interface OrderOutcome {
   duplicate: boolean;
   changes: string[];
   ignored: string[];
+  /** The report left the order held for review (new, or held by this correction). */
+  held?: boolean;
 }
 
 /** What a change did: the order, plus `duplicate` (nothing changed), `changes` and `ignored` parts of the report. */
@@ -129,7 +131,12 @@ export class OrderService {
 
   /** `recordMany`, answering only what each report did (no order is read back: the postback endpoint's path). */
   recordOutcomes(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderOutcome[]>): Promise<OrderOutcome[]> {
-    return this.recordAll(inputs, actor, async (applied) => applied.map((a) => ({ id: a.row.id, status: a.row.status, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored })), within);
+    return this.recordAll(
+      inputs,
+      actor,
+      async (applied) => applied.map((a) => ({ id: a.row.id, status: a.row.status, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored, held: a.row.review === 'held' && (a.changes[0] === 'created' || a.changes.includes('review')) })),
+      within,
+    );
   }
 
   private async recordAll<R>(inputs: (RecordInput | OrderReport)[], actor: string, answer: (applied: Applied[], t: Transaction) => Promise<R[]>, within?: Within<R[]>): Promise<R[]> {

@@ -66,6 +66,7 @@ describeEachDialect(
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ ok: true, status: 'approved', duplicate: false });
       expect(await use().ctx.orders.get(res.body.order_id)).toMatchObject({ commission: '9999999999.99', review: { state: 'held', reason: 'above_ceiling' }, cashback_entry_id: null });
+      expect(await lastRecord()).toMatchObject({ id: res.body.postback_id, outcome: 'accepted', message: expect.stringContaining('Held for review') });
       // A commission above the sale it was paid on waits as well.
       const over = await shop(sale({ amount: '10.00', payout: '11.00', status: 'validated' }));
       expect((await use().ctx.orders.get(over.body.order_id)).review).toMatchObject({ state: 'held', reason: 'commission_exceeds_sale' });
