@@ -5,11 +5,13 @@
 // order, a correction while pending), for postbacks and polls alike; an administrator's own
 // entries and corrections are never held (they are the review).
 import type { Database } from '../db/database.js';
-import { ceilingIn, parseCeiling, type Ceiling } from '../money.js';
+import { HOOKS } from '../hooks/index.js';
+import { ceilingIn, formatAmount, parseCeiling, type Ceiling } from '../money.js';
 import type { LogService } from './logs.js';
 import { settingValues } from './network-rows.js';
 import type { Amounts } from './order-reports.js';
-import type { ReviewReason } from './order-rows.js';
+import type { OrderRow, ReviewReason } from './order-rows.js';
+import type { LogEvent } from './orders.js';
 
 /** The network setting (and `networks.<id>` config key) that overrides the site's ceiling. */
 export const REVIEW_SETTING = 'review_above';
@@ -66,4 +68,45 @@ export class OrderReview {
       return { text, any: '0', byCurrency: new Map() };
     }
   }
+}
+
+/** The log line and `cashtrack.order.held` of an order just held for review. */
+export function heldEvent(row: OrderRow, actor: string): LogEvent {
+  return {
+    level: 'warning',
+    message: 'Order held for review',
+    hook: HOOKS.orderHeld,
+    context: {
+      order_id: row.id,
+      network: row.network,
+      transaction_id: row.transaction_id,
+      reason: row.review_reason,
+      status: row.status,
+      member_id: row.member_id,
+      sale_amount: formatAmount(row.sale_amount, row.currency),
+      commission: formatAmount(row.commission, row.currency),
+      cashback: formatAmount(row.cashback, row.currency),
+      currency: row.currency,
+      actor,
+    },
+  };
+}
+
+/**
+ * An administrator's decision on a held order the caller has locked: the columns to write, the
+ * order after it, what changed and what to log (the first event's context takes the entries the
+ * caller posts). Released, the order's current status is to be entered by the caller; declined,
+ * nothing is undone (nothing was applied while it was held): it only becomes declined.
+ */
+export function decideHeld(row: OrderRow, decision: 'released' | 'declined', actor: string, note: string | null, now: Date): { set: Record<string, unknown>; row: OrderRow; changes: string[]; events: LogEvent[] } {
+  const set: Record<string, unknown> = { review: decision, reviewed_by: actor, reviewed_at: now, updated_at: now };
+  if (note !== null) set.note = note;
+  let decided: OrderRow = { ...row, review: decision, reviewed_by: actor, reviewed_at: now, updated_at: now, note: note ?? row.note };
+  const context: Record<string, unknown> = { order_id: row.id, network: row.network, transaction_id: row.transaction_id, decision, reason: row.review_reason, status: row.status, member_id: row.member_id, actor };
+  const events: LogEvent[] = [{ level: 'info', message: decision === 'released' ? 'Held order released' : 'Held order declined', hook: HOOKS.orderReviewed, context }];
+  if (decision === 'released' || row.status === 'declined') return { set, row: decided, changes: ['review'], events };
+  Object.assign(set, { status: 'declined', status_changed_at: now });
+  decided = { ...decided, status: 'declined', status_changed_at: now };
+  events.push({ level: 'info', message: 'Order status changed', hook: HOOKS.orderStatusChanged, context: { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from: row.status, to: 'declined', member_id: row.member_id, actor } });
+  return { set, row: decided, changes: ['review', 'status'], events };
 }

@@ -16,7 +16,7 @@ import type { LogService } from './logs.js';
 import { OrderEffects, withNote } from './order-effects.js';
 import { aboutReport, checkStatus, invalid, membersOf, optionalText, prepareReport, type Amounts, type OrderReport, type RecordInput } from './order-reports.js';
 import { atRow, insertOrders, OrderReader, orderKey, REVIEW_STATES, type Order, type OrderFilters, type OrderRow, type OrderStatus, type ReviewReason } from './order-rows.js';
-import { OrderReview, reviewReason } from './order-review.js';
+import { decideHeld, heldEvent, OrderReview, reviewReason } from './order-review.js';
 import type { ReferralService } from './referrals.js';
 
 export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type Order, type OrderFilters, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './order-rows.js';
@@ -77,7 +77,7 @@ const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
 };
 
 /** A log line (and, for some, a hook) to emit once the transaction has committed. */
-type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown>; hook?: string };
+export type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown>; hook?: string };
 type Applied = { row: OrderRow; changes: string[]; ignored: string[]; events: LogEvent[] };
 
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
@@ -189,30 +189,8 @@ export class OrderService {
     if (row.review === 'held') context.review = 'held';
     await this.effects.enter(row, actor, r.note, t, context);
     const events: LogEvent[] = [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context }];
-    if (row.review === 'held') events.push(this.heldEvent(row, actor));
+    if (row.review === 'held') events.push(heldEvent(row, actor));
     return { row, changes: ['created'], ignored: [], events };
-  }
-
-  /** The log line and `cashtrack.order.held` of an order just held for review. */
-  private heldEvent(row: OrderRow, actor: string): LogEvent {
-    return {
-      level: 'warning',
-      message: 'Order held for review',
-      hook: HOOKS.orderHeld,
-      context: {
-        order_id: row.id,
-        network: row.network,
-        transaction_id: row.transaction_id,
-        reason: row.review_reason,
-        status: row.status,
-        member_id: row.member_id,
-        sale_amount: formatAmount(row.sale_amount, row.currency),
-        commission: formatAmount(row.commission, row.currency),
-        cashback: formatAmount(row.cashback, row.currency),
-        currency: row.currency,
-        actor,
-      },
-    };
   }
 
   /** Another report of a known order: amounts while pending, the status as the rules allow. */
@@ -344,24 +322,10 @@ export class OrderService {
         if (row.review !== 'held') {
           throw new ServiceError('svc_order_not_held', `Order ${id} is not held for review${row.review ? ` (it was ${row.review} already)` : ''}.`, 409, { review: row.review });
         }
-        const now = this.deps.clock.now();
-        const set: Record<string, unknown> = { review: decision, reviewed_by: actor, reviewed_at: now, updated_at: now };
-        if (text !== null) set.note = text;
-        const decided: OrderRow = { ...row, review: decision, reviewed_by: actor, reviewed_at: now, updated_at: now, note: text ?? row.note };
-        const context: Record<string, unknown> = { order_id: id, network: row.network, transaction_id: row.transaction_id, decision, reason: row.review_reason, status: row.status, member_id: row.member_id, actor };
-        const events: LogEvent[] = [{ level: 'info', message: decision === 'released' ? 'Held order released' : 'Held order declined', hook: HOOKS.orderReviewed, context }];
-        let applied: Applied;
-        if (decision === 'released') {
-          await this.effects.enter(decided, actor, withNote('released after review', text), t, context);
-          applied = { row: decided, changes: ['review'], ignored: [], events };
-        } else {
-          // Nothing was applied while held, so nothing is undone: the order only becomes declined.
-          const moved = decided.status !== 'declined';
-          if (moved) Object.assign(set, { status: 'declined', status_changed_at: now });
-          const row2: OrderRow = moved ? { ...decided, status: 'declined', status_changed_at: now } : decided;
-          if (moved) events.push({ level: 'info', message: 'Order status changed', hook: HOOKS.orderStatusChanged, context: { order_id: id, network: row.network, transaction_id: row.transaction_id, from: row.status, to: 'declined', member_id: row.member_id, actor } });
-          applied = { row: row2, changes: moved ? ['review', 'status'] : ['review'], ignored: [], events };
-        }
+        const { set, row: decided, changes, events } = decideHeld(row, decision, actor, text, this.deps.clock.now());
+        // Released, it is no longer held: the effects of its current status apply now, once.
+        if (decision === 'released') await this.effects.enter(decided, actor, withNote('released after review', text), t, events[0].context);
+        const applied: Applied = { row: decided, changes, ignored: [], events };
         const columns = Object.keys(set);
         await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
         await this.effects.settle(t);
@@ -441,7 +405,7 @@ export class OrderService {
         });
         out.row = { ...row, sale_amount: a.sale, commission: a.commission, currency: a.currency, cashback, updated_at: now, ...(hold ? { review: 'held' as const, review_reason: hold, reviewed_by: null, reviewed_at: null } : {}) };
         out.changes.push('amounts');
-        if (hold) (out.changes.push('review'), out.events.push(this.heldEvent(out.row, actor)));
+        if (hold) (out.changes.push('review'), out.events.push(heldEvent(out.row, actor)));
       }
     }
     const to = target.status;
