@@ -25,6 +25,7 @@ import { createAuthThrottle } from './20261125000200-create-auth-throttle.js';
 import { scopeIdempotencyKeys } from './20261125000201-scope-idempotency-keys.js';
 import { addPostbacksRepeats } from './20261125000300-add-postbacks-repeats.js';
 import { createPostbackRejections } from './20261125000301-create-postback-rejections.js';
+import { addOrdersReview } from './20261125000400-add-orders-review.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [createUsers, createAppPasswords, createS
   createAdvertisers,
   createAuthThrottle, scopeIdempotencyKeys,
   addPostbacksRepeats, createPostbackRejections,
+  addOrdersReview,
 ];

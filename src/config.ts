@@ -6,6 +6,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import { ServiceError } from './errors.js';
+import { parseCeiling } from './money.js';
 
 export interface Config {
   env: string;
@@ -42,6 +43,12 @@ export interface Config {
   referrals: { share_percent: string };
   /** Smallest payout, a decimal string in the site currency. */
   payouts: { minimum: string };
+  /**
+   * Orders reported by networks: `review_above` is the commission above which an order is held
+   * for review ("1000.00", "500.00 GBP, 80000 JPY"; null or "none": no ceiling). A network's
+   * own `review_above` setting overrides it.
+   */
+  orders: { review_above: string | null };
   /** Persisted jobs: how many this process runs at once (0: none), leases, polling, retention. */
   jobs: { concurrency: number; lease_seconds: number; poll_interval_ms: number; max_attempts: number; retention_days: number };
   /** Extension modules (paths) whose `register(hooks, ctx)` runs at start. */
@@ -104,6 +111,7 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_CASHBACK_DEFAULT_VALUE: 'cashback.default_value',
   CASHTRACK_REFERRAL_SHARE_PERCENT: 'referrals.share_percent',
   CASHTRACK_PAYOUT_MINIMUM: 'payouts.minimum',
+  CASHTRACK_ORDERS_REVIEW_ABOVE: 'orders.review_above',
   CASHTRACK_JOBS_CONCURRENCY: 'jobs.concurrency',
   CASHTRACK_JOBS_LEASE_SECONDS: 'jobs.lease_seconds',
   CASHTRACK_JOBS_POLL_INTERVAL_MS: 'jobs.poll_interval_ms',
@@ -123,6 +131,16 @@ export const ENV_KEYS: Record<string, string> = {
 };
 
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
+
+/** A review ceiling ("1000.00", "500.00 GBP, 80000 JPY", "none"), checked as the orders service reads it. */
+const ceilingText: Joi.CustomValidator<string> = (value, helpers) => {
+  try {
+    parseCeiling(value, 'it');
+  } catch (err) {
+    return helpers.message({ custom: `{{#label}} ${(err as Error).message.replace(/^it /, '').replace(/[{}]/g, '')}` });
+  }
+  return value;
+};
 
 const schema = Joi.object({
   env: Joi.string().valid('development', 'production', 'test').required(),
@@ -183,6 +201,9 @@ const schema = Joi.object({
   payouts: Joi.object({
     minimum: Joi.string().pattern(/^\d{1,15}(\.\d{1,3})?$/).message('{{#label}} must be a decimal amount such as 10.00').required(),
   }).required(),
+  orders: Joi.object({
+    review_above: Joi.string().allow(null).max(1000).custom(ceilingText).required(),
+  }).required(),
   jobs: Joi.object({
     concurrency: Joi.number().integer().min(0).max(64).required(),
     lease_seconds: Joi.number().integer().min(1).max(3600).required(),
@@ -205,7 +226,10 @@ const schema = Joi.object({
     }).required(),
   }).required(),
   networks: Joi.object()
-    .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.object().pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')))
+    .pattern(
+      /^[a-z0-9][a-z0-9_-]{0,63}$/,
+      Joi.object({ review_above: Joi.string().max(1000).allow('').custom(ceilingText) }).pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')),
+    )
     .required(),
 });
 

@@ -99,7 +99,10 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const overview = new OverviewService({ db, clock, currency: config.currency });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger });
-  const orders = new OrderService({ db, clock, logger, ledger, cashback, referrals, hooks, currency: config.currency, referralShare: config.referrals.share_percent });
+  const orders = new OrderService({
+    db, clock, logger, ledger, cashback, referrals, hooks,
+    currency: config.currency, referralShare: config.referrals.share_percent, reviewAbove: config.orders.review_above, configuredNetworks: config.networks,
+  });
   const networks: NetworkService = new NetworkService({
     db, clock, logger, keys, cashback, secrets,
     modules: options.networkModules ?? builtInModules,

@@ -80,4 +80,15 @@ describe('postback configuration', () => {
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { 'Bad Id': {} } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { publisherId: 1 } } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
   });
+
+  it('holds orders above 1000.00 by default, takes CASHTRACK_ORDERS_REVIEW_ABOVE, and refuses a ceiling it cannot read', () => {
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).orders).toEqual({ review_above: '1000.00' });
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ORDERS_REVIEW_ABOVE: '500.00 GBP, 80000 JPY' } }).orders.review_above).toBe('500.00 GBP, 80000 JPY');
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { 'orders.review_above': null } }).orders.review_above).toBeNull();
+    for (const bad of ['ten', '12.50 XYZ', '1.005 USD', '1, 2']) {
+      expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ORDERS_REVIEW_ABOVE: bad } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('CASHTRACK_ORDERS_REVIEW_ABOVE (orders.review_above)') }));
+    }
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { review_above: 'none' } } } }).networks.awin).toEqual({ review_above: 'none' });
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { review_above: '5 pounds' } } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('networks.awin.review_above') }));
+  });
 });

@@ -188,6 +188,7 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .option('--advertiser <id>', 'only this advertiser id')
     .option('--unmatched', 'only orders without a member')
     .option('--matched', 'only orders with a member')
+    .addOption(new Option('--review <state>', 'only orders held for review (held), or released or declined after it').choices(['held', 'released', 'declined']))
     .option('--search <s>', 'prefix of the transaction id or merchant order ref')
     .option('--after <time>', 'recorded after this ISO 8601 time')
     .option('--before <time>', 'recorded before this ISO 8601 time')
@@ -233,6 +234,20 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }): Com
     .option('--idempotency-key <key>', 'run at most once for this key')
     .addOption(json())
     .action(lazy(commands.orders, 'assign'));
+  orders
+    .command('release <id>')
+    .description('release an order held for review: the ledger effects of its current status apply, once')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(lazy(commands.orders, 'release'));
+  orders
+    .command('decline <id>')
+    .description("decline an order held for review: declined with no ledger effect; the network's later reports of it are ignored")
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(lazy(commands.orders, 'decline'));
   orders
     .command('poll')
     .description("fetch the networks' transactions and record them (enqueues an orders.poll job and runs it here); status changes reach the ledger")

@@ -15,6 +15,10 @@ export const HOOKS = {
   orderRecorded: 'cashtrack.order.recorded',
   orderStatusChanged: 'cashtrack.order.status_changed',
   orderAssigned: 'cashtrack.order.assigned',
+  /** A network's report was recorded but held for review (no ledger effect until released). */
+  orderHeld: 'cashtrack.order.held',
+  /** An administrator released or declined a held order. */
+  orderReviewed: 'cashtrack.order.reviewed',
   /** After a received postback's record is stored (every outcome, tests included). */
   postbackReceived: 'cashtrack.postback.received',
   /** Filter: an order's cashback in minor units, `(amount, { rule, order })`. */

@@ -6,7 +6,7 @@ import { Database } from '../db/database.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { toDate, toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
-import { currencyExponent, formatAmount, parseAmount, toMinor } from '../money.js';
+import { currencyExponent, formatAmount, MAX_BALANCE, parseAmount, toExactMinor, toMinor } from '../money.js';
 import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { LogService } from './logs.js';
 import type { UserService } from './users.js';
@@ -167,6 +167,31 @@ function shapeBalance(row: Record<string, unknown>): Balance {
 
 const BALANCE_COLUMNS = 'b.member_id, b.currency, b.available, b.pending, b.lifetime_earned, b.lifetime_paid, b.last_entry_at';
 
+/** The balance columns a move may change; each stays within ±MAX_BALANCE. */
+const BOUNDED = ['available', 'pending', 'lifetime_earned', 'lifetime_paid'] as const;
+
+function overflow(memberId: number, currency: string): ServiceError {
+  return new ServiceError('svc_amount_overflow', `The balance of member ${memberId} in ${currency} would pass the largest amount cashtrack keeps exactly; nothing was posted.`, 409, { member_id: memberId, currency });
+}
+
+/**
+ * Refuses a balance row a move took out of range (the caller's transaction then rolls back). Read
+ * exactly: past 2^53 a number is no longer exact, and SQLite turns a sum past 2^63 into a float.
+ */
+function checkBounded(row: Record<string, unknown>, memberId: number, currency: string): void {
+  for (const column of BOUNDED) {
+    const value = row[column];
+    if (value === undefined) continue;
+    let exact: bigint;
+    try {
+      exact = toExactMinor(value);
+    } catch {
+      throw overflow(memberId, currency);
+    }
+    if (exact > BigInt(MAX_BALANCE) || exact < -BigInt(MAX_BALANCE)) throw overflow(memberId, currency);
+  }
+}
+
 export interface MemberFilters {
   search?: string;
   currency?: string;
@@ -245,6 +270,7 @@ export class LedgerService {
       ({ affected } = await move());
       balance = await readBalance();
     }
+    if (balance) checkBounded(balance, input.memberId, input.currency);
     if (affected !== 1) {
       const available = toMinor(balance?.available);
       throw new ServiceError('svc_insufficient_funds', `The member's available balance (${formatAmount(available, input.currency)} ${input.currency}) does not cover ${formatAmount(-input.amount, input.currency)}.`, 409, {
@@ -302,6 +328,7 @@ export class LedgerService {
       groups.set(key, group);
     });
     const moves = [...groups.values()];
+    for (const m of moves) if (!Number.isSafeInteger(m.available)) throw overflow(m.memberId, m.currency);
     await this.moveBalances(moves.map((m) => ({ memberId: m.memberId, currency: m.currency, add: { available: m.available, lifetime_earned: m.earned } })), { last_entry_at: now }, t);
     const memberIds = [...new Set(moves.map((m) => m.memberId))];
     const balances = await db.select<{ member_id: unknown; currency: string; available: unknown }>(`SELECT member_id, currency, available FROM balances WHERE member_id IN (${memberIds.map(() => '?').join(', ')})`, memberIds, t);
@@ -360,6 +387,8 @@ export class LedgerService {
       if (sum) sum.delta += m.delta;
       else sums.set(key, { ...m });
     }
+    // A sum a JS number cannot hold exactly is past any balance anyway.
+    for (const m of sums.values()) if (!Number.isSafeInteger(m.delta)) throw overflow(m.memberId, m.currency);
     await this.moveBalances(
       [...sums.values()].filter((m) => m.delta !== 0).map((m) => ({ memberId: m.memberId, currency: m.currency, add: { pending: m.delta } })),
       {},
@@ -399,6 +428,14 @@ export class LedgerService {
         for (const m of chunk) await db.execute(`UPDATE balances SET ${assignments} WHERE member_id = ? AND currency = ?`, [...added.map((c) => m.add[c]), ...setColumns.map((c) => set[c]), m.memberId, m.currency], t);
       }
       if (created > 0) await db.execute("UPDATE counters SET value = value + ? WHERE name = 'balances'", [created], t);
+      // A row moved out of range refuses the whole move (the caller's transaction rolls back).
+      const memberIds = [...new Set(chunk.map((m) => m.memberId))];
+      const [out] = await db.select<Record<string, unknown>>(
+        `SELECT member_id, currency FROM balances WHERE member_id IN (${memberIds.map(() => '?').join(', ')}) AND (${added.map((c) => `${c} > ? OR ${c} < ?`).join(' OR ')}) LIMIT 1`,
+        [...memberIds, ...added.flatMap(() => [MAX_BALANCE, -MAX_BALANCE])],
+        t,
+      );
+      if (out) throw overflow(toInt(out.member_id), String(out.currency));
     }
   }
 
@@ -567,7 +604,9 @@ export class LedgerService {
   async verify(): Promise<Discrepancy[]> {
     const db = this.deps.db;
     const out: Discrepancy[] = [];
-    const fmt = (v: unknown, currency: string) => formatAmount(toMinor(v), currency);
+    // Exact reads: a broken ledger may hold anything, and the report must still say what.
+    const fmt = (v: unknown, currency: string) => formatAmount(toExactMinor(v), currency);
+    const same = (a: unknown, b: unknown) => toExactMinor(a) === toExactMinor(b);
     const sums = await db.select<Record<string, unknown>>(
       `SELECT b.member_id, b.currency, b.available, b.lifetime_earned, b.lifetime_paid,
               COALESCE(s.total, 0) AS total, COALESCE(s.earned, 0) AS earned, COALESCE(s.paid, 0) AS paid
@@ -583,9 +622,9 @@ export class LedgerService {
     for (const r of sums) {
       const c = String(r.currency);
       const base = { member_id: toInt(r.member_id), currency: c };
-      if (toMinor(r.available) !== toMinor(r.total)) out.push({ kind: 'balance_mismatch', ...base, expected: fmt(r.total, c), actual: fmt(r.available, c), detail: 'available differs from the sum of the entries' });
-      if (toMinor(r.lifetime_earned) !== toMinor(r.earned)) out.push({ kind: 'earned_mismatch', ...base, expected: fmt(r.earned, c), actual: fmt(r.lifetime_earned, c), detail: 'lifetime_earned differs from the entries' });
-      if (toMinor(r.lifetime_paid) !== toMinor(r.paid)) out.push({ kind: 'paid_mismatch', ...base, expected: fmt(r.paid, c), actual: fmt(r.lifetime_paid, c), detail: 'lifetime_paid differs from the entries' });
+      if (!same(r.available, r.total)) out.push({ kind: 'balance_mismatch', ...base, expected: fmt(r.total, c), actual: fmt(r.available, c), detail: 'available differs from the sum of the entries' });
+      if (!same(r.lifetime_earned, r.earned)) out.push({ kind: 'earned_mismatch', ...base, expected: fmt(r.earned, c), actual: fmt(r.lifetime_earned, c), detail: 'lifetime_earned differs from the entries' });
+      if (!same(r.lifetime_paid, r.paid)) out.push({ kind: 'paid_mismatch', ...base, expected: fmt(r.paid, c), actual: fmt(r.lifetime_paid, c), detail: 'lifetime_paid differs from the entries' });
     }
     const orphans = await db.select<Record<string, unknown>>(
       'SELECT e.member_id, e.currency, SUM(e.amount) AS total FROM ledger_entries e LEFT JOIN balances b ON b.member_id = e.member_id AND b.currency = e.currency WHERE b.member_id IS NULL GROUP BY e.member_id, e.currency',
@@ -612,9 +651,10 @@ export class LedgerService {
     for (const r of strayReversal) out.push({ kind: 'invalid_reversal', entry_id: toInt(r.id), detail: 'reversal type and reverses_id disagree' });
     const [counted] = await db.select<Record<string, unknown>>("SELECT (SELECT value FROM counters WHERE name = 'balances') AS kept, (SELECT COUNT(*) FROM balances) AS actual");
     if (toInt(counted.kept ?? 0) !== toInt(counted.actual)) out.push({ kind: 'balance_count_mismatch', expected: String(toInt(counted.actual)), actual: String(toInt(counted.kept ?? 0)), detail: 'the running count of balance rows differs from the table' });
+    // Orders held for review count nowhere until they are released.
     const pending = await db.select<Record<string, unknown>>(
       `SELECT b.member_id, b.currency, b.pending, COALESCE(p.total, 0) AS total FROM balances b LEFT JOIN (
-         SELECT member_id, currency, SUM(cashback) AS total FROM orders WHERE status = 'pending' AND member_id IS NOT NULL GROUP BY member_id, currency
+         SELECT member_id, currency, SUM(cashback) AS total FROM orders WHERE status = 'pending' AND member_id IS NOT NULL AND (review IS NULL OR review <> 'held') GROUP BY member_id, currency
        ) p ON p.member_id = b.member_id AND p.currency = b.currency WHERE b.pending <> COALESCE(p.total, 0)`,
     );
     for (const r of pending) out.push({ kind: 'pending_mismatch', member_id: toInt(r.member_id), currency: String(r.currency), expected: fmt(r.total, String(r.currency)), actual: fmt(r.pending, String(r.currency)), detail: 'pending differs from the cashback of pending orders' });

@@ -54,6 +54,11 @@ function storedSettings(value: unknown): { settings: Record<string, string>; sec
   return { settings: v.values ?? {}, secret_names: Array.isArray(v.secret_names) ? v.secret_names : [] };
 }
 
+/** The non-secret setting values of a stored `settings` column. */
+export function settingValues(value: unknown): Record<string, string> {
+  return storedSettings(value).settings;
+}
+
 export function encodeSettings(values: Record<string, string>, secretNames: string[]): string {
   return JSON.stringify({ values, secret_names: [...new Set(secretNames)].sort() });
 }

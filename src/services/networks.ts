@@ -9,7 +9,9 @@ import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { checkDefinition, type CustomDefinition } from '../networks/custom-definition.js';
 import { customModule } from '../networks/custom.js';
-import type { ModuleRuntime, ModuleSettings, NetworkModule, PostbackFields } from '../networks/types.js';
+import type { ConfigKey, ModuleRuntime, ModuleSettings, NetworkModule, PostbackFields } from '../networks/types.js';
+import { parseCeiling } from '../money.js';
+import { REVIEW_SETTING } from './order-review.js';
 import type { CashbackRuleService } from './cashback.js';
 import type { Keys } from './keys.js';
 import type { LogService } from './logs.js';
@@ -66,6 +68,19 @@ const REVISION_SETTING = 'networks_revision';
 const MAX_CACHED = 256;
 
 const MAX_PLAIN_SETTING = 1000;
+
+/** The setting every network has beside its module's: the ceiling its orders are held for review above (order-review.ts). */
+const REVIEW_KEY: ConfigKey = {
+  name: REVIEW_SETTING,
+  description: 'Commission above which an order from this network is held for review: "1000.00" (units of the order\'s currency), "500.00 GBP, 80000 JPY", or "none"; unset: the site\'s orders.review_above.',
+  required: false,
+  secret: false,
+};
+
+/** A module's settings and the review ceiling. */
+function keysOf(module: NetworkModule): ConfigKey[] {
+  return module.configKeys.some((k) => k.name === REVIEW_SETTING) ? module.configKeys : [...module.configKeys, REVIEW_KEY];
+}
 const MAX_SECRET_SETTING = 4096;
 const MAX_GRACE_HOURS = 24 * 7;
 
@@ -259,13 +274,14 @@ export class NetworkService {
    */
   async configure(id: string, values: Record<string, string | null>, actor: string): Promise<Network> {
     const { module } = await this.resolve(id);
-    const keys = new Map(module.configKeys.map((k) => [k.name, k]));
+    const keys = new Map(keysOf(module).map((k) => [k.name, k]));
     for (const [name, value] of Object.entries(values)) {
       const key = keys.get(name);
       if (!key) throw new ServiceError('svc_unknown_setting', `${module.name} has no setting "${name.slice(0, 64)}". Settings: ${[...keys.keys()].join(', ') || '(none)'}.`, 400, { field: name.slice(0, 64), settings: [...keys.keys()] });
       if (value !== null && (typeof value !== 'string' || value.length > (key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING) || /[\u0000-\u001f\u007f]/.test(value))) {
         throw new ServiceError('svc_invalid_setting', `${name} must be text of at most ${key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING} characters without control characters.`, 400, { field: name });
       }
+      if (name === REVIEW_SETTING && value) parseCeiling(value, name);
     }
     await this.update(id, async (row, t) => {
       const plain = { ...row.settings };
@@ -534,8 +550,8 @@ export class NetworkService {
       currency: this.byId.has(id) ? module.defaultCurrency : (row?.currency ?? module.defaultCurrency),
       enabled: row?.enabled ?? false,
       configured,
-      settings: shownSettings(module.configKeys, plain, secretNames),
-      config_keys: module.configKeys.map((k) => ({ ...k })),
+      settings: shownSettings(keysOf(module), plain, secretNames),
+      config_keys: keysOf(module).map((k) => ({ ...k })),
       cashback_rule: cashback,
       definition,
       postbacks: {

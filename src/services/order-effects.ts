@@ -1,6 +1,7 @@
 // What an order's status means for its member's ledger: pending cashback counts in `pending`,
 // approval posts the cashback credit and the referrer's share, a decline after approval reverses
-// them. Always inside the caller's transaction, with the order row locked.
+// them. An order held for review means nothing at all until it is released (then `enter`).
+// Always inside the caller's transaction, with the order row locked.
 import type { Transaction } from '../db/transaction.js';
 import type { Database } from '../db/database.js';
 import { toInt } from '../db/values.js';
@@ -65,7 +66,7 @@ export class OrderEffects {
    * approved is credited (when the transaction settles). What was posted is written into `into`.
    */
   async enter(row: OrderRow, actor: string, note: string | null, t: Transaction, into: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    if (row.member_id === null) return into;
+    if (row.member_id === null || row.review === 'held') return into;
     if (row.status === 'pending') this.addPending(row.member_id, row.currency, row.cashback, t);
     if (row.status === 'approved') this.credit(row, actor, note, t, into);
     return into;
@@ -73,15 +74,24 @@ export class OrderEffects {
 
   /** A pending order's cashback (or currency) was corrected: its member's `pending` follows. */
   async reprice(row: OrderRow, currency: string, cashback: number, t: Transaction): Promise<void> {
-    if (row.member_id === null) return;
+    if (row.member_id === null || row.review === 'held') return;
     if (currency === row.currency) return this.addPending(row.member_id, currency, cashback - row.cashback, t);
     this.addPending(row.member_id, row.currency, -row.cashback, t);
     this.addPending(row.member_id, currency, cashback, t);
   }
 
+  /**
+   * A pending order is being held for review: its cashback leaves its member's `pending` (the
+   * only effect a pending order has; a settled order's amounts never change, so it is never held).
+   */
+  withdraw(row: OrderRow, t: Transaction): void {
+    if (row.member_id === null || row.review === 'held' || row.status !== 'pending') return;
+    this.addPending(row.member_id, row.currency, -row.cashback, t);
+  }
+
   /** The ledger side of a status move (the caller checked that the rules allow it); effects go into `into`. */
   async move(row: OrderRow, from: OrderStatus, to: OrderStatus, actor: string, note: string | null, t: Transaction, into: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    if (row.member_id === null) return into;
+    if (row.member_id === null || row.review === 'held') return into;
     if (from === 'pending') this.addPending(row.member_id, row.currency, -row.cashback, t);
     if (from === 'approved') into.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
     if (to === 'approved') this.credit(row, actor, note, t, into);

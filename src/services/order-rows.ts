@@ -12,6 +12,12 @@ export const ORDER_STATUSES = ['pending', 'approved', 'declined'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const ORDER_SOURCES = ['postback', 'poll', 'manual'] as const;
 export type OrderSource = (typeof ORDER_SOURCES)[number];
+/** An order held for review, and what an administrator decided. */
+export const REVIEW_STATES = ['held', 'released', 'declined'] as const;
+export type ReviewState = (typeof REVIEW_STATES)[number];
+/** Why an order was held: its commission above the ceiling, in a currency the ceiling does not name, or above the sale. */
+export const REVIEW_REASONS = ['above_ceiling', 'currency_not_covered', 'commission_exceeds_sale'] as const;
+export type ReviewReason = (typeof REVIEW_REASONS)[number];
 
 export interface OrderRow {
   id: number;
@@ -28,6 +34,10 @@ export interface OrderRow {
   cashback_rule: string | null;
   status: OrderStatus;
   source: OrderSource;
+  review: ReviewState | null;
+  review_reason: ReviewReason | null;
+  reviewed_by: string | null;
+  reviewed_at: Date | null;
   clicked_at: Date | null;
   event_at: Date | null;
   status_changed_at: Date;
@@ -59,6 +69,11 @@ export interface Order {
   cashback_rule: CashbackRule | null;
   status: OrderStatus;
   source: OrderSource;
+  /**
+   * Null unless the order was held for review: `state` held (recorded, no ledger effect until an
+   * administrator releases it), released or declined; `reason` why it was held.
+   */
+  review: { state: ReviewState; reason: ReviewReason | null; reviewed_by: string | null; reviewed_at: string | null } | null;
   /** The standing (not reversed) cashback credit of this order, if any. */
   cashback_entry_id: number | null;
   /** The standing referral credit of this order, if any. */
@@ -74,7 +89,7 @@ export interface Order {
 }
 
 export const ORDER_COLUMNS =
-  'o.id, o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.clicked_at, o.event_at, o.status_changed_at, o.note, o.created_at, o.updated_at';
+  'o.id, o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.review, o.review_reason, o.reviewed_by, o.reviewed_at, o.clicked_at, o.event_at, o.status_changed_at, o.note, o.created_at, o.updated_at';
 
 export function toOrderRow(r: Record<string, unknown>): OrderRow {
   const nullable = (v: unknown) => (v === null || v === undefined ? null : String(v));
@@ -93,6 +108,10 @@ export function toOrderRow(r: Record<string, unknown>): OrderRow {
     cashback_rule: nullable(r.cashback_rule),
     status: r.status as OrderStatus,
     source: r.source as OrderSource,
+    review: nullable(r.review) as ReviewState | null,
+    review_reason: nullable(r.review_reason) as ReviewReason | null,
+    reviewed_by: nullable(r.reviewed_by),
+    reviewed_at: toDate(r.reviewed_at),
     clicked_at: toDate(r.clicked_at),
     event_at: toDate(r.event_at),
     status_changed_at: toDate(r.status_changed_at)!,
@@ -115,6 +134,7 @@ export interface OrderFilters {
   network?: string;
   advertiser?: string;
   unmatched?: boolean;
+  review?: ReviewState;
   search?: string;
   after?: Date;
   before?: Date;
@@ -200,6 +220,7 @@ export class OrderReader {
     if (f.network) (where.push('o.network = ?'), params.push(f.network));
     if (f.advertiser) (where.push('o.advertiser = ?'), params.push(f.advertiser));
     if (f.unmatched !== undefined) where.push(f.unmatched ? 'o.member_id IS NULL' : 'o.member_id IS NOT NULL');
+    if (f.review) (where.push('o.review = ?'), params.push(f.review));
     if (f.search) {
       const like = Database.likePrefix(f.search.trim());
       // transaction_id is ASCII-only on MariaDB: comparing it with other characters is an error there.
@@ -266,6 +287,7 @@ export class OrderReader {
         cashback_rule: decodeRule(o.cashback_rule),
         status: o.status,
         source: o.source,
+        review: shapeReview(o),
         cashback_entry_id: c.cashback ?? null,
         referral: c.referral ?? null,
         clicked_at: toIso(o.clicked_at),
@@ -295,9 +317,14 @@ export function atRow(order: Order, row: OrderRow): Order {
     cashback: formatAmount(row.cashback, row.currency),
     cashback_rule: decodeRule(row.cashback_rule),
     status: row.status,
+    review: shapeReview(row),
     status_changed_at: row.status_changed_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
+}
+
+function shapeReview(row: OrderRow): Order['review'] {
+  return row.review === null ? null : { state: row.review, reason: row.review_reason, reviewed_by: row.reviewed_by, reviewed_at: toIso(row.reviewed_at) };
 }
 
 /**
@@ -305,9 +332,13 @@ export function atRow(order: Order, row: OrderRow): Order {
  * take the new keys' locks in one order) and answers their rows. A key another transaction
  * inserted meanwhile fails on the unique key, and the batch runs again.
  */
-export async function insertOrders(deps: { db: Database; clock: Clock; cashback: CashbackRuleService }, news: { report: OrderReport; memberId: number | null; rule: ScopedCashbackRule }[], t: Transaction): Promise<OrderRow[]> {
+export async function insertOrders(
+  deps: { db: Database; clock: Clock; cashback: CashbackRuleService },
+  news: { report: OrderReport; memberId: number | null; rule: ScopedCashbackRule; held: ReviewReason | null }[],
+  t: Transaction,
+): Promise<OrderRow[]> {
   const now = deps.clock.now();
-  const rows = news.map(({ report: r, memberId, rule }): OrderRow => ({
+  const rows = news.map(({ report: r, memberId, rule, held }): OrderRow => ({
     id: 0,
     network: r.network,
     transaction_id: r.transactionId,
@@ -322,6 +353,10 @@ export async function insertOrders(deps: { db: Database; clock: Clock; cashback:
     cashback_rule: encodeRule(rule),
     status: r.status,
     source: r.source,
+    review: held ? 'held' : null,
+    review_reason: held,
+    reviewed_by: null,
+    reviewed_at: null,
     clicked_at: r.clickedAt,
     event_at: r.eventAt,
     status_changed_at: now,
@@ -333,8 +368,8 @@ export async function insertOrders(deps: { db: Database; clock: Clock; cashback:
   rows.sort((x, y) => (x.network === y.network ? compare(x.transaction_id, y.transaction_id) : compare(x.network, y.network)));
   const ids = await deps.db.insertMany(
     'orders',
-    ['network', 'transaction_id', 'merchant_ref', 'advertiser', 'member_id', 'sub_id', 'sale_amount', 'commission', 'currency', 'cashback', 'cashback_rule', 'status', 'source', 'clicked_at', 'event_at', 'status_changed_at', 'raw', 'note', 'created_at', 'updated_at'],
-    rows.map((o) => [o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.clicked_at, o.event_at, now, raw.get(orderKey(o.network, o.transaction_id)) ?? null, o.note, now, now]),
+    ['network', 'transaction_id', 'merchant_ref', 'advertiser', 'member_id', 'sub_id', 'sale_amount', 'commission', 'currency', 'cashback', 'cashback_rule', 'status', 'source', 'review', 'review_reason', 'reviewed_by', 'reviewed_at', 'clicked_at', 'event_at', 'status_changed_at', 'raw', 'note', 'created_at', 'updated_at'],
+    rows.map((o) => [o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.review, o.review_reason, o.reviewed_by, o.reviewed_at, o.clicked_at, o.event_at, now, raw.get(orderKey(o.network, o.transaction_id)) ?? null, o.note, now, now]),
     t,
   );
   rows.forEach((o, i) => (o.id = ids[i]));

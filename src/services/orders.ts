@@ -1,6 +1,8 @@
 // Orders: conversions from the networks (postback, poll) or entered by hand, and their ledger
 // effects. Every change runs in one transaction with the order row locked, so the same network
-// transaction arriving twice, or by two routes at once, is counted once.
+// transaction arriving twice, or by two routes at once, is counted once. A network's report past
+// the review rule (order-review.ts) is recorded but held: no ledger effect until an administrator
+// releases it.
 import { HOOKS, type HookBus } from '../hooks/index.js';
 import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
@@ -11,12 +13,13 @@ import { currencyExponent, formatAmount, parseAmount } from '../money.js';
 import { checkAdvertiser, checkNetwork, decodeRule, ruleKey, type CashbackRuleService } from './cashback.js';
 import type { LedgerService, Within } from './ledger.js';
 import type { LogService } from './logs.js';
-import { OrderEffects } from './order-effects.js';
+import { OrderEffects, withNote } from './order-effects.js';
 import { aboutReport, checkStatus, invalid, membersOf, optionalText, prepareReport, type Amounts, type OrderReport, type RecordInput } from './order-reports.js';
-import { atRow, insertOrders, OrderReader, orderKey, type Order, type OrderFilters, type OrderRow, type OrderStatus } from './order-rows.js';
+import { atRow, insertOrders, OrderReader, orderKey, REVIEW_STATES, type Order, type OrderFilters, type OrderRow, type OrderStatus, type ReviewReason } from './order-rows.js';
+import { decideHeld, heldEvent, OrderReview, reviewReason } from './order-review.js';
 import type { ReferralService } from './referrals.js';
 
-export { ORDER_SOURCES, ORDER_STATUSES, type Order, type OrderFilters, type OrderSource, type OrderStatus } from './order-rows.js';
+export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type Order, type OrderFilters, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './order-rows.js';
 export type { OrderReport, RecordInput } from './order-reports.js';
 
 /** An administrator's change to one order. */
@@ -35,12 +38,14 @@ export interface OrderOutcome {
   duplicate: boolean;
   changes: string[];
   ignored: string[];
+  /** The report left the order held for review (new, or held by this correction). */
+  held?: boolean;
 }
 
 /** What a change did: the order, plus `duplicate` (nothing changed), `changes` and `ignored` parts of the report. */
 export interface OrderChange extends Order {
   duplicate: boolean;
-  /** `created`, `amounts`, `status`, `member`, `note`. */
+  /** `created`, `amounts`, `status`, `member`, `note`, `review` (held, released or declined). */
   changes: string[];
   /** Parts of a network report not applied: `amounts` (order not pending, or a decline), `status` (back to pending), `member`. */
   ignored: string[];
@@ -58,6 +63,10 @@ export interface OrderServiceDeps {
   currency: string;
   /** `referrals.share_percent`: the referrer's share of the referee's cashback. */
   referralShare: string;
+  /** `orders.review_above`: the site's review ceiling (null or "none": none). */
+  reviewAbove?: string | null;
+  /** `networks` from the configuration (their `review_above`). */
+  configuredNetworks?: Record<string, Record<string, string>>;
 }
 
 /** Which status moves the rules allow. Nothing returns to pending. */
@@ -68,17 +77,19 @@ const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
 };
 
 /** A log line (and, for some, a hook) to emit once the transaction has committed. */
-type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown>; hook?: string };
+export type LogEvent = { level: 'info' | 'warning' | 'debug'; message: string; context: Record<string, unknown>; hook?: string };
 type Applied = { row: OrderRow; changes: string[]; ignored: string[]; events: LogEvent[] };
 
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
 export class OrderService {
   private readonly reader: OrderReader;
   private readonly effects: OrderEffects;
+  private readonly review: OrderReview;
 
   constructor(private readonly deps: OrderServiceDeps) {
     this.reader = new OrderReader(deps.db);
     this.effects = new OrderEffects({ db: deps.db, ledger: deps.ledger, referrals: deps.referrals, referralShare: deps.referralShare });
+    this.review = new OrderReview({ db: deps.db, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
   }
 
   /**
@@ -87,7 +98,8 @@ export class OrderService {
    * changes nothing (`duplicate`); amounts are corrected while pending; the status moves as the
    * rules allow. Network reports (postback, poll) arrive unordered, so a report that cannot apply
    * (amounts of a settled order, a return to pending) is skipped and listed in `ignored`; a manual
-   * report is refused instead (409 svc_order_not_pending, svc_invalid_transition).
+   * report is refused instead (409 svc_order_not_pending, svc_invalid_transition). A network's
+   * report past the review rule is recorded but held (see `release`).
    */
   async record(input: RecordInput | OrderReport, actor: string, within?: Within<OrderChange>): Promise<OrderChange> {
     const [change] = await this.recordMany([input], actor, within && ((changes, t) => within(changes[0], t)));
@@ -119,14 +131,25 @@ export class OrderService {
 
   /** `recordMany`, answering only what each report did (no order is read back: the postback endpoint's path). */
   recordOutcomes(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderOutcome[]>): Promise<OrderOutcome[]> {
-    return this.recordAll(inputs, actor, async (applied) => applied.map((a) => ({ id: a.row.id, status: a.row.status, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored })), within);
+    return this.recordAll(
+      inputs,
+      actor,
+      async (applied) => applied.map((a) => ({ id: a.row.id, status: a.row.status, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored, held: a.row.review === 'held' && (a.changes[0] === 'created' || a.changes.includes('review')) })),
+      within,
+    );
   }
 
   private async recordAll<R>(inputs: (RecordInput | OrderReport)[], actor: string, answer: (applied: Applied[], t: Transaction) => Promise<R[]>, within?: Within<R[]>): Promise<R[]> {
     const reports = inputs.map((input) => this.prepare(input, actor));
     if (reports.length === 0) return [];
     try {
-      const [members, rules] = await Promise.all([membersOf(this.deps.db, reports), this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser })))]);
+      const [members, rules, ceilings] = await Promise.all([
+        membersOf(this.deps.db, reports),
+        this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser }))),
+        this.review.ceilings(reports.filter((r) => r.source !== 'manual').map((r) => r.network)),
+      ]);
+      // What each report's amounts would be held for (an administrator's own report never is).
+      const holds = reports.map((r): ReviewReason | null => (r.source === 'manual' ? null : reviewReason(r.amounts, ceilings.get(r.network) ?? null)));
       const { result, events } = await this.retryOnDuplicateKey(() =>
         this.deps.db.transaction(async (t) => {
           const orders = await this.reader.lockByTransactions(reports.map((r) => ({ network: r.network, transactionId: r.transactionId })), t);
@@ -136,13 +159,13 @@ export class OrderService {
             const key = orderKey(r.network, r.transactionId);
             if (!orders.has(key) && !creators.has(key)) creators.set(key, i);
           });
-          if (creators.size > 0) for (const row of await insertOrders(this.deps, [...creators.values()].map((i) => ({ report: reports[i], memberId: members[i], rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))! })), t)) orders.set(orderKey(row.network, row.transaction_id), row);
+          if (creators.size > 0) for (const row of await insertOrders(this.deps, [...creators.values()].map((i) => ({ report: reports[i], memberId: members[i], rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))!, held: holds[i] })), t)) orders.set(orderKey(row.network, row.transaction_id), row);
 
           const applied: Applied[] = [];
           for (const [i, r] of reports.entries()) {
             const key = orderKey(r.network, r.transactionId);
             const row = orders.get(key)!;
-            const a = creators.get(key) === i ? await this.enterNew(row, r, actor, t) : await this.applyReport(row, r, members[i], actor, t);
+            const a = creators.get(key) === i ? await this.enterNew(row, r, actor, t) : await this.applyReport(row, r, members[i], holds[i], actor, t);
             orders.set(key, a.row);
             applied.push(a);
           }
@@ -162,21 +185,32 @@ export class OrderService {
 
   /** A new order's ledger effects (its row was just inserted). */
   private async enterNew(row: OrderRow, r: OrderReport, actor: string, t: Transaction): Promise<Applied> {
-    const context = { order_id: row.id, ...r.about, status: row.status, member_id: row.member_id, sub_id: row.sub_id, cashback: formatAmount(row.cashback, row.currency), currency: row.currency, rule: row.cashback_rule };
+    const context: Record<string, unknown> = { order_id: row.id, ...r.about, status: row.status, member_id: row.member_id, sub_id: row.sub_id, cashback: formatAmount(row.cashback, row.currency), currency: row.currency, rule: row.cashback_rule };
+    if (row.review === 'held') context.review = 'held';
     await this.effects.enter(row, actor, r.note, t, context);
-    return { row, changes: ['created'], ignored: [], events: [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context }] };
+    const events: LogEvent[] = [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context }];
+    if (row.review === 'held') events.push(heldEvent(row, actor));
+    return { row, changes: ['created'], ignored: [], events };
   }
 
   /** Another report of a known order: amounts while pending, the status as the rules allow. */
-  private async applyReport(existing: OrderRow, r: OrderReport, memberId: number | null, actor: string, t: Transaction): Promise<Applied> {
+  private async applyReport(existing: OrderRow, r: OrderReport, memberId: number | null, hold: ReviewReason | null, actor: string, t: Transaction): Promise<Applied> {
     const ignored: string[] = [];
     let target: Amounts | undefined = r.amounts;
+    let status: OrderStatus | undefined = r.status;
     // A decline often comes with the amounts zeroed: they never overwrite the order's.
     if (r.status === 'declined' && this.amountsDiffer(existing, r.amounts)) (ignored.push('amounts'), (target = undefined));
+    // Declined after review: what the network says of it no longer changes anything.
+    if (existing.review === 'declined' && r.source !== 'manual') {
+      if (target && this.amountsDiffer(existing, target)) ignored.push('amounts');
+      if (status !== existing.status) ignored.push('status');
+      target = undefined;
+      status = undefined;
+    }
     if (memberId !== null && memberId !== existing.member_id) ignored.push('member');
-    const applied = await this.apply(existing, { amounts: target, status: r.status, raw: r.raw }, r.source === 'manual' ? 'strict' : 'lenient', actor, null, t);
+    const applied = await this.apply(existing, { amounts: target, status, raw: r.raw, hold }, r.source === 'manual' ? 'strict' : 'lenient', actor, null, t);
     applied.ignored.unshift(...ignored);
-    if (applied.ignored.length > 0) applied.events.push({ level: 'warning', message: 'Order report partly ignored', context: { order_id: existing.id, ...r.about, ignored: applied.ignored, order_status: applied.row.status, reported_status: r.status } });
+    if (applied.ignored.length > 0) applied.events.push({ level: 'warning', message: 'Order report partly ignored', context: { order_id: existing.id, ...r.about, ignored: applied.ignored, order_status: applied.row.status, reported_status: r.status, ...(existing.review ? { review: existing.review } : {}) } });
     if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged (duplicate report)', context: { order_id: existing.id, ...r.about, status: r.status } });
     return applied;
   }
@@ -262,6 +296,51 @@ export class OrderService {
     }
   }
 
+  /**
+   * Releases an order held for review: the ledger effects of its current status apply, once (a
+   * pending order counts as pending, an approved one is credited, a declined one moves nothing).
+   * 409 svc_order_not_held when it is not held (never held, or released or declined already).
+   */
+  release(id: number, actor: string, within?: Within<OrderChange>, note?: string | null): Promise<OrderChange> {
+    return this.decide(id, 'released', actor, within, note);
+  }
+
+  /**
+   * Declines an order held for review: it becomes declined with no ledger effect, and later
+   * reports of the network about it are ignored. 409 svc_order_not_held when it is not held.
+   */
+  declineHeld(id: number, actor: string, within?: Within<OrderChange>, note?: string | null): Promise<OrderChange> {
+    return this.decide(id, 'declined', actor, within, note);
+  }
+
+  private async decide(id: number, decision: 'released' | 'declined', actor: string, within?: Within<OrderChange>, note?: string | null): Promise<OrderChange> {
+    try {
+      const text = optionalText(note, 'note', 500);
+      const { result, events } = await this.deps.db.transaction(async (t) => {
+        const row = await this.reader.lockById(id, t);
+        if (!row) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
+        if (row.review !== 'held') {
+          throw new ServiceError('svc_order_not_held', `Order ${id} is not held for review${row.review ? ` (it was ${row.review} already)` : ''}.`, 409, { review: row.review });
+        }
+        const { set, row: decided, changes, events } = decideHeld(row, decision, actor, text, this.deps.clock.now());
+        // Released, it is no longer held: the effects of its current status apply now, once.
+        if (decision === 'released') await this.effects.enter(decided, actor, withNote('released after review', text), t, events[0].context);
+        const applied: Applied = { row: decided, changes, ignored: [], events };
+        const columns = Object.keys(set);
+        await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
+        await this.effects.settle(t);
+        const [result] = await this.results([applied], t);
+        await within?.(result, t);
+        return { result, events: applied.events };
+      });
+      this.emit(events);
+      return result;
+    } catch (err) {
+      if (err instanceof ServiceError) this.deps.logger.warning('orders', decision === 'released' ? 'Release of an order refused' : 'Decline of a held order refused', { code: err.code, order_id: id, actor });
+      throw err;
+    }
+  }
+
   async get(id: number): Promise<Order> {
     const [order] = await this.reader.byIds([id], { raw: true });
     if (!order) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
@@ -269,6 +348,7 @@ export class OrderService {
   }
 
   list(filters: OrderFilters): Promise<{ items: Order[]; total: number }> {
+    if (filters.review !== undefined && !(REVIEW_STATES as readonly string[]).includes(filters.review)) throw invalid('review', `review must be one of ${REVIEW_STATES.join(', ')}.`);
     if (filters.network !== undefined) checkNetwork(filters.network, 'svc_invalid_order');
     if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
     if (filters.status !== undefined) checkStatus(filters.status);
@@ -294,7 +374,7 @@ export class OrderService {
    * Applies amounts and a status to a locked order. `strict` refuses what the rules forbid;
    * `lenient` (network reports) skips it and says so in `ignored`.
    */
-  private async apply(row: OrderRow, target: { amounts?: Amounts; status?: OrderStatus; raw?: string | null }, mode: 'strict' | 'lenient', actor: string, note: string | null, t: Transaction): Promise<Applied> {
+  private async apply(row: OrderRow, target: { amounts?: Amounts; status?: OrderStatus; raw?: string | null; hold?: ReviewReason | null }, mode: 'strict' | 'lenient', actor: string, note: string | null, t: Transaction): Promise<Applied> {
     const out: Applied = { row, changes: [], ignored: [], events: [] };
     const now = this.deps.clock.now();
     // Every change of the order goes into one UPDATE, written once the effects are applied.
@@ -307,8 +387,12 @@ export class OrderService {
         const a = target.amounts;
         const rule = decodeRule(row.cashback_rule) ?? (await this.deps.cashback.resolve(row.network, row.advertiser, t));
         const cashback = this.deps.cashback.compute(rule, a);
-        await this.effects.reprice(row, a.currency, cashback, t);
+        // A correction past the review rule holds the order, whatever was decided before (these amounts were not reviewed).
+        const hold = row.review !== 'held' && target.hold ? target.hold : null;
+        if (hold) this.effects.withdraw(row, t);
+        else await this.effects.reprice(row, a.currency, cashback, t);
         Object.assign(set, { sale_amount: a.sale, commission: a.commission, currency: a.currency, cashback, updated_at: now });
+        if (hold) Object.assign(set, { review: 'held', review_reason: hold, reviewed_by: null, reviewed_at: null });
         out.events.push({
           level: 'info',
           message: 'Order amounts corrected',
@@ -319,8 +403,9 @@ export class OrderService {
             actor,
           },
         });
-        out.row = { ...row, sale_amount: a.sale, commission: a.commission, currency: a.currency, cashback, updated_at: now };
+        out.row = { ...row, sale_amount: a.sale, commission: a.commission, currency: a.currency, cashback, updated_at: now, ...(hold ? { review: 'held' as const, review_reason: hold, reviewed_by: null, reviewed_at: null } : {}) };
         out.changes.push('amounts');
+        if (hold) (out.changes.push('review'), out.events.push(heldEvent(out.row, actor)));
       }
     }
     const to = target.status;
@@ -329,9 +414,13 @@ export class OrderService {
       if (!TRANSITIONS[from].includes(to)) {
         if (mode === 'strict') throw new ServiceError('svc_invalid_transition', `Order ${row.id} cannot move from ${from} to ${to}.`, 409, { from, to, allowed: TRANSITIONS[from] });
         out.ignored.push('status');
+      } else if (mode === 'strict' && out.row.review === 'held') {
+        // An administrator decides a held order by releasing or declining it, not by moving its status.
+        throw new ServiceError('svc_order_held', `Order ${row.id} is held for review: release it (its ${from} status then applies) or decline it first.`, 409, { reason: out.row.review_reason });
       } else {
         const current = out.row;
-        const context = { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor };
+        // Held: the move is recorded on the order and applies its effects only once released.
+        const context: Record<string, unknown> = { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor, ...(current.review === 'held' ? { review: 'held' } : {}) };
         await this.effects.move(current, from, to, actor, note, t, context);
         Object.assign(set, { status: to, status_changed_at: now, updated_at: now });
         out.row = { ...current, status: to, status_changed_at: now, updated_at: now };

@@ -90,7 +90,8 @@ function replayRecord(record: NewPostbackRecord, seen: PostbackRecord): NewPostb
 
 /** The record of an accepted postback, once its order change is known. */
 function accepted(item: Queued, change: OrderOutcome): NewPostbackRecord {
-  return { ...item.record, outcome: change.duplicate ? 'duplicate' : 'accepted', order_id: change.id, message: change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.` : null };
+  const held = change.held ? ' Held for review: no ledger effect until an administrator releases the order.' : '';
+  return { ...item.record, outcome: change.duplicate ? 'duplicate' : 'accepted', order_id: change.id, message: (change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.${held}` : held.trim()) || null };
 }
 
 /** Receives postbacks, lists and prunes their records, and sends test postbacks. */

@@ -3,9 +3,9 @@
 import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { toInt, toIso } from '../db/values.js';
+import { exactSum, readSum, toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
-import { formatAmount, toMinor } from '../money.js';
+import { formatAmount } from '../money.js';
 import type { Within } from './ledger.js';
 import type { LogService } from './logs.js';
 
@@ -182,7 +182,8 @@ export class ReferralService {
     if (rows.length > 0) {
       const ids = rows.map((r) => String(toInt(r.id)));
       const sums = await this.deps.db.select<Record<string, unknown>>(
-        `SELECT e.source_id, e.currency, SUM(e.amount) + COALESCE(SUM(x.amount), 0) AS net
+        // A credit and its reversal (if any) summed together, exactly (exactSum).
+        `SELECT e.source_id, e.currency, ${exactSum(this.deps.db.dialect, 'e.amount + COALESCE(x.amount, 0)', 'net')}
          FROM ledger_entries e LEFT JOIN ledger_entries x ON x.reverses_id = e.id
          WHERE e.source_type = 'referral' AND e.source_id IN (${ids.map(() => '?').join(', ')})
          GROUP BY e.source_id, e.currency ORDER BY e.currency`,
@@ -192,7 +193,7 @@ export class ReferralService {
       for (const s of sums) {
         const key = String(s.source_id);
         const currency = String(s.currency);
-        earned.set(key, [...(earned.get(key) ?? []), { currency, amount: formatAmount(toMinor(s.net), currency) }]);
+        earned.set(key, [...(earned.get(key) ?? []), { currency, amount: formatAmount(readSum(s, 'net'), currency) }]);
       }
     }
     return rows.map((r) => ({

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, dialects, type TestDatabase } from '../helpers/context.js';
-import { runCli } from '../helpers/cli.js';
+import { buildContext } from '../../src/context.js';
+import { createTestDatabase, dialects, testConfig, type TestDatabase } from '../helpers/context.js';
+import { CLI_SECRET, runCli } from '../helpers/cli.js';
 
 type Json = Record<string, any>;
 
@@ -37,6 +38,33 @@ for (const dialect of dialects) {
       expect(table.stdout).toMatch(/2 order\(s\)/);
       const verify = await runCli(['ledger', 'verify', '--json'], { db });
       expect(verify.json()).toEqual({ ok: true, discrepancies: [] });
+    });
+
+    it('lists the orders held for review, releases one and declines another, each once', async () => {
+      // Two approved postbacks above the default ceiling of 1000.00, recorded as the daemon would.
+      const ctx = buildContext(testConfig(db, { secret: CLI_SECRET }), { logStream: null });
+      const zoe = (await ctx.users.requireByLogin('zoe')).id;
+      const report = (id: string) => ({ network: 'awin', transaction_id: id, source: 'postback' as const, member_id: zoe, sale_amount: '0', commission: '2500.00', status: 'approved' as const });
+      const [first, second] = await ctx.orders.recordMany([report('CLI-H1'), report('CLI-H2')], 'postback');
+      await ctx.close();
+      const held = await runCli(['orders', 'list', '--review', 'held', '--json'], { db });
+      expect(held.json<Json[]>().map((o) => o.id).sort()).toEqual([first.id, second.id].sort());
+      expect((await runCli(['orders', 'list', '--review', 'held'], { db })).stdout).toMatch(/^ID\s+CREATED_AT\s+NETWORK\s+TRANSACTION_ID\s+MEMBER\s+STATUS\s+REVIEW/);
+      expect((await runCli(['orders', 'show', String(first.id)], { db })).stdout).toMatch(/review\s+held \(above ceiling\)/);
+      const cashbackEntries = async () => (await runCli(['ledger', 'entries', 'zoe', '--type', 'cashback', '--json'], { db })).json<Json[]>().map((e) => [e.order_id, e.amount]);
+      const before = await cashbackEntries();
+      const released = await runCli(['orders', 'release', String(first.id), '--note', 'checked with Awin', '--json'], { db });
+      expect(released.code).toBe(0);
+      expect(released.json<Json>()).toMatchObject({ id: first.id, status: 'approved', changes: ['review'], review: { state: 'released', reviewed_by: 'cli' }, cashback_entry_id: expect.any(Number) });
+      const again = await runCli(['orders', 'release', String(first.id)], { db });
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/^svc_order_not_held: /);
+      const declined = await runCli(['orders', 'decline', String(second.id), '--note', 'no such sale'], { db });
+      expect(declined.stdout).toMatch(/changed \(review, status\).*declined.*review: declined/);
+      // One credit, for the released order only.
+      expect(await cashbackEntries()).toEqual([[first.id, '1250.00'], ...before]);
+      expect((await runCli(['orders', 'list', '--review', 'held', '--json'], { db })).json<Json[]>()).toEqual([]);
+      expect((await runCli(['ledger', 'verify', '--json'], { db })).json()).toEqual({ ok: true, discrepancies: [] });
     });
 
     it('refuses bad input with the REST and service codes and exit 1, usage errors with exit 2', async () => {

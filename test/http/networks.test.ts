@@ -41,7 +41,7 @@ describeEachDialect(
         counts: { advertisers: 0, orders: 0 },
       });
       expect(fake.settings).toEqual({ region: 'eu', apiToken_set: false });
-      expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([['publisherId', false], ['apiToken', true], ['region', false]]);
+      expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([['publisherId', false], ['apiToken', true], ['region', false], ['review_above', false]]);
     });
 
     it('configures a built-in network: values shown, secrets only as *_set, stored encrypted', async () => {

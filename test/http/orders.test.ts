@@ -189,6 +189,33 @@ describeEachDialect('orders over REST', (use) => {
     for (const job of [res.result, every.result] as Json[]) await use().ctx.jobs.cancel(job.id, 'test');
   });
 
+  it('lists network orders held for review (?review=held), releases one once and declines another', async () => {
+    const { ctx } = use();
+    const id = await member();
+    const report = (extra: Json = {}) => ({ network: 'awin', transaction_id: `HELD-${++seq}`, source: 'poll' as const, member_id: id, sale_amount: '0', commission: '1500.00', status: 'approved' as const, ...extra });
+    const [a, b] = await ctx.orders.recordMany([report(), report({ currency: 'EUR' })], 'system');
+    const list = await get(`/orders?review=held&member_id=${id}`);
+    expect(list.statusCode).toBe(200);
+    expect((list.result as Json[]).map((o) => [o.id, o.review.state, o.review.reason])).toEqual([[b.id, 'held', 'above_ceiling'], [a.id, 'held', 'above_ceiling']]);
+    expect(list.headers['x-wp-total']).toBe('2');
+    const moved = await post(`/orders/${a.id}`, { status: 'declined' });
+    expect(moved.statusCode).toBe(409);
+    expect(moved.result).toMatchObject({ code: 'svc_order_held', data: { status: 409, reason: 'above_ceiling' } });
+    const released = await post(`/orders/${a.id}/release`, { note: 'confirmed by the network' });
+    expect(released.statusCode).toBe(200);
+    expect(released.result).toMatchObject({ id: a.id, status: 'approved', changes: ['review'], review: { state: 'released', reviewed_by: `user:${api.admin.id}` }, cashback_entry_id: expect.any(Number) });
+    const twice = await post(`/orders/${a.id}/release`, {});
+    expect(twice.statusCode).toBe(409);
+    expect(twice.result).toMatchObject({ code: 'svc_order_not_held', data: { status: 409, review: 'released' } });
+    const declined = await post(`/orders/${b.id}/decline`, {});
+    expect(declined.statusCode).toBe(200);
+    expect(declined.result).toMatchObject({ status: 'declined', review: { state: 'declined' }, cashback_entry_id: null });
+    expect(await ctx.ledger.balanceOf(id, 'USD')).toMatchObject({ available: '750.00' });
+    expect(await ctx.ledger.balanceOf(id, 'EUR')).toMatchObject({ available: '0.00', pending: '0.00' });
+    expect((await post('/orders/999999/release', {})).statusCode).toBe(404);
+    expect((await get('/orders?review=maybe')).statusCode).toBe(400);
+  });
+
   it('answers 401 without credentials and 403 to a member', async () => {
     const memberActor = await createActor(use().ctx, 'member');
     expect((await api.server.inject({ url: `${NS}/orders` })).statusCode).toBe(401);

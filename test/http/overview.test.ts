@@ -124,3 +124,69 @@ describeEachDialect('the overview', (use) => {
     expect(text.stdout).toContain('unmatched orders: 2');
   });
 });
+
+describeEachDialect('the overview under huge amounts', (use) => {
+  let server: Server;
+  let admin: Actor;
+  const get = async () => {
+    const res = await server.inject({ url: `${NS}/overview`, headers: { authorization: admin.authorization } });
+    expect(res.statusCode).toBe(200);
+    return res.result as Json;
+  };
+
+  beforeAll(async () => {
+    server = await testServer(use().ctx);
+    admin = await createActor(use().ctx, 'administrator');
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it("refuses or holds the security review's postbacks, and still answers 200 with nothing credited", async () => {
+    const { ctx } = use();
+    const member = (await ctx.users.create({ login: 'huge-ann', email: 'huge-ann@example.com' })).id;
+    const report = (i: number, commission: string) => ({ network: 'awin', transaction_id: `HUGE-${commission}-${i}`, source: 'postback' as const, member_id: member, sale_amount: '0', commission, status: 'approved' as const });
+    for (let i = 0; i < 20; i++) {
+      // Past the hard bound: refused, nothing recorded.
+      await expect(ctx.orders.record(report(i, '9999999999999.99'), 'postback')).rejects.toMatchObject({ code: 'svc_invalid_amount', status: 400 });
+      // Within it but past the ceiling: recorded and held.
+      expect((await ctx.orders.record(report(i, '9999999999.99'), 'postback')).review?.state).toBe('held');
+    }
+    // The batch path (polls, postback batches) holds them the same way.
+    const batch = await ctx.orders.recordMany(Array.from({ length: 20 }, (_, i) => report(100 + i, '9999999999.99')), 'postback');
+    expect(batch.every((o) => o.review?.state === 'held')).toBe(true);
+    const o = await get();
+    expect(o.held_orders).toEqual({ count: 40 });
+    expect(o.orders.by_status).toEqual([]);
+    expect(o.liabilities).toEqual([]);
+    expect(await ctx.ledger.balanceOf(member, 'USD')).toMatchObject({ available: '0.00', pending: '0.00', lifetime_earned: '0.00' });
+    expect(await ctx.ledger.verify()).toEqual([]);
+  });
+
+  it('totals orders and balances whose sums pass 2^53 exactly, each amount within the bound', async () => {
+    const { ctx } = use();
+    // 9,100 orders of 10,000,000,000.00 (the hard bound) and 0.01 each: 91,000,000,000,091.00 in all.
+    const at = new Date();
+    const columns = ['network', 'transaction_id', 'sale_amount', 'commission', 'currency', 'cashback', 'status', 'source', 'status_changed_at', 'created_at', 'updated_at'];
+    const rows = Array.from({ length: 9100 }, (_, i) => ['bignet', `BIG-${i}`, 1_000_000_000_000, 1_000_000_000_000, 'USD', 1, 'approved', 'poll', at, at, at]);
+    await ctx.db.transaction((t) => ctx.db.insertMany('orders', columns, rows, t));
+    // Two members at the largest balance kept exactly, one at its negative; the two with a pending
+    // order of that cashback.
+    const ids: number[] = [];
+    for (const login of ['huge-bob', 'huge-cat', 'huge-dan']) ids.push((await ctx.users.create({ login, email: `${login}@example.com` })).id);
+    const max = Number.MAX_SAFE_INTEGER;
+    await ctx.db.transaction(async (t) => {
+      for (const [i, amount] of [max, max, -max].entries()) await ctx.ledger.post({ memberId: ids[i], currency: 'USD', type: 'adjustment', amount, sourceType: 'adjustment', actor: 'test', allowNegative: true }, t);
+      await ctx.db.insertMany('orders', [...columns, 'member_id'], ids.slice(0, 2).map((id) => ['bignet', `MAX-${id}`, max, max, 'USD', max, 'pending', 'poll', at, at, at, id]), t);
+      for (const id of ids.slice(0, 2)) await ctx.ledger.addPending(id, 'USD', max, t);
+    });
+    const o = await get();
+    expect(o.orders.by_status).toEqual([
+      { status: 'pending', currency: 'USD', count: 2, sale_amount: '180143985094819.82', commission: '180143985094819.82', cashback: '180143985094819.82', referral: '0.00', margin: '0.00' },
+      { status: 'approved', currency: 'USD', count: 9100, sale_amount: '91000000000000.00', commission: '91000000000000.00', cashback: '91.00', referral: '0.00', margin: '90999999999909.00' },
+    ]);
+    // (2^53 - 1) × 2 - (2^53 - 1) available, 2 × (2^53 - 1) pending: past 2^53, to the cent.
+    expect(o.liabilities).toEqual([{ currency: 'USD', available: '90071992547409.91', pending: '180143985094819.82', overdrawn: '-90071992547409.91', members_overdrawn: 1 }]);
+    expect(await ctx.ledger.verify()).toEqual([]);
+  });
+});

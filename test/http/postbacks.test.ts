@@ -59,6 +59,23 @@ describeEachDialect(
       expect((rec.params as Json).query.txn).toBe(p.txn);
     });
 
+    it('records an approved postback above the review ceiling (1000.00) but holds it: the member gets nothing until an administrator releases it', async () => {
+      const before = await balance();
+      const p = sale({ amount: '', payout: '9999999999.99', status: 'validated' });
+      const res = await shop(p);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ ok: true, status: 'approved', duplicate: false });
+      expect(await use().ctx.orders.get(res.body.order_id)).toMatchObject({ commission: '9999999999.99', review: { state: 'held', reason: 'above_ceiling' }, cashback_entry_id: null });
+      expect(await lastRecord()).toMatchObject({ id: res.body.postback_id, outcome: 'accepted', message: expect.stringContaining('Held for review') });
+      // A commission above the sale it was paid on waits as well.
+      const over = await shop(sale({ amount: '10.00', payout: '11.00', status: 'validated' }));
+      expect((await use().ctx.orders.get(over.body.order_id)).review).toMatchObject({ state: 'held', reason: 'commission_exceeds_sale' });
+      expect(await balance()).toEqual(before);
+      await use().ctx.orders.declineHeld(res.body.order_id, 'test');
+      await use().ctx.orders.release(over.body.order_id, 'test');
+      expect(Number((await balance()).available) - Number(before.available)).toBeCloseTo(5.5, 5);
+    });
+
     it('answers a repeated postback with duplicate: true and changes nothing', async () => {
       const p = sale();
       const first = await shop(p);
@@ -246,6 +263,8 @@ describeEachDialect(
       ['a negative amount', { payout: '-3.00' }, 'svc_postback_invalid_amount', { field: 'commission' }],
       ['an amount in exponent form', { amount: '1e3' }, 'svc_postback_invalid_amount', { field: 'sale_amount' }],
       ['an amount too large for the ledger', { payout: '999999999999999.00' }, 'svc_postback_invalid_amount', { field: 'commission' }],
+      ["the security review's payout, past the bound of 10^12 minor units", { payout: '9999999999999.99' }, 'svc_postback_invalid_amount', { field: 'commission' }],
+      ['a sale past the bound of 10^12 minor units', { amount: '10000000000.01' }, 'svc_postback_invalid_amount', { field: 'sale_amount' }],
       ['a status word the mapping lacks', { status: 'paid' }, 'svc_postback_unknown_status', { word: 'paid' }],
       ['an unknown currency', { cur: 'XYZ' }, 'svc_postback_invalid_currency', { field: 'currency' }],
       ['SQL in the transaction id', { txn: "1' OR '1'='1" }, 'svc_postback_invalid_param', { field: 'transaction_id' }],

@@ -33,6 +33,33 @@ describeEachDialect('the ledger', (use) => {
     expect(await ledger.verify()).toEqual([]);
   });
 
+  it('refuses a move that would take a balance past 2^53 - 1 (409 svc_amount_overflow), on every path, and changes nothing', async () => {
+    const { ledger, db } = use().ctx;
+    const id = await member('ledger-overflow');
+    const near = Number.MAX_SAFE_INTEGER - 100;
+    const entry = (amount: number, type: 'cashback' | 'adjustment' = 'cashback') => ({ memberId: id, currency: 'USD', type, amount, sourceType: type === 'cashback' ? ('order' as const) : ('adjustment' as const), actor: 'system' });
+    await db.transaction((t) => ledger.post(entry(near, 'adjustment'), t));
+    const before = await ledger.balanceOf(id, 'USD');
+    expect(before.available).toBe('90071992547408.91');
+    const refused = { code: 'svc_amount_overflow', status: 409, data: { member_id: id, currency: 'USD' } };
+    await expect(db.transaction((t) => ledger.post(entry(101, 'adjustment'), t))).rejects.toMatchObject(refused);
+    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '1.01', note: 'one cent too many' }, 'user:1')).rejects.toMatchObject(refused);
+    await expect(db.transaction((t) => ledger.postMany([entry(60), entry(41)], t))).rejects.toMatchObject(refused);
+    await db.transaction((t) => ledger.addPending(id, 'USD', near, t));
+    await expect(db.transaction((t) => ledger.addPending(id, 'USD', 101, t))).rejects.toMatchObject(refused);
+    expect(await ledger.balanceOf(id, 'USD')).toEqual({ ...before, pending: '90071992547408.91' });
+    // Below the negative bound as well.
+    await expect(db.transaction((t) => ledger.addPendingMany([{ memberId: id, currency: 'USD', delta: -near }, { memberId: id, currency: 'USD', delta: -near }], t))).rejects.toMatchObject(refused);
+    for (const _ of [1, 2]) await db.transaction((t) => ledger.addPending(id, 'USD', -near, t));
+    await expect(db.transaction((t) => ledger.addPending(id, 'USD', -101, t))).rejects.toMatchObject(refused);
+    expect((await ledger.balanceOf(id, 'USD')).pending).toBe('-90071992547408.91');
+    // Up to the bound itself is fine.
+    await db.transaction((t) => ledger.postMany([entry(60), entry(40)], t));
+    expect((await ledger.balanceOf(id, 'USD')).available).toBe('90071992547409.91');
+    await db.transaction((t) => ledger.addPending(id, 'USD', near, t));
+    expect(await ledger.verify()).toEqual([]);
+  });
+
   it('keeps balances per currency with each currency exponent', async () => {
     const { ledger } = use().ctx;
     const id = await member('ledger-jpy');

@@ -7,7 +7,9 @@ type Report = Omit<RecordInput, 'network' | 'sub_id'> & { member: number | 'nobo
 /**
  * One sequence of reports touching every rule: new orders in each status, repeats, approvals,
  * declines after approval and re-approval, corrections while pending, a decline with zeroed
- * amounts, a return to pending, an unmatched member, a login sub id, another currency.
+ * amounts, a return to pending, an unmatched member, a login sub id, another currency, and
+ * orders held for review (above the ceiling of 100.00, a commission above its sale, a
+ * correction past the ceiling) with status changes while held.
  */
 const SEQUENCE: Report[] = [
   { transaction_id: 'a', member: 0, source: 'postback', sale_amount: '100.00', commission: '10.00' },
@@ -16,7 +18,15 @@ const SEQUENCE: Report[] = [
   { transaction_id: 'a', member: 0, source: 'postback', sale_amount: '120.00', commission: '12.00' },
   { transaction_id: 'c', member: 1, source: 'poll', sale_amount: '80.00', commission: '8.00' },
   { transaction_id: 'a', member: 0, source: 'poll', sale_amount: '120.00', commission: '12.00', status: 'approved' },
+  { transaction_id: 'h', member: 0, source: 'postback', sale_amount: '0', commission: '150.00' },
+  { transaction_id: 'j', member: 1, source: 'postback', sale_amount: '0', commission: '8.00' },
   { transaction_id: 'c', member: 1, source: 'postback', sale_amount: '0', commission: '0', status: 'declined' },
+  { transaction_id: 'h', member: 0, source: 'poll', sale_amount: '0', commission: '150.00', status: 'approved' },
+  { transaction_id: 'j', member: 1, source: 'postback', sale_amount: '0', commission: '800.00' },
+  { transaction_id: 'i', member: 1, source: 'postback', sale_amount: '5.00', commission: '6.00', status: 'approved' },
+  { transaction_id: 'k', member: 2, source: 'postback', sale_amount: '0', commission: '250.00' },
+  { transaction_id: 'j', member: 1, source: 'poll', sale_amount: '0', commission: '800.00', status: 'approved' },
+  { transaction_id: 'k', member: 2, source: 'poll', sale_amount: '0', commission: '250.00', status: 'declined' },
   { transaction_id: 'b', member: 1, source: 'poll', sale_amount: '50.00', commission: '5.00', status: 'declined' },
   { transaction_id: 'b', member: 1, source: 'poll', sale_amount: '50.00', commission: '5.00', status: 'approved' },
   { transaction_id: 'a', member: 0, source: 'postback', sale_amount: '120.00', commission: '12.00', status: 'pending' },
@@ -44,7 +54,14 @@ describeEachDialect('recording orders in batches', (use) => {
   };
   const inputs = (network: string, prefix: string, ids: number[]): RecordInput[] =>
     SEQUENCE.map(({ member, ...r }) => ({ ...r, network, sub_id: member === 'nobody' ? `${prefix}-nobody` : member === 'login' ? `${prefix.toUpperCase()}-2` : String(ids[member]) }));
-  const answer = (c: OrderChange) => ({ transaction_id: c.transaction_id, status: c.status, sale_amount: c.sale_amount, commission: c.commission, cashback: c.cashback, currency: c.currency, duplicate: c.duplicate, changes: c.changes, ignored: c.ignored, member: c.member?.login.replace(/^[a-z]+/, '') ?? null });
+  const answer = (c: OrderChange) => ({ transaction_id: c.transaction_id, status: c.status, sale_amount: c.sale_amount, commission: c.commission, cashback: c.cashback, currency: c.currency, duplicate: c.duplicate, changes: c.changes, ignored: c.ignored, member: c.member?.login.replace(/^[a-z]+/, '') ?? null, review: c.review?.state ?? null });
+  /** Releases the held orders of a network, in transaction id order. */
+  const releaseHeld = async (network: string) => {
+    const { ctx } = use();
+    const held = (await ctx.orders.list({ network, review: 'held', page: 1, per_page: 100 })).items.sort((a, b) => a.transaction_id.localeCompare(b.transaction_id));
+    for (const o of held) await ctx.orders.release(o.id, 'user:1');
+    return held.map((o) => [o.transaction_id, o.review?.reason]);
+  };
   const ledgerOf = async (ids: number[]) => {
     const { ctx } = use();
     const out = [];
@@ -73,6 +90,13 @@ describeEachDialect('recording orders in batches', (use) => {
     expect(outcomes.map((o) => [o.status, o.duplicate, o.changes, o.ignored])).toEqual(alone.map((c) => [c.status, c.duplicate, c.changes, c.ignored]));
     expect(new Set(outcomes.map((o) => o.id))).toEqual(new Set((await ctx.orders.list({ network: 'briefnet', page: 1, per_page: 100 })).items.map((o) => o.id)));
     expect(await ledgerOf(brief)).toEqual(await ledgerOf(one));
+    // The held orders waited the same way; released, they apply the same effects.
+    const held = [['h', 'above_ceiling'], ['i', 'commission_exceeds_sale'], ['j', 'above_ceiling'], ['k', 'above_ceiling']];
+    for (const network of ['seqnet', 'batnet', 'briefnet']) expect(await releaseHeld(network)).toEqual(held);
+    expect(await ledgerOf(many)).toEqual(await ledgerOf(one));
+    expect(await ledgerOf(brief)).toEqual(await ledgerOf(one));
+    // Member 0: a 6.00 + h 75.00, and the referral shares of b 0.25, i 0.30 and j 40.00.
+    expect((await ledgerOf(one))[0].balances[0]).toEqual(['121.55', '0.00', '121.55']);
     // The entries cite the orders they came from.
     const cited = await ctx.db.select<{ n: unknown }>("SELECT COUNT(*) AS n FROM ledger_entries e JOIN orders o ON o.id = e.order_id WHERE o.network = 'batnet'");
     expect(Number(cited[0].n)).toBeGreaterThan(0);
@@ -104,4 +128,4 @@ describeEachDialect('recording orders in batches', (use) => {
     expect((await ctx.orders.list({ network: 'refnet', page: 1, per_page: 10 })).total).toBe(0);
     expect(await ctx.ledger.balanceOf(id, 'USD')).toMatchObject({ available: '0.00', pending: '0.00' });
   });
-});
+}, { 'orders.review_above': '100.00' });

@@ -11,7 +11,7 @@ describeEachDialect('referrals', (use) => {
     expect(added).toMatchObject({ referrer: { id: ann, login: 'ref-ann', display_name: 'ref-ann' }, referee: { id: bob, login: 'ref-bob' }, ended_at: null, active: true, earned: [], actor: 'user:1' });
     const order = await ctx.orders.record({ network: 'awin', transaction_id: 'REF-1', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '40.00', status: 'approved' }, 'system');
     await ctx.orders.record({ network: 'awin', transaction_id: 'REF-2', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '10.00', status: 'approved', currency: 'EUR' }, 'system');
-    const declined = await ctx.orders.record({ network: 'awin', transaction_id: 'REF-3', source: 'poll', member_id: bob, sale_amount: '1.00', commission: '10.00', status: 'approved' }, 'system');
+    const declined = await ctx.orders.record({ network: 'awin', transaction_id: 'REF-3', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '10.00', status: 'approved' }, 'system');
     await ctx.orders.update(declined.id, { status: 'declined' }, 'user:1');
     const [listed] = (await ctx.referrals.list({ referrer_id: ann, page: 1, per_page: 10 })).items;
     expect(listed.earned).toEqual([

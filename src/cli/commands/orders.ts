@@ -1,4 +1,4 @@
-// `cashtrack orders list|show|create|update|assign|poll`: the REST routes' schemas and services, in-process.
+// `cashtrack orders list|show|create|update|assign|release|decline|poll`: the REST routes' schemas and services, in-process.
 import type { Context } from '../../context.js';
 import { changeStatus, orderSchemas } from '../../http/routes/orders.js';
 import type { Order, OrderChange } from '../../services/orders.js';
@@ -23,6 +23,7 @@ function printOrder(io: Io, o: Order): void {
     ['member', who(o)],
     ['sub id', o.sub_id],
     ['status', `${o.status} (since ${o.status_changed_at})`],
+    ['review', o.review ? `${o.review.state}${o.review.reason ? ` (${o.review.reason.replace(/_/g, ' ')})` : ''}${o.review.reviewed_by ? ` by ${o.review.reviewed_by} at ${o.review.reviewed_at}` : ''}` : null],
     ['sale', `${o.sale_amount} ${o.currency}`],
     ['commission', `${o.commission} ${o.currency}`],
     ['cashback', `${o.cashback} ${o.currency}${o.cashback_rule ? ` (${o.cashback_rule.type} ${o.cashback_rule.value}${o.cashback_rule.currency ? ' ' + o.cashback_rule.currency : ''})` : ''}`],
@@ -39,13 +40,14 @@ function printOrder(io: Io, o: Order): void {
 function printChange(io: Io, c: OrderChange, replayed: boolean): void {
   const what = c.changes[0] === 'created' ? 'recorded' : c.duplicate ? 'unchanged (already recorded)' : `changed (${c.changes.join(', ')})`;
   io.stdout.write(`order ${c.id} ${what}: ${c.network}:${c.transaction_id} ${c.status}, cashback ${c.cashback} ${c.currency}, member ${who(c)}`);
+  if (c.review) io.stdout.write(`; review: ${c.review.state}${c.review.state === 'held' && c.review.reason ? ` (${c.review.reason.replace(/_/g, ' ')})` : ''}`);
   if (c.ignored.length) io.stdout.write(`; ignored: ${c.ignored.join(', ')}`);
   io.stdout.write(`${replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : ''}\n`);
 }
 
 export async function list(
   io: Io,
-  opts: { status?: string; member?: string; network?: string; advertiser?: string; unmatched?: boolean; matched?: boolean; search?: string; after?: string; before?: string; page: number; perPage: number; json?: boolean },
+  opts: { status?: string; member?: string; network?: string; advertiser?: string; unmatched?: boolean; matched?: boolean; review?: string; search?: string; after?: string; before?: string; page: number; perPage: number; json?: boolean },
 ): Promise<void> {
   if (opts.unmatched && opts.matched) throw new UsageError('--unmatched and --matched exclude each other');
   await withContext(io, async (ctx) => {
@@ -55,6 +57,7 @@ export async function list(
       network: opts.network,
       advertiser: opts.advertiser,
       unmatched: opts.unmatched ? true : opts.matched ? false : undefined,
+      review: opts.review,
       search: opts.search,
       after: opts.after,
       before: opts.before,
@@ -65,8 +68,8 @@ export async function list(
     if (opts.json) return printJson(io, items);
     printTable(
       io,
-      items.map((o) => ({ ...o, member: o.member?.login ?? '(unmatched)' })),
-      ['id', 'created_at', 'network', 'transaction_id', 'member', 'status', 'sale_amount', 'commission', 'cashback', 'currency'],
+      items.map((o) => ({ ...o, member: o.member?.login ?? '(unmatched)', review: o.review?.state ?? '' })),
+      ['id', 'created_at', 'network', 'transaction_id', 'member', 'status', 'review', 'sale_amount', 'commission', 'cashback', 'currency'],
     );
     io.stdout.write(`${total} order(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
   });
@@ -144,6 +147,22 @@ export async function assign(io: Io, id: string, member: string, opts: { note?: 
     printChange(io, result, replayed);
   });
 }
+
+/** `orders release ID` and `orders decline ID`: an administrator's decision on an order held for review. */
+async function decide(io: Io, id: string, decision: 'release' | 'decline', opts: { note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
+  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
+  const payload = await validateInput<{ note?: string }>(orderSchemas.review, { note: opts.note });
+  await withContext(io, async (ctx) => {
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, `orders.${decision}`, { params, payload }, 200, (record) =>
+      decision === 'release' ? ctx.orders.release(params.id, 'cli', record, payload.note ?? null) : ctx.orders.declineHeld(params.id, 'cli', record, payload.note ?? null),
+    );
+    if (opts.json) return printJson(io, result);
+    printChange(io, result, replayed);
+  });
+}
+
+export const release = (io: Io, id: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }) => decide(io, id, 'release', opts);
+export const decline = (io: Io, id: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }) => decide(io, id, 'decline', opts);
 
 /** `orders poll`: enqueues an `orders.poll` job (as POST /orders/poll does) and runs it here to the end, printing the counts. */
 export async function poll(io: Io, opts: { network?: string; since?: string; json?: boolean; progress?: boolean }): Promise<void> {

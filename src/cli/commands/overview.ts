@@ -20,5 +20,6 @@ export async function show(io: Io, opts: { days?: number; json?: boolean }): Pro
     if (o.payouts.pending.count > 0) printTable(io, o.payouts.pending.by_currency, ['currency', 'count', 'amount']);
     out('');
     out(`unmatched orders: ${o.unmatched_orders.count}`);
+    out(`orders held for review: ${o.held_orders.count}`);
   });
 }

@@ -1,8 +1,9 @@
 // Orders: list, one order, manual entry (a missing-cashback claim), status and amount changes,
-// assignment of an unmatched order to its member, and POST /orders/poll (starts a poll job: 202).
+// assignment of an unmatched order to its member, the review of held orders (release, decline),
+// and POST /orders/poll (starts a poll job: 202).
 import Joi from 'joi';
 import { networkParam } from '../../jobs/types/per-network.js';
-import { ORDER_STATUSES, type OrderChange, type RecordInput } from '../../services/orders.js';
+import { ORDER_STATUSES, REVIEW_STATES, type OrderChange, type RecordInput } from '../../services/orders.js';
 import { dateTime, flag, paging } from '../rest/schema.js';
 import { accepted, created, PagedResult, RestResponse, type RestInput, type RouteDef } from '../rest/types.js';
 
@@ -23,6 +24,7 @@ export const orderSchemas = {
     network: network.description('Only orders from this network.'),
     advertiser: advertiser.description('Only orders of this advertiser id.'),
     unmatched: flag().description('true: only orders without a member; false: only orders with one.'),
+    review: Joi.string().valid(...REVIEW_STATES).description('Only orders held for review (held), or released or declined after it.'),
     search: Joi.string().trim().min(1).max(191).description('Prefix of the network transaction id or the merchant order ref.'),
     after: dateTime().description('Orders recorded after this time (ISO 8601).'),
     before: dateTime().description('Orders recorded before this time (ISO 8601).'),
@@ -52,6 +54,9 @@ export const orderSchemas = {
   assign: Joi.object({
     member_id: id.required(),
     note: note.min(1),
+  }),
+  review: Joi.object({
+    note: note.min(1).description('Why; kept on the order (and, on a release, added to the ledger entries it posts).'),
   }),
   orderId: Joi.object({ id: id.required() }),
   poll: Joi.object({
@@ -122,6 +127,26 @@ export const ordersRoutes: RouteDef[] = [
     description: 'Give an unmatched order its member and apply the ledger effects of its status.',
     validate: { params: orderSchemas.orderId, payload: orderSchemas.assign },
     handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.assign(params.id, payload.member_id, actor, idempotency?.record(200), payload.note ?? null),
+  },
+  {
+    id: 'orders.release',
+    method: 'POST',
+    path: '/orders/{id}/release',
+    auth: 'manage_options',
+    idempotent: true,
+    description: 'Release an order held for review: the ledger effects of its current status apply, once (409 svc_order_not_held otherwise).',
+    validate: { params: orderSchemas.orderId, payload: orderSchemas.review },
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.release(params.id, actor, idempotency?.record(200), payload?.note ?? null),
+  },
+  {
+    id: 'orders.decline',
+    method: 'POST',
+    path: '/orders/{id}/decline',
+    auth: 'manage_options',
+    idempotent: true,
+    description: "Decline an order held for review: it becomes declined with no ledger effect, and the network's later reports of it are ignored.",
+    validate: { params: orderSchemas.orderId, payload: orderSchemas.review },
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.declineHeld(params.id, actor, idempotency?.record(200), payload?.note ?? null),
   },
   {
     id: 'orders.poll',
