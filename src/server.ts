@@ -19,7 +19,8 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
     router: { stripTrailingSlash: true, isCaseSensitive: false },
     state: { strictHeader: false, ignoreErrors: true },
     routes: {
-      payload: { maxBytes: ctx.config.server.max_body_bytes },
+      // A JSON body with a "__proto__" key is refused (400 rest_invalid_json), never merged.
+      payload: { maxBytes: ctx.config.server.max_body_bytes, protoAction: 'error' },
       timeout: { server: false, socket: false },
     },
     load: { sampleInterval: 0 },

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -66,5 +66,33 @@ describe('postback configuration', () => {
     expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { publisherId: '1' } } } }).networks).toEqual({ awin: { publisherId: '1' } });
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { 'Bad Id': {} } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { publisherId: 1 } } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
+  });
+});
+
+describe('configuration keys that would reach a prototype', () => {
+  const configDirWith = (extra: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-config-dir-'));
+    const defaults = readFileSync(join(import.meta.dirname, '../config/default.json'), 'utf8');
+    writeFileSync(join(dir, 'default.json'), defaults.replace(/\}\s*$/, `, ${extra} }`));
+    return dir;
+  };
+
+  it.each([
+    [{ 'networks.__proto__.polluted': 'x' }],
+    [{ 'networks.constructor.prototype.polluted': 'x' }],
+    [{ '__proto__.polluted': 'x' }],
+    [{ networks: JSON.parse('{"__proto__": {"polluted": "x"}}') }],
+    [{ networks: { awin: JSON.parse('{"constructor": {"prototype": {"polluted": "x"}}}') } }],
+  ])('refuses the override %j and leaves Object.prototype alone', (overrides) => {
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('cannot be a configuration key') }));
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted');
+  });
+
+  it('refuses a configuration file with a __proto__ or constructor key', () => {
+    for (const extra of ['"__proto__": {"polluted": "x"}', '"server": {"__proto__": {"polluted": "x"}}', '"networks": {"awin": {"constructor": "x"}}']) {
+      expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, configDir: configDirWith(extra) })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

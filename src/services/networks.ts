@@ -16,6 +16,7 @@ import type { LogService } from './logs.js';
 import { SettingsService } from './settings.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, SecretBox, tokenHash, type PostbackMode } from './postback-auth.js';
+import { dict, own } from '../objects.js';
 
 export { NETWORK_ID, type Network, type NetworkRow } from './network-rows.js';
 
@@ -237,8 +238,8 @@ export class NetworkService {
       }
     }
     await this.update(id, async (row, t) => {
-      const plain = { ...row.settings };
-      const secrets = row.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
+      const plain = Object.assign(dict<string>(), row.settings);
+      const secrets = Object.assign(dict<string>(), row.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {});
       for (const [name, value] of Object.entries(values)) {
         const target = keys.get(name)!.secret ? secrets : plain;
         if (value === null || value === '') delete target[name];
@@ -455,7 +456,16 @@ export class NetworkService {
 
   private effectiveSettings(id: string, row: NetworkRow | null): ModuleSettings {
     const secrets = row?.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
-    return { ...(this.deps.configured?.[id] ?? {}), ...(row?.settings ?? {}), ...secrets };
+    return Object.assign(dict<string>(), this.fromConfig(id), row?.settings, secrets);
+  }
+
+  /**
+   * The settings of a network from the configuration. Settings objects have no prototype: a
+   * custom network may name a setting `constructor` or `toString`, which must read as unset, not
+   * as a function.
+   */
+  private fromConfig(id: string): Record<string, string> {
+    return Object.assign(dict<string>(), own(this.deps.configured, id));
   }
 
   private async orderCounts(): Promise<Record<string, number>> {
@@ -469,11 +479,11 @@ export class NetworkService {
 
   private async view(module: NetworkModule, row: NetworkRow | null, orders: Record<string, number>, advertisers: Record<string, number>): Promise<Network> {
     const id = module.id;
-    const fromConfig = this.deps.configured?.[id] ?? {};
+    const fromConfig = this.fromConfig(id);
     const secretNames = new Set([...(row?.secret_names ?? []), ...module.configKeys.filter((k) => k.secret && fromConfig[k.name]).map((k) => k.name)]);
-    const plain = { ...fromConfig, ...(row?.settings ?? {}) };
+    const plain = Object.assign(dict<string>(), fromConfig, row?.settings);
     // Whether every required key is there; secret values need not be decrypted to tell.
-    const presence: ModuleSettings = { ...plain };
+    const presence: ModuleSettings = Object.assign(dict<string>(), plain);
     for (const name of secretNames) presence[name] = presence[name] || 'set';
     let configured: boolean;
     try {

@@ -5,6 +5,7 @@ import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Serve
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
+import { dict, isPrototypeKey } from '../../objects.js';
 import { IdempotencyService, requestHash } from '../../services/idempotency.js';
 import { can, type Principal } from '../../services/auth.js';
 import { toRestError, restError, type RestError } from './errors.js';
@@ -75,22 +76,47 @@ export function isHttps(request: Request, ctx: Context): boolean {
 
 function parseFields(value: unknown): string[] | null {
   if (typeof value !== 'string' || !value.trim()) return null;
-  return value.split(/[\s,]+/).filter(Boolean);
+  const fields = value.split(/[\s,]+/).filter(Boolean);
+  // A segment that leads to a prototype names no field of any response: refused, so that no walk
+  // below can reach Object.prototype (and a client learns its request was wrong).
+  const bad = fields.find((f) => f.split('.').some(isPrototypeKey));
+  if (bad) {
+    const message = `_fields may not name __proto__, constructor or prototype (got "${bad.slice(0, 64)}").`;
+    throw new ServiceError('rest_invalid_param', 'Invalid parameter(s): _fields', 400, { params: { _fields: message }, details: { _fields: { code: 'rest_invalid_param', message, data: null } } });
+  }
+  return fields;
 }
 
-/** Keeps only the requested fields (dot notation for nested keys). */
-function pickFields(item: unknown, fields: string[]): unknown {
+/**
+ * Keeps only the requested fields (dot notation for nested keys). Reads own properties only and
+ * builds the output on objects without a prototype, so no field name can reach a prototype.
+ */
+export function pickFields(item: unknown, fields: string[]): unknown {
   if (!item || typeof item !== 'object' || Array.isArray(item)) return item;
-  const out: Record<string, unknown> = {};
+  const out = dict();
+  // Objects made here; a value copied whole from the item (`a` before `a.b`) is never written into.
+  const made = new Set<object>([out]);
   for (const field of fields) {
     const parts = field.split('.');
+    if (parts.some(isPrototypeKey)) continue;
     let src: unknown = item;
     let dst = out;
     for (let i = 0; i < parts.length; i++) {
-      if (!src || typeof src !== 'object' || !(parts[i] in (src as object))) break;
-      src = (src as Record<string, unknown>)[parts[i]];
-      if (i === parts.length - 1) dst[parts[i]] = src;
-      else dst = (dst[parts[i]] ??= {}) as Record<string, unknown>;
+      const key = parts[i];
+      if (!src || typeof src !== 'object' || !Object.hasOwn(src, key)) break;
+      src = (src as Record<string, unknown>)[key];
+      if (i === parts.length - 1) {
+        if (!Object.hasOwn(dst, key)) dst[key] = src;
+        break;
+      }
+      if (!Object.hasOwn(dst, key)) {
+        const child = dict();
+        made.add(child);
+        dst[key] = child;
+      }
+      const next = dst[key];
+      if (!next || typeof next !== 'object' || !made.has(next)) break;
+      dst = next as Record<string, unknown>;
     }
   }
   return out;
@@ -158,7 +184,7 @@ export const restHost: Plugin<RestHostOptions> = {
       st.search = request.url.search;
       const q = request.query as Record<string, unknown>;
       st.envelope = '_envelope' in q;
-      st.fields = parseFields(q._fields);
+      const rawFields = q._fields;
       if ('_jsonp' in q) throw new ServiceError('rest_callback_disabled', 'JSONP support is disabled on this site.', 400);
       const rawOverride = typeof q._method === 'string' ? q._method : request.headers['x-http-method-override'];
       const override = typeof rawOverride === 'string' && rawOverride ? rawOverride.toUpperCase() : null;
@@ -175,6 +201,7 @@ export const restHost: Plugin<RestHostOptions> = {
       }
       for (const p of GLOBAL_PARAMS) delete q[p];
       await authenticate(request, st);
+      st.fields = parseFields(rawFields);
       return h.continue;
     });
 
