@@ -254,13 +254,14 @@ export const restHost: Plugin<RestHostOptions> = {
         for (const [k, v] of Object.entries(out.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
         return h.response(envelope(out.source, out.statusCode, headers)).code(200);
       }
-      return out;
+      // Changed in place: continuing (rather than returning a takeover response such as OPTIONS')
+      // lets the extensions after this one, the security headers, see it too.
+      return out === response ? h.continue : out;
     });
 
     function decorate(out: ResponseObject, request: Request, st: RestState) {
       const links = [`<${baseUrl(request)}>; rel="https://api.w.org/"`, ...st.links];
       out.headers['link'] = links.length === 1 ? links[0] : links;
-      out.header('X-Content-Type-Options', 'nosniff');
       out.header('X-Robots-Tag', 'noindex');
       out.header('Access-Control-Expose-Headers', 'X-WP-Total, X-WP-TotalPages, Link');
       out.header('Access-Control-Allow-Headers', 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, Idempotency-Key, X-HTTP-Method-Override');
