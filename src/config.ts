@@ -21,7 +21,11 @@ export interface Config {
     public_url: string | null;
     trust_proxy: boolean;
     max_body_bytes: number;
+    /** Largest body accepted under the REST root from a request without credentials. */
+    anonymous_max_body_bytes: number;
     cors_origins: string[];
+    /** Hosts (`name[:port]`) the daemon answers; empty: any outside production, public_url's in production. */
+    allowed_hosts: string[];
   };
   auth: {
     session_ttl_hours: number;
@@ -71,7 +75,9 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_PUBLIC_URL: 'server.public_url',
   CASHTRACK_TRUST_PROXY: 'server.trust_proxy',
   CASHTRACK_MAX_BODY_BYTES: 'server.max_body_bytes',
+  CASHTRACK_ANONYMOUS_MAX_BODY_BYTES: 'server.anonymous_max_body_bytes',
   CASHTRACK_CORS_ORIGINS: 'server.cors_origins',
+  CASHTRACK_ALLOWED_HOSTS: 'server.allowed_hosts',
   CASHTRACK_SESSION_TTL_HOURS: 'auth.session_ttl_hours',
   CASHTRACK_CREDENTIAL_CACHE_SECONDS: 'auth.credential_cache_seconds',
   CASHTRACK_LOG_LEVEL: 'log.level',
@@ -96,6 +102,9 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_POSTBACKS_BATCHES_IN_FLIGHT: 'postbacks.batches_in_flight',
 };
 
+/** An entry of `server.allowed_hosts`: `example.com`, `example.com:8443`, `127.0.0.1`, `[::1]:8080` (no scheme, path or wildcard). */
+export const HOST_ENTRY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\.?)(?::\d{1,5})?$/;
+
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
 
 const schema = Joi.object({
@@ -119,7 +128,9 @@ const schema = Joi.object({
     public_url: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null).required(),
     trust_proxy: Joi.boolean().required(),
     max_body_bytes: Joi.number().integer().min(1024).max(64 * 1024 * 1024).required(),
+    anonymous_max_body_bytes: Joi.number().integer().min(256).max(Joi.ref('max_body_bytes')).required().messages({ 'number.max': '{{#label}} must not be larger than server.max_body_bytes' }),
     cors_origins: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })).required(),
+    allowed_hosts: Joi.array().items(Joi.string().pattern(HOST_ENTRY).message('{{#label}} must be a host name or address with an optional port, such as admin.example.com or 127.0.0.1:8080')).required(),
   }).required(),
   auth: Joi.object({
     session_ttl_hours: Joi.number().integer().min(1).max(24 * 365).required(),
@@ -200,7 +211,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (error) {
     const detail = error.details[0];
     const key = detail.path.join('.');
-    const fromEnv = Object.keys(ENV_KEYS).find((name) => ENV_KEYS[name] === key && env[name]);
+    // A list item's path ends in its index (server.allowed_hosts.1): the variable set the whole list.
+    const fromEnv = Object.keys(ENV_KEYS).find((name) => env[name] && (ENV_KEYS[name] === key || key.startsWith(`${ENV_KEYS[name]}.`)));
     const where = fromEnv ? `${fromEnv} (${key})` : key;
     throw new ServiceError('svc_invalid_config', `Invalid configuration ${where}: ${detail.message.replace(/^[\w.[\]]+ /, '')}`, 500, { key });
   }
@@ -211,6 +223,10 @@ export function loadConfig(options: LoadOptions = {}): Config {
       throw new ServiceError('svc_invalid_config', 'Invalid configuration CASHTRACK_SECRET (secret): required in production (at least 32 characters)', 500, { key: 'secret' });
     }
     config.secret = options.persistSecret === false ? randomBytes(32).toString('hex') : readOrCreateSecret(config.data_dir);
+  }
+  // Without it the Host header of each request would become the site URL of index documents and links.
+  if (config.env === 'production' && !config.server.public_url) {
+    throw new ServiceError('svc_invalid_config', 'Invalid configuration CASHTRACK_PUBLIC_URL (server.public_url): required in production (the URL clients reach the daemon at, e.g. https://admin.example.com)', 500, { key: 'server.public_url' });
   }
   return config;
 }

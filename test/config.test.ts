@@ -49,7 +49,24 @@ describe('configuration', () => {
 
   it('requires a secret in production', () => {
     expect(() => loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir() } })).toThrow(/CASHTRACK_SECRET/);
-    expect(loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40) } }).secret).toBe('x'.repeat(40));
+    expect(loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40), CASHTRACK_PUBLIC_URL: 'https://admin.example.com' } }).secret).toBe('x'.repeat(40));
+  });
+
+  it('requires a public URL in production, naming the key', () => {
+    const env = { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40) };
+    expect(() => loadConfig({ env })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('CASHTRACK_PUBLIC_URL (server.public_url): required in production'), data: { key: 'server.public_url' } }));
+    expect(loadConfig({ env: { ...env, CASHTRACK_PUBLIC_URL: 'https://admin.example.com' } }).server.public_url).toBe('https://admin.example.com');
+    expect(loadConfig({ env: { ...env, CASHTRACK_ENV: 'development' } }).server.public_url).toBeNull();
+  });
+
+  it('takes the allowed hosts and the anonymous body limit from CASHTRACK_* variables, and refuses bad ones', () => {
+    const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ALLOWED_HOSTS: 'admin.example.com, 127.0.0.1:8080,[::1]:8080', CASHTRACK_ANONYMOUS_MAX_BODY_BYTES: '4096' } });
+    expect(c.server).toMatchObject({ allowed_hosts: ['admin.example.com', '127.0.0.1:8080', '[::1]:8080'], anonymous_max_body_bytes: 4096 });
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).server).toMatchObject({ allowed_hosts: [], anonymous_max_body_bytes: 16384 });
+    for (const bad of ['https://admin.example.com', 'admin.example.com/x', '*.example.com', 'a b']) {
+      expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ALLOWED_HOSTS: bad } })).toThrow(expect.objectContaining({ message: expect.stringContaining('CASHTRACK_ALLOWED_HOSTS') }));
+    }
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ANONYMOUS_MAX_BODY_BYTES: '2000000' } })).toThrow(expect.objectContaining({ message: expect.stringContaining('must not be larger than server.max_body_bytes') }));
   });
 });
 

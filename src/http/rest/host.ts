@@ -8,6 +8,7 @@ import { ServiceError } from '../../errors.js';
 import { dict, isPrototypeKey } from '../../objects.js';
 import { IdempotencyService, requestHash } from '../../services/idempotency.js';
 import { can, type Principal } from '../../services/auth.js';
+import { hostCheck } from './allowed-hosts.js';
 import { toRestError, restError, type RestError } from './errors.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
 import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
@@ -140,6 +141,7 @@ export const restHost: Plugin<RestHostOptions> = {
     const allowByPath = new Map<string, string>();
     for (const def of routes) allowByPath.set(def.path, [...new Set(routes.filter((d) => d.path === def.path).map((d) => d.method))].join(', '));
     const baseUrl = (request: Request) => `${siteUrl(request, ctx)}${root}/`;
+    const hostAllowed = hostCheck(ctx.config);
 
     // Authentication runs here, before routing, so a bad credential or nonce is an error even on
     // an unknown route, as on the host platform. (Cookies are not parsed by hapi yet at this point.)
@@ -171,6 +173,8 @@ export const restHost: Plugin<RestHostOptions> = {
         noCache: false,
       };
       request.app.cashtrack = st;
+      // Every request, REST or not: a host we do not serve gets nothing but this refusal.
+      if (hostAllowed && !hostAllowed(request.info.host)) throw new ServiceError('svc_invalid_host', 'This site is not served at the host the request names.', 400);
       const routeParam = request.query.rest_route;
       if (typeof routeParam === 'string' && (request.path === '/' || request.path === '/index.php')) {
         const params = new URLSearchParams(request.url.search);
