@@ -18,6 +18,7 @@ export const SESSION_COOKIE = 'cashtrack_session';
 /** Query parameters the host consumes itself; never passed to route validation. */
 const GLOBAL_PARAMS = ['_envelope', '_fields', '_method', '_wpnonce', '_locale', '_pretty', '_embed', 'rest_route', 'context'];
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
 export interface RestState {
   rest: boolean;
@@ -31,6 +32,8 @@ export interface RestState {
   links: string[];
   noCache: boolean;
   replayed?: boolean;
+  /** The body limit for this request when it is lower than the route's (no credentials). */
+  maxBodyBytes?: number;
 }
 
 declare module '@hapi/hapi' {
@@ -206,8 +209,31 @@ export const restHost: Plugin<RestHostOptions> = {
       for (const p of GLOBAL_PARAMS) delete q[p];
       await authenticate(request, st);
       st.fields = parseFields(rawFields);
+      if (!st.principal && BODY_METHODS.has(request.method)) limitAnonymousBody(request, st);
       return h.continue;
     });
+
+    /**
+     * Every namespace route answers a request without credentials with 401, but validation comes
+     * first (as on the host platform), so an anonymous body would be read, parsed and validated in
+     * full: up to a second of CPU for 1 MiB of keys. Anonymous bodies get a small limit instead: a
+     * declared length over it is refused before a byte is read, and a body without one (chunked)
+     * is counted as hapi reads it and its read failed once past the limit.
+     */
+    function limitAnonymousBody(request: Request, st: RestState): void {
+      const limit = ctx.config.server.anonymous_max_body_bytes;
+      st.maxBodyBytes = limit;
+      const tooLarge = () => new ServiceError('rest_payload_too_large', 'The request body is larger than the server accepts without credentials.', 413, { max_bytes: limit });
+      const declared = Number(request.headers['content-length']);
+      if (declared > limit) throw tooLarge();
+      let seen = 0;
+      request.events.on('peek', (chunk: Buffer | string) => {
+        if (seen > limit) return;
+        seen += chunk.length;
+        // An error on the request stream fails hapi's read of the payload with it (a 413 below).
+        if (seen > limit) request.raw.req.emit('error', tooLarge());
+      });
+    }
 
     server.ext('onPostAuth', (request, h) => {
       const cfg = request.route.settings.plugins?.cashtrack;
@@ -236,7 +262,7 @@ export const restHost: Plugin<RestHostOptions> = {
       let out: ResponseObject;
       if (isError) {
         const err = toRestError(response, st.requestId);
-        if (err.body.code === 'rest_payload_too_large') err.body.data.max_bytes = request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
+        if (err.body.code === 'rest_payload_too_large') err.body.data.max_bytes = st.maxBodyBytes ?? request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
         if (err.internal) {
           ctx.logger.error('http', 'Internal error', { route: request.route.settings.id ?? request.path, method: request.method, error: String((response as Error).stack ?? response) }, st.requestId);
         } else if (err.status === 503) {
