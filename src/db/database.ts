@@ -149,7 +149,8 @@ export class Database {
         database: this.parsed.database,
         timezone: '+00:00',
         pool: { max: options.poolMax ?? 10, min: 0, idle: 10_000, acquire: 10_000, evict: 5_000 },
-        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000, ...(this.parsed.socketPath ? { socketPath: this.parsed.socketPath } : {}) },
+        // stringifyObjects: an object bound to a placeholder is a string, never `key = value` SQL.
+        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000, stringifyObjects: true, ...(this.parsed.socketPath ? { socketPath: this.parsed.socketPath } : {}) },
       });
       this.direct = new MysqlDirect(this.parsed, options.poolMax ?? 10);
     }

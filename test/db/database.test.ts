@@ -96,6 +96,26 @@ describeEachDialect('transactions', (use) => {
   });
 });
 
+describeEachDialect('placeholders', (use) => {
+  it('refuses an object or an array bound to a placeholder instead of turning it into SQL', async () => {
+    const { db } = use().ctx;
+    await db.execute("INSERT INTO settings (name, value) VALUES ('placeholder-test', 'secret-value')");
+    // mysql2's query expands an array into a list (older releases also an object into `key` = value,
+    // making `value = ?` with {value: 1} the always-true (value = value) = 1).
+    await expect(db.select('SELECT name FROM settings WHERE name = ? AND value = ?', ['placeholder-test', { value: 1 }])).rejects.toThrow(/SQL parameter 2 is an object/);
+    await expect(db.select('SELECT name FROM settings WHERE name IN (?)', [['placeholder-test', 'other']])).rejects.toThrow(/SQL parameter 1 is an array/);
+    await expect(db.select('SELECT name FROM settings ORDER BY name LIMIT ?', [[0, 1000]])).rejects.toThrow(/SQL parameter 1 is an array/);
+    await expect(db.execute('UPDATE settings SET value = ? WHERE name = ?', [{ value: 'changed' }, 'placeholder-test'])).rejects.toThrow(/is an object/);
+    await expect(db.transaction((t) => db.execute('UPDATE settings SET value = ? WHERE name = ?', ['changed', ['placeholder-test']], t))).rejects.toThrow(/is an array/);
+    const [row] = await db.select<{ value: string }>('SELECT value FROM settings WHERE name = ?', ['placeholder-test']);
+    expect(row.value).toBe('secret-value');
+    // Values a placeholder does take still work: text, numbers, booleans, dates, bytes, null.
+    const [ok] = await db.select<Record<string, unknown>>('SELECT ? AS t, ? AS n, ? AS b, ? AS d, ? AS x, ? AS z', ['a', 1, true, new Date(0), Buffer.from('y'), null]);
+    expect(ok.t).toBe('a');
+    expect(ok.z).toBeNull();
+  });
+});
+
 describe('SQLite connections', () => {
   it('use WAL, synchronous=FULL and a busy timeout', async () => {
     const { createTestDatabase } = await import('../helpers/context.js');
