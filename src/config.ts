@@ -1,12 +1,13 @@
 // Configuration: JSON defaults in config/, a per-environment file beside them, then CASHTRACK_*
 // environment variables; validated once at start with a message that names the bad key.
-import { readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import { ServiceError } from './errors.js';
 import { isPrototypeKey, own } from './objects.js';
+import { privateDir, tighten } from './private-files.js';
 
 export interface Config {
   env: string;
@@ -234,11 +235,12 @@ export function loadConfig(options: LoadOptions = {}): Config {
 function readOrCreateSecret(dataDir: string): string {
   const file = join(dataDir, 'secret');
   if (existsSync(file)) {
+    tighten(file);
     const secret = readFileSync(file, 'utf8').trim();
     if (secret.length >= 32) return secret;
     throw new ServiceError('svc_invalid_config', `Invalid configuration secret: ${file} holds fewer than 32 characters`, 500, { key: 'secret' });
   }
-  mkdirSync(dataDir, { recursive: true });
+  privateDir(dataDir);
   const secret = randomBytes(32).toString('hex');
   writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
   return secret;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +38,19 @@ describe('configuration', () => {
     expect(readFileSync(join(dir, 'secret'), 'utf8').trim()).toBe(first.secret);
     expect(statSync(join(dir, 'secret')).mode & 0o077).toBe(0);
     expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dir } }).secret).toBe(first.secret);
+  });
+
+  it('creates the data directory 0700, and tightens an existing one and its secret that others could read', () => {
+    const fresh = join(dataDir(), 'a', 'b');
+    loadConfig({ env: { CASHTRACK_DATA_DIR: fresh } });
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
+    expect(statSync(join(fresh, '..')).mode & 0o777).toBe(0o700);
+    const old = dataDir();
+    chmodSync(old, 0o755);
+    writeFileSync(join(old, 'secret'), 'y'.repeat(64) + '\n', { mode: 0o644 });
+    chmodSync(join(old, 'secret'), 0o644);
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: old } }).secret).toBe('y'.repeat(64));
+    expect(statSync(join(old, 'secret')).mode & 0o777).toBe(0o600);
   });
 
   it('configures the job runner from CASHTRACK_JOBS_* and refuses a negative concurrency', () => {
