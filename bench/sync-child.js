@@ -8,7 +8,7 @@ const { buildContext, ensureSchema } = await import('../dist/src/context.js');
 
 const config = loadConfig({
   env: { CASHTRACK_ENV: 'production' },
-  overrides: { 'database.url': options.dbUrl, data_dir: options.dataDir, secret: options.secret, 'log.stdout': false },
+  overrides: { 'database.url': options.dbUrl, data_dir: options.dataDir, secret: options.secret, 'server.public_url': 'http://127.0.0.1', 'log.stdout': false },
 });
 const ctx = buildContext(config, { logStream: null });
 try {

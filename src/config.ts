@@ -1,12 +1,14 @@
 // Configuration: JSON defaults in config/, a per-environment file beside them, then CASHTRACK_*
 // environment variables; validated once at start with a message that names the bad key.
-import { readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import { ServiceError } from './errors.js';
 import { parseCeiling } from './money.js';
+import { isPrototypeKey, own } from './objects.js';
+import { privateDir, tighten } from './private-files.js';
 
 export interface Config {
   env: string;
@@ -21,7 +23,11 @@ export interface Config {
     public_url: string | null;
     trust_proxy: boolean;
     max_body_bytes: number;
+    /** Largest body accepted under the REST root from a request without credentials. */
+    anonymous_max_body_bytes: number;
     cors_origins: string[];
+    /** Hosts (`name[:port]`) the daemon answers; empty: any outside production, public_url's in production. */
+    allowed_hosts: string[];
   };
   auth: {
     session_ttl_hours: number;
@@ -94,7 +100,9 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_PUBLIC_URL: 'server.public_url',
   CASHTRACK_TRUST_PROXY: 'server.trust_proxy',
   CASHTRACK_MAX_BODY_BYTES: 'server.max_body_bytes',
+  CASHTRACK_ANONYMOUS_MAX_BODY_BYTES: 'server.anonymous_max_body_bytes',
   CASHTRACK_CORS_ORIGINS: 'server.cors_origins',
+  CASHTRACK_ALLOWED_HOSTS: 'server.allowed_hosts',
   CASHTRACK_SESSION_TTL_HOURS: 'auth.session_ttl_hours',
   CASHTRACK_CREDENTIAL_CACHE_SECONDS: 'auth.credential_cache_seconds',
   CASHTRACK_SCRYPT_LOG_N: 'auth.scrypt_log_n',
@@ -130,6 +138,9 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_POSTBACKS_REJECTIONS_AGGREGATE_AFTER: 'postbacks.rejections.aggregate_after',
 };
 
+/** An entry of `server.allowed_hosts`: `example.com`, `example.com:8443`, `127.0.0.1`, `[::1]:8080` (no scheme, path or wildcard). */
+export const HOST_ENTRY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\.?)(?::\d{1,5})?$/;
+
 const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
 
 /** A review ceiling ("1000.00", "500.00 GBP, 80000 JPY", "none"), checked as the orders service reads it. */
@@ -163,7 +174,9 @@ const schema = Joi.object({
     public_url: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null).required(),
     trust_proxy: Joi.boolean().required(),
     max_body_bytes: Joi.number().integer().min(1024).max(64 * 1024 * 1024).required(),
+    anonymous_max_body_bytes: Joi.number().integer().min(256).max(Joi.ref('max_body_bytes')).required().messages({ 'number.max': '{{#label}} must not be larger than server.max_body_bytes' }),
     cors_origins: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })).required(),
+    allowed_hosts: Joi.array().items(Joi.string().pattern(HOST_ENTRY).message('{{#label}} must be a host name or address with an optional port, such as admin.example.com or 127.0.0.1:8080')).required(),
   }).required(),
   auth: Joi.object({
     session_ttl_hours: Joi.number().integer().min(1).max(24 * 365).required(),
@@ -266,7 +279,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (error) {
     const detail = error.details[0];
     const key = detail.path.join('.');
-    const fromEnv = Object.keys(ENV_KEYS).find((name) => ENV_KEYS[name] === key && env[name]);
+    // A list item's path ends in its index (server.allowed_hosts.1): the variable set the whole list.
+    const fromEnv = Object.keys(ENV_KEYS).find((name) => env[name] && (ENV_KEYS[name] === key || key.startsWith(`${ENV_KEYS[name]}.`)));
     const where = fromEnv ? `${fromEnv} (${key})` : key;
     throw new ServiceError('svc_invalid_config', `Invalid configuration ${where}: ${detail.message.replace(/^[\w.[\]]+ /, '')}`, 500, { key });
   }
@@ -278,28 +292,36 @@ export function loadConfig(options: LoadOptions = {}): Config {
     }
     config.secret = options.persistSecret === false ? randomBytes(32).toString('hex') : readOrCreateSecret(config.data_dir);
   }
+  // Without it the Host header of each request would become the site URL of index documents and links.
+  if (config.env === 'production' && !config.server.public_url) {
+    throw new ServiceError('svc_invalid_config', 'Invalid configuration CASHTRACK_PUBLIC_URL (server.public_url): required in production (the URL clients reach the daemon at, e.g. https://admin.example.com)', 500, { key: 'server.public_url' });
+  }
   return config;
 }
 
 function readOrCreateSecret(dataDir: string): string {
   const file = join(dataDir, 'secret');
   if (existsSync(file)) {
+    tighten(file);
     const secret = readFileSync(file, 'utf8').trim();
     if (secret.length >= 32) return secret;
     throw new ServiceError('svc_invalid_config', `Invalid configuration secret: ${file} holds fewer than 32 characters`, 500, { key: 'secret' });
   }
-  mkdirSync(dataDir, { recursive: true });
+  privateDir(dataDir);
   const secret = randomBytes(32).toString('hex');
   writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
   return secret;
 }
 
 function readJson(file: string): Record<string, unknown> {
+  let value: Record<string, unknown>;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    value = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   } catch (err) {
     throw new ServiceError('svc_invalid_config', `Cannot read configuration file ${file}: ${(err as Error).message}`, 500);
   }
+  refusePrototypeKeys(value, '');
+  return value;
 }
 
 function coerceEnv(name: string, key: string, raw: string, current: unknown): unknown {
@@ -316,21 +338,43 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Keys of a configuration file or override that would reach a prototype when merged are refused by
+ * name (the file and the overrides are ours, but a mistake there must not change every object).
+ */
+function refusePrototypeKeys(value: unknown, where: string): void {
+  if (!isPlainObject(value)) return;
+  for (const [k, v] of Object.entries(value)) {
+    const key = where ? `${where}.${k}` : k;
+    refusePrototypeKey(k, key);
+    refusePrototypeKeys(v, key);
+  }
+}
+
+function refusePrototypeKey(part: string, key: string): void {
+  if (isPrototypeKey(part)) throw new ServiceError('svc_invalid_config', `Invalid configuration ${key}: "${part}" cannot be a configuration key`, 500, { key });
+}
+
 function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k] as Record<string, unknown>, v) : v;
+  for (const [k, v] of Object.entries(over)) {
+    const current = own(out, k);
+    out[k] = isPlainObject(v) && isPlainObject(current) ? deepMerge(current, v) : v;
+  }
   return out;
 }
 
 function getPath(obj: Record<string, unknown>, key: string): unknown {
-  return key.split('.').reduce<unknown>((o, k) => (isPlainObject(o) ? o[k] : undefined), obj);
+  return key.split('.').reduce<unknown>((o, k) => own(o, k), obj);
 }
 
 function setPath(obj: Record<string, unknown>, key: string, value: unknown): void {
   const parts = key.split('.');
+  for (const part of parts) refusePrototypeKey(part, key);
+  refusePrototypeKeys(value, key);
   let cur = obj;
   for (const part of parts.slice(0, -1)) {
-    if (!isPlainObject(cur[part])) cur[part] = {};
+    if (!isPlainObject(own(cur, part))) cur[part] = {};
     cur = cur[part] as Record<string, unknown>;
   }
   cur[parts[parts.length - 1]] = value;

@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { Database } from './db/database.js';
 import { migrate, migrationStatus } from './db/migrator.js';
 import { ServiceError } from './errors.js';
+import { tighten } from './private-files.js';
 import { HookBus, loadExtensions } from './hooks/index.js';
 import { AdvertiserService } from './services/advertisers.js';
 import { AppPasswordService } from './services/app-passwords.js';
@@ -73,6 +74,8 @@ export interface ContextOptions {
 
 export function buildContext(config: Config, options: ContextOptions = {}): Context {
   const clock = options.clock ?? systemClock;
+  // An older release created the data directory readable by everyone: owner-only from now on.
+  tighten(config.data_dir);
   const keys = deriveKeys(config.secret);
   const db = new Database({ url: config.database.url, busyTimeoutMs: config.database.busy_timeout_ms, poolMax: config.database.pool_max });
   const secrets = new SecretValues();

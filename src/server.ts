@@ -5,6 +5,7 @@ import { restHost } from './http/rest/host.js';
 import { routeTable } from './http/routes/index.js';
 import { registerSessionRoutes } from './http/session-routes.js';
 import { registerPostbackRoutes } from './http/postback-routes.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { SESSION_COOKIE } from './http/rest/host.js';
 
 export interface ServerOptions {
@@ -19,7 +20,8 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
     router: { stripTrailingSlash: true, isCaseSensitive: false },
     state: { strictHeader: false, ignoreErrors: true },
     routes: {
-      payload: { maxBytes: ctx.config.server.max_body_bytes },
+      // A JSON body with a "__proto__" key is refused (400 rest_invalid_json), never merged.
+      payload: { maxBytes: ctx.config.server.max_body_bytes, protoAction: 'error' },
       timeout: { server: false, socket: false },
     },
     load: { sampleInterval: 0 },
@@ -29,5 +31,7 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
   await server.register({ plugin: restHost, options: { ctx, routes: routeTable } });
   registerSessionRoutes(server, ctx);
   registerPostbackRoutes(server, ctx);
+  // Last, so that it sees every response, the error JSON the REST host builds included.
+  registerSecurityHeaders(server, ctx);
   return server;
 }

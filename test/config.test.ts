@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +40,19 @@ describe('configuration', () => {
     expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dir } }).secret).toBe(first.secret);
   });
 
+  it('creates the data directory 0700, and tightens an existing one and its secret that others could read', () => {
+    const fresh = join(dataDir(), 'a', 'b');
+    loadConfig({ env: { CASHTRACK_DATA_DIR: fresh } });
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
+    expect(statSync(join(fresh, '..')).mode & 0o777).toBe(0o700);
+    const old = dataDir();
+    chmodSync(old, 0o755);
+    writeFileSync(join(old, 'secret'), 'y'.repeat(64) + '\n', { mode: 0o644 });
+    chmodSync(join(old, 'secret'), 0o644);
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: old } }).secret).toBe('y'.repeat(64));
+    expect(statSync(join(old, 'secret')).mode & 0o777).toBe(0o600);
+  });
+
   it('configures the job runner from CASHTRACK_JOBS_* and refuses a negative concurrency', () => {
     expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).jobs).toEqual({ concurrency: 2, lease_seconds: 60, poll_interval_ms: 1000, max_attempts: 5, retention_days: 90 });
     const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_JOBS_CONCURRENCY: '0', CASHTRACK_JOBS_LEASE_SECONDS: '30', CASHTRACK_JOBS_POLL_INTERVAL_MS: '250' } });
@@ -59,7 +72,24 @@ describe('configuration', () => {
 
   it('requires a secret in production', () => {
     expect(() => loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir() } })).toThrow(/CASHTRACK_SECRET/);
-    expect(loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40) } }).secret).toBe('x'.repeat(40));
+    expect(loadConfig({ env: { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40), CASHTRACK_PUBLIC_URL: 'https://admin.example.com' } }).secret).toBe('x'.repeat(40));
+  });
+
+  it('requires a public URL in production, naming the key', () => {
+    const env = { CASHTRACK_ENV: 'production', CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_SECRET: 'x'.repeat(40) };
+    expect(() => loadConfig({ env })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('CASHTRACK_PUBLIC_URL (server.public_url): required in production'), data: { key: 'server.public_url' } }));
+    expect(loadConfig({ env: { ...env, CASHTRACK_PUBLIC_URL: 'https://admin.example.com' } }).server.public_url).toBe('https://admin.example.com');
+    expect(loadConfig({ env: { ...env, CASHTRACK_ENV: 'development' } }).server.public_url).toBeNull();
+  });
+
+  it('takes the allowed hosts and the anonymous body limit from CASHTRACK_* variables, and refuses bad ones', () => {
+    const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ALLOWED_HOSTS: 'admin.example.com, 127.0.0.1:8080,[::1]:8080', CASHTRACK_ANONYMOUS_MAX_BODY_BYTES: '4096' } });
+    expect(c.server).toMatchObject({ allowed_hosts: ['admin.example.com', '127.0.0.1:8080', '[::1]:8080'], anonymous_max_body_bytes: 4096 });
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } }).server).toMatchObject({ allowed_hosts: [], anonymous_max_body_bytes: 16384 });
+    for (const bad of ['https://admin.example.com', 'admin.example.com/x', '*.example.com', 'a b']) {
+      expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ALLOWED_HOSTS: bad } })).toThrow(expect.objectContaining({ message: expect.stringContaining('CASHTRACK_ALLOWED_HOSTS') }));
+    }
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_ANONYMOUS_MAX_BODY_BYTES: '2000000' } })).toThrow(expect.objectContaining({ message: expect.stringContaining('must not be larger than server.max_body_bytes') }));
   });
 });
 
@@ -90,5 +120,33 @@ describe('postback configuration', () => {
     }
     expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { review_above: 'none' } } } }).networks.awin).toEqual({ review_above: 'none' });
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides: { networks: { awin: { review_above: '5 pounds' } } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('networks.awin.review_above') }));
+  });
+});
+
+describe('configuration keys that would reach a prototype', () => {
+  const configDirWith = (extra: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-config-dir-'));
+    const defaults = readFileSync(join(import.meta.dirname, '../config/default.json'), 'utf8');
+    writeFileSync(join(dir, 'default.json'), defaults.replace(/\}\s*$/, `, ${extra} }`));
+    return dir;
+  };
+
+  it.each([
+    [{ 'networks.__proto__.polluted': 'x' }],
+    [{ 'networks.constructor.prototype.polluted': 'x' }],
+    [{ '__proto__.polluted': 'x' }],
+    [{ networks: JSON.parse('{"__proto__": {"polluted": "x"}}') }],
+    [{ networks: { awin: JSON.parse('{"constructor": {"prototype": {"polluted": "x"}}}') } }],
+  ])('refuses the override %j and leaves Object.prototype alone', (overrides) => {
+    expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, overrides })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('cannot be a configuration key') }));
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted');
+  });
+
+  it('refuses a configuration file with a __proto__ or constructor key', () => {
+    for (const extra of ['"__proto__": {"polluted": "x"}', '"server": {"__proto__": {"polluted": "x"}}', '"networks": {"awin": {"constructor": "x"}}']) {
+      expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() }, configDir: configDirWith(extra) })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -15,7 +15,8 @@ export async function startDaemon(options, { overrides = {}, setup = async () =>
   const { createServer } = await import('../../dist/src/server.js');
   const { NAMESPACE } = await import('../../dist/src/http/rest/index-docs.js');
 
-  const all = { 'database.url': options.dbUrl, data_dir: options.dataDir, secret: options.secret, 'log.stdout': false, ...overrides };
+  // Production needs a public URL; a loopback host without a port also admits the ephemeral port.
+  const all = { 'database.url': options.dbUrl, data_dir: options.dataDir, secret: options.secret, 'server.public_url': 'http://127.0.0.1', 'log.stdout': false, ...overrides };
   if (options.poolMax) all['database.pool_max'] = options.poolMax;
   const config = loadConfig({ env: { CASHTRACK_ENV: 'production' }, overrides: all });
   const ctx = buildContext(config, { logStream: null });

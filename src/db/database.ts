@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database as SqliteConnection } from 'sqlite3';
 import { ServiceError } from '../errors.js';
+import { privateFile, tighten } from '../private-files.js';
 import { MysqlDirect, SqliteDirect, type DirectDriver, type RunResult, type TxConnection } from './direct.js';
 import type { Transaction } from './transaction.js';
 
@@ -124,12 +125,12 @@ export class Database {
       const sqlite3 = configuredSqlite3(this.busyTimeoutMs);
       const storage = this.parsed.storage!;
       this.direct = new SqliteDirect(storage, (file) => {
-        if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+        this.prepareStorage();
         return new Promise<SqliteConnection>((resolve, reject) => {
           const conn: SqliteConnection = new sqlite3.Database(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, (err) => (err ? reject(err) : resolve(conn)));
         });
       });
-      this.createOrm = () => new (require('sequelize') as typeof import('sequelize')).Sequelize({
+      this.createOrm = () => (this.prepareStorage(), new (require('sequelize') as typeof import('sequelize')).Sequelize({
         ...common,
         dialect: 'sqlite',
         storage,
@@ -137,7 +138,7 @@ export class Database {
         // BEGIN IMMEDIATE: a write transaction takes the write lock up front instead of failing
         // with SQLITE_BUSY when it first writes after reading.
         transactionType: 'IMMEDIATE' as SequelizeTransaction.TYPES,
-      });
+      }));
     } else {
       this.createOrm = () => new (require('sequelize') as typeof import('sequelize')).Sequelize({
         ...common,
@@ -149,10 +150,27 @@ export class Database {
         database: this.parsed.database,
         timezone: '+00:00',
         pool: { max: options.poolMax ?? 10, min: 0, idle: 10_000, acquire: 10_000, evict: 5_000 },
-        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000, ...(this.parsed.socketPath ? { socketPath: this.parsed.socketPath } : {}) },
+        // stringifyObjects: an object bound to a placeholder is a string, never `key = value` SQL.
+        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000, stringifyObjects: true, ...(this.parsed.socketPath ? { socketPath: this.parsed.socketPath } : {}) },
       });
       this.direct = new MysqlDirect(this.parsed, options.poolMax ?? 10);
     }
+  }
+
+  private storagePrepared = false;
+
+  /**
+   * Before the first connection to a SQLite file: its directory is created owner-only, the file
+   * is created (or tightened to) 0600, and so are its -wal and -shm files when they exist (SQLite
+   * gives new ones the database file's permissions).
+   */
+  private prepareStorage(): void {
+    const file = this.parsed.storage;
+    if (this.storagePrepared || !file || file === ':memory:') return;
+    this.storagePrepared = true;
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    privateFile(file);
+    for (const companion of [`${file}-wal`, `${file}-shm`, `${file}-journal`]) tighten(companion);
   }
 
   get sequelize(): Sequelize {

@@ -34,6 +34,23 @@ export function sqliteDate(d: Date): string {
   return d.toISOString().replace('T', ' ').replace('Z', ' +00:00');
 }
 
+/**
+ * A placeholder takes one scalar. mysql2's `query` expands an array into a list (`IN (?)` with
+ * ['a', 'b'] matches both; `LIMIT ?` with [0, 1000000] sets an offset) and, without
+ * stringifyObjects in older releases, an object into `key = value` pairs; sqlite3 binds an object
+ * by its own rules. So a value that slipped past validation could change the statement: both
+ * drivers refuse it here, before they see it.
+ */
+function checkParams(sql: string, params: unknown[]): unknown[] {
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i];
+    if (v !== null && typeof v === 'object' && !(v instanceof Date) && !Buffer.isBuffer(v)) {
+      throw new TypeError(`SQL parameter ${i + 1} is ${Array.isArray(v) ? 'an array' : 'an object'}, not a value (${sql.slice(0, 60)})`);
+    }
+  }
+  return params;
+}
+
 function sqliteValue(v: unknown): unknown {
   if (v instanceof Date) return sqliteDate(v);
   if (typeof v === 'boolean') return v ? 1 : 0;
@@ -42,12 +59,12 @@ function sqliteValue(v: unknown): unknown {
 }
 
 function sqliteAll<T>(conn: SqliteConnection, sql: string, params: unknown[]): Promise<T[]> {
-  return new Promise((resolve, reject) => conn.all(sql, params.map(sqliteValue), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+  return new Promise((resolve, reject) => conn.all(sql, checkParams(sql, params).map(sqliteValue), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
 }
 
 function sqliteRun(conn: SqliteConnection, sql: string, params: unknown[]): Promise<RunResult> {
   return new Promise((resolve, reject) =>
-    conn.run(sql, params.map(sqliteValue), function (err) {
+    conn.run(sql, checkParams(sql, params).map(sqliteValue), function (err) {
       if (err) return reject(err);
       resolve({ affected: this.changes ?? 0, insertId: /^\s*insert/i.test(sql) ? (this.lastID ?? null) : null });
     }),
@@ -144,18 +161,20 @@ export class MysqlDirect implements DirectDriver {
       bigNumberStrings: true,
       connectTimeout: 5_000,
       charset: 'utf8mb4',
+      // Objects become '[object Object]', never `key = value` SQL (checkParams refuses them first).
+      stringifyObjects: true,
     });
     // A broken idle connection must not crash the process; the next query gets a fresh one.
     this.pool.on('connection', (c) => c.on('error', () => {}));
   }
 
   all<T>(sql: string, params: unknown[]): Promise<T[]> {
-    return new Promise((resolve, reject) => this.pool.query(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
+    return new Promise((resolve, reject) => this.pool.query(sql, checkParams(sql, params), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
   }
 
   run(sql: string, params: unknown[]): Promise<RunResult> {
     return new Promise((resolve, reject) =>
-      this.pool.query(sql, params, (err, result) => {
+      this.pool.query(sql, checkParams(sql, params), (err, result) => {
         if (err) return reject(err);
         const r = result as ResultSetHeader;
         resolve({ affected: r.affectedRows ?? 0, insertId: r.insertId ? Number(r.insertId) : null });
@@ -168,7 +187,7 @@ export class MysqlDirect implements DirectDriver {
       this.pool.getConnection((err, conn) => {
         if (err) return reject(err);
         const query = <T>(sql: string, params: unknown[]) =>
-          new Promise<T>((res, rej) => conn.query(sql, params, (e, result) => (e ? rej(e) : res(result as T))));
+          new Promise<T>((res, rej) => conn.query(sql, checkParams(sql, params), (e, result) => (e ? rej(e) : res(result as T))));
         let done = false;
         const finish = (broken: boolean) => {
           if (done) return;

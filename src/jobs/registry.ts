@@ -4,6 +4,7 @@
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
+import { dict } from '../objects.js';
 import type { LogLevel } from '../services/logs.js';
 
 /** What a running job sees of itself. */
@@ -116,7 +117,7 @@ export class JobRegistry {
     const t = this.require(type);
     const { value, error } = t.params.validate(params ?? {}, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
     if (error) {
-      const fields: Record<string, string> = {};
+      const fields = dict<string>();
       for (const d of error.details) fields[d.path.join('.') || 'params'] ??= d.message;
       throw new ServiceError('svc_invalid_job_params', `Invalid parameters for ${type}: ${Object.entries(fields).map(([k, m]) => (m.startsWith(k) ? m : `${k}: ${m}`)).join('; ')}.`, 400, { params: fields });
     }

@@ -3,7 +3,7 @@
 import { ServiceError } from '../errors.js';
 import { NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
-import { PostbackParams, pickFields, type PostbackQuery } from './postback.js';
+import { PostbackParams, parsePostbackJson, pickFields, type PostbackQuery } from './postback.js';
 import { PER_MINUTE, RateLimiters } from './rate-limit.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
@@ -156,12 +156,7 @@ export function parseAwinPostback(query: PostbackQuery, body: unknown): Postback
   const push = outer.get('AwinTransactionPush');
   let params = outer;
   if (push !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(push);
-    } catch {
-      throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not valid JSON.', 400);
-    }
+    const parsed = parsePostbackJson(push, 'AwinTransactionPush');
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not a JSON object.', 400);
     params = PostbackParams.readWith(documents, query, body, parsed);
   }

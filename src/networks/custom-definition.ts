@@ -5,6 +5,7 @@
 import Joi from 'joi';
 import { ServiceError } from '../errors.js';
 import { isCurrency } from '../money.js';
+import { own } from '../objects.js';
 import { CASHBACK_TYPES, normaliseRule } from '../services/cashback.js';
 import type { TransactionStatus } from './types.js';
 
@@ -121,7 +122,7 @@ function placeholders(template: string): string[] {
 /** Fills `{name}` placeholders, URL-encoding the values unless `encode` is false. Unknown placeholders stay. */
 export function fillTemplate(template: string, values: Record<string, string | null | undefined>, encode = true): string {
   return template.replace(PLACEHOLDER, (whole, name: string) => {
-    const v = values[name];
+    const v = own(values, name) as string | null | undefined;
     if (v === undefined) return whole;
     return encode ? encodeURIComponent(v ?? '') : (v ?? '');
   });

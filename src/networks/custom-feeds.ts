@@ -7,6 +7,7 @@ import type { FeedDefinition } from './custom-definition.js';
 import { fillTemplate, isLoopbackHost } from './custom-definition.js';
 import { NetworkError, bodyExcerpt, scrubSecrets } from './network-error.js';
 import type { ModuleRuntime } from './types.js';
+import { dict, own } from '../objects.js';
 
 export const FEED_PAGE = 500;
 const TIMEOUT_MS = 60_000;
@@ -16,18 +17,18 @@ export type FeedRecord = Record<string, unknown>;
 
 /** `{settings.NAME}` values for a template (with `extra`, e.g. `from` and `to`). */
 export function templateValues(settings: Record<string, string | undefined>, extra: Record<string, string> = {}): Record<string, string> {
-  const out: Record<string, string> = { ...extra };
+  const out = Object.assign(dict<string>(), extra);
   for (const [k, v] of Object.entries(settings)) if (v !== undefined) out[`settings.${k}`] = v;
   return out;
 }
 
-/** Reads `a.b.c` from a JSON value. */
+/** Reads `a.b.c` from a JSON value: own keys only (a path through `constructor` finds nothing). */
 export function atPath(value: unknown, path: string | undefined): unknown {
   if (!path) return value;
   let cur = value;
   for (const part of path.split('.')) {
-    if (!cur || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[part];
+    cur = own(cur, part);
+    if (cur === undefined) return undefined;
   }
   return cur;
 }

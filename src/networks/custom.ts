@@ -1,6 +1,7 @@
 // A NetworkModule built from a custom network's definition: postbacks read by its parameter
 // mapping, tracking links from its template, advertisers and transactions from its feeds.
 import { ServiceError } from '../errors.js';
+import { own } from '../objects.js';
 import { atPath, feedRecords, type FeedOptions, type FeedRecord } from './custom-feeds.js';
 import { fillTemplate, type CustomDefinition, type FeedDefinition, type PostbackField } from './custom-definition.js';
 import { checkSubId, checkTarget } from './module-support.js';
@@ -17,8 +18,8 @@ export function lookupStatus(map: Record<string, TransactionStatus>, word: strin
 }
 
 function field(record: FeedRecord, feed: FeedDefinition, name: string): unknown {
-  const source = feed.fields[name];
-  if (!source) return undefined;
+  const source = own(feed.fields, name);
+  if (typeof source !== 'string' || !source) return undefined;
   return Object.hasOwn(record, source) ? record[source] : atPath(record, source);
 }
 

@@ -83,13 +83,7 @@ export class PostbackParams {
       const trimmed = body.trim();
       if (!trimmed) return;
       if (trimmed.startsWith('{')) {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(trimmed);
-        } catch {
-          throw new ServiceError('svc_postback_invalid_body', 'The postback body is not valid JSON.', 400);
-        }
-        this.addBody(parsed);
+        this.addBody(parsePostbackJson(trimmed));
         return;
       }
       for (const [k, v] of new URLSearchParams(trimmed)) this.add(k, v);
@@ -97,6 +91,59 @@ export class PostbackParams {
     }
     if (typeof body === 'object') for (const [k, v] of Object.entries(body as Record<string, unknown>)) this.add(k, v);
   }
+}
+
+/**
+ * The first key named twice in one object of a JSON text that JSON.parse accepted, or null.
+ * JSON.parse keeps the last of them, so a signed body `{"payout":"1","payout":"999"}` would be
+ * read as 999 while a checker or log that keeps the first saw 1. Keys are compared decoded
+ * (`"a"` and `"\u0061"` are one key).
+ */
+export function duplicateJsonKey(text: string): string | null {
+  // One entry per open object (its keys so far) or array (null).
+  const open: (Set<string> | null)[] = [];
+  let keyNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const keys = open[open.length - 1];
+      if (keyNext && keys) {
+        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        if (keys.has(key)) return key;
+        keys.add(key);
+        keyNext = false;
+      }
+      i = end;
+    } else if (c === '{') {
+      open.push(new Set());
+      keyNext = true;
+    } else if (c === '[') {
+      open.push(null);
+    } else if (c === '}' || c === ']') {
+      open.pop();
+    } else if (c === ',') {
+      keyNext = open[open.length - 1] instanceof Set;
+    }
+  }
+  return null;
+}
+
+/** JSON.parse, refusing a key named twice in one object as a repeated parameter is refused. */
+export function parsePostbackJson(text: string, what = 'The postback body'): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ServiceError('svc_postback_invalid_body', `${what} is not valid JSON.`, 400);
+  }
+  const repeated = duplicateJsonKey(text);
+  if (repeated !== null) {
+    const name = repeated.slice(0, 64);
+    throw new ServiceError('svc_postback_repeated_param', `${what} names "${name}" more than once.`, 400, { param: name });
+  }
+  return value;
 }
 
 /** Builds the fields object from parameter names, leaving out what is absent. */

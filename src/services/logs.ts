@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';
 import type { SecretValues } from './secret-values.js';
+import { dict } from '../objects.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -60,7 +61,9 @@ export function redact(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => redact(v, depth + 1));
   if (value instanceof Error) return { name: value.name, message: value.message };
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // The keys may be a client's (a postback body): copied onto an object without a prototype, so
+    // a "__proto__" key stays a key instead of replacing the copy's prototype.
+    const out = dict();
     for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1);
     return out;
   }

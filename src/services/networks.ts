@@ -19,6 +19,7 @@ import type { SecretValues } from './secret-values.js';
 import { SettingsService } from './settings.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, SecretBox, tokenHash, type PostbackMode } from './postback-auth.js';
+import { dict, own } from '../objects.js';
 
 export { NETWORK_ID, type Network, type NetworkRow } from './network-rows.js';
 
@@ -284,8 +285,8 @@ export class NetworkService {
       if (name === REVIEW_SETTING && value) parseCeiling(value, name);
     }
     await this.update(id, async (row, t) => {
-      const plain = { ...row.settings };
-      const secrets = row.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
+      const plain = Object.assign(dict<string>(), row.settings);
+      const secrets = Object.assign(dict<string>(), row.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {});
       for (const [name, value] of Object.entries(values)) {
         const target = keys.get(name)!.secret ? secrets : plain;
         if (value === null || value === '') delete target[name];
@@ -512,9 +513,18 @@ export class NetworkService {
   private effectiveSettings(module: NetworkModule, row: NetworkRow | null): ModuleSettings {
     const id = module.id;
     const secrets = row?.secret_settings ? (JSON.parse(this.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
-    const settings: ModuleSettings = { ...(this.deps.configured?.[id] ?? {}), ...(row?.settings ?? {}), ...secrets };
+    const settings: ModuleSettings = Object.assign(dict<string>(), this.fromConfig(id), row?.settings, secrets);
     this.deps.secrets?.add(...secretValuesOf(module, row, settings));
     return settings;
+  }
+
+  /**
+   * The settings of a network from the configuration. Settings objects have no prototype: a
+   * custom network may name a setting `constructor` or `toString`, which must read as unset, not
+   * as a function.
+   */
+  private fromConfig(id: string): Record<string, string> {
+    return Object.assign(dict<string>(), own(this.deps.configured, id));
   }
 
   private async orderCounts(): Promise<Record<string, number>> {
@@ -528,11 +538,11 @@ export class NetworkService {
 
   private async view(module: NetworkModule, row: NetworkRow | null, orders: Record<string, number>, advertisers: Record<string, number>): Promise<Network> {
     const id = module.id;
-    const fromConfig = this.deps.configured?.[id] ?? {};
+    const fromConfig = this.fromConfig(id);
     const secretNames = new Set([...(row?.secret_names ?? []), ...module.configKeys.filter((k) => k.secret && fromConfig[k.name]).map((k) => k.name)]);
-    const plain = { ...fromConfig, ...(row?.settings ?? {}) };
+    const plain = Object.assign(dict<string>(), fromConfig, row?.settings);
     // Whether every required key is there; secret values need not be decrypted to tell.
-    const presence: ModuleSettings = { ...plain };
+    const presence: ModuleSettings = Object.assign(dict<string>(), plain);
     for (const name of secretNames) presence[name] = presence[name] || 'set';
     let configured: boolean;
     try {

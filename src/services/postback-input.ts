@@ -4,6 +4,7 @@
 import { ServiceError } from '../errors.js';
 import { currencyExponent, isCurrency } from '../money.js';
 import { lookupStatus } from '../networks/custom.js';
+import { parsePostbackJson } from '../networks/postback.js';
 import type { NetworkModule, PostbackFields } from '../networks/types.js';
 import { roundDecimal } from '../networks/values.js';
 import type { OrderStatus } from './order-rows.js';
@@ -73,11 +74,14 @@ export function decodeBody(raw: Buffer | null, contentType: string | null, stric
       throw new EncodingError('bytes that are not UTF-8');
     }
     let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      if (!strict) return { body: `[unreadable JSON, ${raw.length} bytes]` };
-      throw new ServiceError('svc_postback_invalid_body', 'The postback body is not valid JSON.', 400);
+    if (strict) value = parsePostbackJson(text);
+    else {
+      // The record of a refused request shows what could be read; the refusal itself is strict.
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return { body: `[unreadable JSON, ${raw.length} bytes]` };
+      }
     }
     if (!value || typeof value !== 'object' || Array.isArray(value)) {
       if (!strict) return { body: '[JSON that is not an object]' };

@@ -1,4 +1,8 @@
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildContext } from '../../src/context.js';
 import { Database, parseDatabaseUrl } from '../../src/db/database.js';
 import { isTransientDbError, translateDbError } from '../../src/db/errors.js';
 import { describeEachDialect } from '../helpers/context.js';
@@ -96,6 +100,26 @@ describeEachDialect('transactions', (use) => {
   });
 });
 
+describeEachDialect('placeholders', (use) => {
+  it('refuses an object or an array bound to a placeholder instead of turning it into SQL', async () => {
+    const { db } = use().ctx;
+    await db.execute("INSERT INTO settings (name, value) VALUES ('placeholder-test', 'secret-value')");
+    // mysql2's query expands an array into a list (older releases also an object into `key` = value,
+    // making `value = ?` with {value: 1} the always-true (value = value) = 1).
+    await expect(db.select('SELECT name FROM settings WHERE name = ? AND value = ?', ['placeholder-test', { value: 1 }])).rejects.toThrow(/SQL parameter 2 is an object/);
+    await expect(db.select('SELECT name FROM settings WHERE name IN (?)', [['placeholder-test', 'other']])).rejects.toThrow(/SQL parameter 1 is an array/);
+    await expect(db.select('SELECT name FROM settings ORDER BY name LIMIT ?', [[0, 1000]])).rejects.toThrow(/SQL parameter 1 is an array/);
+    await expect(db.execute('UPDATE settings SET value = ? WHERE name = ?', [{ value: 'changed' }, 'placeholder-test'])).rejects.toThrow(/is an object/);
+    await expect(db.transaction((t) => db.execute('UPDATE settings SET value = ? WHERE name = ?', ['changed', ['placeholder-test']], t))).rejects.toThrow(/is an array/);
+    const [row] = await db.select<{ value: string }>('SELECT value FROM settings WHERE name = ?', ['placeholder-test']);
+    expect(row.value).toBe('secret-value');
+    // Values a placeholder does take still work: text, numbers, booleans, dates, bytes, null.
+    const [ok] = await db.select<Record<string, unknown>>('SELECT ? AS t, ? AS n, ? AS b, ? AS d, ? AS x, ? AS z', ['a', 1, true, new Date(0), Buffer.from('y'), null]);
+    expect(ok.t).toBe('a');
+    expect(ok.z).toBeNull();
+  });
+});
+
 describe('SQLite connections', () => {
   it('use WAL, synchronous=FULL and a busy timeout', async () => {
     const { createTestDatabase } = await import('../helpers/context.js');
@@ -110,6 +134,60 @@ describe('SQLite connections', () => {
       });
     } finally {
       await db.close();
+      await tdb.drop();
+    }
+  });
+});
+
+// SQLite only: MariaDB's files are the server's.
+describe('SQLite files', () => {
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  it('creates the database directory 0700 and the database, -wal and -shm files 0600', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'cashtrack-files-'));
+    const file = join(root, 'new', 'nested', 'cashtrack.sqlite');
+    const db = new Database({ url: `sqlite:${file}` });
+    try {
+      await db.execute('CREATE TABLE t (x INTEGER)');
+      await db.transaction((t) => db.execute('INSERT INTO t (x) VALUES (1)', [], t));
+      expect((await db.select<{ x: number }>('SELECT x FROM t'))[0].x).toBe(1);
+      expect(modeOf(join(root, 'new'))).toBe(0o700);
+      expect(modeOf(dirname(file))).toBe(0o700);
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) expect(modeOf(f), f).toBe(0o600);
+    } finally {
+      await db.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('tightens a database and its -wal and -shm files that others could read', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'cashtrack-files-'));
+    const file = join(root, 'cashtrack.sqlite');
+    const first = new Database({ url: `sqlite:${file}` });
+    await first.execute('CREATE TABLE t (x INTEGER)');
+    // An older release's files: world-readable. (Closing checkpoints and removes -wal and -shm,
+    // so they are made again, readable too, while the first handle is still open.)
+    const second = new Database({ url: `sqlite:${file}` });
+    try {
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) chmodSync(f, 0o644);
+      await second.execute('INSERT INTO t (x) VALUES (2)');
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) expect(modeOf(f), f).toBe(0o600);
+    } finally {
+      await second.close();
+      await first.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('tightens the data directory when a context is built on it', async () => {
+    const { createTestDatabase, testConfig } = await import('../helpers/context.js');
+    const tdb = await createTestDatabase('sqlite');
+    chmodSync(tdb.dataDir, 0o755);
+    const ctx = buildContext(testConfig(tdb), { logStream: null });
+    try {
+      expect(modeOf(tdb.dataDir)).toBe(0o700);
+    } finally {
+      await ctx.close();
       await tdb.drop();
     }
   });

@@ -287,6 +287,29 @@ describeEachDialect(
       expect(rec.params).not.toContain(token);
     });
 
+    it('refuses a signed JSON body naming a key twice as it refuses a repeated query parameter: 400, recorded as rejected', async () => {
+      const before = await count('orders');
+      const p = sale({ payout: '1.00' });
+      // The last "payout" is what JSON.parse keeps; the signature covers both.
+      const json = JSON.stringify(p).replace(/}$/, ',"payout":"999.00"}');
+      expect(json).toMatch(/"payout":"1\.00".*"payout":"999\.00"/);
+      const res = await postPostback(server, 'signnet', json, 'application/json', { 'x-postback-signature': signature(hmacSecret, json) });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'svc_postback_repeated_param', data: { status: 400, param: 'payout', postback_id: expect.any(Number) } });
+      expect(await count('orders')).toBe(before);
+      expect(await record(res.body.data.postback_id)).toMatchObject({ outcome: 'rejected', code: 'svc_postback_repeated_param', network: 'signnet' });
+      // The same for the query string, for comparison, and for a key repeated inside a nested object or with an escape.
+      const q = query({ ...sale(), payout: ['1.00', '999.00'] });
+      const viaQuery = await getPostback(server, 'signnet', q, { 'x-postback-signature': signature(hmacSecret, q) });
+      expect(viaQuery.status).toBe(400);
+      expect(viaQuery.body).toMatchObject({ code: 'svc_postback_repeated_param' });
+      for (const body of [JSON.stringify({ ...sale(), meta: { a: 1 } }).replace('"a":1', '"a":1,"a":2'), JSON.stringify(sale()).replace(/}$/, ',"\\u0074xn":"T-other"}')]) {
+        const again = await postPostback(server, 'signnet', body, 'application/json', { 'x-postback-signature': signature(hmacSecret, body) });
+        expect(again.body, body).toMatchObject({ code: 'svc_postback_repeated_param' });
+      }
+      expect(await count('orders')).toBe(before);
+    });
+
     it('accepts a parameter repeated with the same value, and ignores unmapped junk', async () => {
       const p = sale();
       const res = await shop({ ...p, txn: [p.txn, p.txn], junk: "'; DROP TABLE orders; --", other: '<script>x</script>' });

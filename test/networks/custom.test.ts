@@ -3,7 +3,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkDefinition, isLoopbackHost, type CustomDefinition } from '../../src/networks/custom-definition.js';
+import { checkDefinition, fillTemplate, isLoopbackHost, type CustomDefinition } from '../../src/networks/custom-definition.js';
+import { atPath } from '../../src/networks/custom-feeds.js';
 import { customModule } from '../../src/networks/custom.js';
 import type { ModuleRuntime, ModuleSettings } from '../../src/networks/types.js';
 
@@ -200,5 +201,20 @@ describe('a custom network from its definition', () => {
     const home = customModule('home', checkDefinition({ ...base, tracking_link: 'https://go.home.test/{advertiser_id}?s={sub_id}' }));
     expect(home.trackingLink({}, { advertiser_id: '1', sub_id: '42', url: null })).toBe('https://go.home.test/1?s=42');
     expect(() => home.trackingLink({}, { advertiser_id: '1', sub_id: '42', url: 'https://shop.test/' })).toThrow(expect.objectContaining({ code: 'svc_deeplink_unsupported', status: 409 }));
+  });
+});
+
+describe('paths and placeholders a definition names', () => {
+  it('reads only own keys of a record along a path, never a prototype', () => {
+    const record = JSON.parse('{"a": {"b": "1"}, "list": []}');
+    expect(atPath(record, 'a.b')).toBe('1');
+    expect(atPath(record, 'constructor')).toBeUndefined();
+    expect(atPath(record, 'a.constructor.name')).toBeUndefined();
+    expect(atPath(record, 'list.constructor.prototype')).toBeUndefined();
+    expect(atPath(record, '__proto__.toString')).toBeUndefined();
+  });
+
+  it('fills only placeholders with a value of their own', () => {
+    expect(fillTemplate('https://x.test/?a={constructor}&b={toString}&c={sub_id}', { sub_id: '7' })).toBe('https://x.test/?a={constructor}&b={toString}&c=7');
   });
 });

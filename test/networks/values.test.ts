@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PostbackParams } from '../../src/networks/postback.js';
+import { duplicateJsonKey, PostbackParams } from '../../src/networks/postback.js';
 import { commissionRange, decimalAmount, dmyTime, domainOf, inclusiveEnd, parseDate, percentText, splitWindows } from '../../src/networks/values.js';
 import { failure } from '../fixtures/networks/runtime.js';
 
@@ -106,5 +106,26 @@ describe('postback parameters', () => {
   it('refuses an enormous value and a malformed JSON body', () => {
     expect(() => PostbackParams.read({ id: 'x'.repeat(5000) })).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_param' }));
     expect(() => PostbackParams.read({}, '{"broken":')).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_body' }));
+  });
+});
+
+describe('duplicateJsonKey', () => {
+  it.each([
+    ['{"a":1,"a":2}', 'a'],
+    ['{"a":{"b":1,"b":1}}', 'b'],
+    ['[{"a":1},{"x":[{"c":1,"c":2}]}]', 'c'],
+    ['{"\\u0061":1,"a":2}', 'a'],
+    ['{"a":"x","b":{"a":1},"a":3}', 'a'],
+  ])('finds the repeated key in %s', (text, key) => {
+    expect(duplicateJsonKey(text)).toBe(key);
+  });
+
+  it.each(['{"a":1,"b":2}', '{"a":{"a":1},"b":{"a":1}}', '[{"a":1},{"a":2}]', '{"a":"\\"a\\":1, {\\"a\\"","b":"a"}', '{"a":["a","a"],"b":"}{,"}', '"a"', '[]', '{}'])('finds none in %s', (text) => {
+    JSON.parse(text);
+    expect(duplicateJsonKey(text)).toBeNull();
+  });
+
+  it('refuses a repeated key in a JSON body PostbackParams reads', () => {
+    expect(() => PostbackParams.read({}, '{"id":"7","id":"8"}')).toThrow(expect.objectContaining({ code: 'svc_postback_repeated_param', data: { param: 'id' } }));
   });
 });

@@ -78,3 +78,10 @@ it('keeps debug entries when the level is debug', async () => {
 it('redact leaves ordinary values alone and bounds depth', () => {
   expect(redact({ a: 1, b: 'x', list: [{ secret: 's' }] })).toEqual({ a: 1, b: 'x', list: [{ secret: '[redacted]' }] });
 });
+
+it('redact keeps a __proto__ key of a client’s object as data instead of making it the copy’s prototype', () => {
+  const copy = redact(JSON.parse('{"__proto__": {"is_admin": true, "token": "t0"}, "note": "x"}')) as Record<string, unknown>;
+  expect(copy.is_admin).toBeUndefined();
+  expect(JSON.parse(JSON.stringify(copy))).toEqual(JSON.parse('{"__proto__": {"is_admin": true, "token": "[redacted]"}, "note": "x"}'));
+  expect(({} as Record<string, unknown>).is_admin).toBeUndefined();
+});

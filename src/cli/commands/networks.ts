@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
+import { dict } from '../../objects.js';
 import { networkSchemas } from '../../http/routes/networks.js';
 import type { Network } from '../../services/networks.js';
 import type { PostbackFilters } from '../../services/postback-records.js';
@@ -92,7 +93,8 @@ function pairs(values: string[], option: string): [string, string][] {
 }
 
 export async function configure(io: Io, id: string, opts: { set?: string[]; unset?: string[]; secretStdin?: string; secretEnv?: string[]; json?: boolean }): Promise<void> {
-  const values: Record<string, string | null> = {};
+  // Keys typed by the operator: `--set __proto__=x` is a (refused) setting name, nothing more.
+  const values = dict<string | null>();
   for (const [k, v] of pairs(opts.set ?? [], '--set')) values[k] = v;
   for (const k of opts.unset ?? []) values[k] = null;
   for (const [k, name] of pairs(opts.secretEnv ?? [], '--secret-env')) {

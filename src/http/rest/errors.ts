@@ -4,6 +4,7 @@ import type { Boom } from '@hapi/boom';
 import type { ValidationError, ValidationErrorItem } from 'joi';
 import { translateDbError } from '../../db/errors.js';
 import { ServiceError } from '../../errors.js';
+import { dict } from '../../objects.js';
 
 export interface RestError {
   status: number;
@@ -64,8 +65,10 @@ export function fromJoi(error: ValidationError): RestError {
     const unique = [...new Set(missing)];
     return restError('rest_missing_callback_param', `Missing parameter(s): ${unique.join(', ')}`, 400, { params: unique });
   }
-  const params: Record<string, string> = {};
-  const detailMap: Record<string, { code: string; message: string; data: unknown }> = {};
+  // Keyed by the client's parameter names: objects without a prototype, so "__proto__" or
+  // "constructor" is a name like any other.
+  const params = dict<string>();
+  const detailMap = dict<{ code: string; message: string; data: unknown }>();
   for (const d of details) {
     const top = d.path.length ? String(d.path[0]) : '(body)';
     const name = d.path.length ? paramName(d.path) : '(body)';

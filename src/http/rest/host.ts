@@ -5,8 +5,10 @@ import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Serve
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
+import { dict, isPrototypeKey } from '../../objects.js';
 import { IdempotencyService, requestHash } from '../../services/idempotency.js';
 import { can, type Principal } from '../../services/auth.js';
+import { hostCheck } from './allowed-hosts.js';
 import { toRestError, restError, type RestError } from './errors.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
 import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
@@ -16,6 +18,7 @@ export const SESSION_COOKIE = 'cashtrack_session';
 /** Query parameters the host consumes itself; never passed to route validation. */
 const GLOBAL_PARAMS = ['_envelope', '_fields', '_method', '_wpnonce', '_locale', '_pretty', '_embed', 'rest_route', 'context'];
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 
 export interface RestState {
   rest: boolean;
@@ -29,6 +32,8 @@ export interface RestState {
   links: string[];
   noCache: boolean;
   replayed?: boolean;
+  /** The body limit for this request when it is lower than the route's (no credentials). */
+  maxBodyBytes?: number;
 }
 
 declare module '@hapi/hapi' {
@@ -75,22 +80,47 @@ export function isHttps(request: Request, ctx: Context): boolean {
 
 function parseFields(value: unknown): string[] | null {
   if (typeof value !== 'string' || !value.trim()) return null;
-  return value.split(/[\s,]+/).filter(Boolean);
+  const fields = value.split(/[\s,]+/).filter(Boolean);
+  // A segment that leads to a prototype names no field of any response: refused, so that no walk
+  // below can reach Object.prototype (and a client learns its request was wrong).
+  const bad = fields.find((f) => f.split('.').some(isPrototypeKey));
+  if (bad) {
+    const message = `_fields may not name __proto__, constructor or prototype (got "${bad.slice(0, 64)}").`;
+    throw new ServiceError('rest_invalid_param', 'Invalid parameter(s): _fields', 400, { params: { _fields: message }, details: { _fields: { code: 'rest_invalid_param', message, data: null } } });
+  }
+  return fields;
 }
 
-/** Keeps only the requested fields (dot notation for nested keys). */
-function pickFields(item: unknown, fields: string[]): unknown {
+/**
+ * Keeps only the requested fields (dot notation for nested keys). Reads own properties only and
+ * builds the output on objects without a prototype, so no field name can reach a prototype.
+ */
+export function pickFields(item: unknown, fields: string[]): unknown {
   if (!item || typeof item !== 'object' || Array.isArray(item)) return item;
-  const out: Record<string, unknown> = {};
+  const out = dict();
+  // Objects made here; a value copied whole from the item (`a` before `a.b`) is never written into.
+  const made = new Set<object>([out]);
   for (const field of fields) {
     const parts = field.split('.');
+    if (parts.some(isPrototypeKey)) continue;
     let src: unknown = item;
     let dst = out;
     for (let i = 0; i < parts.length; i++) {
-      if (!src || typeof src !== 'object' || !(parts[i] in (src as object))) break;
-      src = (src as Record<string, unknown>)[parts[i]];
-      if (i === parts.length - 1) dst[parts[i]] = src;
-      else dst = (dst[parts[i]] ??= {}) as Record<string, unknown>;
+      const key = parts[i];
+      if (!src || typeof src !== 'object' || !Object.hasOwn(src, key)) break;
+      src = (src as Record<string, unknown>)[key];
+      if (i === parts.length - 1) {
+        if (!Object.hasOwn(dst, key)) dst[key] = src;
+        break;
+      }
+      if (!Object.hasOwn(dst, key)) {
+        const child = dict();
+        made.add(child);
+        dst[key] = child;
+      }
+      const next = dst[key];
+      if (!next || typeof next !== 'object' || !made.has(next)) break;
+      dst = next as Record<string, unknown>;
     }
   }
   return out;
@@ -114,6 +144,7 @@ export const restHost: Plugin<RestHostOptions> = {
     const allowByPath = new Map<string, string>();
     for (const def of routes) allowByPath.set(def.path, [...new Set(routes.filter((d) => d.path === def.path).map((d) => d.method))].join(', '));
     const baseUrl = (request: Request) => `${siteUrl(request, ctx)}${root}/`;
+    const hostAllowed = hostCheck(ctx.config);
 
     // Authentication runs here, before routing, so a bad credential or nonce is an error even on
     // an unknown route, as on the host platform. (Cookies are not parsed by hapi yet at this point.)
@@ -145,6 +176,8 @@ export const restHost: Plugin<RestHostOptions> = {
         noCache: false,
       };
       request.app.cashtrack = st;
+      // Every request, REST or not: a host we do not serve gets nothing but this refusal.
+      if (hostAllowed && !hostAllowed(request.info.host)) throw new ServiceError('svc_invalid_host', 'This site is not served at the host the request names.', 400);
       const routeParam = request.query.rest_route;
       if (typeof routeParam === 'string' && (request.path === '/' || request.path === '/index.php')) {
         const params = new URLSearchParams(request.url.search);
@@ -158,7 +191,7 @@ export const restHost: Plugin<RestHostOptions> = {
       st.search = request.url.search;
       const q = request.query as Record<string, unknown>;
       st.envelope = '_envelope' in q;
-      st.fields = parseFields(q._fields);
+      const rawFields = q._fields;
       if ('_jsonp' in q) throw new ServiceError('rest_callback_disabled', 'JSONP support is disabled on this site.', 400);
       const rawOverride = typeof q._method === 'string' ? q._method : request.headers['x-http-method-override'];
       const override = typeof rawOverride === 'string' && rawOverride ? rawOverride.toUpperCase() : null;
@@ -175,8 +208,32 @@ export const restHost: Plugin<RestHostOptions> = {
       }
       for (const p of GLOBAL_PARAMS) delete q[p];
       await authenticate(request, st);
+      st.fields = parseFields(rawFields);
+      if (!st.principal && BODY_METHODS.has(request.method)) limitAnonymousBody(request, st);
       return h.continue;
     });
+
+    /**
+     * Every namespace route answers a request without credentials with 401, but validation comes
+     * first (as on the host platform), so an anonymous body would be read, parsed and validated in
+     * full: up to a second of CPU for 1 MiB of keys. Anonymous bodies get a small limit instead: a
+     * declared length over it is refused before a byte is read, and a body without one (chunked)
+     * is counted as hapi reads it and its read failed once past the limit.
+     */
+    function limitAnonymousBody(request: Request, st: RestState): void {
+      const limit = ctx.config.server.anonymous_max_body_bytes;
+      st.maxBodyBytes = limit;
+      const tooLarge = () => new ServiceError('rest_payload_too_large', 'The request body is larger than the server accepts without credentials.', 413, { max_bytes: limit });
+      const declared = Number(request.headers['content-length']);
+      if (declared > limit) throw tooLarge();
+      let seen = 0;
+      request.events.on('peek', (chunk: Buffer | string) => {
+        if (seen > limit) return;
+        seen += chunk.length;
+        // An error on the request stream fails hapi's read of the payload with it (a 413 below).
+        if (seen > limit) request.raw.req.emit('error', tooLarge());
+      });
+    }
 
     server.ext('onPostAuth', (request, h) => {
       const cfg = request.route.settings.plugins?.cashtrack;
@@ -205,7 +262,7 @@ export const restHost: Plugin<RestHostOptions> = {
       let out: ResponseObject;
       if (isError) {
         const err = toRestError(response, st.requestId);
-        if (err.body.code === 'rest_payload_too_large') err.body.data.max_bytes = request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
+        if (err.body.code === 'rest_payload_too_large') err.body.data.max_bytes = st.maxBodyBytes ?? request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
         if (err.internal) {
           ctx.logger.error('http', 'Internal error', { route: request.route.settings.id ?? request.path, method: request.method, error: String((response as Error).stack ?? response) }, st.requestId);
         } else if (err.status === 503) {
@@ -227,13 +284,14 @@ export const restHost: Plugin<RestHostOptions> = {
         for (const [k, v] of Object.entries(out.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
         return h.response(envelope(out.source, out.statusCode, headers)).code(200);
       }
-      return out;
+      // Changed in place: continuing (rather than returning a takeover response such as OPTIONS')
+      // lets the extensions after this one, the security headers, see it too.
+      return out === response ? h.continue : out;
     });
 
     function decorate(out: ResponseObject, request: Request, st: RestState) {
       const links = [`<${baseUrl(request)}>; rel="https://api.w.org/"`, ...st.links];
       out.headers['link'] = links.length === 1 ? links[0] : links;
-      out.header('X-Content-Type-Options', 'nosniff');
       out.header('X-Robots-Tag', 'noindex');
       out.header('Access-Control-Expose-Headers', 'X-WP-Total, X-WP-TotalPages, Link');
       out.header('Access-Control-Allow-Headers', 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, Idempotency-Key, X-HTTP-Method-Override');
