@@ -39,6 +39,11 @@ export async function withContext<T>(io: Io, fn: (ctx: Context) => Promise<T>, e
   }
 }
 
+/** A member named on the command line (id, login or email) as its id: one resolver for every command. */
+export async function memberId(ctx: Context, member: string): Promise<number> {
+  return (await ctx.users.resolveMember(member)).id;
+}
+
 export function printJson(io: Io, value: unknown): void {
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }

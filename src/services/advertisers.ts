@@ -326,7 +326,7 @@ export class AdvertiserService {
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
     const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?', [module, advertiser]);
     if (!row) throw notFound(module, advertiser);
-    const member = await this.findMember(input.member);
+    const member = await this.deps.users.resolveMember(input.member);
     const { module: network, settings } = await this.deps.networks.requireUsable(module);
     if (row.status === 'inactive') {
       throw new ServiceError('svc_advertiser_inactive', `${module}/${advertiser} is inactive: the network no longer lists it, so a link would earn nothing.`, 409, { module, advertiser });
@@ -347,13 +347,6 @@ export class AdvertiserService {
   }
 
   /** Digits: a user id (as the orders service reads a sub id); anything else: a login or email. */
-  private async findMember(member: string | number): Promise<User> {
-    const key = typeof member === 'number' ? String(member) : typeof member === 'string' ? member.trim() : '';
-    const user = /^\d{1,15}$/.test(key) ? await this.deps.users.get(Number(key)) : key && key.length <= 191 ? await this.deps.users.findByLogin(key) : null;
-    if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, /^\d{1,15}$/.test(key) ? { member_id: Number(key) } : { member: key.slice(0, 191) });
-    return user;
-  }
-
   /** Sets the advertiser's member cashback override (404 when the advertiser is unknown). */
   async setCashback(module: string, advertiser: string, type: CashbackType, value: string, actor: string, currency: string | null = null): Promise<AdvertiserDetail> {
     await this.get(module, advertiser);

@@ -200,6 +200,19 @@ export class UserService {
     return user;
   }
 
+  /**
+   * A member as administrators name one: digits are a user id, anything else a login or email.
+   * The one resolver behind every CLI command that takes a member and the tracking-link service;
+   * 404 svc_member_not_found with `member_id` or `member`.
+   */
+  async resolveMember(member: string | number): Promise<User> {
+    const key = typeof member === 'number' ? String(member) : typeof member === 'string' ? member.trim() : '';
+    const byId = /^\d{1,15}$/.test(key);
+    const user = byId ? await this.get(Number(key)) : key && key.length <= 191 ? await this.findByLogin(key) : null;
+    if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, byId ? { member_id: Number(key) } : { member: key.slice(0, 191) });
+    return user;
+  }
+
   private async findByLoginOrEmail(login: string, email: string): Promise<User | null> {
     const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE login = ? OR email = ? LIMIT 1`, [login, email]);
     return rows[0] ? toUser(rows[0]) : null;
