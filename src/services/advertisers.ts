@@ -175,8 +175,10 @@ export class AdvertiserService {
   constructor(private readonly deps: AdvertiserServiceDeps) {}
 
   /** Advertisers per module (active ones), for the networks' counts. */
-  async countByModule(): Promise<Record<string, number>> {
-    const rows = await this.deps.db.select<{ module: unknown; n: unknown }>("SELECT module, COUNT(*) AS n FROM advertisers WHERE status = 'active' GROUP BY module");
+  async countByModule(modules?: string[]): Promise<Record<string, number>> {
+    if (modules?.length === 0) return {};
+    const only = modules ? ` AND module IN (${modules.map(() => '?').join(', ')})` : '';
+    const rows = await this.deps.db.select<{ module: unknown; n: unknown }>(`SELECT module, COUNT(*) AS n FROM advertisers WHERE status = 'active'${only} GROUP BY module`, modules ?? []);
     return Object.fromEntries(rows.map((r) => [String(r.module), toInt(r.n)]));
   }
 
@@ -300,14 +302,15 @@ export class AdvertiserService {
     return { ...shape(row), raw: json<unknown>(row.raw, null), cashback_rule: await this.deps.cashback.resolve(module, advertiser) };
   }
 
-  /** Up to 20 advertisers whose name starts with `search`: `{id: "module/advertiser", label}`. */
-  async lookup(search: string, limit = 20): Promise<{ id: string; label: string }[]> {
+  /** Typeahead: a page of the advertisers whose name starts with `search`, by name: `{id: "module/advertiser", label}`, and how many there are. */
+  async lookup(search: string, page = { page: 1, per_page: 20 }): Promise<{ items: { id: string; label: string }[]; total: number }> {
     const like = Database.likePrefix(search.trim());
-    const rows = await this.deps.db.select<Record<string, unknown>>(
-      `SELECT module, advertiser, name, name_override FROM advertisers WHERE name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!' ORDER BY name, id LIMIT ${limit}`,
-      [like, like],
-    );
-    return rows.map((r) => ({ id: `${String(r.module)}/${String(r.advertiser)}`, label: `${String(r.name_override ?? r.name)} (${String(r.module)})` }));
+    const where = "WHERE name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!'";
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(`SELECT module, advertiser, name, name_override FROM advertisers ${where} ORDER BY name, id LIMIT ${page.per_page} OFFSET ${(page.page - 1) * page.per_page}`, [like, like]),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${where}`, [like, like]),
+    ]);
+    return { items: rows.map((r) => ({ id: `${String(r.module)}/${String(r.advertiser)}`, label: `${String(r.name_override ?? r.name)} (${String(r.module)})` })), total: toInt(count[0].n) };
   }
 
   /**

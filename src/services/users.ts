@@ -297,21 +297,25 @@ export class UserService {
   }
 
   /**
-   * Typeahead: at most `limit` users whose login, email or display name starts with `search`.
-   * Three index range scans, merged, so it stays fast on a large table.
+   * Typeahead: a page of the users whose login, email or display name starts with `search`, by
+   * login, and how many there are. Each column is its own index range scan, cut at the end of the
+   * page, and their union is sorted: the cost grows with the page, never with the table.
    */
-  async lookup(search: string, limit = 20): Promise<{ id: number; label: string }[]> {
-    const like = Database.likePrefix(search.trim());
-    const per = (column: string) => `SELECT * FROM (SELECT ${USER_COLUMNS} FROM users WHERE ${column} LIKE ? ESCAPE '!' ORDER BY ${column} LIMIT ${limit}) AS m_${column}`;
-    const rows = await this.deps.db.select<Record<string, unknown>>(
-      `${per('login')} UNION ${per('email')} UNION ${per('display_name')}`,
-      [like, like, like],
-    );
-    return rows
-      .map(toUser)
-      .sort((a, b) => a.login.localeCompare(b.login))
-      .slice(0, limit)
-      .map((u) => ({ id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` }));
+  async lookup(search: string, page = { page: 1, per_page: 20 }): Promise<{ items: { id: number; label: string }[]; total: number }> {
+    const prefix = search.trim();
+    const like = Database.likePrefix(prefix);
+    const end = page.page * page.per_page;
+    // An empty search matches every user by login alone: one ordered index walk, one count.
+    const columns = prefix === '' ? ['login'] : ['login', 'email', 'display_name'];
+    const branch = (column: string, select: string, limit: string) => `SELECT * FROM (SELECT ${select} FROM users WHERE ${column} LIKE ? ESCAPE '!'${limit}) AS m_${column}`;
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT * FROM (${columns.map((c) => branch(c, USER_COLUMNS, ` ORDER BY login, id LIMIT ${end}`)).join(' UNION ')}) AS matches ORDER BY login, id LIMIT ${page.per_page} OFFSET ${end - page.per_page}`,
+        columns.map(() => like),
+      ),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM (${columns.map((c) => branch(c, 'id', '')).join(' UNION ')}) AS matches`, columns.map(() => like)),
+    ]);
+    return { items: rows.map(toUser).map((u) => ({ id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` })), total: toInt(count[0].n) };
   }
 
   /**
