@@ -77,7 +77,7 @@ async function seedUsers(ctx, users) {
 
 function layers(app) {
   return [
-    { name: 'lookup (service)', short: 'lookup', run: (s) => app.ctx.users.lookup(s) },
+    { name: 'lookup (service)', short: 'lookup', run: async (s) => (await app.ctx.users.lookup(s)).items },
     {
       name: 'GET /lookup/users',
       short: 'HTTP',
@@ -218,7 +218,7 @@ async function benchDatabase(db, opts, searches, dataDir, secret, cleanups) {
   for (const s of searches) {
     const list = await withTimeout(app.ctx.users.list({ search: s.search, page: 1, per_page: 20 }), CALL_TIMEOUT_MS, `list "${s.search}"`);
     matches.set(s.search, { category: s.category, total: list.total });
-    const found = (await app.ctx.users.lookup(s.search)).length;
+    const found = (await app.ctx.users.lookup(s.search)).items.length;
     if (found !== Math.min(20, list.total) && s.search.trim() === s.search) {
       throw new Error(`lookup "${s.search}" found ${found} users where list counts ${list.total}`);
     }
@@ -236,7 +236,7 @@ async function benchDatabase(db, opts, searches, dataDir, secret, cleanups) {
   // layer, and a miss.
   const slowest = (name) => [...results.find((r) => r.layer === name).samples].sort((a, b) => b.ms - a.ms)[0].search;
   const plans = await queryPlans(app.ctx.db, [
-    { label: 'lookup', searches: ['ma', slowest('lookup (service)'), 'zzq'], run: (s) => app.ctx.users.lookup(s) },
+    { label: 'lookup', searches: ['ma', slowest('lookup (service)'), 'zzq'], run: async (s) => (await app.ctx.users.lookup(s)).items },
     { label: 'list', searches: ['ma', slowest('list (service)'), 'zzq'], run: (s) => app.ctx.users.list({ search: s, page: 1, per_page: 20 }) },
   ]);
   await app.close();

@@ -111,7 +111,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
     postbackBaseUrl: () => postbacks.selfUrl,
-    countAdvertisers: () => advertisers.countByModule(),
+    countAdvertisers: (networks) => advertisers.countByModule(networks),
   });
   const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });
   const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users });

@@ -39,6 +39,11 @@ export async function withContext<T>(io: Io, fn: (ctx: Context) => Promise<T>, e
   }
 }
 
+/** A member named on the command line (id, login or email) as its id: one resolver for every command. */
+export async function memberId(ctx: Context, member: string): Promise<number> {
+  return (await ctx.users.resolveMember(member)).id;
+}
+
 export function printJson(io: Io, value: unknown): void {
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
@@ -56,27 +61,51 @@ export function printTable(io: Io, rows: Record<string, unknown>[], columns: str
   for (const r of rows) io.stdout.write(line(columns.map((c) => cell(r[c]))));
 }
 
-/** `code: message` on stderr; exit 2 for usage errors, 1 otherwise. No stack for expected errors. */
-export function reportError(io: Io, err: unknown): number {
+/** What a failed command reports: the REST error's shape, so scripts branch on `code` alone. */
+export interface CliError {
+  code: string;
+  message: string;
+  data: Record<string, unknown>;
+  /** 2 for usage errors, 1 otherwise. */
+  exit: number;
+  /** Without `--json` only: the driver's own words after the message. */
+  detail?: string;
+  /** Without `--json` only: an unexpected fault's stack, printed instead of the message. */
+  stack?: string;
+}
+
+/** The report of anything a command threw, or null when the command already printed it. */
+export function describeError(err: unknown): CliError | null {
   // The command already printed what went wrong (e.g. `ledger verify` listing discrepancies).
-  if ((err as { silent?: boolean })?.silent) return 1;
-  if (err instanceof UsageError) {
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return 2;
-  }
-  if (isServiceError(err)) {
-    io.stderr.write(`${err.code}: ${err.message}\n`);
-    return 1;
-  }
+  if ((err as { silent?: boolean })?.silent) return null;
+  if (err instanceof UsageError) return { code: err.code, message: err.message, data: { status: 400 }, exit: 2 };
+  if (isServiceError(err)) return { code: err.code, message: err.message, data: { status: err.status, ...err.data }, exit: 1 };
   const db = translateDbError(err);
   if (db) {
     // The operator may see the driver's words (unlike an HTTP client): they say what to fix.
     const detail = (err as { original?: { message?: string }; message?: string }).original?.message ?? (err as Error).message;
-    io.stderr.write(`${db.code}: ${db.message}${detail ? ` (${detail})` : ''}\n`);
-    return 1;
+    return { code: db.code, message: db.message, data: { status: db.status, ...db.data, ...(detail ? { detail } : {}) }, exit: 1, detail: detail ? ` (${detail})` : undefined };
   }
-  io.stderr.write(`svc_internal_error: ${(err as Error)?.stack ?? String(err)}\n`);
-  return 1;
+  const message = (err as Error)?.message ?? String(err);
+  return { code: 'svc_internal_error', message, data: { status: 500 }, exit: 1, stack: (err as Error)?.stack };
+}
+
+/**
+ * Prints a failed command's error on stderr and returns its exit code (2 for usage errors, 1
+ * otherwise). Without `json`: `code: message`, no stack for expected errors. With `json`: one
+ * JSON object `{"code", "message", "data"}` on one line.
+ */
+export function reportError(io: Io, err: unknown, json = false): number {
+  const e = describeError(err);
+  if (!e) return 1;
+  writeError(io, e, json);
+  return e.exit;
+}
+
+export function writeError(io: Io, e: CliError, json: boolean): void {
+  if (json) io.stderr.write(JSON.stringify({ code: e.code, message: e.message, data: e.data }) + '\n');
+  else if (e.stack) io.stderr.write(`${e.code}: ${e.stack}\n`);
+  else io.stderr.write(`${e.code}: ${e.message}${e.detail ?? ''}\n`);
 }
 
 /** Reads all of stdin (for --password-stdin). */

@@ -175,8 +175,10 @@ export class AdvertiserService {
   constructor(private readonly deps: AdvertiserServiceDeps) {}
 
   /** Advertisers per module (active ones), for the networks' counts. */
-  async countByModule(): Promise<Record<string, number>> {
-    const rows = await this.deps.db.select<{ module: unknown; n: unknown }>("SELECT module, COUNT(*) AS n FROM advertisers WHERE status = 'active' GROUP BY module");
+  async countByModule(modules?: string[]): Promise<Record<string, number>> {
+    if (modules?.length === 0) return {};
+    const only = modules ? ` AND module IN (${modules.map(() => '?').join(', ')})` : '';
+    const rows = await this.deps.db.select<{ module: unknown; n: unknown }>(`SELECT module, COUNT(*) AS n FROM advertisers WHERE status = 'active'${only} GROUP BY module`, modules ?? []);
     return Object.fromEntries(rows.map((r) => [String(r.module), toInt(r.n)]));
   }
 
@@ -300,14 +302,15 @@ export class AdvertiserService {
     return { ...shape(row), raw: json<unknown>(row.raw, null), cashback_rule: await this.deps.cashback.resolve(module, advertiser) };
   }
 
-  /** Up to 20 advertisers whose name starts with `search`: `{id: "module/advertiser", label}`. */
-  async lookup(search: string, limit = 20): Promise<{ id: string; label: string }[]> {
+  /** Typeahead: a page of the advertisers whose name starts with `search`, by name: `{id: "module/advertiser", label}`, and how many there are. */
+  async lookup(search: string, page = { page: 1, per_page: 20 }): Promise<{ items: { id: string; label: string }[]; total: number }> {
     const like = Database.likePrefix(search.trim());
-    const rows = await this.deps.db.select<Record<string, unknown>>(
-      `SELECT module, advertiser, name, name_override FROM advertisers WHERE name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!' ORDER BY name, id LIMIT ${limit}`,
-      [like, like],
-    );
-    return rows.map((r) => ({ id: `${String(r.module)}/${String(r.advertiser)}`, label: `${String(r.name_override ?? r.name)} (${String(r.module)})` }));
+    const where = "WHERE name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!'";
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(`SELECT module, advertiser, name, name_override FROM advertisers ${where} ORDER BY name, id LIMIT ${page.per_page} OFFSET ${(page.page - 1) * page.per_page}`, [like, like]),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${where}`, [like, like]),
+    ]);
+    return { items: rows.map((r) => ({ id: `${String(r.module)}/${String(r.advertiser)}`, label: `${String(r.name_override ?? r.name)} (${String(r.module)})` })), total: toInt(count[0].n) };
   }
 
   /**
@@ -326,7 +329,7 @@ export class AdvertiserService {
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
     const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?', [module, advertiser]);
     if (!row) throw notFound(module, advertiser);
-    const member = await this.findMember(input.member);
+    const member = await this.deps.users.resolveMember(input.member);
     const { module: network, settings } = await this.deps.networks.requireUsable(module);
     if (row.status === 'inactive') {
       throw new ServiceError('svc_advertiser_inactive', `${module}/${advertiser} is inactive: the network no longer lists it, so a link would earn nothing.`, 409, { module, advertiser });
@@ -347,13 +350,6 @@ export class AdvertiserService {
   }
 
   /** Digits: a user id (as the orders service reads a sub id); anything else: a login or email. */
-  private async findMember(member: string | number): Promise<User> {
-    const key = typeof member === 'number' ? String(member) : typeof member === 'string' ? member.trim() : '';
-    const user = /^\d{1,15}$/.test(key) ? await this.deps.users.get(Number(key)) : key && key.length <= 191 ? await this.deps.users.findByLogin(key) : null;
-    if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, /^\d{1,15}$/.test(key) ? { member_id: Number(key) } : { member: key.slice(0, 191) });
-    return user;
-  }
-
   /** Sets the advertiser's member cashback override (404 when the advertiser is unknown). */
   async setCashback(module: string, advertiser: string, type: CashbackType, value: string, actor: string, currency: string | null = null): Promise<AdvertiserDetail> {
     await this.get(module, advertiser);

@@ -37,7 +37,7 @@ export interface NetworkServiceDeps {
    * Hook point for the advertisers table (issue 4, item 5): advertiser counts per network id.
    * Until it is wired, every network counts 0 advertisers.
    */
-  countAdvertisers?: () => Promise<Record<string, number>>;
+  countAdvertisers?: (networks?: string[]) => Promise<Record<string, number>>;
   /** The base URL postbacks reach this daemon at (public_url, else the listening address), when known. */
   postbackBaseUrl?: () => string | null;
   /** Every secret this service opens (settings, postback secrets) is added here, so the log and stored errors scrub it. */
@@ -164,6 +164,37 @@ export class NetworkService {
       out.push(await this.view(customModule(row.id, row.definition!), row, orders, advertisers));
     }
     return filters.kind ? out.filter((n) => n.kind === filters.kind) : out;
+  }
+
+  /**
+   * A page of the networks, built-in (by id) then custom (by id), and how many there are. Only the
+   * page's rows and counts are read: a site with many custom networks lists them page by page.
+   */
+  async listPage(query: { kind?: 'builtin' | 'custom'; page: number; per_page: number }): Promise<{ items: Network[]; total: number }> {
+    const builtin = query.kind === 'custom' ? [] : [...this.byId.keys()].sort();
+    // A custom row that reuses a built-in id (left from before that module existed) is not listed.
+    const ids = [...this.byId.keys()];
+    const customWhere = `kind = 'custom' AND definition IS NOT NULL${ids.length ? ` AND id NOT IN (${ids.map(() => '?').join(', ')})` : ''}`;
+    const customTotal = query.kind === 'builtin' ? 0 : toInt((await this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM networks WHERE ${customWhere}`, ids))[0].n);
+    const offset = (query.page - 1) * query.per_page;
+    const pageBuiltin = builtin.slice(offset, offset + query.per_page);
+    const customLimit = query.per_page - pageBuiltin.length;
+    const [builtinRows, customRows] = await Promise.all([
+      pageBuiltin.length ? this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id IN (${pageBuiltin.map(() => '?').join(', ')})`, pageBuiltin) : [],
+      customLimit > 0 && customTotal > 0
+        ? this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE ${customWhere} ORDER BY id LIMIT ${customLimit} OFFSET ${Math.max(0, offset - builtin.length)}`, ids)
+        : [],
+    ]);
+    const rows = new Map([...builtinRows, ...customRows].map((r) => [String(r.id), toNetworkRow(r)]));
+    const pageIds = [...pageBuiltin, ...customRows.map((r) => String(r.id))];
+    const [orders, advertisers] = await Promise.all([this.orderCounts(pageIds), this.advertiserCounts(pageIds)]);
+    const items: Network[] = [];
+    for (const id of pageBuiltin) items.push(await this.view(this.byId.get(id)!, rows.get(id) ?? null, orders, advertisers));
+    for (const r of customRows) {
+      const row = rows.get(String(r.id))!;
+      items.push(await this.view(customModule(row.id, row.definition!), row, orders, advertisers));
+    }
+    return { items, total: builtin.length + customTotal };
   }
 
   /** One network (404 svc_network_not_found). */
@@ -527,13 +558,15 @@ export class NetworkService {
     return Object.assign(dict<string>(), own(this.deps.configured, id));
   }
 
-  private async orderCounts(): Promise<Record<string, number>> {
-    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>('SELECT network, COUNT(*) AS n FROM orders GROUP BY network');
+  private async orderCounts(networks?: string[]): Promise<Record<string, number>> {
+    if (networks?.length === 0) return {};
+    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
+    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
     return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
   }
 
-  private async advertiserCounts(): Promise<Record<string, number>> {
-    return this.deps.countAdvertisers ? this.deps.countAdvertisers() : {};
+  private async advertiserCounts(networks?: string[]): Promise<Record<string, number>> {
+    return this.deps.countAdvertisers ? this.deps.countAdvertisers(networks) : {};
   }
 
   private async view(module: NetworkModule, row: NetworkRow | null, orders: Record<string, number>, advertisers: Record<string, number>): Promise<Network> {

@@ -200,6 +200,19 @@ export class UserService {
     return user;
   }
 
+  /**
+   * A member as administrators name one: digits are a user id, anything else a login or email.
+   * The one resolver behind every CLI command that takes a member and the tracking-link service;
+   * 404 svc_member_not_found with `member_id` or `member`.
+   */
+  async resolveMember(member: string | number): Promise<User> {
+    const key = typeof member === 'number' ? String(member) : typeof member === 'string' ? member.trim() : '';
+    const byId = /^\d{1,15}$/.test(key);
+    const user = byId ? await this.get(Number(key)) : key && key.length <= 191 ? await this.findByLogin(key) : null;
+    if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, byId ? { member_id: Number(key) } : { member: key.slice(0, 191) });
+    return user;
+  }
+
   private async findByLoginOrEmail(login: string, email: string): Promise<User | null> {
     const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE login = ? OR email = ? LIMIT 1`, [login, email]);
     return rows[0] ? toUser(rows[0]) : null;
@@ -284,21 +297,25 @@ export class UserService {
   }
 
   /**
-   * Typeahead: at most `limit` users whose login, email or display name starts with `search`.
-   * Three index range scans, merged, so it stays fast on a large table.
+   * Typeahead: a page of the users whose login, email or display name starts with `search`, by
+   * login, and how many there are. Each column is its own index range scan, cut at the end of the
+   * page, and their union is sorted: the cost grows with the page, never with the table.
    */
-  async lookup(search: string, limit = 20): Promise<{ id: number; label: string }[]> {
-    const like = Database.likePrefix(search.trim());
-    const per = (column: string) => `SELECT * FROM (SELECT ${USER_COLUMNS} FROM users WHERE ${column} LIKE ? ESCAPE '!' ORDER BY ${column} LIMIT ${limit}) AS m_${column}`;
-    const rows = await this.deps.db.select<Record<string, unknown>>(
-      `${per('login')} UNION ${per('email')} UNION ${per('display_name')}`,
-      [like, like, like],
-    );
-    return rows
-      .map(toUser)
-      .sort((a, b) => a.login.localeCompare(b.login))
-      .slice(0, limit)
-      .map((u) => ({ id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` }));
+  async lookup(search: string, page = { page: 1, per_page: 20 }): Promise<{ items: { id: number; label: string }[]; total: number }> {
+    const prefix = search.trim();
+    const like = Database.likePrefix(prefix);
+    const end = page.page * page.per_page;
+    // An empty search matches every user by login alone: one ordered index walk, one count.
+    const columns = prefix === '' ? ['login'] : ['login', 'email', 'display_name'];
+    const branch = (column: string, select: string, limit: string) => `SELECT * FROM (SELECT ${select} FROM users WHERE ${column} LIKE ? ESCAPE '!'${limit}) AS m_${column}`;
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT * FROM (${columns.map((c) => branch(c, USER_COLUMNS, ` ORDER BY login, id LIMIT ${end}`)).join(' UNION ')}) AS matches ORDER BY login, id LIMIT ${page.per_page} OFFSET ${end - page.per_page}`,
+        columns.map(() => like),
+      ),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM (${columns.map((c) => branch(c, 'id', '')).join(' UNION ')}) AS matches`, columns.map(() => like)),
+    ]);
+    return { items: rows.map(toUser).map((u) => ({ id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` })), total: toInt(count[0].n) };
   }
 
   /**

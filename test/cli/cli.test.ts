@@ -28,6 +28,41 @@ describe('cashtrack (no database)', () => {
     expect(r.stderr).toContain('--email');
   });
 
+  it('with --json, reports every error as one JSON object on stderr and keeps the exit codes', async () => {
+    const parse = (stderr: string) => {
+      const lines = stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      return JSON.parse(lines[0]) as { code: string; message: string; data: Record<string, unknown> };
+    };
+    // Commander's own usage errors: a missing required option, a bad choice, an unknown option.
+    const missing = await runCli(['users', 'create', 'x', '--json']);
+    expect(missing.code).toBe(2);
+    expect(parse(missing.stderr)).toEqual({ code: 'svc_usage', message: expect.stringContaining('--email'), data: { status: 400 } });
+    const choice = await runCli(['users', 'create', 'x', '--email', 'x@example.com', '--role', 'root', '--json']);
+    expect(choice.code).toBe(2);
+    expect(parse(choice.stderr)).toMatchObject({ code: 'svc_usage', message: expect.stringContaining("'root' is invalid") });
+    const unknown = await runCli(['users', 'list', '--frobnicate', '--json']);
+    expect(unknown.code).toBe(2);
+    expect(parse(unknown.stderr).code).toBe('svc_usage');
+    expect(unknown.stderr).not.toContain('cashtrack --help');
+    // The CLI's own usage errors, and a group run without a subcommand.
+    const perPage = await runCli(['users', 'list', '--per-page', '101', '--json']);
+    expect(perPage.code).toBe(2);
+    expect(parse(perPage.stderr)).toEqual({ code: 'svc_usage', message: '--per-page must be between 1 and 100, got "101"', data: { status: 400 } });
+    const group = await runCli(['ledger', '--json']);
+    expect(group.code).toBe(2);
+    expect(parse(group.stderr).code).toBe('svc_usage');
+    // A service's refusal keeps its code and data; exit 1.
+    const config = await runCli(['users', 'list', '--json'], { env: { CASHTRACK_PORT: 'eighty' } });
+    expect(config.code).toBe(1);
+    expect(parse(config.stderr)).toEqual({ code: 'svc_invalid_config', message: expect.stringContaining('CASHTRACK_PORT'), data: { status: 500, key: 'server.port' } });
+    const database = await runCli(['users', 'list', '--json'], { env: { CASHTRACK_DATABASE_URL: 'mysql://root@127.0.0.1:1/nowhere' } });
+    expect(database.code).toBe(1);
+    expect(parse(database.stderr)).toMatchObject({ code: 'svc_database_unavailable', data: { status: 503, retry_after: 5 } });
+    // Without --json the same errors stay `code: message` lines.
+    expect((await runCli(['users', 'list', '--per-page', '101'])).stderr).toBe('svc_usage: --per-page must be between 1 and 100, got "101"\n');
+  });
+
   it('names the bad configuration key and exits 1', async () => {
     const r = await runCli(['users', 'list'], { env: { CASHTRACK_PORT: 'eighty' } });
     expect(r.code).toBe(1);

@@ -67,7 +67,7 @@ for (const dialect of dialects) {
         [['payouts', 'create', 'pia', '12.505', '--method', 'paypal'], 1, /^svc_invalid_amount: /],
         [['payouts', 'create', 'pia', '-1.00', '--method', 'paypal'], 1, /^svc_invalid_amount: /],
         [['payouts', 'create', 'pia', '5.00', '--method', 'paypal'], 1, /^svc_payout_below_minimum: /],
-        [['payouts', 'create', 'nobody', '50.00', '--method', 'paypal'], 1, /^svc_user_not_found: /],
+        [['payouts', 'create', 'nobody', '50.00', '--method', 'paypal'], 1, /^svc_member_not_found: /],
         [['payouts', 'create', '424242', '50.00', '--method', 'paypal'], 1, /^svc_member_not_found: /],
         [['payouts', 'create', 'pia', '50.00', '--method', 'paypal', '--currency', 'usd'], 1, /^rest_invalid_param: .*currency/],
         [['payouts', 'create', 'pia', '50.00'], 2, /--method/],

@@ -46,6 +46,15 @@ describeEachDialect('advertisers over REST', (use) => {
     expect(res.result).toEqual([{ id: 'awin/3', label: 'Beta Books (awin)' }]);
   });
 
+  it('pages advertiser lookups at most 20 a page, with X-WP-Total', async () => {
+    const first = await request('GET', '/lookup/advertisers?search=Al&per_page=1');
+    expect(first.result).toEqual([{ id: 'awin/1', label: 'Alpha Shoes (awin)' }]);
+    expect(first.headers['x-wp-total']).toBe('2');
+    expect(first.headers['x-wp-totalpages']).toBe('2');
+    expect((await request('GET', '/lookup/advertisers?search=Al&per_page=1&page=2')).result).toEqual([{ id: 'awin/2', label: 'Alpine Gear (awin)' }]);
+    expect((await request('GET', '/lookup/advertisers?search=Al&per_page=21')).result).toMatchObject({ code: 'rest_invalid_param', data: { details: { per_page: { code: 'rest_out_of_bounds' } } } });
+  });
+
   it('starts a sync job (202), refuses a second one while it is queued (409), and 404s an unknown network', async () => {
     const res = await request('POST', '/advertisers/sync', { network: 'awin' });
     expect(res.statusCode).toBe(202);

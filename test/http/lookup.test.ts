@@ -34,6 +34,25 @@ describeEachDialect('GET /lookup/users', (use) => {
     }
   });
 
+  it('pages the matches at most 20 a page, with X-WP-Total and X-WP-TotalPages', async () => {
+    const get = (query: string) => server.inject({ url: `${NS}/lookup/users?${query}`, headers: { authorization: admin.authorization } });
+    const first = await get('search=member');
+    expect(first.headers['x-wp-total']).toBe('30');
+    expect(first.headers['x-wp-totalpages']).toBe('2');
+    expect(String(first.headers.link)).toContain('rel="next"');
+    const second = await get('search=member&page=2');
+    const labels = [...(first.result as { label: string }[]), ...(second.result as { label: string }[])].map((r) => r.label);
+    expect(labels).toHaveLength(30);
+    expect(new Set(labels).size).toBe(30);
+    const small = await get('search=member&per_page=7&page=5');
+    expect((small.result as { label: string }[]).map((r) => r.label)).toEqual(labels.slice(28, 30));
+    expect(small.headers['x-wp-totalpages']).toBe('5');
+    const tooMany = await get('search=member&per_page=21');
+    expect(tooMany.statusCode).toBe(400);
+    expect(tooMany.result).toMatchObject({ code: 'rest_invalid_param', data: { details: { per_page: { code: 'rest_out_of_bounds' } } } });
+    expect((await get('search=member&page=3')).result).toMatchObject({ code: 'rest_invalid_page_number', data: { total: 30, total_pages: 2 } });
+  });
+
   it('refuses an overlong search', async () => {
     const res = await server.inject({ url: `${NS}/lookup/users?search=${'a'.repeat(300)}`, headers: { authorization: admin.authorization } });
     expect(res.result).toMatchObject({ code: 'rest_invalid_param', data: { details: { search: { code: 'rest_too_long' } } } });

@@ -174,6 +174,37 @@ describeEachDialect(
       const [tokenRow] = await ctx.db.select<Json>("SELECT postback_secret FROM networks WHERE id = 'shopnet'");
       expect(tokenRow.postback_secret).toMatch(/^h1:[0-9a-f]{64}$/);
     });
+
+    it('pages the networks, built-in then custom by id, with X-WP-Total, X-WP-TotalPages and Link', async () => {
+      for (const id of ['pg-c', 'pg-a', 'pg-b']) expect((await post(`/networks/${id}`, shopnetDefinition({ name: `Paged ${id}` }))).statusCode).toBeLessThan(300);
+      const all = await get('/networks?per_page=100');
+      const ids = (all.result as Json[]).map((n) => n.id as string);
+      const kinds = (all.result as Json[]).map((n) => n.kind as string);
+      expect(ids[0]).toBe('fakenet');
+      expect(kinds.lastIndexOf('builtin')).toBeLessThan(kinds.indexOf('custom'));
+      const custom = ids.filter((_, i) => kinds[i] === 'custom');
+      expect(custom).toEqual([...custom].sort());
+      expect(custom).toEqual(expect.arrayContaining(['pg-a', 'pg-b', 'pg-c']));
+      expect(Number(all.headers['x-wp-total'])).toBe(ids.length);
+      const walked: string[] = [];
+      const pages = Math.ceil(ids.length / 2);
+      for (let page = 1; page <= pages; page++) {
+        const res = await get(`/networks?per_page=2&page=${page}`);
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['x-wp-total']).toBe(String(ids.length));
+        expect(res.headers['x-wp-totalpages']).toBe(String(pages));
+        if (page < pages) expect(String(res.headers.link)).toContain('rel="next"');
+        walked.push(...(res.result as Json[]).map((n) => n.id as string));
+      }
+      expect(walked).toEqual(ids);
+      const customOnly = await get('/networks?kind=custom&per_page=1&page=2');
+      expect((customOnly.result as Json[]).map((n) => n.id)).toEqual([custom[1]]);
+      expect(customOnly.headers['x-wp-total']).toBe(String(custom.length));
+      const past = await get(`/networks?per_page=2&page=${pages + 1}`);
+      expect(past.statusCode).toBe(400);
+      expect(past.result).toMatchObject({ code: 'rest_invalid_page_number', data: { total: ids.length, total_pages: pages } });
+      expect((await get('/networks?per_page=101')).result).toMatchObject({ code: 'rest_invalid_param' });
+    });
   },
   { networks: { fakenet: { region: 'eu' } } },
   { networkModules: [fakeModule()] },

@@ -118,9 +118,10 @@ describeEachDialect(
       expect(found.items.every((a) => a.name.startsWith(prefix))).toBe(true);
       expect((await ctx.advertisers.list({ has_page: true, page: 1, per_page: 10 })).total).toBe(0);
       const looked = await ctx.advertisers.lookup(prefix);
-      expect(looked.length).toBeGreaterThan(0);
-      expect(looked.length).toBeLessThanOrEqual(20);
-      expect(looked[0].id).toMatch(/^admitad\/\d+$/);
+      expect(looked.items.length).toBeGreaterThan(0);
+      expect(looked.items.length).toBeLessThanOrEqual(20);
+      expect(looked.total).toBeGreaterThanOrEqual(looked.items.length);
+      expect(looked.items[0].id).toMatch(/^admitad\/\d+$/);
     });
 
     it('answers 404 svc_advertiser_not_found for an unknown advertiser', async () => {

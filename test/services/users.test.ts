@@ -48,13 +48,31 @@ describeEachDialect('users', (use) => {
     const { users } = use().ctx;
     for (let i = 0; i < 25; i++) await users.create({ login: `shopper${String(i).padStart(2, '0')}`, email: `s${i}@shop.example`, display_name: `Zed ${i}` });
     await users.create({ login: 'dave', email: 'dave@example.com', display_name: 'Shopaholic Dave' });
-    expect(await users.lookup('shopper0')).toHaveLength(10);
-    expect(await users.lookup('SHOP')).toHaveLength(20);
+    expect((await users.lookup('shopper0')).items).toHaveLength(10);
+    expect((await users.lookup('SHOP')).items).toHaveLength(20);
     const byName = await users.lookup('shopaholic');
-    expect(byName).toEqual([{ id: expect.any(Number), label: 'Shopaholic Dave (dave, dave@example.com)' }]);
-    expect(await users.lookup('s1@shop')).toHaveLength(1);
-    expect(await users.lookup('100%')).toEqual([]);
-    expect(await users.lookup('_')).toEqual([]);
+    expect(byName.items).toEqual([{ id: expect.any(Number), label: 'Shopaholic Dave (dave, dave@example.com)' }]);
+    expect((await users.lookup('s1@shop')).items).toHaveLength(1);
+    expect((await users.lookup('100%')).items).toEqual([]);
+    expect((await users.lookup('_')).items).toEqual([]);
+  });
+
+  it('pages the typeahead by login and counts every match once, whichever columns it matched', async () => {
+    const { users } = use().ctx;
+    // Matches by login (typo*), by email (typo@...) and by display name (Typo ...), some by all three.
+    for (let i = 0; i < 23; i++) await users.create({ login: `typo${String(i).padStart(2, '0')}`, email: `t${i}@typo.example`, display_name: `Typo ${i}` });
+    await users.create({ login: 'xena', email: 'typo.x@example.com', display_name: 'Xena' });
+    await users.create({ login: 'yves', email: 'yves@example.com', display_name: 'Typographer Yves' });
+    const first = await users.lookup('typo', { page: 1, per_page: 20 });
+    const second = await users.lookup('typo', { page: 2, per_page: 20 });
+    expect(first.total).toBe(25);
+    expect(second.total).toBe(25);
+    expect(first.items).toHaveLength(20);
+    expect(second.items).toHaveLength(5);
+    const labels = [...first.items, ...second.items].map((u) => u.label);
+    expect(new Set(labels).size).toBe(25);
+    expect(labels.slice(-2)).toEqual(['Xena (xena, typo.x@example.com)', 'Typographer Yves (yves, yves@example.com)']);
+    expect((await users.lookup('typo', { page: 3, per_page: 10 })).items.map((u) => u.label)).toEqual(labels.slice(20, 25).slice(0, 5));
   });
 
   it('lists users by login with a prefix search and paging', async () => {

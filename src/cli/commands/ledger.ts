@@ -1,7 +1,7 @@
 // `cashtrack ledger members|entries|adjust|reverse|verify`.
 import { ledgerSchemas } from '../../http/routes/ledger.js';
 import { idempotently } from '../idempotency.js';
-import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 
 export async function members(io: Io, opts: { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
   const query = await validateInput<Record<string, unknown>>(ledgerSchemas.members, {
@@ -23,8 +23,8 @@ export async function members(io: Io, opts: { search?: string; currency?: string
 
 export async function entries(io: Io, member: string, opts: { type?: string; currency?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const memberId = /^\d+$/.test(member) ? Number(member) : (await ctx.users.requireByLogin(member)).id;
-    const query = await validateInput<Record<string, unknown>>(ledgerSchemas.entries, { member_id: memberId, type: opts.type, currency: opts.currency, page: opts.page, per_page: opts.perPage });
+    const member_id = await memberId(ctx, member);
+    const query = await validateInput<Record<string, unknown>>(ledgerSchemas.entries, { member_id, type: opts.type, currency: opts.currency, page: opts.page, per_page: opts.perPage });
     const { items, total } = await ctx.ledger.listEntries(query as never);
     if (opts.json) return printJson(io, items);
     printTable(
@@ -38,8 +38,8 @@ export async function entries(io: Io, member: string, opts: { type?: string; cur
 
 export async function adjust(io: Io, member: string, type: string, amount: string, opts: { note?: string; currency?: string; allowNegative?: boolean; idempotencyKey?: string; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const memberId = /^\d+$/.test(member) ? Number(member) : (await ctx.users.requireByLogin(member)).id;
-    const input = await validateInput<Record<string, unknown>>(ledgerSchemas.adjustment, { member_id: memberId, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
+    const member_id = await memberId(ctx, member);
+    const input = await validateInput<Record<string, unknown>>(ledgerSchemas.adjustment, { member_id, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
     const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (record) => ctx.ledger.adjust(input as never, 'cli', record));
     if (opts.json) return printJson(io, result);
     const { entry, balance } = result;

@@ -30,11 +30,13 @@ function row(n: Network): Record<string, unknown> {
   };
 }
 
-export async function list(io: Io, opts: { kind?: 'builtin' | 'custom'; json?: boolean }): Promise<void> {
+export async function list(io: Io, opts: { kind?: 'builtin' | 'custom'; page: number; perPage: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const items = await ctx.networks.list(await validateInput(networkSchemas.list, { kind: opts.kind }));
+    const query = await validateInput<{ kind?: 'builtin' | 'custom'; page: number; per_page: number }>(networkSchemas.list, { kind: opts.kind, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.networks.listPage(query);
     if (opts.json) return printJson(io, items);
     printTable(io, items.map(row), ['id', 'kind', 'name', 'enabled', 'configured', 'postbacks', 'orders', 'advertisers', 'last_sync_at']);
+    io.stdout.write(`${total} network(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
   });
 }
 

@@ -2,14 +2,9 @@
 import type { Context } from '../../context.js';
 import { changeStatus, orderSchemas } from '../../http/routes/orders.js';
 import type { Order, OrderChange } from '../../services/orders.js';
-import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
 
-/** A member given as an id or as a login or email. */
-async function memberId(ctx: Context, member: string): Promise<number> {
-  if (/^\d+$/.test(member)) return Number(member);
-  return (await ctx.users.requireByLogin(member)).id;
-}
 
 const who = (o: Order) => (o.member ? `${o.member.login} (id ${o.member.id})` : 'unmatched');
 

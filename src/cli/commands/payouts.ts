@@ -1,16 +1,10 @@
 // `cashtrack payouts list|show|create|complete|cancel`: the REST routes' schemas and services,
 // in-process.
-import type { Context } from '../../context.js';
 import { payoutSchemas } from '../../http/routes/payouts.js';
 import type { Payout } from '../../services/payouts.js';
-import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
 
-/** A member given as an id or as a login or email. */
-async function memberId(ctx: Context, member: string): Promise<number | string> {
-  if (/^\d+$/.test(member)) return Number(member);
-  return (await ctx.users.requireByLogin(member)).id;
-}
 
 const replayNote = (replayed: boolean) => (replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : '');
 

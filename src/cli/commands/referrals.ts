@@ -1,14 +1,8 @@
 // `cashtrack referrals list|add|remove`.
-import type { Context } from '../../context.js';
 import { referralSchemas } from '../../http/routes/referrals.js';
 import type { Referral } from '../../services/referrals.js';
-import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 
-/** A member given as an id or as a login or email. */
-async function memberId(ctx: Context, member: string): Promise<number> {
-  if (/^\d+$/.test(member)) return Number(member);
-  return (await ctx.users.requireByLogin(member)).id;
-}
 
 const earned = (r: Referral) => r.earned.map((e) => `${e.amount} ${e.currency}`).join(', ') || '0';
 

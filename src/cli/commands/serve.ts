@@ -5,6 +5,7 @@ import { createServer } from '../../server.js';
 import { schedules } from '../../jobs/schedules.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { NAMESPACE } from '../../http/rest/index-docs.js';
+import { ServiceError } from '../../errors.js';
 import { loadCliConfig, type Io } from '../io.js';
 
 /** First start with no administrator: create `admin` with a one-time application password. */
@@ -57,7 +58,19 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
     if (applied.length) ctx.logger.info('db', 'Migrations applied', { migrations: applied });
     await loadContextExtensions(ctx);
     server = await createServer(ctx);
-    await server.start();
+    try {
+      await server.start();
+    } catch (err) {
+      // Another daemon (or program) has the port: an operator error to name, not a fault to trace.
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      const address = `${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${config.server.port}`;
+      throw new ServiceError(
+        'svc_port_in_use',
+        `Address ${address} is already in use: stop what listens there, or choose another port (--port or CASHTRACK_PORT).`,
+        500,
+        { address: config.server.host, port: config.server.port },
+      );
+    }
     const base = config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;
     const namespaceUrl = `${base}/${config.server.rest_root}/${NAMESPACE}`;
     await ensureAdministrator(ctx, io, namespaceUrl);

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Role } from '../../services/users.js';
 import { ServiceError } from '../../errors.js';
-import { printJson, printTable, readStdin, UsageError, withContext, type Io } from '../io.js';
+import { printJson, printTable, readStdin, withContext, type Io } from '../io.js';
 
 export async function create(io: Io, login: string, opts: { email: string; role: Role; displayName?: string; passwordStdin?: boolean; json?: boolean }): Promise<void> {
   const password = opts.passwordStdin ? (await readStdin(io)).replace(/\r?\n$/, '') : undefined;
@@ -14,7 +14,6 @@ export async function create(io: Io, login: string, opts: { email: string; role:
 }
 
 export async function list(io: Io, opts: { search?: string; role?: Role; page: number; perPage: number; json?: boolean }): Promise<void> {
-  if (opts.perPage > 100) throw new UsageError('--per-page must be between 1 and 100');
   await withContext(io, async (ctx) => {
     const { items, total } = await ctx.users.list({ search: opts.search, role: opts.role, page: opts.page, per_page: opts.perPage });
     if (opts.json) return printJson(io, items);

@@ -8,6 +8,12 @@ export const paging = {
   per_page: Joi.number().integer().min(1).max(100).default(10).description('Maximum number of items to be returned in result set.'),
 };
 
+/** `page` and `per_page` of a typeahead lookup: at most 20 a page. */
+export const lookupPaging = {
+  page: paging.page,
+  per_page: Joi.number().integer().min(1).max(20).default(20).description('Maximum number of items to be returned in result set (at most 20).'),
+};
+
 /** An ISO 8601 date-time filter. */
 export const dateTime = () => Joi.date().iso();
 

@@ -4,7 +4,7 @@
 import Joi from 'joi';
 import { ADVERTISER_STATUSES } from '../../services/advertisers.js';
 import { CASHBACK_TYPES } from '../../services/cashback.js';
-import { flag, paging } from '../rest/schema.js';
+import { flag, lookupPaging, paging } from '../rest/schema.js';
 import { accepted, PagedResult, type RouteDef } from '../rest/types.js';
 
 const network = Joi.string().max(64).pattern(/^[a-z0-9][a-z0-9_-]*$/);
@@ -27,7 +27,7 @@ export const advertiserSchemas = {
     url: Joi.string().trim().max(2000).description("Target page (http or https, on the advertiser's domain when it is known); default: the advertiser's home page."),
   }),
   sync: Joi.object({ network: network.description('Only this network (default: every enabled, configured network).') }),
-  lookup: Joi.object({ search: Joi.string().allow('').max(191).default('').description('Prefix of the name.') }),
+  lookup: Joi.object({ ...lookupPaging, search: Joi.string().allow('').max(191).default('').description('Prefix of the name.') }),
   cashback: Joi.object({
     type: Joi.string().valid(...CASHBACK_TYPES).required(),
     value: Joi.string().max(32).required(),
@@ -83,8 +83,11 @@ export const advertisersRoutes: RouteDef[] = [
     method: 'GET',
     path: '/lookup/advertisers',
     auth: 'manage_options',
-    description: 'Up to 20 advertisers whose name starts with the search: `{id: "module/advertiser", label}`.',
+    description: 'Advertisers whose name starts with the search, by name, at most 20 a page: `{id: "module/advertiser", label}`.',
     validate: { query: advertiserSchemas.lookup },
-    handler: ({ query }, ctx) => ctx.advertisers.lookup(query.search),
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.advertisers.lookup(query.search, { page: query.page, per_page: query.per_page });
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
   },
 ];

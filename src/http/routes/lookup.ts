@@ -1,6 +1,7 @@
 // Typeahead lookups for the administrative screens.
 import Joi from 'joi';
-import type { RouteDef } from '../rest/types.js';
+import { lookupPaging } from '../rest/schema.js';
+import { PagedResult, type RouteDef } from '../rest/types.js';
 
 export const lookupRoutes: RouteDef[] = [
   {
@@ -8,8 +9,11 @@ export const lookupRoutes: RouteDef[] = [
     method: 'GET',
     path: '/lookup/users',
     auth: 'manage_options',
-    description: 'Up to 20 users whose login, email or display name starts with the search.',
-    validate: { query: Joi.object({ search: Joi.string().allow('').max(191).default('').description('Prefix of a login, email or display name.') }) },
-    handler: ({ query }, ctx) => ctx.users.lookup(query.search),
+    description: 'Users whose login, email or display name starts with the search, by login, at most 20 a page.',
+    validate: { query: Joi.object({ ...lookupPaging, search: Joi.string().allow('').max(191).default('').description('Prefix of a login, email or display name.') }) },
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.users.lookup(query.search, { page: query.page, per_page: query.per_page });
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
   },
 ];

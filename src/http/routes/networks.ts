@@ -12,7 +12,7 @@ const decimal = Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/, 'decimal amount')
 
 /** Input schemas, shared with `cashtrack networks ...`. */
 export const networkSchemas = {
-  list: Joi.object({ kind: Joi.string().valid('builtin', 'custom').description('Only built-in or only custom networks.') }),
+  list: Joi.object({ ...paging, kind: Joi.string().valid('builtin', 'custom').description('Only built-in or only custom networks.') }),
   networkId: Joi.object({ id: Joi.string().pattern(NETWORK_ID, 'network id').required() }),
   save: customDefinitionSchema,
   postbacks: Joi.object({
@@ -36,9 +36,12 @@ export const networksRoutes: RouteDef[] = [
     method: 'GET',
     path: '/networks',
     auth: 'manage_options',
-    description: 'Every network, built-in and custom, and its state. Secrets are never returned.',
+    description: 'The networks, built-in then custom, by id, and their state. Secrets are never returned.',
     validate: { query: networkSchemas.list },
-    handler: ({ query }, ctx) => ctx.networks.list(query),
+    async handler({ query }, ctx) {
+      const { items, total } = await ctx.networks.listPage(query as never);
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
   },
   {
     id: 'networks.get',
