@@ -88,8 +88,11 @@ describeEachDialect(
       const updated = await post('/networks/shopnet', shopnetDefinition({ name: 'Shop Net 2', cashback: { type: 'flat', value: '2.5' } }));
       expect(updated.statusCode).toBe(200);
       expect(updated.result).toMatchObject({ name: 'Shop Net 2', cashback_rule: { type: 'flat', value: '2.50', currency: 'EUR', source: 'network' } });
+      // An update that leaves `cashback` out keeps the rule; null clears it to the site default.
       const { cashback: _c, ...without } = shopnetDefinition();
-      const noRule = await post('/networks/shopnet', without);
+      const kept = await post('/networks/shopnet', without);
+      expect((kept.result as Json).cashback_rule).toMatchObject({ type: 'flat', value: '2.50', source: 'network' });
+      const noRule = await post('/networks/shopnet', { ...without, cashback: null });
       expect((noRule.result as Json).cashback_rule.source).toBe('default');
       expect((noRule.result as Json).definition.cashback).toBeNull();
       const listed = (await get('/networks?kind=custom')).result as Json[];
