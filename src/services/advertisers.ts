@@ -11,6 +11,7 @@ import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './ca
 import type { LogService } from './logs.js';
 import type { NetworkService } from './networks.js';
 import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
+import type { Job, JobService } from './jobs.js';
 import type { User, UserService } from './users.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;
@@ -94,6 +95,8 @@ export interface AdvertiserServiceDeps {
   networks: NetworkService;
   cashback: CashbackRuleService;
   users: UserService;
+  /** Sync jobs are queued here (`startSync`). */
+  jobs: Pick<JobService, 'enqueue'>;
 }
 
 /** A tracking link crediting a member, as `GET /advertisers/{module}/{advertiser}/link` answers it. */
@@ -352,6 +355,22 @@ export class AdvertiserService {
     const user = /^\d{1,15}$/.test(key) ? await this.deps.users.get(Number(key)) : key && key.length <= 191 ? await this.deps.users.findByLogin(key) : null;
     if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, /^\d{1,15}$/.test(key) ? { member_id: Number(key) } : { member: key.slice(0, 191) });
     return user;
+  }
+
+  /** 404 svc_advertiser_not_found unless the advertiser is on file (active or not). */
+  async requireAdvertiser(module: string, advertiser: string): Promise<void> {
+    const [row] = await this.deps.db.select('SELECT 1 AS found FROM advertisers WHERE module = ? AND advertiser = ?', [module, advertiser]);
+    if (!row) throw notFound(module, advertiser);
+  }
+
+  /**
+   * Starts an `advertisers.sync` job: of one network (404 svc_network_not_found when there is
+   * none), or of every enabled, configured one. 409 svc_job_already_running while the same sync
+   * is queued or running. The one way to start a sync: the route, the CLI and schedules call it.
+   */
+  async startSync(input: { network?: string }, actor: string): Promise<Job> {
+    if (input.network !== undefined) await this.deps.networks.module(input.network);
+    return this.deps.jobs.enqueue('advertisers.sync', input.network !== undefined ? { network: input.network } : {}, actor, { unique: true });
   }
 
   /** Sets the advertiser's member cashback override (404 when the advertiser is unknown). */

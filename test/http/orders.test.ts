@@ -1,6 +1,7 @@
-import { expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/context.js';
 import { adminClient, createActor, NS } from '../helpers/http.js';
+import { addAdvertiser, shopnetDefinition } from '../helpers/networks.js';
 
 type Json = Record<string, any>;
 
@@ -14,6 +15,14 @@ describeEachDialect('orders over REST', (use) => {
     const user = await use().ctx.users.create({ login: `buyer${++seq}`, email: `buyer${seq}@example.com`, display_name: `Buyer ${seq}` });
     return user.id;
   };
+  // What the manual orders below name exists: an order naming what does not is refused (404).
+  beforeAll(async () => {
+    const { ctx } = use();
+    await ctx.networks.saveCustom('listnet', shopnetDefinition({ name: 'List Net' }), 'test');
+    await addAdvertiser(ctx, 'awin', '7001');
+    await addAdvertiser(ctx, 'listnet', 'shop-1');
+    await addAdvertiser(ctx, 'listnet', 'shop-2');
+  });
   const claim = (extra: Json = {}) => ({ network: 'awin', transaction_id: `TX-${++seq}`, sale_amount: '80.00', commission: '8.00', note: 'missing cashback claim #12', ...extra });
 
   it('records a manual order with 201, and answers 200 with duplicate: true when it is sent again', async () => {
