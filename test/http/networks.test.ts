@@ -147,7 +147,7 @@ describeEachDialect(
       const n = await use().ctx.networks.get('linknet');
       expect(n.configured).toBe(false);
       await use().ctx.networks.configure('linknet', { aff: 'A 1' }, 'test');
-      expect((await use().ctx.networks.module('linknet')).trackingLink(await use().ctx.networks.settings('linknet'), { advertiser_id: '9', sub_id: 'ann', url: null })).toBe('https://go.test/A%201/9?s=ann&u=');
+      expect((await use().ctx.networks.module('linknet')).trackingLink(await use().ctx.networks.settings('linknet'), { advertiser_id: '9', sub_id: 'ann', url: null })).toBe('https://go.test/A%201/9?s=ann');
     });
 
     it('counts orders per network and answers 404/400 for unknown or malformed ids', async () => {
