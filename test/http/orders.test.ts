@@ -116,6 +116,16 @@ describeEachDialect('orders over REST', (use) => {
     expect(corrected.result).toMatchObject({ sale_amount: '100.00', commission: '12.00', cashback: '6.00', changes: ['amounts'] });
   });
 
+  it('keeps every field an update does not send: a note alone, or one amount alone, changes nothing else', async () => {
+    const id = await member();
+    const created = (await post('/orders', claim({ member_id: id, advertiser: '7001', merchant_ref: 'MR-KEEP' }))).result as Json;
+    const noted = await post(`/orders/${created.id}`, { note: 'checked with the shop' });
+    expect(noted.statusCode).toBe(200);
+    expect(noted.result).toMatchObject({ status: 'pending', sale_amount: '80.00', commission: '8.00', currency: 'USD', cashback: '4.00', advertiser: '7001', merchant_ref: 'MR-KEEP', member: { id }, note: 'checked with the shop', changes: ['note'] });
+    const corrected = await post(`/orders/${created.id}`, { commission: '10.00' });
+    expect(corrected.result).toMatchObject({ status: 'pending', sale_amount: '80.00', commission: '10.00', currency: 'USD', cashback: '5.00', note: 'checked with the shop', changes: ['amounts'] });
+  });
+
   it('lists orders newest first with filters and paging headers', async () => {
     const id = await member();
     const a = (await post('/orders', claim({ member_id: id, network: 'listnet', advertiser: 'shop-1', merchant_ref: 'MR-ALPHA' }))).result as Json;
