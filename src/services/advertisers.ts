@@ -214,20 +214,13 @@ export class AdvertiserService {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await this.recordState(id, { ...counts, error: message }, message);
+      await this.deps.networks.recordRun(id, 'advertisers', { ...counts, error: message }, message);
       logger.error('advertisers', 'Advertiser sync failed', { network: id, sync, ...counts, error: message.slice(0, 500) });
       throw err;
     }
-    await this.recordState(id, counts, null);
+    await this.deps.networks.recordRun(id, 'advertisers', counts, null);
     logger.info('advertisers', 'Advertiser sync finished', { network: id, sync, ...counts });
     return counts;
-  }
-
-  private async recordState(network: string, counts: object, error: string | null): Promise<void> {
-    const at = this.deps.clock.now();
-    const previous = (await this.deps.networks.get(network)).last_sync_result;
-    const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
-    await this.deps.networks.recordSync(network, { at, result: { ...base, advertisers: { ...counts, at: at.toISOString() } }, error });
   }
 
   /** One multi-row upsert for a page; rows the network sent malformed count as failed. */

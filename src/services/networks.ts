@@ -380,18 +380,36 @@ export class NetworkService {
   }
 
   /**
-   * Records the outcome of a sync (for the advertiser sync and order polling). The error and the
-   * result are shown by GET /networks: every secret this process opened is scrubbed from both.
+   * Records the outcome of a sync. The error and the result are shown by GET /networks: every
+   * secret this process opened is scrubbed from both.
    */
   async recordSync(id: string, outcome: { at: Date; result?: unknown; error?: string | null }): Promise<void> {
+    await this.writeSync(id, outcome.at, () => outcome.result, outcome.error ?? null);
+  }
+
+  /**
+   * Records how one kind of run ended (`advertisers`: the sync; `orders`: the poll) under its own
+   * key of `last_sync_result`, keeping the other's. Read and written on the locked row, so a sync
+   * and a poll of one network ending together both stay recorded.
+   */
+  async recordRun(id: string, run: 'advertisers' | 'orders', counts: object, error: string | null): Promise<void> {
+    const at = this.deps.clock.now();
+    await this.writeSync(id, at, (previous) => {
+      const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
+      return { ...base, [run]: { ...counts, at: at.toISOString() } };
+    }, error);
+  }
+
+  private async writeSync(id: string, at: Date, resultOf: (previous: unknown) => unknown, rawError: string | null): Promise<void> {
     await this.resolve(id);
     const secrets = this.deps.secrets;
-    const result = outcome.result === undefined ? null : JSON.stringify(secrets ? secrets.scrubDeep(outcome.result) : outcome.result);
-    await this.update(id, async (_row, t) => {
-      const error = outcome.error ? (secrets ? secrets.scrub(outcome.error) : outcome.error).slice(0, 1000) : null;
+    await this.update(id, async (row, t) => {
+      const value = resultOf(row.last_sync_result);
+      const result = value === undefined ? null : JSON.stringify(secrets ? secrets.scrubDeep(value) : value);
+      const error = rawError ? (secrets ? secrets.scrub(rawError) : rawError).slice(0, 1000) : null;
       await this.deps.db.execute(
         `UPDATE networks SET last_sync_at = ?, last_sync_result = ?, ${error ? 'last_error = ?, last_error_at = ?, ' : ''}updated_at = ? WHERE id = ?`,
-        [outcome.at, result, ...(error ? [error, outcome.at] : []), this.deps.clock.now(), id],
+        [at, result, ...(error ? [error, at] : []), this.deps.clock.now(), id],
         t,
       );
     });

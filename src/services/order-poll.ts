@@ -140,20 +140,13 @@ export class OrderPoll {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await this.recordState(module.id, { ...counts, error: message }, message);
+      await this.deps.networks.recordRun(module.id, 'orders', { ...counts, error: message }, message);
       logger.error('orders', 'Order poll failed', { ...where, ...counts, error: message.slice(0, 500) });
       throw err;
     }
-    await this.recordState(module.id, counts, null);
+    await this.deps.networks.recordRun(module.id, 'orders', counts, null);
     logger.info('orders', 'Order poll finished', { ...where, ...counts });
     return { ...counts, from: where.from, to: where.to };
-  }
-
-  private async recordState(network: string, counts: object, error: string | null): Promise<void> {
-    const at = this.deps.clock.now();
-    const previous = (await this.deps.networks.get(network)).last_sync_result;
-    const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
-    await this.deps.networks.recordSync(network, { at, result: { ...base, orders: { ...counts, at: at.toISOString() } }, error });
   }
 
   private refused(network: string, t: NetworkTransaction, err: ServiceError, counts: PollCounts, options: PollOptions): void {

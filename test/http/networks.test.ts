@@ -71,6 +71,16 @@ describeEachDialect(
       expect((await ctx.networks.disable('fakenet', 'test')).enabled).toBe(false);
     });
 
+    it("keeps the sync's and the poll's outcomes side by side, whichever ends last", async () => {
+      const { ctx } = use();
+      await Promise.all([ctx.networks.recordRun('fakenet', 'advertisers', { created: 2, failed: 0 }, null), ctx.networks.recordRun('fakenet', 'orders', { seen: 5, failed: 1 }, 'page 2: HTTP 502')]);
+      const n = await ctx.networks.get('fakenet');
+      expect(n.last_sync_result).toMatchObject({ advertisers: { created: 2, failed: 0, at: expect.any(String) }, orders: { seen: 5, failed: 1, at: expect.any(String) } });
+      expect(n.last_error).toBe('page 2: HTTP 502');
+      await ctx.networks.recordRun('fakenet', 'orders', { seen: 6, failed: 0 }, null);
+      expect((await ctx.networks.get('fakenet')).last_sync_result).toMatchObject({ advertisers: { created: 2 }, orders: { seen: 6, failed: 0 } });
+    });
+
     it('creates a custom network (201), updates it (200), and sets its cashback rule from the definition', async () => {
       const created = await post('/networks/shopnet', shopnetDefinition());
       expect(created.statusCode).toBe(201);
