@@ -102,10 +102,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const overview = new OverviewService({ db, clock, currency: config.currency });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger });
-  const orders = new OrderService({
-    db, clock, logger, ledger, cashback, referrals, hooks,
-    currency: config.currency, referralShare: config.referrals.share_percent, reviewAbove: config.orders.review_above, configuredNetworks: config.networks,
-  });
+  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets });
   const networks: NetworkService = new NetworkService({
     db, clock, logger, keys, cashback, secrets,
     modules: options.networkModules ?? builtInModules,
@@ -113,9 +110,12 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     postbackBaseUrl: () => postbacks.selfUrl,
     countAdvertisers: (networks) => advertisers.countByModule(networks),
   });
+  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs });
+  const orders = new OrderService({
+    db, clock, logger, ledger, cashback, referrals, hooks, networks, advertisers, jobs,
+    currency: config.currency, referralShare: config.referrals.share_percent, reviewAbove: config.orders.review_above, configuredNetworks: config.networks,
+  });
   const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });
-  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users });
-  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets });
   return {
     config,
     clock,

@@ -5,7 +5,7 @@
 import Joi from 'joi';
 import { ServiceError } from '../errors.js';
 import { isCurrency } from '../money.js';
-import { own } from '../objects.js';
+import { dict, own } from '../objects.js';
 import { CASHBACK_TYPES, normaliseRule } from '../services/cashback.js';
 import type { TransactionStatus } from './types.js';
 
@@ -112,6 +112,35 @@ export const customDefinitionSchema = Joi.object({
     transactions: feed(TRANSACTION_FEED_FIELDS, ['transaction_id', 'commission']).allow(null),
   }).allow(null),
 });
+
+/** Fields a new custom network must have; an update may leave them out (they are kept). */
+export const REQUIRED_DEFINITION_FIELDS = ['name', 'currency', 'statuses'] as const;
+
+/**
+ * The body of `POST /networks/{id}`: the definition with every field optional, since an update
+ * keeps what it does not send. Whether a new network has its required fields is the service's
+ * check (it alone knows whether the network exists).
+ */
+export const customDefinitionPatchSchema = customDefinitionSchema.fork([...REQUIRED_DEFINITION_FIELDS], (f) => f.optional());
+
+/**
+ * A stored definition with an update applied, as the host platform updates a resource: a field
+ * the update does not send is kept; a field it sends (null included) replaces the stored one.
+ * `feeds` is merged per feed, so sending one feed keeps the other. The postback mapping and the
+ * status words are replaced whole: a mapping merged parameter by parameter could keep a
+ * parameter the network no longer sends.
+ */
+export function mergeDefinition(stored: Record<string, unknown>, update: Record<string, unknown>): Record<string, unknown> {
+  // No prototype: a key `__proto__` in a directly called update stays a (refused) field.
+  const merged = Object.assign(dict<unknown>(), stored);
+  for (const [key, value] of Object.entries(update)) {
+    if (value === undefined) continue;
+    const before = stored.feeds;
+    if (key === 'feeds' && value !== null && typeof value === 'object' && before && typeof before === 'object') merged.feeds = { ...(before as object), ...(value as object) };
+    else merged[key] = value;
+  }
+  return merged;
+}
 
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_.]*)\}/g;
 

@@ -4,6 +4,7 @@ import { ServiceError } from '../errors.js';
 import { own } from '../objects.js';
 import { atPath, feedRecords, type FeedOptions, type FeedRecord } from './custom-feeds.js';
 import { fillTemplate, type CustomDefinition, type FeedDefinition, type PostbackField } from './custom-definition.js';
+import { withoutTargetParam } from '../services/tracking-links.js';
 import { checkSubId, checkTarget } from './module-support.js';
 import { PostbackParams } from './postback.js';
 import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
@@ -129,7 +130,7 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
       if (target && !/\{url\}/.test(template)) throw new ServiceError('svc_deeplink_unsupported', `${def.name}'s tracking_link has no {url} placeholder: it cannot deep-link.`, 409, { network: id });
       const values: Record<string, string | null> = { sub_id: subId, url: target ?? '', advertiser_id: input.advertiser_id };
       for (const k of configKeys) if (!k.secret) values[`settings.${k.name}`] = settings[k.name] ?? '';
-      return fillTemplate(template, values);
+      return fillTemplate(target ? template : withoutTargetParam(template), values);
     },
     parsePostback(query, body): PostbackFields {
       const p = PostbackParams.read(query, body);

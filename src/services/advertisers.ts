@@ -11,6 +11,7 @@ import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './ca
 import type { LogService } from './logs.js';
 import type { NetworkService } from './networks.js';
 import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
+import type { Job, JobService } from './jobs.js';
 import type { User, UserService } from './users.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;
@@ -94,6 +95,8 @@ export interface AdvertiserServiceDeps {
   networks: NetworkService;
   cashback: CashbackRuleService;
   users: UserService;
+  /** Sync jobs are queued here (`startSync`). */
+  jobs: Pick<JobService, 'enqueue'>;
 }
 
 /** A tracking link crediting a member, as `GET /advertisers/{module}/{advertiser}/link` answers it. */
@@ -213,20 +216,13 @@ export class AdvertiserService {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await this.recordState(id, { ...counts, error: message }, message);
+      await this.deps.networks.recordRun(id, 'advertisers', { ...counts, error: message }, message);
       logger.error('advertisers', 'Advertiser sync failed', { network: id, sync, ...counts, error: message.slice(0, 500) });
       throw err;
     }
-    await this.recordState(id, counts, null);
+    await this.deps.networks.recordRun(id, 'advertisers', counts, null);
     logger.info('advertisers', 'Advertiser sync finished', { network: id, sync, ...counts });
     return counts;
-  }
-
-  private async recordState(network: string, counts: object, error: string | null): Promise<void> {
-    const at = this.deps.clock.now();
-    const previous = (await this.deps.networks.get(network)).last_sync_result;
-    const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
-    await this.deps.networks.recordSync(network, { at, result: { ...base, advertisers: { ...counts, at: at.toISOString() } }, error });
   }
 
   /** One multi-row upsert for a page; rows the network sent malformed count as failed. */
@@ -349,7 +345,22 @@ export class AdvertiserService {
     return { url, module, advertiser, member: { id: member.id, login: member.login }, sub_id: subId, deeplink: target !== null };
   }
 
-  /** Digits: a user id (as the orders service reads a sub id); anything else: a login or email. */
+  /** 404 svc_advertiser_not_found unless the advertiser is on file (active or not). */
+  async requireAdvertiser(module: string, advertiser: string): Promise<void> {
+    const [row] = await this.deps.db.select('SELECT 1 AS found FROM advertisers WHERE module = ? AND advertiser = ?', [module, advertiser]);
+    if (!row) throw notFound(module, advertiser);
+  }
+
+  /**
+   * Starts an `advertisers.sync` job: of one network (404 svc_network_not_found when there is
+   * none), or of every enabled, configured one. 409 svc_job_already_running while the same sync
+   * is queued or running. The one way to start a sync: the route, the CLI and schedules call it.
+   */
+  async startSync(input: { network?: string }, actor: string): Promise<Job> {
+    if (input.network !== undefined) await this.deps.networks.module(input.network);
+    return this.deps.jobs.enqueue('advertisers.sync', input.network !== undefined ? { network: input.network } : {}, actor, { unique: true });
+  }
+
   /** Sets the advertiser's member cashback override (404 when the advertiser is unknown). */
   async setCashback(module: string, advertiser: string, type: CashbackType, value: string, actor: string, currency: string | null = null): Promise<AdvertiserDetail> {
     await this.get(module, advertiser);

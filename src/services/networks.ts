@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
-import { checkDefinition, type CustomDefinition } from '../networks/custom-definition.js';
+import { checkDefinition, mergeDefinition, REQUIRED_DEFINITION_FIELDS, type CustomDefinition } from '../networks/custom-definition.js';
 import { customModule } from '../networks/custom.js';
 import type { ConfigKey, ModuleRuntime, ModuleSettings, NetworkModule, PostbackFields } from '../networks/types.js';
 import { parseCeiling } from '../money.js';
@@ -267,36 +267,53 @@ export class NetworkService {
   }
 
   /**
-   * Creates (201) or replaces (200) a custom network's definition. 409 svc_network_not_custom for
-   * a built-in id; 400 svc_invalid_network (with `data.params`) for a bad id or definition. The
-   * definition's `cashback` becomes the network's cashback rule (absent: the site default).
+   * Creates (201) or updates (200) a custom network. An update keeps every field it does not send
+   * (as the host platform updates a resource; `feeds` per feed), and null clears a field: a body
+   * with only a new `name` leaves the postback mapping, feeds, tracking link and cashback rule as
+   * they were. A new network needs name, currency and statuses (400 rest_missing_callback_param).
+   * 409 svc_network_not_custom for a built-in id; 409 svc_postback_no_mapping when the network's
+   * postbacks are switched on and the update would remove their mapping (every postback would be
+   * refused, and networks do not retry a refusal); 400 svc_invalid_network (with `data.params`)
+   * for a bad id or definition. The definition's `cashback` becomes the network's cashback rule
+   * (null: the site default; absent on an update: unchanged).
    */
   async saveCustom(id: string, input: unknown, actor: string): Promise<{ network: Network; created: boolean }> {
     if (typeof id !== 'string' || !NETWORK_ID.test(id)) {
       throw new ServiceError('svc_invalid_network', 'The network id must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit.', 400, { params: { id: 'invalid network id' } });
     }
     if (this.byId.has(id)) throw this.notCustom(id);
-    const def = checkDefinition(input);
-    const { cashback, ...stored } = def;
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) checkDefinition(input);
+    const update = input as Record<string, unknown>;
     const now = this.deps.clock.now();
-    const created = await this.deps.db.transaction(async (t) => {
+    const { created, def } = await this.deps.db.transaction(async (t) => {
       const existing = await this.lockRow(id, t);
       if (existing && existing.kind !== 'custom') throw this.notCustom(id);
+      if (!existing) {
+        const missing = REQUIRED_DEFINITION_FIELDS.filter((f) => own(update, f) === undefined);
+        if (missing.length) throw new ServiceError('rest_missing_callback_param', `Missing parameter(s): ${missing.join(', ')}`, 400, { params: missing });
+      }
+      const def = checkDefinition(existing ? mergeDefinition({ ...(existing.definition ?? {}) }, update) : update);
+      if (existing?.postbacks_enabled && !def.postback) {
+        throw new ServiceError('svc_postback_no_mapping', `Postbacks are switched on for ${id}: switch them off (\`cashtrack networks postbacks ${id} off\`) before removing its postback mapping, or every postback would be refused.`, 409, { network: id });
+      }
+      const { cashback: _rule, ...stored } = def;
       await this.changed(id, t);
       if (existing) {
         await this.deps.db.execute('UPDATE networks SET name = ?, currency = ?, definition = ?, updated_at = ? WHERE id = ?', [def.name, def.currency, JSON.stringify(stored), now, id], t);
-        return false;
+        return { created: false, def };
       }
       await this.deps.db.execute(
         "INSERT INTO networks (id, kind, name, currency, enabled, postbacks_enabled, definition, postback_mode, created_at, updated_at) VALUES (?, 'custom', ?, ?, ?, ?, ?, 'token', ?, ?)",
         [id, def.name, def.currency, true, false, JSON.stringify(stored), now, now],
         t,
       );
-      return true;
+      return { created: true, def };
     });
-    if (cashback) await this.deps.cashback.set(id, null, cashback.type, cashback.value, cashback.currency ?? null, actor);
-    else await this.deps.cashback.remove(id, null, actor);
-    this.deps.logger.info('networks', created ? 'Custom network created' : 'Custom network updated', { network: id, name: def.name, actor });
+    // An update that does not send `cashback` keeps the network's rule; null (or a new network without one) is the site default.
+    const sentRule = own(update, 'cashback') !== undefined;
+    if (def.cashback) await this.deps.cashback.set(id, null, def.cashback.type, def.cashback.value, def.cashback.currency ?? null, actor);
+    else if (created || sentRule) await this.deps.cashback.remove(id, null, actor);
+    this.deps.logger.info('networks', created ? 'Custom network created' : 'Custom network updated', { network: id, name: def.name, fields: Object.keys(update).filter((k) => own(update, k) !== undefined).slice(0, 20), actor });
     return { network: await this.get(id), created };
   }
 
@@ -394,18 +411,36 @@ export class NetworkService {
   }
 
   /**
-   * Records the outcome of a sync (for the advertiser sync and order polling). The error and the
-   * result are shown by GET /networks: every secret this process opened is scrubbed from both.
+   * Records the outcome of a sync. The error and the result are shown by GET /networks: every
+   * secret this process opened is scrubbed from both.
    */
   async recordSync(id: string, outcome: { at: Date; result?: unknown; error?: string | null }): Promise<void> {
+    await this.writeSync(id, outcome.at, () => outcome.result, outcome.error ?? null);
+  }
+
+  /**
+   * Records how one kind of run ended (`advertisers`: the sync; `orders`: the poll) under its own
+   * key of `last_sync_result`, keeping the other's. Read and written on the locked row, so a sync
+   * and a poll of one network ending together both stay recorded.
+   */
+  async recordRun(id: string, run: 'advertisers' | 'orders', counts: object, error: string | null): Promise<void> {
+    const at = this.deps.clock.now();
+    await this.writeSync(id, at, (previous) => {
+      const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
+      return { ...base, [run]: { ...counts, at: at.toISOString() } };
+    }, error);
+  }
+
+  private async writeSync(id: string, at: Date, resultOf: (previous: unknown) => unknown, rawError: string | null): Promise<void> {
     await this.resolve(id);
     const secrets = this.deps.secrets;
-    const result = outcome.result === undefined ? null : JSON.stringify(secrets ? secrets.scrubDeep(outcome.result) : outcome.result);
-    await this.update(id, async (_row, t) => {
-      const error = outcome.error ? (secrets ? secrets.scrub(outcome.error) : outcome.error).slice(0, 1000) : null;
+    await this.update(id, async (row, t) => {
+      const value = resultOf(row.last_sync_result);
+      const result = value === undefined ? null : JSON.stringify(secrets ? secrets.scrubDeep(value) : value);
+      const error = rawError ? (secrets ? secrets.scrub(rawError) : rawError).slice(0, 1000) : null;
       await this.deps.db.execute(
         `UPDATE networks SET last_sync_at = ?, last_sync_result = ?, ${error ? 'last_error = ?, last_error_at = ?, ' : ''}updated_at = ? WHERE id = ?`,
-        [outcome.at, result, ...(error ? [error, outcome.at] : []), this.deps.clock.now(), id],
+        [at, result, ...(error ? [error, at] : []), this.deps.clock.now(), id],
         t,
       );
     });

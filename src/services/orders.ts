@@ -18,9 +18,14 @@ import { aboutReport, checkStatus, invalid, membersOf, optionalText, prepareRepo
 import { atRow, insertOrders, OrderReader, orderKey, REVIEW_STATES, type Order, type OrderFilters, type OrderRow, type OrderStatus, type ReviewReason } from './order-rows.js';
 import { decideHeld, heldEvent, OrderReview, reviewReason } from './order-review.js';
 import type { ReferralService } from './referrals.js';
+import type { AdvertiserService } from './advertisers.js';
+import type { Job, JobService } from './jobs.js';
+import type { NetworkService } from './networks.js';
+import { OrderPoll, type PollCounts, type PollOptions } from './order-poll.js';
 
 export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type Order, type OrderFilters, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './order-rows.js';
 export type { OrderReport, RecordInput } from './order-reports.js';
+export type { PollCounts, PollOptions, PollState } from './order-poll.js';
 
 /** An administrator's change to one order. */
 export interface UpdateInput {
@@ -59,6 +64,12 @@ export interface OrderServiceDeps {
   cashback: CashbackRuleService;
   referrals: ReferralService;
   hooks: HookBus;
+  /** The networks: a manual order's network must exist; polling reads their transactions. */
+  networks: NetworkService;
+  /** A manual order's advertiser must be on file. */
+  advertisers: Pick<AdvertiserService, 'requireAdvertiser'>;
+  /** Poll jobs are queued here (`startPoll`). */
+  jobs: Pick<JobService, 'enqueue'>;
   /** The site currency (default of an order's currency). */
   currency: string;
   /** `referrals.share_percent`: the referrer's share of the referee's cashback. */
@@ -85,8 +96,10 @@ export class OrderService {
   private readonly reader: OrderReader;
   private readonly effects: OrderEffects;
   private readonly review: OrderReview;
+  private readonly poller: OrderPoll;
 
   constructor(private readonly deps: OrderServiceDeps) {
+    this.poller = new OrderPoll({ db: deps.db, clock: deps.clock, logger: deps.logger, networks: deps.networks, orders: this });
     this.reader = new OrderReader(deps.db);
     this.effects = new OrderEffects({ db: deps.db, ledger: deps.ledger, referrals: deps.referrals, referralShare: deps.referralShare });
     this.review = new OrderReview({ db: deps.db, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
@@ -143,6 +156,7 @@ export class OrderService {
     const reports = inputs.map((input) => this.prepare(input, actor));
     if (reports.length === 0) return [];
     try {
+      await this.checkReferences(reports);
       const [members, rules, ceilings] = await Promise.all([
         membersOf(this.deps.db, reports),
         this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser }))),
@@ -353,6 +367,42 @@ export class OrderService {
     if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
     if (filters.status !== undefined) checkStatus(filters.status);
     return this.reader.list(filters);
+  }
+
+  /**
+   * Starts an `orders.poll` job: of one network (404 svc_network_not_found when there is none),
+   * or of every enabled, configured one. 409 svc_job_already_running while the same poll is
+   * queued or running. The one way to start a poll: the route, the CLI and schedules call it.
+   */
+  async startPoll(input: { network?: string; since?: Date }, actor: string): Promise<Job> {
+    if (input.network !== undefined) await this.deps.networks.module(input.network);
+    const params: Record<string, unknown> = {};
+    if (input.network !== undefined) params.network = input.network;
+    if (input.since !== undefined) params.since = input.since;
+    return this.deps.jobs.enqueue('orders.poll', params, actor, { unique: true });
+  }
+
+  /** Polls one network's transactions into orders (the `orders.poll` job's work; see order-poll.ts). */
+  poll(network: string, options: PollOptions = {}): Promise<PollCounts & { from: string; to: string }> {
+    return this.poller.poll(network, options);
+  }
+
+  /** Where a poll of `network` starts (see `OrderPoll.window`). */
+  pollWindow(network: string, since: Date | undefined, maxLookbackDays: number | null): Promise<{ from: Date; to: Date }> {
+    return this.poller.window(network, since, maxLookbackDays);
+  }
+
+  /**
+   * An administrator's order names a network and an advertiser the site knows (404
+   * svc_network_not_found, svc_advertiser_not_found), checked before anything is written. A
+   * network's own reports are not checked: they come from the network, and may name an
+   * advertiser before the advertiser sync has seen it.
+   */
+  private async checkReferences(reports: OrderReport[]): Promise<void> {
+    const manual = reports.filter((r) => r.source === 'manual');
+    for (const network of new Set(manual.map((r) => r.network))) await this.deps.networks.module(network);
+    const advertisers = new Map(manual.filter((r) => r.advertiser !== null).map((r) => [`${r.network}\0${r.advertiser}`, r]));
+    for (const r of advertisers.values()) await this.deps.advertisers.requireAdvertiser(r.network, r.advertiser!);
   }
 
   /** Two reports of a new transaction racing: the loser's INSERT hits the unique key; run it again. */

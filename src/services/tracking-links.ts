@@ -40,3 +40,17 @@ export function checkTargetDomain(target: URL, domain: string | null): void {
   if (host === base || host.endsWith(`.${base}`)) return;
   throw invalid(`url must be on ${base} or one of its subdomains`);
 }
+
+/**
+ * A link template for a link without a target: the query parameter whose whole value is `{url}`
+ * is left out, rather than sent empty (`url=`), which some networks read as a target and send
+ * the member nowhere. A `{url}` anywhere else is filled with nothing, as before.
+ */
+export function withoutTargetParam(template: string): string {
+  const q = template.indexOf('?');
+  if (q < 0) return template;
+  const hash = template.indexOf('#', q);
+  const end = hash < 0 ? template.length : hash;
+  const kept = template.slice(q + 1, end).split('&').filter((p) => !/^[^=]*=\{url\}$/.test(p));
+  return template.slice(0, q) + (kept.some((p) => p !== '') ? `?${kept.join('&')}` : '') + template.slice(end);
+}

@@ -60,6 +60,28 @@ for (const dialect of dialects) {
       const bad = await runCli(['orders', 'poll', '--since', 'yesterday'], { db });
       expect(bad.code).toBe(2);
     });
+
+    it('refuses a poll or a sync while the same one is queued (409 svc_job_already_running), as the routes do, and an unknown network', async () => {
+      const queued: number[] = [];
+      try {
+        for (const [type, argv] of [['orders.poll', ['orders', 'poll', '--network', 'admitad']], ['advertisers.sync', ['advertisers', 'sync', '--network', 'admitad']]] as const) {
+          const job = await runCli(['jobs', 'enqueue', type, '--params', '{"network":"admitad"}', '--json'], { db });
+          expect(job.code, job.stderr).toBe(0);
+          queued.push(job.json<Json>().id);
+          const refused = await runCli([...argv], { db });
+          expect(refused.code).toBe(1);
+          expect(refused.stderr).toMatch(new RegExp(`^svc_job_already_running: A ${type.replace('.', '\\.')} job with these parameters is already queued \\(job ${queued.at(-1)}\\)`));
+          expect(refused.stdout).toBe('');
+          const unknown = await runCli([...argv.slice(0, 2), '--network', 'nosuch'], { db });
+          expect(unknown.code).toBe(1);
+          expect(unknown.stderr).toMatch(/^svc_network_not_found: /);
+        }
+        const shown = await runCli(['jobs', 'show', String(queued[0]), '--json'], { db });
+        expect(shown.json<Json>()).toMatchObject({ id: queued[0], status: 'queued' });
+      } finally {
+        for (const id of queued) await runCli(['jobs', 'cancel', String(id)], { db });
+      }
+    });
   });
 }
 

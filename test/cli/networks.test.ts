@@ -96,6 +96,20 @@ for (const dialect of dialects) {
       expect(list.stdout).toBe('(none)\n0 postback(s)\n');
       expect((await runCli(['networks', 'postbacks', 'clinet', '--outcome', 'rejected', '--no-test', '--json'], { db })).json()).toEqual([]);
     });
+
+    it('updates a custom network from a partial file, keeping what it does not send, and refuses to remove the mapping of switched-on postbacks', async () => {
+      expect((await runCli(['networks', 'save', 'partnet', '-'], { db, stdin: JSON.stringify(shopnetDefinition()) })).code).toBe(0);
+      expect((await runCli(['networks', 'postback-secret', 'partnet', '--rotate'], { db })).code).toBe(0);
+      expect((await runCli(['networks', 'postbacks', 'partnet', 'on'], { db })).code).toBe(0);
+      const renamed = await runCli(['networks', 'save', 'partnet', '-', '--json'], { db, stdin: '{"name": "Part Net"}' });
+      expect(renamed.code, renamed.stderr).toBe(0);
+      const full = shopnetDefinition();
+      expect(renamed.json<Json>()).toMatchObject({ name: 'Part Net', cashback_rule: { source: 'network' }, postbacks: { enabled: true }, definition: { tracking_link: full.tracking_link, postback: full.postback, statuses: full.statuses } });
+      const unmapped = await runCli(['networks', 'save', 'partnet', '-'], { db, stdin: '{"postback": null}' });
+      expect(unmapped.code).toBe(1);
+      expect(unmapped.stderr).toMatch(/^svc_postback_no_mapping: Postbacks are switched on for partnet/);
+      expect((await runCli(['networks', 'show', 'partnet', '--json'], { db })).json<Json>().definition.postback).toEqual(full.postback);
+    });
   });
 }
 

@@ -1,6 +1,7 @@
 // Network test doubles: a custom network definition and a fake built-in module, and postback
 // request helpers (token and HMAC-signed).
 import type { Server } from '@hapi/hapi';
+import type { Context } from '../../src/context.js';
 import { PostbackParams, pickFields } from '../../src/networks/postback.js';
 import type { NetworkModule } from '../../src/networks/types.js';
 import { signPayload } from '../../src/services/postback-auth.js';
@@ -72,4 +73,10 @@ export async function getPostback(server: Server, network: string, raw: string, 
 export async function postPostback(server: Server, network: string, body: string | Buffer, contentType: string, headers: Record<string, string> = {}, raw = ''): Promise<Sent> {
   const res = await server.inject({ method: 'POST', url: `/postback/${network}${raw ? `?${raw}` : ''}`, payload: body, headers: { 'content-type': contentType, ...headers } });
   return { status: res.statusCode, body: JSON.parse(res.payload || 'null'), headers: res.headers };
+}
+
+/** Puts an advertiser on file, as a sync would have (a manual order may only name a known one). */
+export async function addAdvertiser(ctx: Context, module: string, advertiser: string, name = `Shop ${advertiser}`): Promise<void> {
+  const now = new Date();
+  await ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, categories, countries, status, last_seen_sync, created_at, updated_at) VALUES (?, ?, ?, '[]', '[]', 'active', 1, ?, ?)", [module, advertiser, name, now, now]);
 }

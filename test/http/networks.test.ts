@@ -71,6 +71,16 @@ describeEachDialect(
       expect((await ctx.networks.disable('fakenet', 'test')).enabled).toBe(false);
     });
 
+    it("keeps the sync's and the poll's outcomes side by side, whichever ends last", async () => {
+      const { ctx } = use();
+      await Promise.all([ctx.networks.recordRun('fakenet', 'advertisers', { created: 2, failed: 0 }, null), ctx.networks.recordRun('fakenet', 'orders', { seen: 5, failed: 1 }, 'page 2: HTTP 502')]);
+      const n = await ctx.networks.get('fakenet');
+      expect(n.last_sync_result).toMatchObject({ advertisers: { created: 2, failed: 0, at: expect.any(String) }, orders: { seen: 5, failed: 1, at: expect.any(String) } });
+      expect(n.last_error).toBe('page 2: HTTP 502');
+      await ctx.networks.recordRun('fakenet', 'orders', { seen: 6, failed: 0 }, null);
+      expect((await ctx.networks.get('fakenet')).last_sync_result).toMatchObject({ advertisers: { created: 2 }, orders: { seen: 6, failed: 0 } });
+    });
+
     it('creates a custom network (201), updates it (200), and sets its cashback rule from the definition', async () => {
       const created = await post('/networks/shopnet', shopnetDefinition());
       expect(created.statusCode).toBe(201);
@@ -88,8 +98,11 @@ describeEachDialect(
       const updated = await post('/networks/shopnet', shopnetDefinition({ name: 'Shop Net 2', cashback: { type: 'flat', value: '2.5' } }));
       expect(updated.statusCode).toBe(200);
       expect(updated.result).toMatchObject({ name: 'Shop Net 2', cashback_rule: { type: 'flat', value: '2.50', currency: 'EUR', source: 'network' } });
+      // An update that leaves `cashback` out keeps the rule; null clears it to the site default.
       const { cashback: _c, ...without } = shopnetDefinition();
-      const noRule = await post('/networks/shopnet', without);
+      const kept = await post('/networks/shopnet', without);
+      expect((kept.result as Json).cashback_rule).toMatchObject({ type: 'flat', value: '2.50', source: 'network' });
+      const noRule = await post('/networks/shopnet', { ...without, cashback: null });
       expect((noRule.result as Json).cashback_rule.source).toBe('default');
       expect((noRule.result as Json).definition.cashback).toBeNull();
       const listed = (await get('/networks?kind=custom')).result as Json[];
@@ -144,7 +157,7 @@ describeEachDialect(
       const n = await use().ctx.networks.get('linknet');
       expect(n.configured).toBe(false);
       await use().ctx.networks.configure('linknet', { aff: 'A 1' }, 'test');
-      expect((await use().ctx.networks.module('linknet')).trackingLink(await use().ctx.networks.settings('linknet'), { advertiser_id: '9', sub_id: 'ann', url: null })).toBe('https://go.test/A%201/9?s=ann&u=');
+      expect((await use().ctx.networks.module('linknet')).trackingLink(await use().ctx.networks.settings('linknet'), { advertiser_id: '9', sub_id: 'ann', url: null })).toBe('https://go.test/A%201/9?s=ann');
     });
 
     it('counts orders per network and answers 404/400 for unknown or malformed ids', async () => {

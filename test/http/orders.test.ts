@@ -1,6 +1,7 @@
-import { expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/context.js';
 import { adminClient, createActor, NS } from '../helpers/http.js';
+import { addAdvertiser, shopnetDefinition } from '../helpers/networks.js';
 
 type Json = Record<string, any>;
 
@@ -14,6 +15,14 @@ describeEachDialect('orders over REST', (use) => {
     const user = await use().ctx.users.create({ login: `buyer${++seq}`, email: `buyer${seq}@example.com`, display_name: `Buyer ${seq}` });
     return user.id;
   };
+  // What the manual orders below name exists: an order naming what does not is refused (404).
+  beforeAll(async () => {
+    const { ctx } = use();
+    await ctx.networks.saveCustom('listnet', shopnetDefinition({ name: 'List Net' }), 'test');
+    await addAdvertiser(ctx, 'awin', '7001');
+    await addAdvertiser(ctx, 'listnet', 'shop-1');
+    await addAdvertiser(ctx, 'listnet', 'shop-2');
+  });
   const claim = (extra: Json = {}) => ({ network: 'awin', transaction_id: `TX-${++seq}`, sale_amount: '80.00', commission: '8.00', note: 'missing cashback claim #12', ...extra });
 
   it('records a manual order with 201, and answers 200 with duplicate: true when it is sent again', async () => {
@@ -105,6 +114,16 @@ describeEachDialect('orders over REST', (use) => {
     const pending = (await post('/orders', claim({ member_id: id }))).result as Json;
     const corrected = await post(`/orders/${pending.id}`, { sale_amount: '100.00', commission: '12.00' });
     expect(corrected.result).toMatchObject({ sale_amount: '100.00', commission: '12.00', cashback: '6.00', changes: ['amounts'] });
+  });
+
+  it('keeps every field an update does not send: a note alone, or one amount alone, changes nothing else', async () => {
+    const id = await member();
+    const created = (await post('/orders', claim({ member_id: id, advertiser: '7001', merchant_ref: 'MR-KEEP' }))).result as Json;
+    const noted = await post(`/orders/${created.id}`, { note: 'checked with the shop' });
+    expect(noted.statusCode).toBe(200);
+    expect(noted.result).toMatchObject({ status: 'pending', sale_amount: '80.00', commission: '8.00', currency: 'USD', cashback: '4.00', advertiser: '7001', merchant_ref: 'MR-KEEP', member: { id }, note: 'checked with the shop', changes: ['note'] });
+    const corrected = await post(`/orders/${created.id}`, { commission: '10.00' });
+    expect(corrected.result).toMatchObject({ status: 'pending', sale_amount: '80.00', commission: '10.00', currency: 'USD', cashback: '5.00', note: 'checked with the shop', changes: ['amounts'] });
   });
 
   it('lists orders newest first with filters and paging headers', async () => {

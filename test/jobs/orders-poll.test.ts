@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JobRunner } from '../../src/jobs/runner.js';
-import { pollWindow } from '../../src/jobs/types/orders-poll.js';
 import { startAdmitadFixture, type AdmitadFixture } from '../fixtures/networks/admitad.js';
 import { localUtc } from '../fixtures/networks/common.js';
 import { describeEachDialect } from '../helpers/context.js';
@@ -108,14 +107,14 @@ describeEachDialect('the orders.poll job', (use) => {
     const { ctx } = use();
     const now = Date.now();
     const since = new Date(now - 3 * DAY);
-    expect((await pollWindow(ctx, 'admitad', since, null)).from).toEqual(since);
-    expect((await pollWindow(ctx, 'admitad', new Date(now - 400 * DAY), 45)).from.getTime()).toBeGreaterThanOrEqual(now - 45 * DAY - 1000);
+    expect((await ctx.orders.pollWindow('admitad', since, null)).from).toEqual(since);
+    expect((await ctx.orders.pollWindow('admitad', new Date(now - 400 * DAY), 45)).from.getTime()).toBeGreaterThanOrEqual(now - 45 * DAY - 1000);
     const oldestPending = await ctx.db.select<{ at: unknown }>("SELECT MIN(event_at) AS at FROM orders WHERE network = 'admitad' AND status = 'pending'");
     expect(oldestPending[0].at).not.toBeNull();
-    const w = await pollWindow(ctx, 'admitad', undefined, null);
+    const w = await ctx.orders.pollWindow('admitad', undefined, null);
     expect(w.from.getTime()).toBeLessThan(now - 7 * DAY);
     expect(w.from.getTime()).toBeGreaterThan(now - 20 * DAY);
-    const empty = await pollWindow(ctx, 'awin', undefined, null);
+    const empty = await ctx.orders.pollWindow('awin', undefined, null);
     expect(Math.round((empty.to.getTime() - empty.from.getTime()) / DAY)).toBe(30);
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import type { OrderChange, RecordInput } from '../../src/services/orders.js';
 import { describeEachDialect } from '../helpers/context.js';
+import { shopnetDefinition } from '../helpers/networks.js';
 
 type Report = Omit<RecordInput, 'network' | 'sub_id'> & { member: number | 'nobody' | 'login' };
 
@@ -119,6 +120,8 @@ describeEachDialect('recording orders in batches', (use) => {
   it('refuses a whole batch when one report fails inside it, and writes nothing', async () => {
     const { ctx } = use();
     const [id] = await members('refused');
+    // The manual report's network exists: what refuses it is its member.
+    await ctx.networks.saveCustom('refnet', shopnetDefinition(), 'test');
     const batch: RecordInput[] = [
       { network: 'refnet', transaction_id: 'R-1', source: 'postback', sub_id: String(id), sale_amount: '10.00', commission: '2.00', status: 'approved' },
       { network: 'refnet', transaction_id: 'R-2', source: 'manual', member_id: 999_999_999, sale_amount: '10.00', commission: '2.00' },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkTargetDomain, MAX_TARGET_URL, parseLinkTarget } from '../../src/services/tracking-links.js';
+import { checkTargetDomain, MAX_TARGET_URL, parseLinkTarget, withoutTargetParam } from '../../src/services/tracking-links.js';
 
 const refusal = (fn: () => unknown) => {
   try {
@@ -40,5 +40,15 @@ describe('tracking link targets', () => {
     for (const url of ['https://myshop.test/', 'https://shop.test.evil.test/', 'https://evil.test/shop.test', 'https://[::1]/']) {
       expect(refusal(on(url, 'shop.test')), url).toMatchObject({ code: 'svc_invalid_url', data: { params: { url: 'url must be on shop.test or one of its subdomains' } } });
     }
+  });
+
+  it('leaves the target parameter out of a link without a target, wherever it stands in the query', () => {
+    expect(withoutTargetParam('https://go.test/c?aff=77&subid={sub_id}&url={url}')).toBe('https://go.test/c?aff=77&subid={sub_id}');
+    expect(withoutTargetParam('https://go.test/c?url={url}&subid={sub_id}')).toBe('https://go.test/c?subid={sub_id}');
+    expect(withoutTargetParam('https://go.test/c/{sub_id}?u={url}')).toBe('https://go.test/c/{sub_id}');
+    expect(withoutTargetParam('https://go.test/c?s={sub_id}&u={url}#top')).toBe('https://go.test/c?s={sub_id}#top');
+    // Only a parameter whose whole value is the target goes; a path without a query is kept as it is.
+    expect(withoutTargetParam('https://go.test/c?s={sub_id}&r=x{url}')).toBe('https://go.test/c?s={sub_id}&r=x{url}');
+    expect(withoutTargetParam('https://go.test/{url}/{sub_id}')).toBe('https://go.test/{url}/{sub_id}');
   });
 });

@@ -68,8 +68,7 @@ export async function link(io: Io, module: string, advertiser: string, opts: { m
 export async function sync(io: Io, opts: { network?: string; json?: boolean; progress?: boolean }): Promise<void> {
   const input = await validateInput<{ network?: string }>(advertiserSchemas.sync, { network: opts.network });
   await withContext(io, async (ctx) => {
-    if (input.network) await ctx.networks.get(input.network);
-    const queued = await ctx.jobs.enqueue('advertisers.sync', input.network ? { network: input.network } : {}, 'cli');
+    const queued = await ctx.advertisers.startSync(input, 'cli');
     if (!opts.json) io.stdout.write(`job ${queued.id} advertisers.sync started\n`);
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);

@@ -159,18 +159,14 @@ async function decide(io: Io, id: string, decision: 'release' | 'decline', opts:
 export const release = (io: Io, id: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }) => decide(io, id, 'release', opts);
 export const decline = (io: Io, id: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }) => decide(io, id, 'decline', opts);
 
-/** `orders poll`: enqueues an `orders.poll` job (as POST /orders/poll does) and runs it here to the end, printing the counts. */
+/** `orders poll`: starts an `orders.poll` job as POST /orders/poll does (the same refusals) and runs it here to the end, printing the counts. */
 export async function poll(io: Io, opts: { network?: string; since?: string; json?: boolean; progress?: boolean }): Promise<void> {
   if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) throw new UsageError(`--since must be an ISO 8601 date, got "${opts.since}"`);
   const input = await validateInput<{ network?: string; since?: Date }>(orderSchemas.poll, { network: opts.network, since: opts.since });
   await withContext(io, async (ctx) => {
-    if (input.network) await ctx.networks.get(input.network);
-    const params: Record<string, unknown> = {};
-    if (input.network) params.network = input.network;
-    if (input.since) params.since = input.since;
     const { runInProcess } = await import('./jobs.js');
     const { jobProgressLine } = await import('../progress.js');
-    const queued = await ctx.jobs.enqueue('orders.poll', params, 'cli');
+    const queued = await ctx.orders.startPoll(input, 'cli');
     if (!opts.json) io.stdout.write(`job ${queued.id} orders.poll started\n`);
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);

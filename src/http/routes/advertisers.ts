@@ -73,10 +73,7 @@ export const advertisersRoutes: RouteDef[] = [
     auth: 'manage_options',
     description: 'Start an advertiser sync job (202 with the job; 409 svc_job_already_running when the same sync is under way).',
     validate: { payload: advertiserSchemas.sync },
-    async handler({ payload, actor }, ctx) {
-      if (payload.network) await ctx.networks.get(payload.network);
-      return accepted(await ctx.jobs.enqueue('advertisers.sync', payload.network ? { network: payload.network } : {}, actor, { unique: true }));
-    },
+    handler: async ({ payload, actor }, ctx) => accepted(await ctx.advertisers.startSync(payload, actor)),
   },
   {
     id: 'lookup.advertisers',

@@ -1,7 +1,7 @@
 // Networks: every network with its state, one network, custom network definitions, the postbacks
 // a network received, and test postbacks.
 import Joi from 'joi';
-import { customDefinitionSchema } from '../../networks/custom-definition.js';
+import { customDefinitionPatchSchema } from '../../networks/custom-definition.js';
 import { NETWORK_ID } from '../../services/networks.js';
 import type { PostbackFilters } from '../../services/postback-records.js';
 import { POSTBACK_OUTCOMES } from '../../services/postbacks.js';
@@ -14,7 +14,8 @@ const decimal = Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/, 'decimal amount')
 export const networkSchemas = {
   list: Joi.object({ ...paging, kind: Joi.string().valid('builtin', 'custom').description('Only built-in or only custom networks.') }),
   networkId: Joi.object({ id: Joi.string().pattern(NETWORK_ID, 'network id').required() }),
-  save: customDefinitionSchema,
+  /** Every field optional: an update keeps what it does not send; a new network's required fields are checked by the service. */
+  save: customDefinitionPatchSchema,
   postbacks: Joi.object({
     ...paging,
     outcome: Joi.string().valid(...POSTBACK_OUTCOMES).description('Only postbacks with this outcome.'),
@@ -57,7 +58,7 @@ export const networksRoutes: RouteDef[] = [
     method: 'POST',
     path: '/networks/{id}',
     auth: 'manage_options',
-    description: 'Create (201) or update (200) a custom network; a built-in network is 409 svc_network_not_custom.',
+    description: 'Create (201) or update (200) a custom network: an update keeps every field it does not send (null clears one); a built-in network is 409 svc_network_not_custom.',
     validate: { params: networkSchemas.networkId, payload: networkSchemas.save },
     async handler({ params, payload, actor }, ctx) {
       const { network, created: isNew } = await ctx.networks.saveCustom(params.id, payload, actor);

@@ -155,12 +155,6 @@ export const ordersRoutes: RouteDef[] = [
     auth: 'manage_options',
     description: 'Start an order poll job (202 with the job; 409 svc_job_already_running when the same poll is under way).',
     validate: { payload: orderSchemas.poll },
-    async handler({ payload, actor }, ctx) {
-      if (payload.network) await ctx.networks.get(payload.network);
-      const params: Record<string, unknown> = {};
-      if (payload.network) params.network = payload.network;
-      if (payload.since) params.since = payload.since;
-      return accepted(await ctx.jobs.enqueue('orders.poll', params, actor, { unique: true }));
-    },
+    handler: async ({ payload, actor }, ctx) => accepted(await ctx.orders.startPoll(payload, actor)),
   },
 ];
