@@ -277,9 +277,12 @@ export class LedgerService {
     const guard = input.amount < 0 && !input.allowNegative ? ' AND available + ? >= 0' : '';
     const params: unknown[] = [input.amount, earned, paid, now, input.memberId, input.currency];
     if (guard) params.push(input.amount);
+    // The primary key, named: on a small table MariaDB reads (currency, available) instead, whose
+    // gap locks make concurrent moves of one row deadlock (the first entries of a new site).
+    const balanceRow = db.dialect === 'mysql' ? 'balances FORCE INDEX (PRIMARY)' : 'balances';
     const move = () =>
       db.execute(
-        `UPDATE balances SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
+        `UPDATE ${balanceRow} SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
         params,
         t,
       );

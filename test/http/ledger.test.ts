@@ -305,6 +305,29 @@ describeEachDialect('ledger routes', (use) => {
     expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('10.00');
   });
 
+  it('queues a burst of 32 concurrent first credits and debits of a member with no balance row: no 5xx, balances exact', async () => {
+    const { ctx } = use();
+    const id = await member('burst');
+    expect((await ctx.db.select('SELECT 1 FROM balances WHERE member_id = ?', [id])).length).toBe(0);
+    // One request first, so the burst meets verified (cached) credentials, not 32 cold checks at once.
+    expect((await get(`/ledger/entries?member_id=${id}`)).statusCode).toBe(200);
+    const retried = ctx.db.retriedTransactions;
+    const burst = await Promise.all(
+      Array.from({ length: 32 }, (_, i) =>
+        i % 2 === 0
+          ? adjust(id, 'credit', '5.00', {}, i % 4 === 0 ? { 'idempotency-key': `burst-${id}-${i}` } : {})
+          : adjust(id, 'debit', '1.00', { allow_negative: true }, i % 4 === 1 ? { 'idempotency-key': `burst-${id}-${i}` } : {}),
+      ),
+    );
+    expect(burst.map((r) => r.statusCode).filter((s) => s !== 201), JSON.stringify(burst.find((r) => r.statusCode !== 201)?.result)).toEqual([]);
+    // They queued on the balance row: not one deadlock (each a retry, and past five retries a 503).
+    expect(ctx.db.retriedTransactions - retried).toBe(0);
+    expect(await ctx.ledger.balanceOf(id, 'USD')).toMatchObject({ available: '64.00', lifetime_earned: '0.00' });
+    expect((await ctx.ledger.listEntries({ member_id: id, page: 1, per_page: 1 })).total).toBe(32);
+    // One balance row, counted once.
+    expect((await ctx.db.select('SELECT 1 FROM balances WHERE member_id = ?', [id])).length).toBe(1);
+  });
+
   it('refuses a malformed Idempotency-Key', async () => {
     const id = await member();
     for (const key of ['x'.repeat(256), 'has space', 'ключ']) {
