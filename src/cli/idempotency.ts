@@ -23,7 +23,6 @@ export async function idempotently<T>(
   status: number | ((result: T) => number),
   // Once<any>: a typed parameter here would fix T before the service's result could infer it; the
   // service's own signature checks what it records.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   run: (once: Once<any> | undefined) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   if (key === undefined) return { result: await run(undefined), replayed: false };
