@@ -291,9 +291,10 @@ export class LedgerService {
     const readBalance = async () =>
       (await db.select<Record<string, unknown>>(`SELECT ${BALANCE_COLUMNS} FROM balances b WHERE b.member_id = ? AND b.currency = ?`, [input.memberId, input.currency], t))[0];
     let balance = await readBalance();
-    // A caller that did not make the row beforehand (ensureBalances): made here, correct but
-    // prone to deadlock (retried) when first entries of one member race.
-    if (affected !== 1 && !balance) {
+    // No row: a guarded debit is refused below as it is (nothing to debit, and no empty row is
+    // made for it). Otherwise the row is made here when the caller did not make it beforehand
+    // (ensureBalances): correct, but prone to deadlock (retried) when first entries race.
+    if (affected !== 1 && !balance && !guard) {
       await this.ensureBalance(input.memberId, input.currency, t);
       ({ affected } = await move());
       balance = await readBalance();
@@ -526,7 +527,8 @@ export class LedgerService {
       if (!note) throw new ServiceError('svc_note_required', 'An adjustment needs a note saying who asked for it and why.', 400);
       const minor = parseAmount(input.amount, currency);
       await this.requireMember(input.member_id);
-      await this.ensureBalances([{ memberId: input.member_id, currency }]);
+      // A debit that cannot go negative needs no row: without one it is refused.
+      if (input.type === 'credit' || input.allow_negative === true) await this.ensureBalances([{ memberId: input.member_id, currency }]);
       const result = await this.deps.db.transaction(async (t) => {
         await once?.claim?.(t);
         const { row, balance } = await this.postWithBalance(

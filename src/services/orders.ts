@@ -152,8 +152,6 @@ export class OrderService {
       ]);
       // What each report's amounts would be held for (an administrator's own report never is).
       const holds = reports.map((r): ReviewReason | null => (r.source === 'manual' ? null : reviewReason(r.amounts, ceilings.get(r.network) ?? null)));
-      // The members' balance rows exist before the batch's transaction (see ensureBalances).
-      await this.deps.ledger.ensureBalances(reports.flatMap((r, i) => (members[i] === null ? [] : [{ memberId: members[i]!, currency: r.amounts.currency }])));
       const { result, events } = await this.retryOnDuplicateKey(() =>
         this.deps.db.transaction(async (t) => {
           await once?.claim?.(t);

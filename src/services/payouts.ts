@@ -137,8 +137,6 @@ export class PayoutService {
         throw new ServiceError('svc_payout_below_minimum', `The smallest payout is ${minimum} ${currency}.`, 409, { minimum, currency });
       }
       const { db, ledger } = this.deps;
-      // Made before the transaction, so that concurrent first payouts queue on its lock.
-      await ledger.ensureBalances([{ memberId: input.member_id, currency }]);
       const result = await db.transaction(async (t) => {
         await once?.claim?.(t);
         // Payouts of one member queue on the balance row instead of deadlocking.
