@@ -14,7 +14,7 @@ import { AuthService } from './services/auth.js';
 import { AuthThrottle } from './services/auth-throttle.js';
 import { PasswordCheckGate } from './services/password-checks.js';
 import { CashbackRuleService } from './services/cashback.js';
-import { IdempotencyService } from './services/idempotency.js';
+import { IdempotencyService, type HoldInTransaction } from './services/idempotency.js';
 import { JobService } from './services/jobs.js';
 import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
@@ -70,6 +70,11 @@ export interface ContextOptions {
   networkModules?: NetworkModule[];
   /** The job types this context knows (default: src/jobs/types); tests add their own. */
   jobTypes?: JobType[];
+  /**
+   * Tests only (ignored unless `env` is `test`): runs inside an idempotent effect's transaction,
+   * right after its Idempotency-Key is claimed, so a test can hold a request there.
+   */
+  holdInTransaction?: HoldInTransaction;
 }
 
 export function buildContext(config: Config, options: ContextOptions = {}): Context {
@@ -96,7 +101,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const authThrottle = new AuthThrottle({ db, clock, settings: config.auth.throttle });
   const passwordChecks = new PasswordCheckGate(config.auth.password_checks);
   const auth = new AuthService({ db, clock, logger, users, appPasswords, sessions, hooks, throttle: authThrottle, passwordChecks });
-  const idempotency = new IdempotencyService({ db, clock });
+  const idempotency = new IdempotencyService({ db, clock, holdInTransaction: config.env === 'test' ? options.holdInTransaction : null });
   const ledger = new LedgerService({ db, clock, logger, users, hooks, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, hooks, currency: config.currency, minimum: config.payouts.minimum });
   const overview = new OverviewService({ db, clock, currency: config.currency });

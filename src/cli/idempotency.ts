@@ -1,21 +1,18 @@
 // --idempotency-key for commands that mirror an idempotent REST route: the route's scope and the
-// same request hash, so a key means the same thing whichever front door it came through. The CLI
-// has no user: its keys belong to the `cli` owner, apart from every REST caller's.
-import type { Transaction } from '../db/transaction.js';
+// same request hash, so a key means the same thing whichever front door it came through. The
+// protocol is IdempotencyService.run, as for the REST host; the CLI has no user: its keys belong
+// to the `cli` owner, apart from every REST caller's.
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { restError } from '../http/rest/errors.js';
-import { IdempotencyService, requestHash } from '../services/idempotency.js';
-
-export type EffectRecorder = (body: unknown, t: Transaction) => Promise<void>;
+import { IdempotencyService, requestHash, type Once } from '../services/idempotency.js';
 
 /** Whose keys the command line's are (the actor its commands record). */
 export const CLI_OWNER = 'cli';
 
 /**
- * Runs `run` under an Idempotency-Key as the REST host does: the first run records its outcome (in
- * the effect's transaction, through the recorder it is given), a retry with the same key and
- * request replays it, a refusal is replayed as the same error, a fault leaves the key free.
+ * Runs `run` under an Idempotency-Key as the REST host does: `run` passes the `Once` it is given to
+ * its service; a retry with the same key and request replays the first outcome, a refusal as the
+ * same error.
  */
 export async function idempotently<T>(
   ctx: Context,
@@ -24,30 +21,22 @@ export async function idempotently<T>(
   request: { params: Record<string, unknown>; payload: unknown },
   /** The status to record, or how to tell it from the result (e.g. 201 created, 200 known). */
   status: number | ((result: T) => number),
-  run: (record: EffectRecorder | undefined) => Promise<T>,
+  // Once<any>: a typed parameter here would fix T before the service's result could infer it; the
+  // service's own signature checks what it records.
+  run: (once: Once<any> | undefined) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   if (key === undefined) return { result: await run(undefined), replayed: false };
-  const claimed = await ctx.idempotency.begin(scope, CLI_OWNER, IdempotencyService.checkKey(key), requestHash(request));
-  if (claimed.kind === 'replay') {
-    if (claimed.status >= 400) {
-      const err = claimed.body as { code: string; message: string; data?: Record<string, unknown> };
-      const { status: _status, ...data } = err.data ?? {};
-      throw new ServiceError(err.code, err.message, claimed.status, data);
-    }
-    return { result: claimed.body as T, replayed: true };
+  const statusOf = (result: T) => (typeof status === 'function' ? status(result) : status);
+  const ran = await ctx.idempotency.run(
+    { scope, owner: CLI_OWNER, key: IdempotencyService.checkKey(key), hash: requestHash(request) },
+    (hold) => run(hold.once(statusOf)),
+    (result) => ({ status: statusOf(result), body: result }),
+  );
+  if (!ran.replayed) return { result: ran.result, replayed: false };
+  if (ran.status >= 400) {
+    const err = ran.body as { code: string; message: string; data?: Record<string, unknown> };
+    const { status: _status, ...data } = err.data ?? {};
+    throw new ServiceError(err.code, err.message, ran.status, data);
   }
-  let recorded = false;
-  const statusOf = (result: unknown) => (typeof status === 'function' ? status(result as T) : status);
-  try {
-    const result = await run(async (body, t) => {
-      await claimed.record(statusOf(body), body, t);
-      recorded = true;
-    });
-    if (!recorded) await claimed.record(statusOf(result), result);
-    return { result, replayed: false };
-  } catch (err) {
-    if (err instanceof ServiceError && err.status < 500) await claimed.record(err.status, restError(err.code, err.message, err.status, err.data).body);
-    else await ctx.idempotency.release(claimed.id).catch(() => {});
-    throw err;
-  }
+  return { result: ran.body as T, replayed: true };
 }

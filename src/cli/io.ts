@@ -1,6 +1,7 @@
 // What every command gets: its streams, and one way to build the context, print and fail.
 import type { Config, LoadOptions } from '../config.js';
 import type { Context } from '../context.js';
+import type { HoldInTransaction } from '../services/idempotency.js';
 import { translateDbError } from '../db/errors.js';
 import { isServiceError } from '../errors.js';
 
@@ -25,11 +26,28 @@ export async function loadCliConfig(io: Io, extra: Record<string, unknown> = {})
   return loadConfig(options);
 }
 
+/**
+ * `CASHTRACK_TEST_HOLD_IN_TRANSACTION=<route id>` with `CASHTRACK_ENV=test` (never otherwise):
+ * a request or command with an Idempotency-Key on that route stops inside its transaction, right
+ * after claiming the key, and stays there until the process is killed. Says so on stderr. For the
+ * tests that kill a process mid-request.
+ */
+export function testHold(io: Io, config: Config): HoldInTransaction | undefined {
+  const scope = io.env.CASHTRACK_TEST_HOLD_IN_TRANSACTION;
+  if (config.env !== 'test' || !scope) return undefined;
+  return async (claimed) => {
+    if (claimed !== scope) return;
+    io.stderr.write(`cashtrack: test hold: ${claimed} is held inside its transaction\n`);
+    // An interval keeps even a command (no server listening) alive until it is killed.
+    await new Promise<never>(() => setInterval(() => {}, 60_000));
+  };
+}
+
 /** Builds the context, makes sure the schema is current, runs `fn`, and always closes. */
 export async function withContext<T>(io: Io, fn: (ctx: Context) => Promise<T>, extra: Record<string, unknown> = {}): Promise<T> {
   const config = await loadCliConfig(io, extra);
   const { buildContext, ensureSchema, loadContextExtensions } = await import('../context.js');
-  const ctx = buildContext(config, { logStream: null });
+  const ctx = buildContext(config, { logStream: null, holdInTransaction: testHold(io, config) });
   try {
     await ensureSchema(ctx);
     await loadContextExtensions(ctx);

@@ -106,6 +106,8 @@ export class Database {
   readonly parsed: ParsedUrl;
   private readonly busyTimeoutMs: number;
   private readonly direct: DirectDriver;
+  /** Transactions run again after a deadlock, lock wait timeout or SQLITE_BUSY: contention, for monitoring and tests. */
+  retriedTransactions = 0;
   /** Tail of the in-process queue of SQLite writers (SQLite has one writer at a time anyway). */
   private writeQueue: Promise<void> = Promise.resolve();
 
@@ -196,6 +198,7 @@ export class Database {
         return result;
       } catch (err) {
         if (attempt >= retries || !isTransientDbError(err)) throw err;
+        this.retriedTransactions++;
         await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
       }
     }

@@ -26,6 +26,12 @@ export function isTransientDbError(err: unknown): boolean {
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || errno === MYSQL_DEADLOCK || errno === MYSQL_LOCK_WAIT_TIMEOUT || code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
 }
 
+/** MariaDB/MySQL gave up waiting for a row lock (`innodb_lock_wait_timeout`). */
+export function isLockWaitTimeout(err: unknown): boolean {
+  const { code, errno } = codes(err);
+  return errno === MYSQL_LOCK_WAIT_TIMEOUT || code === 'ER_LOCK_WAIT_TIMEOUT';
+}
+
 const UNAVAILABLE_NAMES = new Set([
   'SequelizeConnectionError',
   'SequelizeConnectionRefusedError',

@@ -8,6 +8,7 @@ import { toDate, toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, MAX_BALANCE, parseAmount, toExactMinor, toMinor } from '../money.js';
 import { HOOKS, type HookBus } from '../hooks/index.js';
+import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 import type { UserService } from './users.js';
 
@@ -108,8 +109,6 @@ export interface LedgerServiceDeps {
   currency: string;
 }
 
-/** Called inside the effect's transaction with the result, before it commits (Idempotency-Key records). */
-export type Within<T> = (result: T, t: Transaction) => Promise<void>;
 
 export const ENTRY_COLUMNS =
   'e.id, e.member_id, e.currency, e.type, e.amount, e.balance_after, e.source_type, e.source_id, e.order_id, e.reverses_id, e.note, e.actor, e.created_at, r.id AS reversed_by';
@@ -225,6 +224,30 @@ export class LedgerService {
   }
 
   /**
+   * Makes the missing (member, currency) balance rows in a short transaction of their own, before
+   * the transaction that moves them. Call it outside any transaction. Why: a member's first entry
+   * made inside its own transaction finds no row (on MariaDB the guarded UPDATE then holds a gap
+   * lock) and inserts one; two first entries at once each wait for the other's gap lock and
+   * deadlock, again on every retry. With the row made beforehand they queue on its record lock.
+   */
+  async ensureBalances(pairs: { memberId: number; currency: string }[]): Promise<void> {
+    const wanted = new Map(pairs.map((p) => [`${p.memberId}\0${p.currency}`, p]));
+    if (wanted.size === 0) return;
+    const memberIds = [...new Set(pairs.map((p) => p.memberId))];
+    for (let i = 0; i < memberIds.length; i += 500) {
+      const chunk = memberIds.slice(i, i + 500);
+      const rows = await this.deps.db.select<{ member_id: unknown; currency: unknown }>(`SELECT member_id, currency FROM balances WHERE member_id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+      for (const r of rows) wanted.delete(`${toInt(r.member_id)}\0${String(r.currency)}`);
+    }
+    if (wanted.size === 0) return;
+    // In (member, currency) order, as every writer of several rows takes them.
+    const missing = [...wanted.values()].sort((a, b) => a.memberId - b.memberId || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+    await this.deps.db.transaction(async (t) => {
+      for (const m of missing) await this.ensureBalance(m.memberId, m.currency, t);
+    });
+  }
+
+  /**
    * Takes the (member, currency) balance row's write lock up front (MariaDB; a SQLite write
    * transaction is already exclusive). Callers that read other rows before posting use it so that
    * concurrent writers queue on the lock instead of deadlocking on ensureBalance's shared lock.
@@ -254,9 +277,12 @@ export class LedgerService {
     const guard = input.amount < 0 && !input.allowNegative ? ' AND available + ? >= 0' : '';
     const params: unknown[] = [input.amount, earned, paid, now, input.memberId, input.currency];
     if (guard) params.push(input.amount);
+    // The primary key, named: on a small table MariaDB reads (currency, available) instead, whose
+    // gap locks make concurrent moves of one row deadlock (the first entries of a new site).
+    const balanceRow = db.dialect === 'mysql' ? 'balances FORCE INDEX (PRIMARY)' : 'balances';
     const move = () =>
       db.execute(
-        `UPDATE balances SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
+        `UPDATE ${balanceRow} SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
         params,
         t,
       );
@@ -265,7 +291,10 @@ export class LedgerService {
     const readBalance = async () =>
       (await db.select<Record<string, unknown>>(`SELECT ${BALANCE_COLUMNS} FROM balances b WHERE b.member_id = ? AND b.currency = ?`, [input.memberId, input.currency], t))[0];
     let balance = await readBalance();
-    if (affected !== 1 && !balance) {
+    // No row: a guarded debit is refused below as it is (nothing to debit, and no empty row is
+    // made for it). Otherwise the row is made here when the caller did not make it beforehand
+    // (ensureBalances): correct, but prone to deadlock (retried) when first entries race.
+    if (affected !== 1 && !balance && !guard) {
       await this.ensureBalance(input.memberId, input.currency, t);
       ({ affected } = await move());
       balance = await readBalance();
@@ -490,7 +519,7 @@ export class LedgerService {
   async adjust(
     input: { member_id: number; type: 'credit' | 'debit'; amount: string; currency?: string; note: string; allow_negative?: boolean },
     actor: string,
-    within?: Within<{ entry: Entry; balance: Balance }>,
+    once?: Once<{ entry: Entry; balance: Balance }>,
   ): Promise<{ entry: Entry; balance: Balance }> {
     const currency = input.currency ?? this.deps.currency;
     const note = typeof input.note === 'string' ? input.note.trim() : '';
@@ -498,13 +527,16 @@ export class LedgerService {
       if (!note) throw new ServiceError('svc_note_required', 'An adjustment needs a note saying who asked for it and why.', 400);
       const minor = parseAmount(input.amount, currency);
       await this.requireMember(input.member_id);
+      // A debit that cannot go negative needs no row: without one it is refused.
+      if (input.type === 'credit' || input.allow_negative === true) await this.ensureBalances([{ memberId: input.member_id, currency }]);
       const result = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         const { row, balance } = await this.postWithBalance(
           { memberId: input.member_id, currency, type: 'adjustment', amount: input.type === 'credit' ? minor : -minor, sourceType: 'adjustment', note, actor, allowNegative: input.allow_negative === true },
           t,
         );
         const result = { entry: shapeEntry(row), balance };
-        await within?.(result, t);
+        await once?.record(result, t);
         return result;
       });
       this.deps.logger.info('ledger', `Adjustment posted: ${input.type}`, { entry_id: result.entry.id, member_id: input.member_id, amount: result.entry.amount, currency, actor });
@@ -516,12 +548,13 @@ export class LedgerService {
   }
 
   /** Reverses one entry (its own transaction). */
-  async reverse(id: number, note: string | null, actor: string, within?: Within<{ reversal: Entry; original: Entry }>): Promise<{ reversal: Entry; original: Entry }> {
+  async reverse(id: number, note: string | null, actor: string, once?: Once<{ reversal: Entry; original: Entry }>): Promise<{ reversal: Entry; original: Entry }> {
     try {
       const result = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         const { reversal, original } = await this.reverseWithin(id, note?.trim() || null, actor, t);
         const shaped = { reversal: shapeEntry(reversal), original: shapeEntry(original) };
-        await within?.(shaped, t);
+        await once?.record(shaped, t);
         return shaped;
       });
       this.deps.logger.info('ledger', 'Entry reversed', { entry_id: id, reversal_id: result.reversal.id, member_id: result.original.member_id, amount: result.reversal.amount, actor });

@@ -11,7 +11,8 @@ import { isUniqueViolation } from '../db/errors.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, parseAmount } from '../money.js';
 import { checkAdvertiser, checkNetwork, decodeRule, ruleKey, type CashbackRuleService } from './cashback.js';
-import type { LedgerService, Within } from './ledger.js';
+import type { LedgerService } from './ledger.js';
+import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 import { OrderEffects, withNote } from './order-effects.js';
 import { aboutReport, checkStatus, invalid, membersOf, optionalText, prepareReport, type Amounts, type OrderReport, type RecordInput } from './order-reports.js';
@@ -114,8 +115,8 @@ export class OrderService {
    * report is refused instead (409 svc_order_not_pending, svc_invalid_transition). A network's
    * report past the review rule is recorded but held (see `release`).
    */
-  async record(input: RecordInput | OrderReport, actor: string, within?: Within<OrderChange>): Promise<OrderChange> {
-    const [change] = await this.recordMany([input], actor, within && ((changes, t) => within(changes[0], t)));
+  async record(input: RecordInput | OrderReport, actor: string, once?: Once<OrderChange>): Promise<OrderChange> {
+    const [change] = await this.recordMany([input], actor, once && { claim: once.claim && ((t) => once.claim!(t)), record: (changes, t) => once.record(changes[0], t) });
     return change;
   }
 
@@ -136,23 +137,24 @@ export class OrderService {
    * applies to the order as that report left it. New orders are written with one statement, the
    * pending balances they move with another. All or nothing: when one report is refused the
    * whole batch rolls back and throws; callers that want the others recorded run them again one
-   * by one. `within` runs inside the transaction with every change, in order.
+   * by one. `once` claims its Idempotency-Key first in the transaction and records every change,
+   * in order, last.
    */
-  recordMany(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderChange[]>): Promise<OrderChange[]> {
-    return this.recordAll(inputs, actor, (applied, t) => this.results(applied, t), within);
+  recordMany(inputs: (RecordInput | OrderReport)[], actor: string, once?: Once<OrderChange[]>): Promise<OrderChange[]> {
+    return this.recordAll(inputs, actor, (applied, t) => this.results(applied, t), once);
   }
 
   /** `recordMany`, answering only what each report did (no order is read back: the postback endpoint's path). */
-  recordOutcomes(inputs: (RecordInput | OrderReport)[], actor: string, within?: Within<OrderOutcome[]>): Promise<OrderOutcome[]> {
+  recordOutcomes(inputs: (RecordInput | OrderReport)[], actor: string, once?: Once<OrderOutcome[]>): Promise<OrderOutcome[]> {
     return this.recordAll(
       inputs,
       actor,
       async (applied) => applied.map((a) => ({ id: a.row.id, status: a.row.status, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored, held: a.row.review === 'held' && (a.changes[0] === 'created' || a.changes.includes('review')) })),
-      within,
+      once,
     );
   }
 
-  private async recordAll<R>(inputs: (RecordInput | OrderReport)[], actor: string, answer: (applied: Applied[], t: Transaction) => Promise<R[]>, within?: Within<R[]>): Promise<R[]> {
+  private async recordAll<R>(inputs: (RecordInput | OrderReport)[], actor: string, answer: (applied: Applied[], t: Transaction) => Promise<R[]>, once?: Once<R[]>): Promise<R[]> {
     const reports = inputs.map((input) => this.prepare(input, actor));
     if (reports.length === 0) return [];
     try {
@@ -166,6 +168,7 @@ export class OrderService {
       const holds = reports.map((r): ReviewReason | null => (r.source === 'manual' ? null : reviewReason(r.amounts, ceilings.get(r.network) ?? null)));
       const { result, events } = await this.retryOnDuplicateKey(() =>
         this.deps.db.transaction(async (t) => {
+          await once?.claim?.(t);
           const orders = await this.reader.lockByTransactions(reports.map((r) => ({ network: r.network, transactionId: r.transactionId })), t);
           // The first report of each transaction not on file creates its order.
           const creators = new Map<string, number>();
@@ -185,7 +188,7 @@ export class OrderService {
           }
           await this.effects.settle(t);
           const result = await answer(applied, t);
-          await within?.(result, t);
+          await once?.record(result, t);
           return { result, events: applied.flatMap((a) => a.events) };
         }),
       );
@@ -233,11 +236,12 @@ export class OrderService {
    * An administrator's change: a status move the rules allow (409 svc_invalid_transition
    * otherwise), amounts while pending (409 svc_order_not_pending after), and the note.
    */
-  async update(id: number, input: UpdateInput, actor: string, within?: Within<OrderChange>): Promise<OrderChange> {
+  async update(id: number, input: UpdateInput, actor: string, once?: Once<OrderChange>): Promise<OrderChange> {
     try {
       const status = input.status === undefined ? undefined : checkStatus(input.status);
       const note = optionalText(input.note, 'note', 500);
       const { result, events } = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         const row = await this.reader.lockById(id, t);
         if (!row) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
         let amounts: Amounts | undefined;
@@ -261,7 +265,7 @@ export class OrderService {
         if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged', context: { order_id: id, actor } });
         await this.effects.settle(t);
         const [result] = await this.results([applied], t);
-        await within?.(result, t);
+        await once?.record(result, t);
         return { result, events: applied.events };
       });
       this.emit(events);
@@ -276,10 +280,11 @@ export class OrderService {
    * Gives an unmatched order its member and applies the ledger effects of its current status.
    * 409 svc_order_already_assigned when it has another member; the same member again is a duplicate.
    */
-  async assign(id: number, memberId: number, actor: string, within?: Within<OrderChange>, note?: string | null): Promise<OrderChange> {
+  async assign(id: number, memberId: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
     try {
       const text = optionalText(note, 'note', 500);
       const { result, events } = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         const row = await this.reader.lockById(id, t);
         if (!row) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
         const [member] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [memberId], t);
@@ -299,7 +304,7 @@ export class OrderService {
         }
         await this.effects.settle(t);
         const [result] = await this.results([applied], t);
-        await within?.(result, t);
+        await once?.record(result, t);
         return { result, events: applied.events };
       });
       this.emit(events);
@@ -315,22 +320,23 @@ export class OrderService {
    * pending order counts as pending, an approved one is credited, a declined one moves nothing).
    * 409 svc_order_not_held when it is not held (never held, or released or declined already).
    */
-  release(id: number, actor: string, within?: Within<OrderChange>, note?: string | null): Promise<OrderChange> {
-    return this.decide(id, 'released', actor, within, note);
+  release(id: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
+    return this.decide(id, 'released', actor, once, note);
   }
 
   /**
    * Declines an order held for review: it becomes declined with no ledger effect, and later
    * reports of the network about it are ignored. 409 svc_order_not_held when it is not held.
    */
-  declineHeld(id: number, actor: string, within?: Within<OrderChange>, note?: string | null): Promise<OrderChange> {
-    return this.decide(id, 'declined', actor, within, note);
+  declineHeld(id: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
+    return this.decide(id, 'declined', actor, once, note);
   }
 
-  private async decide(id: number, decision: 'released' | 'declined', actor: string, within?: Within<OrderChange>, note?: string | null): Promise<OrderChange> {
+  private async decide(id: number, decision: 'released' | 'declined', actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
     try {
       const text = optionalText(note, 'note', 500);
       const { result, events } = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         const row = await this.reader.lockById(id, t);
         if (!row) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
         if (row.review !== 'held') {
@@ -344,7 +350,7 @@ export class OrderService {
         await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
         await this.effects.settle(t);
         const [result] = await this.results([applied], t);
-        await within?.(result, t);
+        await once?.record(result, t);
         return { result, events: applied.events };
       });
       this.emit(events);

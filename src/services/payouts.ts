@@ -8,7 +8,8 @@ import { toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { HOOKS, type HookBus } from '../hooks/index.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../money.js';
-import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService, type Within } from './ledger.js';
+import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from './ledger.js';
+import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 
 export const PAYOUT_STATUSES = ['pending', 'paid', 'cancelled'] as const;
@@ -124,7 +125,7 @@ export class PayoutService {
    * svc_insufficient_funds. The minimum is in the site currency and applies to payouts in that
    * currency only (there are no exchange rates to convert it with).
    */
-  async create(input: CreatePayoutInput, actor: string, within?: Within<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
+  async create(input: CreatePayoutInput, actor: string, once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
     const currency = input.currency ?? this.deps.currency;
     try {
       const minor = parseAmount(input.amount, currency);
@@ -137,6 +138,7 @@ export class PayoutService {
       }
       const { db, ledger } = this.deps;
       const result = await db.transaction(async (t) => {
+        await once?.claim?.(t);
         // Payouts of one member queue on the balance row instead of deadlocking.
         await ledger.lockBalance(input.member_id, currency, t);
         const now = this.deps.clock.now();
@@ -149,7 +151,7 @@ export class PayoutService {
         const entry = await ledger.post({ memberId: input.member_id, currency, type: 'payout', amount: -minor, sourceType: 'payout', sourceId: id, note: `Payout ${id} via ${method}`.slice(0, 500), actor }, t);
         await db.execute('UPDATE payouts SET entry_id = ? WHERE id = ?', [entry.id, id], t);
         const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(input.member_id, currency, t) };
-        await within?.(result, t);
+        await once?.record(result, t);
         t.afterCommit(() => this.deps.hooks.doAction(HOOKS.payoutCreated, result.payout, { actor }));
         return result;
       });
@@ -163,13 +165,14 @@ export class PayoutService {
   }
 
   /** Marks a pending payout paid (the money has left). 404 svc_payout_not_found, 409 svc_payout_closed. */
-  async complete(id: number, input: { reference?: string | null }, actor: string, within?: Within<{ payout: Payout }>): Promise<{ payout: Payout }> {
+  async complete(id: number, input: { reference?: string | null }, actor: string, once?: Once<{ payout: Payout }>): Promise<{ payout: Payout }> {
     try {
       const result = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         await this.lockPending(id, t);
         await this.close(id, 'paid', { reference: clean(input.reference) }, actor, t);
         const result = { payout: await this.read(id, t) };
-        await within?.(result, t);
+        await once?.record(result, t);
         t.afterCommit(() => this.deps.hooks.doAction(HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'paid', actor }));
         return result;
       });
@@ -185,12 +188,13 @@ export class PayoutService {
    * Cancels a pending payout and credits its amount back (`payout_return`) in one transaction.
    * The reason is required. 404 svc_payout_not_found, 409 svc_payout_closed.
    */
-  async cancel(id: number, input: { reason: string }, actor: string, within?: Within<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
+  async cancel(id: number, input: { reason: string }, actor: string, once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
     try {
       const reason = clean(input.reason);
       if (!reason) throw new ServiceError('svc_reason_required', 'Cancelling a payout needs a reason.', 400);
       const { db, ledger } = this.deps;
       const result = await db.transaction(async (t) => {
+        await once?.claim?.(t);
         const row = await this.lockPending(id, t);
         await this.close(id, 'cancelled', { reason }, actor, t);
         await ledger.lockBalance(row.member_id, row.currency, t);
@@ -200,7 +204,7 @@ export class PayoutService {
         );
         await db.execute('UPDATE payouts SET return_entry_id = ? WHERE id = ?', [entry.id, id], t);
         const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(row.member_id, row.currency, t) };
-        await within?.(result, t);
+        await once?.record(result, t);
         t.afterCommit(() => this.deps.hooks.doAction(HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'cancelled', actor }));
         return result;
       });

@@ -271,7 +271,7 @@ export class PostbackService {
           const changes = await this.deps.orders.recordOutcomes(
             together.map((i) => i.report),
             'postback',
-            async (changes, t) => void (records = await this.storeAccepted(together.map((item, k) => accepted(item, changes[k])), t)),
+            { record: async (changes, t) => void (records = await this.storeAccepted(together.map((item, k) => accepted(item, changes[k])), t)) },
           );
           together.forEach((item, k) => item.resolve({ change: changes[k], record: records[k] }));
         } catch {
@@ -307,7 +307,7 @@ export class PostbackService {
   private async recordAlone(item: Queued): Promise<void> {
     try {
       let record: PostbackRecord | undefined;
-      const [change] = await this.deps.orders.recordOutcomes([item.report], 'postback', async ([result], t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)));
+      const [change] = await this.deps.orders.recordOutcomes([item.report], 'postback', { record: async ([result], t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)) });
       item.resolve({ change, record: record! });
     } catch (err) {
       item.reject(err);

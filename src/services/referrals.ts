@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js';
 import { exactSum, readSum, toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { formatAmount } from '../money.js';
-import type { Within } from './ledger.js';
+import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 
 export interface ReferralMember {
@@ -92,7 +92,7 @@ export class ReferralService {
    * svc_member_not_found, 409 svc_referral_exists (the referee has a live referrer), 400
    * svc_referral_cycle (the referee is already up the referrer's live chain).
    */
-  async add(input: { referrer_id: number; referee_id: number }, actor: string, within?: Within<Referral>): Promise<Referral> {
+  async add(input: { referrer_id: number; referee_id: number }, actor: string, once?: Once<Referral>): Promise<Referral> {
     const { referrer_id: referrerId, referee_id: refereeId } = input;
     try {
       for (const [field, id] of [['referrer_id', referrerId], ['referee_id', refereeId]] as const) {
@@ -100,6 +100,7 @@ export class ReferralService {
       }
       if (referrerId === refereeId) throw new ServiceError('svc_referral_self', 'A member cannot refer themselves.', 400);
       const result = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         await this.lockChanges(t);
         await this.requireMember(referrerId, t);
         await this.requireMember(refereeId, t);
@@ -117,7 +118,7 @@ export class ReferralService {
         }
         const { insertId } = await this.deps.db.execute('INSERT INTO referrals (referrer_id, referee_id, created_at, ended_at, actor) VALUES (?, ?, ?, NULL, ?)', [referrerId, refereeId, this.deps.clock.now(), actor], t);
         const referral = (await this.byIds([insertId!], t))[0];
-        await within?.(referral, t);
+        await once?.record(referral, t);
         return referral;
       });
       this.deps.logger.info('referrals', 'Referral added', { referral_id: result.id, referrer_id: referrerId, referee_id: refereeId, actor });
@@ -129,15 +130,16 @@ export class ReferralService {
   }
 
   /** Ends the referee's live referral (404 svc_referral_not_found): future cashback only, past credits stay. */
-  async remove(refereeId: number, actor: string, within?: Within<Referral>): Promise<Referral> {
+  async remove(refereeId: number, actor: string, once?: Once<Referral>): Promise<Referral> {
     try {
       const result = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
         await this.lockChanges(t);
         const live = await this.liveReferralOf(refereeId, t);
         if (!live) throw new ServiceError('svc_referral_not_found', `Member ${refereeId} has no live referral.`, 404, { referee_id: refereeId });
         await this.deps.db.execute('UPDATE referrals SET ended_at = ? WHERE id = ? AND ended_at IS NULL', [this.deps.clock.now(), live.id], t);
         const referral = (await this.byIds([live.id], t))[0];
-        await within?.(referral, t);
+        await once?.record(referral, t);
         return referral;
       });
       this.deps.logger.info('referrals', 'Referral ended', { referral_id: result.id, referrer_id: result.referrer.id, referee_id: refereeId, actor });

@@ -1,10 +1,12 @@
 import { expect, it } from 'vitest';
-import { requestHash } from '../../src/services/idempotency.js';
 import { runCli } from '../helpers/cli.js';
 import { describeEachDialect } from '../helpers/context.js';
+import { TransactionHold } from '../helpers/hold.js';
 import { adminClient, createActor, NS } from '../helpers/http.js';
 
 type Json = Record<string, any>;
+
+const hold = new TransactionHold();
 
 describeEachDialect('ledger routes', (use) => {
   const api = adminClient(use, async (ctx) => {
@@ -188,7 +190,7 @@ describeEachDialect('ledger routes', (use) => {
     expect((await post(`/ledger/entries/${(first.result as Json).entry.id}/reverse`, {}, { 'idempotency-key': key })).headers['idempotent-replayed']).toBe('true');
   });
 
-  it('replays a refusal under its key, and answers 409 while the first request is in flight', async () => {
+  it('replays a refusal under its key', async () => {
     const id = await member();
     const key = `refused-${id}`;
     expect((await adjust(id, 'debit', '5.00', {}, { 'idempotency-key': key })).statusCode).toBe(409);
@@ -197,15 +199,61 @@ describeEachDialect('ledger routes', (use) => {
     expect(retry.statusCode).toBe(409);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.result).toMatchObject({ code: 'svc_insufficient_funds' });
-
-    const payload = { member_id: id, type: 'credit', amount: '2.00', note: 'in flight' };
-    const busyKey = `busy-${id}`;
-    await use().ctx.idempotency.begin('ledger.adjust', `user:${api.admin.id}`, busyKey, requestHash({ params: {}, payload: { ...payload, allow_negative: false } }));
-    const busy = await post('/ledger/adjustments', payload, { 'idempotency-key': busyKey });
-    expect(busy.statusCode).toBe(409);
-    expect(busy.result).toMatchObject({ code: 'svc_idempotency_key_in_use' });
-    expect(busy.headers['retry-after']).toBe('1');
     expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('10.00');
+  });
+
+  it('makes a duplicate sent while the first request is inside its transaction wait for it, then replays its answer', async () => {
+    const { ctx } = use();
+    const id = await member();
+    const key = `in-flight-${id}`;
+    const held = hold.arm('ledger.adjust');
+    const first = adjust(id, 'credit', '2.00', {}, { 'idempotency-key': key });
+    await held.entered;
+    let answered = false;
+    const duplicate = adjust(id, 'credit', '2.00', {}, { 'idempotency-key': key }).finally(() => (answered = true));
+    // The duplicate is not refused while the first holds the key: it waits for the outcome.
+    await new Promise((r) => setTimeout(r, 150));
+    expect(answered).toBe(false);
+    held.release();
+    const [one, two] = await Promise.all([first, duplicate]);
+    expect(one.statusCode).toBe(201);
+    expect(one.headers['idempotent-replayed']).toBeUndefined();
+    expect(two.statusCode).toBe(201);
+    expect(two.headers['idempotent-replayed']).toBe('true');
+    expect(two.result).toEqual(JSON.parse(one.payload));
+    expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('2.00');
+    expect((await ctx.ledger.listEntries({ member_id: id, page: 1, per_page: 10 })).total).toBe(1);
+  });
+
+  it('lets a duplicate run the effect itself when the first request with the key fails inside its transaction', async () => {
+    const { ctx } = use();
+    const id = await member();
+    const key = `rolled-back-${id}`;
+    const held = hold.arm('ledger.adjust');
+    // The first request dies after claiming the key, as a killed process's transaction would.
+    const original = ctx.ledger.postWithBalance.bind(ctx.ledger);
+    let calls = 0;
+    ctx.ledger.postWithBalance = async (...args) => {
+      if (calls++ === 0) throw new Error('connection lost');
+      return original(...args);
+    };
+    let two;
+    try {
+      const first = adjust(id, 'credit', '6.00', {}, { 'idempotency-key': key });
+      await held.entered;
+      const duplicate = adjust(id, 'credit', '6.00', {}, { 'idempotency-key': key });
+      held.release();
+      expect((await first).statusCode).toBe(500);
+      two = await duplicate;
+    } finally {
+      ctx.ledger.postWithBalance = original;
+    }
+    expect(two.statusCode).toBe(201);
+    expect(two.headers['idempotent-replayed']).toBeUndefined();
+    expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('6.00');
+    const again = await adjust(id, 'credit', '6.00', {}, { 'idempotency-key': key });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('6.00');
   });
 
   it('lets a retry run anew after a fault (a 500 is not replayed)', async () => {
@@ -257,6 +305,29 @@ describeEachDialect('ledger routes', (use) => {
     expect((await ctx.ledger.balanceOf(id, 'USD')).available).toBe('10.00');
   });
 
+  it('queues a burst of 32 concurrent first credits and debits of a member with no balance row: no 5xx, balances exact', async () => {
+    const { ctx } = use();
+    const id = await member('burst');
+    expect((await ctx.db.select('SELECT 1 FROM balances WHERE member_id = ?', [id])).length).toBe(0);
+    // One request first, so the burst meets verified (cached) credentials, not 32 cold checks at once.
+    expect((await get(`/ledger/entries?member_id=${id}`)).statusCode).toBe(200);
+    const retried = ctx.db.retriedTransactions;
+    const burst = await Promise.all(
+      Array.from({ length: 32 }, (_, i) =>
+        i % 2 === 0
+          ? adjust(id, 'credit', '5.00', {}, i % 4 === 0 ? { 'idempotency-key': `burst-${id}-${i}` } : {})
+          : adjust(id, 'debit', '1.00', { allow_negative: true }, i % 4 === 1 ? { 'idempotency-key': `burst-${id}-${i}` } : {}),
+      ),
+    );
+    expect(burst.map((r) => r.statusCode).filter((s) => s !== 201), JSON.stringify(burst.find((r) => r.statusCode !== 201)?.result)).toEqual([]);
+    // They queued on the balance row: not one deadlock (each a retry, and past five retries a 503).
+    expect(ctx.db.retriedTransactions - retried).toBe(0);
+    expect(await ctx.ledger.balanceOf(id, 'USD')).toMatchObject({ available: '64.00', lifetime_earned: '0.00' });
+    expect((await ctx.ledger.listEntries({ member_id: id, page: 1, per_page: 1 })).total).toBe(32);
+    // One balance row, counted once.
+    expect((await ctx.db.select('SELECT 1 FROM balances WHERE member_id = ?', [id])).length).toBe(1);
+  });
+
   it('refuses a malformed Idempotency-Key', async () => {
     const id = await member();
     for (const key of ['x'.repeat(256), 'has space', 'ключ']) {
@@ -266,4 +337,4 @@ describeEachDialect('ledger routes', (use) => {
     }
     expect((await adjust(id, 'credit', '1.00', {}, { 'idempotency-key': 'k'.repeat(255) })).statusCode).toBe(201);
   });
-});
+}, {}, { holdInTransaction: hold.hook });

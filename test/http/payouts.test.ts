@@ -252,16 +252,31 @@ describeEachDialect('payouts over REST', (use) => {
     expect(await available(id)).toBe('6.00');
   });
 
-  it('answers 409 svc_idempotency_key_in_use while the first request with the key runs', async () => {
+  it('answers 409 svc_idempotency_key_in_use to a key claimed by a daemon of the previous version, and frees it after 5 minutes', async () => {
+    const { ctx } = use();
     const id = await member('30.00');
-    const { requestHash } = await import('../../src/services/idempotency.js');
+    const { requestHash, LEGACY_RUNNING_MS } = await import('../../src/services/idempotency.js');
     const payload = { member_id: id, amount: '10.00', method: 'paypal' };
-    const key = `in-flight-${id}`;
-    await use().ctx.idempotency.begin('payouts.create', `user:${api.admin.id}`, key, requestHash({ params: {}, payload }));
-    const res = await post('/payouts', payload, { 'idempotency-key': key });
+    // The previous version committed a `running` claim before the effect.
+    const claim = (key: string, age: number) =>
+      ctx.db.execute("INSERT INTO idempotency_keys (scope, owner, idem_key, request_hash, state, created_at, expires_at) VALUES ('payouts.create', ?, ?, ?, 'running', ?, ?)", [
+        `user:${api.admin.id}`,
+        key,
+        requestHash({ params: {}, payload }),
+        new Date(Date.now() - age),
+        new Date(Date.now() + 86_400_000),
+      ]);
+    await claim(`legacy-young-${id}`, 0);
+    const res = await post('/payouts', payload, { 'idempotency-key': `legacy-young-${id}` });
     expect(res.statusCode).toBe(409);
-    expect(res.result).toMatchObject({ code: 'svc_idempotency_key_in_use' });
+    expect(res.result).toMatchObject({ code: 'svc_idempotency_key_in_use', data: { status: 409 } });
+    expect(res.headers['retry-after']).toBe('1');
     expect(await available(id)).toBe('30.00');
+    await claim(`legacy-old-${id}`, LEGACY_RUNNING_MS + 1000);
+    const taken = await post('/payouts', payload, { 'idempotency-key': `legacy-old-${id}` });
+    expect(taken.statusCode).toBe(201);
+    expect(taken.headers['idempotent-replayed']).toBeUndefined();
+    expect(await available(id)).toBe('20.00');
   });
 
   it('lists payouts newest first with status, member and currency filters and paging', async () => {

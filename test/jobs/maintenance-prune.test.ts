@@ -23,7 +23,7 @@ describeEachDialect(
       ctx.logger.info('test', 'old entry');
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
-      await ctx.idempotency.begin('test.scope', 'user:1', 'old-key', 'h');
+      await ctx.idempotency.run({ scope: 'test.scope', owner: 'user:1', key: 'old-key', hash: 'h' }, async () => 'ran', (result) => ({ status: 200, body: result }));
       await ctx.authThrottle.claimAddress('192.0.2.1');
       const postback = (at: Date) => ctx.db.execute("INSERT INTO postbacks (received_at, network, method, outcome, test) VALUES (?, 'shop', 'GET', 'rejected', ?)", [at, false]);
       await postback(new Date(ctx.clock.now().getTime() - 60 * DAY)); // 100 days old once the clock moves: past the 90-day retention
@@ -34,7 +34,7 @@ describeEachDialect(
       ctx.logger.info('test', 'new entry');
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
-      await ctx.idempotency.begin('test.scope', 'user:1', 'new-key', 'h');
+      await ctx.idempotency.run({ scope: 'test.scope', owner: 'user:1', key: 'new-key', hash: 'h' }, async () => 'ran', (result) => ({ status: 200, body: result }));
       await ctx.authThrottle.claimAddress('192.0.2.2');
       await postback(ctx.clock.now());
       const before = { logs: await count('logs'), sessions: await count('sessions'), idempotency_keys: await count('idempotency_keys'), jobs: await count('jobs') };

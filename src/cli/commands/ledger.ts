@@ -40,7 +40,7 @@ export async function adjust(io: Io, member: string, type: string, amount: strin
   await withContext(io, async (ctx) => {
     const member_id = await memberId(ctx, member);
     const input = await validateInput<Record<string, unknown>>(ledgerSchemas.adjustment, { member_id, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
-    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (record) => ctx.ledger.adjust(input as never, 'cli', record));
+    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (once) => ctx.ledger.adjust(input as never, 'cli', once));
     if (opts.json) return printJson(io, result);
     const { entry, balance } = result;
     io.stdout.write(`entry ${entry.id}: ${entry.amount} ${entry.currency} (${type}); available now ${balance.available} ${balance.currency}\n`);
@@ -51,7 +51,7 @@ export async function reverse(io: Io, entryId: string, opts: { note?: string; id
   const { id } = await validateInput<{ id: number }>(ledgerSchemas.entryId, { id: entryId });
   await validateInput(ledgerSchemas.reverse, { note: opts.note });
   await withContext(io, async (ctx) => {
-    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.reverse', { params: { id }, payload: { note: opts.note } }, 201, (record) => ctx.ledger.reverse(id, opts.note ?? null, 'cli', record));
+    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.reverse', { params: { id }, payload: { note: opts.note } }, 201, (once) => ctx.ledger.reverse(id, opts.note ?? null, 'cli', once));
     if (opts.json) return printJson(io, result);
     const { reversal, original } = result;
     io.stdout.write(`entry ${reversal.id} reverses entry ${original.id}: ${reversal.amount} ${reversal.currency}; balance now ${reversal.balance_after}\n`);

@@ -115,8 +115,8 @@ export async function create(
       event_at: opts.eventAt,
       note: opts.note,
     });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.create', { params: {}, payload }, changeStatus, (record) =>
-      ctx.orders.record({ ...(payload as never as Parameters<Context['orders']['record']>[0]), source: 'manual' }, 'cli', record),
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.create', { params: {}, payload }, changeStatus, (once) =>
+      ctx.orders.record({ ...(payload as never as Parameters<Context['orders']['record']>[0]), source: 'manual' }, 'cli', once),
     );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
@@ -127,7 +127,7 @@ export async function update(io: Io, id: string, opts: { status?: string; saleAm
   const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
   const payload = await validateInput<Record<string, unknown>>(orderSchemas.update, { status: opts.status, sale_amount: opts.saleAmount, commission: opts.commission, currency: opts.currency, note: opts.note });
   await withContext(io, async (ctx) => {
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.update', { params, payload }, 200, (record) => ctx.orders.update(params.id, payload, 'cli', record));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.update', { params, payload }, 200, (once) => ctx.orders.update(params.id, payload, 'cli', once));
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
   });
@@ -137,7 +137,7 @@ export async function assign(io: Io, id: string, member: string, opts: { note?: 
   const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
   await withContext(io, async (ctx) => {
     const payload = await validateInput<{ member_id: number; note?: string }>(orderSchemas.assign, { member_id: await memberId(ctx, member), note: opts.note });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (record) => ctx.orders.assign(params.id, payload.member_id, 'cli', record, payload.note ?? null));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (once) => ctx.orders.assign(params.id, payload.member_id, 'cli', once, payload.note ?? null));
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
   });
@@ -148,8 +148,8 @@ async function decide(io: Io, id: string, decision: 'release' | 'decline', opts:
   const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
   const payload = await validateInput<{ note?: string }>(orderSchemas.review, { note: opts.note });
   await withContext(io, async (ctx) => {
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, `orders.${decision}`, { params, payload }, 200, (record) =>
-      decision === 'release' ? ctx.orders.release(params.id, 'cli', record, payload.note ?? null) : ctx.orders.declineHeld(params.id, 'cli', record, payload.note ?? null),
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, `orders.${decision}`, { params, payload }, 200, (once) =>
+      decision === 'release' ? ctx.orders.release(params.id, 'cli', once, payload.note ?? null) : ctx.orders.declineHeld(params.id, 'cli', once, payload.note ?? null),
     );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);

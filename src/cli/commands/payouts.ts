@@ -59,7 +59,7 @@ export async function create(
 ): Promise<void> {
   await withContext(io, async (ctx) => {
     const payload = await validateInput<Record<string, unknown>>(payoutSchemas.create, { member_id: await memberId(ctx, member), amount, currency: opts.currency, method: opts.method, details: opts.details, note: opts.note });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.create', { params: {}, payload }, 201, (record) => ctx.payouts.create(payload as never, 'cli', record));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.create', { params: {}, payload }, 201, (once) => ctx.payouts.create(payload as never, 'cli', once));
     if (opts.json) return printJson(io, result);
     const { payout, balance } = result;
     io.stdout.write(`payout ${payout.id} created: ${payout.amount} ${payout.currency} to ${payout.login} via ${payout.method} (${payout.status}); available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`);
@@ -70,7 +70,7 @@ export async function complete(io: Io, id: string, opts: { reference?: string; i
   await withContext(io, async (ctx) => {
     const params = await validateInput<{ id: number }>(payoutSchemas.payoutId, { id });
     const payload = await validateInput<{ reference?: string | null }>(payoutSchemas.complete, { reference: opts.reference });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.complete', { params, payload }, 200, (record) => ctx.payouts.complete(params.id, payload, 'cli', record));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.complete', { params, payload }, 200, (once) => ctx.payouts.complete(params.id, payload, 'cli', once));
     if (opts.json) return printJson(io, result);
     io.stdout.write(`payout ${result.payout.id} paid: ${result.payout.amount} ${result.payout.currency} to ${result.payout.login}${replayNote(replayed)}\n`);
   });
@@ -80,7 +80,7 @@ export async function cancel(io: Io, id: string, opts: { reason: string; idempot
   await withContext(io, async (ctx) => {
     const params = await validateInput<{ id: number }>(payoutSchemas.payoutId, { id });
     const payload = await validateInput<{ reason: string }>(payoutSchemas.cancel, { reason: opts.reason });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.cancel', { params, payload }, 200, (record) => ctx.payouts.cancel(params.id, payload, 'cli', record));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.cancel', { params, payload }, 200, (once) => ctx.payouts.cancel(params.id, payload, 'cli', once));
     if (opts.json) return printJson(io, result);
     const { payout, balance } = result;
     io.stdout.write(`payout ${payout.id} cancelled: ${payout.amount} ${payout.currency} credited back to ${payout.login}; available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`);

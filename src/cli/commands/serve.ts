@@ -6,7 +6,7 @@ import { schedules } from '../../jobs/schedules.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { NAMESPACE } from '../../http/rest/index-docs.js';
 import { ServiceError } from '../../errors.js';
-import { loadCliConfig, type Io } from '../io.js';
+import { loadCliConfig, testHold, type Io } from '../io.js';
 
 /** First start with no administrator: create `admin` with a one-time application password. */
 export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: string): Promise<boolean> {
@@ -49,7 +49,7 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
   if (opts.port !== undefined) overrides['server.port'] = opts.port;
   if (opts.host !== undefined) overrides['server.host'] = opts.host;
   const config = await loadCliConfig(io, overrides);
-  const ctx = buildContext(config, { logStream: config.log.stdout ? io.stdout : null });
+  const ctx = buildContext(config, { logStream: config.log.stdout ? io.stdout : null, holdInTransaction: testHold(io, config) });
   let server: Awaited<ReturnType<typeof createServer>> | null = null;
   const tasks: { stop(): void | Promise<void> }[] = [];
   let runner: JobRunner | null = null;

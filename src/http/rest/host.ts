@@ -369,31 +369,18 @@ export const restHost: Plugin<RestHostOptions> = {
 
       // Idempotency-Key: claim it, or replay what the first request with it got. Keys are the
       // caller's own: another administrator's same key is another key.
-      const claimed = await ctx.idempotency.begin(def.id, input.actor, IdempotencyService.checkKey(key), requestHash({ params: request.params, payload: request.payload ?? {} }));
-      if (claimed.kind === 'replay') {
+      // The handler passes `idempotency.once(status)` to its service, which claims the key first
+      // in its transaction (the protocol is IdempotencyService.run, shared with the CLI).
+      const ran = await ctx.idempotency.run(
+        { scope: def.id, owner: input.actor, key: IdempotencyService.checkKey(key), hash: requestHash({ params: request.params, payload: request.payload ?? {} }) },
+        async (hold) => def.handler({ ...input, idempotency: hold }, ctx, request, h),
+        (result) => (result instanceof RestResponse ? { status: result.status, body: result.body } : { status: result === undefined ? 204 : 200, body: result }),
+      );
+      if (ran.replayed) {
         st.replayed = true;
-        return h.response(claimed.body as object).code(claimed.status).header('Idempotent-Replayed', 'true');
+        return h.response(ran.body as object).code(ran.status).header('Idempotent-Replayed', 'true');
       }
-      let recorded = false;
-      input.idempotency = {
-        record: (status) => async (body, t) => {
-          await claimed.record(status, body, t);
-          recorded = true;
-        },
-      };
-      try {
-        const result = await def.handler(input, ctx, request, h);
-        if (!recorded) {
-          const status = result instanceof RestResponse ? result.status : result === undefined ? 204 : 200;
-          await claimed.record(status, result instanceof RestResponse ? result.body : result);
-        }
-        return toResponse(result, request, h, st);
-      } catch (err) {
-        // A refusal is an outcome (replayed to retries); a fault is not (a retry runs anew).
-        if (err instanceof ServiceError && err.status < 500) await claimed.record(err.status, toRestError(err, st.requestId).body);
-        else await ctx.idempotency.release(claimed.id).catch(() => {});
-        throw err;
-      }
+      return toResponse(ran.result, request, h, st);
     }
 
     function toResponse(result: unknown, request: Request, h: ResponseToolkit, st: RestState) {

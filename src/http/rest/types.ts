@@ -4,7 +4,7 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { Context } from '../../context.js';
 import type { Principal } from '../../services/auth.js';
-import type { Recorder } from '../../services/idempotency.js';
+import type { KeyHold } from '../../services/idempotency.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -22,10 +22,10 @@ export interface RestInput<Q = Record<string, any>, P = Record<string, any>, A =
   ip: string | null;
   headers: Record<string, string>;
   /**
-   * On `idempotent` routes called with an Idempotency-Key: records the outcome. Handlers pass
-   * `record(status)` to the service so it is written in the effect's transaction.
+   * On `idempotent` routes called with an Idempotency-Key: handlers pass `once(status)` to the
+   * service, which claims the key first in its transaction and records the outcome last.
    */
-  idempotency: { record(status: number): (body: unknown, t: import('../../db/transaction.js').Transaction) => Promise<void> } | null;
+  idempotency: KeyHold | null;
 }
 
 export interface RouteDef {

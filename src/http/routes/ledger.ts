@@ -79,7 +79,7 @@ export const ledgerRoutes: RouteDef[] = [
     description: 'Credit or debit a member.',
     validate: { payload: ledgerSchemas.adjustment },
     async handler({ payload, actor, idempotency }, ctx) {
-      return created(await ctx.ledger.adjust(payload as never, actor, idempotency?.record(201)));
+      return created(await ctx.ledger.adjust(payload as never, actor, idempotency?.once(201)));
     },
   },
   {
@@ -91,7 +91,7 @@ export const ledgerRoutes: RouteDef[] = [
     description: 'Reverse an entry (not a payout, not a reversal, at most once).',
     validate: { params: ledgerSchemas.entryId, payload: ledgerSchemas.reverse },
     async handler({ params, payload, actor, idempotency }, ctx) {
-      return created(await ctx.ledger.reverse(params.id, payload.note ?? null, actor, idempotency?.record(201)));
+      return created(await ctx.ledger.reverse(params.id, payload.note ?? null, actor, idempotency?.once(201)));
     },
   },
 ];

@@ -68,10 +68,6 @@ export const orderSchemas = {
 /** 201 for a new order, 200 for a known one (with `duplicate: true` when nothing changed). */
 export const changeStatus = (change: OrderChange): number => (change.changes[0] === 'created' ? 201 : 200);
 
-/** The Idempotency-Key recorder of a route whose status depends on the outcome. */
-function recordWith(idempotency: RestInput['idempotency']) {
-  return idempotency ? (change: OrderChange, t: import('../../db/transaction.js').Transaction) => idempotency.record(changeStatus(change))(change, t) : undefined;
-}
 
 export const ordersRoutes: RouteDef[] = [
   {
@@ -104,7 +100,7 @@ export const ordersRoutes: RouteDef[] = [
     description: 'Record an order by hand (e.g. a missing-cashback claim); a known transaction is not recorded twice.',
     validate: { payload: orderSchemas.create },
     async handler({ payload, actor, idempotency }, ctx) {
-      const change = await ctx.orders.record({ ...(payload as Omit<RecordInput, 'source'>), source: 'manual' }, actor, recordWith(idempotency));
+      const change = await ctx.orders.record({ ...(payload as Omit<RecordInput, 'source'>), source: 'manual' }, actor, idempotency?.once(changeStatus));
       return changeStatus(change) === 201 ? created(change) : new RestResponse(change, 200);
     },
   },
@@ -116,7 +112,7 @@ export const ordersRoutes: RouteDef[] = [
     idempotent: true,
     description: 'Change the status of an order, or its amounts while pending.',
     validate: { params: orderSchemas.orderId, payload: orderSchemas.update },
-    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.update(params.id, payload as never, actor, idempotency?.record(200)),
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.update(params.id, payload as never, actor, idempotency?.once(200)),
   },
   {
     id: 'orders.assign',
@@ -126,7 +122,7 @@ export const ordersRoutes: RouteDef[] = [
     idempotent: true,
     description: 'Give an unmatched order its member and apply the ledger effects of its status.',
     validate: { params: orderSchemas.orderId, payload: orderSchemas.assign },
-    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.assign(params.id, payload.member_id, actor, idempotency?.record(200), payload.note ?? null),
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.assign(params.id, payload.member_id, actor, idempotency?.once(200), payload.note ?? null),
   },
   {
     id: 'orders.release',
@@ -136,7 +132,7 @@ export const ordersRoutes: RouteDef[] = [
     idempotent: true,
     description: 'Release an order held for review: the ledger effects of its current status apply, once (409 svc_order_not_held otherwise).',
     validate: { params: orderSchemas.orderId, payload: orderSchemas.review },
-    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.release(params.id, actor, idempotency?.record(200), payload?.note ?? null),
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.release(params.id, actor, idempotency?.once(200), payload?.note ?? null),
   },
   {
     id: 'orders.decline',
@@ -146,7 +142,7 @@ export const ordersRoutes: RouteDef[] = [
     idempotent: true,
     description: "Decline an order held for review: it becomes declined with no ledger effect, and the network's later reports of it are ignored.",
     validate: { params: orderSchemas.orderId, payload: orderSchemas.review },
-    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.declineHeld(params.id, actor, idempotency?.record(200), payload?.note ?? null),
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.declineHeld(params.id, actor, idempotency?.once(200), payload?.note ?? null),
   },
   {
     id: 'orders.poll',

@@ -59,7 +59,7 @@ export const payoutsRoutes: RouteDef[] = [
     description: "Pay a member out: the amount is debited from the member's balance at once.",
     validate: { payload: payoutSchemas.create },
     async handler({ payload, actor, idempotency }, ctx) {
-      return created(await ctx.payouts.create(payload as never, actor, idempotency?.record(201)));
+      return created(await ctx.payouts.create(payload as never, actor, idempotency?.once(201)));
     },
   },
   {
@@ -70,7 +70,7 @@ export const payoutsRoutes: RouteDef[] = [
     idempotent: true,
     description: 'Mark a pending payout paid.',
     validate: { params: payoutSchemas.payoutId, payload: payoutSchemas.complete },
-    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.complete(params.id, payload, actor, idempotency?.record(200)),
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.complete(params.id, payload, actor, idempotency?.once(200)),
   },
   {
     id: 'payouts.cancel',
@@ -80,6 +80,6 @@ export const payoutsRoutes: RouteDef[] = [
     idempotent: true,
     description: 'Cancel a pending payout and credit its amount back.',
     validate: { params: payoutSchemas.payoutId, payload: payoutSchemas.cancel },
-    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.cancel(params.id, payload as never, actor, idempotency?.record(200)),
+    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.cancel(params.id, payload as never, actor, idempotency?.once(200)),
   },
 ];

@@ -42,7 +42,7 @@ export const referralsRoutes: RouteDef[] = [
     description: 'Make a member the referrer of another (one live referrer each, no cycles).',
     validate: { payload: referralSchemas.create },
     async handler({ payload, actor, idempotency }, ctx) {
-      return created(await ctx.referrals.add(payload as never, actor, idempotency?.record(201)));
+      return created(await ctx.referrals.add(payload as never, actor, idempotency?.once(201)));
     },
   },
   {
