@@ -41,6 +41,8 @@ export function can(principal: Principal | null, capability: string): boolean {
 /** Authenticates requests and throttles repeated failures. */
 export class AuthService {
   private readonly deps: AuthServiceDeps;
+  /** Basic checks under way, by address and credentials (see `authenticateBasic`). */
+  private readonly basicInFlight = new Map<string, Promise<Principal>>();
 
   constructor(deps: AuthServiceDeps) {
     this.deps = deps;
@@ -62,8 +64,19 @@ export class AuthService {
       this.fail(ip, null, null, 'rest_invalid_authorization', {});
       throw new ServiceError('rest_invalid_authorization', 'The Authorization header is not valid Basic credentials (base64 of login:application-password).', 401);
     }
-    const login = decoded.slice(0, colon);
-    const password = decoded.slice(colon + 1);
+    // Concurrent requests with the same credentials from the same address share one check: a
+    // client's first burst (before its credential is cached) would otherwise take one throttle
+    // slot each and be refused past the per-address limit although every one of them is right.
+    const flightKey = `${address} ${encoded}`;
+    let flight = this.basicInFlight.get(flightKey);
+    if (!flight) {
+      flight = this.checkBasic(decoded.slice(0, colon), decoded.slice(colon + 1), ip, address).finally(() => this.basicInFlight.delete(flightKey));
+      this.basicInFlight.set(flightKey, flight);
+    }
+    return { ...(await flight) };
+  }
+
+  private async checkBasic(login: string, password: string, ip: string | null, address: string): Promise<Principal> {
     let claimed = false;
     try {
       const { user, uuid } = await this.deps.appPasswords.verify(login, password, ip, async () => {

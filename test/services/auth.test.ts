@@ -32,9 +32,28 @@ describeEachDialect(
     it('counts each attempt before checking it: of 100 concurrent wrong application passwords from one address, only the limit is looked up', async () => {
       const { ctx } = use();
       await createActor(ctx, 'administrator', 'racer');
-      const statuses = await outcomes(Array.from({ length: 100 }, () => ctx.auth.authenticateBasic(basic('racer', 'wrong wrong wrong wrong wrong wron'), '203.0.113.5')));
+      const statuses = await outcomes(Array.from({ length: 100 }, (_, i) => ctx.auth.authenticateBasic(basic('racer', `wrong wrong wrong wrong wrong ${String(i).padStart(4, '0')}`), '203.0.113.5')));
       expect(count(statuses, 401)).toBe(10); // auth.throttle.max_failures_per_address
       expect(count(statuses, 429)).toBe(90);
+    });
+
+    it("lets a client's first burst of 40 concurrent requests with its right application password through, however low the address limit", async () => {
+      const { ctx } = use();
+      const actor = await createActor(ctx, 'administrator', 'burster');
+      const statuses = await outcomes(Array.from({ length: 40 }, () => ctx.auth.authenticateBasic(actor.authorization, '203.0.113.7')));
+      expect(count(statuses, 200)).toBe(40);
+    });
+
+    it('checks a burst of one repeated wrong application password once, counting one failure', async () => {
+      const { ctx } = use();
+      await createActor(ctx, 'administrator', 'repeater');
+      const header = basic('repeater', 'wrong wrong wrong wrong wrong wron');
+      const statuses = await outcomes(Array.from({ length: 100 }, () => ctx.auth.authenticateBasic(header, '203.0.113.8')));
+      expect(count(statuses, 401)).toBe(100);
+      // Nine more distinct failures are still allowed to this address (limit 10): one was counted.
+      const more = await outcomes(Array.from({ length: 10 }, (_, i) => ctx.auth.authenticateBasic(basic('repeater', `other wrong ${i}`), '203.0.113.8')));
+      expect(count(more, 401)).toBe(9);
+      expect(count(more, 429)).toBe(1);
     });
 
     it('counts each attempt before checking it: of 100 concurrent wrong login passwords for one user, at most failures_before_delay + 1 are checked', async () => {
