@@ -110,7 +110,7 @@ for (const dialect of dialects) {
       expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
       const dead = await jobRow(ctx, job.id);
-      expect(dead).toMatchObject({ status: 'running', attempts: 1, progressDone: HELD });
+      expect(dead).toMatchObject({ status: 'running', attempts: 1, progressDone: HELD * PAGE });
       expect(dead.owner).toContain(`:${first.pid}:`);
       expect(dead.expiresAt!.getTime()).toBeGreaterThan(Date.now());
       expect(dead.checkpoint.value).toEqual({ done: {}, current: { network: 'admitad', sync: 1, next: String(HELD * PAGE), counts: { pages: HELD, seen: HELD * PAGE, created: HELD * PAGE, updated: 0, deactivated: 0, failed: 0 } } });
@@ -137,7 +137,7 @@ for (const dialect of dialects) {
         status: 'done',
         attempts: 2,
         error: null,
-        progress: { done: N / PAGE, failed: 0 },
+        progress: { total: N, done: N, failed: 0 },
         result: { networks: { admitad: { pages: N / PAGE, seen: N, created: N, updated: 0, deactivated: 0, failed: 0 } } },
       });
       const after = await jobRow(ctx, job.id);
