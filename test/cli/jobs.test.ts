@@ -77,6 +77,15 @@ for (const dialect of dialects) {
       expect(text.stdout).toMatch(/error\s+Invalid parameters/);
     });
 
+    it('names svc_job_failed on stderr when run-pending ran a failing job without --json', async () => {
+      const job = (await runCli(['jobs', 'enqueue', 'maintenance.prune', '--json'], { db })).json<Json>();
+      await sql('UPDATE jobs SET params = ? WHERE id = ?', ['{"log_retention_days": "forever"}', job.id]);
+      const run = await runCli(['jobs', 'run-pending'], { db });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(`job ${job.id} maintenance.prune: failed (Invalid parameters`);
+      expect(run.stderr).toBe('svc_job_failed: 1 job(s) failed\n');
+    });
+
     it('refuses an unknown type, bad params, bad JSON and a second unique job', async () => {
       const unknown = await runCli(['jobs', 'enqueue', 'nope.nothing'], { db });
       expect(unknown.code).toBe(1);

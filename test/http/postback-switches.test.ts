@@ -21,6 +21,25 @@ describeEachDialect(
     });
     afterAll(() => server.stop());
 
+    it('refuse to switch on for a custom network without a postback mapping (409 svc_postback_no_mapping)', async () => {
+      const { ctx } = use();
+      const { postback: _, ...definition } = shopnetDefinition();
+      await ctx.networks.saveCustom('mapless', definition, 'test');
+      await ctx.networks.rotatePostbackSecret('mapless', 'test');
+      await expect(ctx.networks.setPostbacks('mapless', true, 'test')).rejects.toMatchObject({ code: 'svc_postback_no_mapping', status: 409 });
+      expect((await ctx.networks.get('mapless')).postbacks.enabled).toBe(false);
+      // Switching off needs no mapping.
+      await expect(ctx.networks.setPostbacks('mapless', false, 'test')).resolves.toMatchObject({ postbacks: { enabled: false } });
+    });
+
+    it('refuse a postback mode other than token or hmac (400 svc_invalid_postback_mode) and keep the secret', async () => {
+      const { ctx } = use();
+      await ctx.networks.saveCustom('modenet', shopnetDefinition(), 'test');
+      const before = await ctx.networks.rotatePostbackSecret('modenet', 'test');
+      await expect(ctx.networks.rotatePostbackSecret('modenet', 'test', { mode: 'plain' as never })).rejects.toMatchObject({ code: 'svc_invalid_postback_mode', status: 400, data: { field: 'mode' } });
+      expect((await ctx.networks.get('modenet')).postbacks).toMatchObject({ mode: 'token', secret_set_at: before.network.postbacks.secret_set_at });
+    });
+
     it('are off globally and per network, answer 403 svc_postbacks_disabled and store nothing', async () => {
       const { ctx } = use();
       expect(ctx.config.postbacks).toMatchObject({ enabled: false, retention_days: 90, signature_tolerance_seconds: 300 });

@@ -75,6 +75,14 @@ describe('the network HTTP client', () => {
     expect(server.count()).toBe(2);
   });
 
+  it('answers another 4xx with 502 svc_network_bad_request and the upstream status, without retrying', async () => {
+    server.fault({ kind: 'status', status: 422, body: JSON.stringify({ error: 'bad date range', token: SECRET }) });
+    const err = await failure(get(client()));
+    expect(err).toMatchObject({ code: 'svc_network_bad_request', status: 502, upstreamStatus: 422 });
+    expect(server.count()).toBe(1);
+    expectNoSecrets([SECRET], err);
+  });
+
   it('turns HTML, XML, truncated JSON and an empty body into svc_network_bad_response, without retrying', async () => {
     for (const kind of ['html', 'xml', 'truncated'] as const) {
       server.fault({ kind });

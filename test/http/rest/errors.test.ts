@@ -79,6 +79,19 @@ describe('validation errors', () => {
     expect(err.body.data.details).toEqual({ p: { code, message: expect.any(String), data: code === 'rest_invalid_type' ? { param: 'p' } : null } });
   });
 
+  it.each([
+    ['array.min', 'rest_too_few_items'],
+    ['array.max', 'rest_too_many_items'],
+    ['array.unique', 'rest_duplicate_items'],
+    ['string.email', 'rest_invalid_email'],
+    ['string.guid', 'rest_invalid_uuid'],
+    ['string.ip', 'rest_invalid_ip'],
+  ])('keeps the documented %s detail code (%s) ready for the first route that uses it', (type, code) => {
+    expect(documented.get(type)).toBe(code);
+    const [schema, value] = FAILURES[type];
+    expect(failWith(type, schema, value).body.data.details).toEqual({ p: { code, message: expect.any(String), data: null } });
+  });
+
   it('reports an unknown parameter as rest_additional_properties_forbidden', () => {
     const { error } = Joi.object({ p: Joi.string() }).validate({ foo: 1 });
     const err = fromJoi(error!);
