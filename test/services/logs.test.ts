@@ -63,17 +63,18 @@ describeEachDialect(
   { clock },
 );
 
-it('keeps debug entries when the level is debug', async () => {
-  const { createTestContext, destroyTestContext } = await import('../helpers/context.js');
-  const t = await createTestContext('sqlite', { 'log.level': 'debug' });
-  try {
-    t.ctx.logger.debug('x', 'kept');
-    await t.ctx.logger.flush();
-    expect((await t.ctx.logger.list({ level: 'debug', page: 1, per_page: 10 })).total).toBe(1);
-  } finally {
-    await destroyTestContext(t);
-  }
-});
+describeEachDialect(
+  'the log at level debug',
+  (use) => {
+    it('keeps debug entries', async () => {
+      const { ctx } = use();
+      ctx.logger.debug('x', 'kept');
+      await ctx.logger.flush();
+      expect((await ctx.logger.list({ level: 'debug', page: 1, per_page: 10 })).total).toBe(1);
+    });
+  },
+  { 'log.level': 'debug' },
+);
 
 it('redact leaves ordinary values alone and bounds depth', () => {
   expect(redact({ a: 1, b: 'x', list: [{ secret: 's' }] })).toEqual({ a: 1, b: 'x', list: [{ secret: '[redacted]' }] });
