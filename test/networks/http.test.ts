@@ -127,9 +127,8 @@ describe('the network HTTP client', () => {
     const controller = new AbortController();
     const rt = testRuntime({}, { signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
-    const started = Date.now();
-    expect(await failure(get(client({ timeoutMs: 5_000 }), rt))).toMatchObject({ code: 'svc_network_aborted' });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // A timeout far past the test's own: only the abort can end this request in time.
+    expect(await failure(get(client({ timeoutMs: 3_600_000 }), rt))).toMatchObject({ code: 'svc_network_aborted' });
     expect(server.count()).toBe(1);
   });
 
