@@ -92,7 +92,8 @@ describeEachDialect(
       expect(login.statusCode).toBe(200);
     });
   },
-  { env: 'production', 'server.public_url': 'https://admin.example.com' },
+  // Production refuses the test profile's cheap scrypt cost (auth.scrypt_log_n 10): use its floor.
+  { env: 'production', 'server.public_url': 'https://admin.example.com', 'auth.scrypt_log_n': 17 },
 );
 
 describeEachDialect('any host outside production when none is listed', (use) => {
