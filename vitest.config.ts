@@ -18,8 +18,17 @@ export default defineConfig({
       reportsDirectory: 'coverage',
       // The figures are worth seeing on a red run too.
       reportOnFailure: true,
-      // Today's figures rounded down: a change may raise them, never lower them.
-      thresholds: {},
+      // The figures reached so far, rounded down (measured on both dialects, 2026-11-24: all of
+      // src 95.67% lines / 85.75% branches, src/services 97.59 / 89.44, src/http 97.45 / 87.90).
+      // A change may raise them; none lowers them.
+      thresholds: {
+        lines: 95,
+        branches: 85,
+        functions: 95,
+        statements: 93,
+        'src/services/**': { lines: 97, branches: 89 },
+        'src/http/**': { lines: 97, branches: 87 },
+      },
     },
   },
 });
