@@ -1,16 +1,17 @@
 import { PassThrough, Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureAdministrator } from '../../src/cli/commands/serve.js';
 import { createTestContext, destroyTestContext, dialects, type TestContext } from '../helpers/context.js';
 import { basic, NS, testServer } from '../helpers/http.js';
 
 for (const dialect of dialects) {
   describe(`first run [${dialect}]`, () => {
-    let t: TestContext;
-    beforeAll(async () => {
+    // Each test gets its own database: "first" is about what is already there.
+    let t: TestContext | undefined;
+    beforeEach(async () => {
       t = await createTestContext(dialect);
     });
-    afterAll(() => destroyTestContext(t));
+    afterEach(() => destroyTestContext(t));
 
     const io = () => {
       let text = '';
@@ -20,23 +21,22 @@ for (const dialect of dialects) {
 
     it('creates admin with a one-time application password and prints it with the namespace URL', async () => {
       const out = io();
-      expect(await ensureAdministrator(t.ctx, out.io, 'http://127.0.0.1:8080/wp-json/svc/v1')).toBe(true);
+      expect(await ensureAdministrator(t!.ctx, out.io, 'http://127.0.0.1:8080/wp-json/svc/v1')).toBe(true);
       const password = out.text().match(/app password:\s+((?:[A-Za-z0-9]{4} ?){6})/)?.[1].trim();
       expect(password).toBeTruthy();
       expect(out.text()).toContain('http://127.0.0.1:8080/wp-json/svc/v1');
-      const server = await testServer(t.ctx);
+      const server = await testServer(t!.ctx);
       const res = await server.inject({ url: `${NS}/logs`, headers: { authorization: basic('admin', password!) } });
       expect(res.statusCode).toBe(200);
       await server.stop();
     });
 
     it('does nothing once an administrator exists', async () => {
-      // Made here (or found, if another test made it): this test does not lean on the one above.
-      await ensureAdministrator(t.ctx, io().io, 'http://x');
-      expect(await t.ctx.users.findByLogin('admin')).toMatchObject({ role: 'administrator' });
+      await t!.ctx.users.create({ login: 'boss', email: 'boss@example.com', role: 'administrator' });
       const out = io();
-      expect(await ensureAdministrator(t.ctx, out.io, 'http://x')).toBe(false);
+      expect(await ensureAdministrator(t!.ctx, out.io, 'http://x')).toBe(false);
       expect(out.text()).toBe('');
+      expect(await t!.ctx.users.findByLogin('admin')).toBeNull();
     });
   });
 }
