@@ -77,7 +77,7 @@ const feed = (fields: readonly string[], required: string[]) =>
   });
 
 /** The body of `POST /networks/{id}` and the argument of `NetworkService.saveCustom`. */
-export const customDefinitionSchema = Joi.object({
+export const customDefinitionSchema = Joi.object<CustomDefinition, true>({
   name: Joi.string().trim().min(1).max(191).required(),
   currency: Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').required().description('The currency the network reports in when a record names none.'),
   cashback: Joi.object({
@@ -121,7 +121,8 @@ export const REQUIRED_DEFINITION_FIELDS = ['name', 'currency', 'statuses'] as co
  * keeps what it does not send. Whether a new network has its required fields is the service's
  * check (it alone knows whether the network exists).
  */
-export const customDefinitionPatchSchema = customDefinitionSchema.fork([...REQUIRED_DEFINITION_FIELDS], (f) => f.optional());
+export const customDefinitionPatchSchema = customDefinitionSchema.fork([...REQUIRED_DEFINITION_FIELDS], (f) => f.optional()) as Joi.ObjectSchema<Partial<CustomDefinition>>;
+// (Joi's types cannot follow `fork`: the assertion states what the fork above does at run time.)
 
 /**
  * A stored definition with an update applied, as the host platform updates a resource: a field
