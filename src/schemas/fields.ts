@@ -36,7 +36,7 @@ export const id = () => Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGE
 export const amount = () => Joi.string().max(40).description('Decimal string in the currency, e.g. "12.50".');
 
 /** An ISO 4217 currency code. */
-export const currency = () => Joi.string().pattern(/^[A-Z]{3}$/).description('ISO 4217 code (default: the site currency).');
+export const currency = () => Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').description('ISO 4217 code (default: the site currency).');
 
 /** An administrator's free-text note (who asked and why). */
 export const note = () => Joi.string().trim().max(500);

@@ -29,7 +29,7 @@ export const advertiserSchemas = {
   cashback: Joi.object<{ type: CashbackType; value: string; currency?: string | null }, true>({
     type: Joi.string().valid(...CASHBACK_TYPES).required(),
     value: Joi.string().max(32).required(),
-    currency: currency().allow(null),
+    currency: currency().allow(null).description('The currency of a flat amount (a percent rule has none).'),
   }),
 };
 
