@@ -21,7 +21,7 @@ export const payoutSchemas = {
     note: note().allow('', null),
   }),
   complete: Joi.object<{ reference?: string | null }, true>({ reference: Joi.string().trim().max(191).allow('', null).description("The payment's reference, e.g. the PayPal transaction id.") }),
-  cancel: Joi.object<{ reason: string }, true>({ reason: Joi.string().trim().min(1).max(500).required().description('Why it is cancelled; the amount is credited back.') }),
+  cancel: Joi.object<{ reason: string }, true>({ reason: note().min(1).required().description('Why it is cancelled; the amount is credited back.') }),
   payoutId: Joi.object<{ id: number }, true>({ id: id().required() }),
 };
 
