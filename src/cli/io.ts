@@ -133,8 +133,12 @@ export async function readStdin(io: Io): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Validates command input with a route's Joi schema; errors read like the REST ones. */
-export async function validateInput<T>(schema: import('joi').ObjectSchema, value: Record<string, unknown>): Promise<T> {
+/**
+ * Validates command input with a route's Joi schema; errors read like the REST ones. The result
+ * has the schema's type, and `value` may only name the schema's keys (a misspelt option name is
+ * a compile error, not a silently ignored field).
+ */
+export async function validateInput<T>(schema: import('joi').ObjectSchema<T>, value: { [K in keyof T]?: unknown }): Promise<T> {
   const { fromJoi } = await import('../http/rest/errors.js');
   const { ServiceError } = await import('../errors.js');
   const clean = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));

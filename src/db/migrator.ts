@@ -1,4 +1,5 @@
 // Migrations with umzug: the list is explicit (migrations/index.ts) so the compiler checks it.
+import { QueryTypes } from 'sequelize';
 import { ServiceError } from '../errors.js';
 import type { Database } from './database.js';
 import type { MigrationContext } from './migration.js';
@@ -44,7 +45,7 @@ export async function migrate(db: Database): Promise<string[]> {
   if (db.dialect !== 'mysql') return (await umzug.up()).map((m) => m.name);
   const conn = await db.sequelize.transaction();
   try {
-    const [row] = (await db.sequelize.query("SELECT GET_LOCK('cashtrack_migrate', 60) AS got", { transaction: conn, type: 'SELECT' as never })) as unknown as { got: unknown }[];
+    const [row] = await db.sequelize.query<{ got: unknown }>("SELECT GET_LOCK('cashtrack_migrate', 60) AS got", { transaction: conn, type: QueryTypes.SELECT });
     if (Number(row?.got) !== 1) throw new ServiceError('svc_migration_locked', 'Another process is migrating the database; try again when it has finished.', 503);
     return (await umzug.up()).map((m) => m.name);
   } finally {

@@ -4,6 +4,7 @@
 // checks Joi cannot express (unique names, placeholders) follow it, with the same field names.
 import Joi from 'joi';
 import { ServiceError } from '../errors.js';
+import { currency } from '../schemas/fields.js';
 import { isCurrency } from '../money.js';
 import { dict, own } from '../objects.js';
 import { CASHBACK_TYPES, normaliseRule } from '../services/cashback.js';
@@ -77,13 +78,13 @@ const feed = (fields: readonly string[], required: string[]) =>
   });
 
 /** The body of `POST /networks/{id}` and the argument of `NetworkService.saveCustom`. */
-export const customDefinitionSchema = Joi.object({
+export const customDefinitionSchema = Joi.object<CustomDefinition, true>({
   name: Joi.string().trim().min(1).max(191).required(),
-  currency: Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').required().description('The currency the network reports in when a record names none.'),
+  currency: currency().required().description('The currency the network reports in when a record names none.'),
   cashback: Joi.object({
     type: Joi.string().valid(...CASHBACK_TYPES).required(),
     value: Joi.string().max(32).required(),
-    currency: Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').allow(null),
+    currency: currency().allow(null).description('The currency of a flat amount (a percent rule has none).'),
   })
     .allow(null)
     .description("The network's default member cashback (default: the site's)."),
@@ -121,7 +122,8 @@ export const REQUIRED_DEFINITION_FIELDS = ['name', 'currency', 'statuses'] as co
  * keeps what it does not send. Whether a new network has its required fields is the service's
  * check (it alone knows whether the network exists).
  */
-export const customDefinitionPatchSchema = customDefinitionSchema.fork([...REQUIRED_DEFINITION_FIELDS], (f) => f.optional());
+export const customDefinitionPatchSchema = customDefinitionSchema.fork([...REQUIRED_DEFINITION_FIELDS], (f) => f.optional()) as Joi.ObjectSchema<Partial<CustomDefinition>>;
+// (Joi's types cannot follow `fork`: the assertion states what the fork above does at run time.)
 
 /**
  * A stored definition with an update applied, as the host platform updates a resource: a field

@@ -2,8 +2,7 @@
 // advertiser service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to
 // the end, with a progress line on a terminal.
 import { advertiserSchemas } from '../../http/routes/advertisers.js';
-import type { Advertiser, AdvertiserDetail, AdvertiserFilters } from '../../services/advertisers.js';
-import type { CashbackType } from '../../services/cashback.js';
+import type { Advertiser, AdvertiserDetail } from '../../services/advertisers.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from './jobs.js';
@@ -33,7 +32,7 @@ function printAdvertiser(io: Io, a: AdvertiserDetail): void {
 
 export async function list(io: Io, opts: { network?: string; search?: string; status?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const query = await validateInput<AdvertiserFilters>(advertiserSchemas.list, { network: opts.network, search: opts.search, status: opts.status, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(advertiserSchemas.list, { network: opts.network, search: opts.search, status: opts.status, page: opts.page, per_page: opts.perPage });
     const { items, total } = await ctx.advertisers.list(query);
     if (opts.json) return printJson(io, items);
     printTable(
@@ -46,7 +45,7 @@ export async function list(io: Io, opts: { network?: string; search?: string; st
 }
 
 export async function show(io: Io, module: string, advertiser: string, opts: { json?: boolean }): Promise<void> {
-  const key = await validateInput<{ module: string; advertiser: string }>(advertiserSchemas.key, { module, advertiser });
+  const key = await validateInput(advertiserSchemas.key, { module, advertiser });
   await withContext(io, async (ctx) => {
     const a = await ctx.advertisers.get(key.module, key.advertiser);
     if (opts.json) return printJson(io, a);
@@ -56,8 +55,8 @@ export async function show(io: Io, module: string, advertiser: string, opts: { j
 
 /** Prints only the link (so `$(cashtrack advertisers link ...)` works); `--json` the whole answer. */
 export async function link(io: Io, module: string, advertiser: string, opts: { member: string; url?: string; json?: boolean }): Promise<void> {
-  const key = await validateInput<{ module: string; advertiser: string }>(advertiserSchemas.key, { module, advertiser });
-  const input = await validateInput<{ member: string; url?: string }>(advertiserSchemas.link, { member: opts.member, url: opts.url });
+  const key = await validateInput(advertiserSchemas.key, { module, advertiser });
+  const input = await validateInput(advertiserSchemas.link, { member: opts.member, url: opts.url });
   await withContext(io, async (ctx) => {
     const result = await ctx.advertisers.trackingLink(key.module, key.advertiser, { member: input.member, url: input.url ?? null });
     if (opts.json) return printJson(io, result);
@@ -66,7 +65,7 @@ export async function link(io: Io, module: string, advertiser: string, opts: { m
 }
 
 export async function sync(io: Io, opts: { network?: string; json?: boolean; progress?: boolean }): Promise<void> {
-  const input = await validateInput<{ network?: string }>(advertiserSchemas.sync, { network: opts.network });
+  const input = await validateInput(advertiserSchemas.sync, { network: opts.network });
   await withContext(io, async (ctx) => {
     const queued = await ctx.advertisers.startSync(input, 'cli');
     if (!opts.json) io.stdout.write(`job ${queued.id} advertisers.sync started\n`);
@@ -81,8 +80,8 @@ export async function sync(io: Io, opts: { network?: string; json?: boolean; pro
 }
 
 export async function setCashback(io: Io, module: string, advertiser: string, opts: { type: string; value: string; currency?: string; json?: boolean }): Promise<void> {
-  const key = await validateInput<{ module: string; advertiser: string }>(advertiserSchemas.key, { module, advertiser });
-  const body = await validateInput<{ type: CashbackType; value: string; currency?: string | null }>(advertiserSchemas.cashback, { type: opts.type, value: opts.value, currency: opts.currency });
+  const key = await validateInput(advertiserSchemas.key, { module, advertiser });
+  const body = await validateInput(advertiserSchemas.cashback, { type: opts.type, value: opts.value, currency: opts.currency });
   await withContext(io, async (ctx) => {
     const a = await ctx.advertisers.setCashback(key.module, key.advertiser, body.type, body.value, 'cli', body.currency ?? null);
     if (opts.json) return printJson(io, a);

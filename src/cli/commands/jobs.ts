@@ -3,7 +3,7 @@
 // without the daemon).
 import type { Context } from '../../context.js';
 import { jobSchemas } from '../../http/routes/jobs.js';
-import type { Job, JobFilters } from '../../services/jobs.js';
+import type { Job } from '../../services/jobs.js';
 import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import type { JobProgressLine } from '../progress.js';
 
@@ -28,12 +28,12 @@ function printJob(io: Io, j: Job): void {
 }
 
 async function jobId(id: string): Promise<number> {
-  return (await validateInput<{ id: number }>(jobSchemas.jobId, { id })).id;
+  return (await validateInput(jobSchemas.jobId, { id })).id;
 }
 
 export async function list(io: Io, opts: { status?: string; type?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const query = await validateInput<JobFilters>(jobSchemas.list, { status: opts.status, type: opts.type, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(jobSchemas.list, { status: opts.status, type: opts.type, page: opts.page, per_page: opts.perPage });
     const { items, total } = await ctx.jobs.list(query);
     if (opts.json) return printJson(io, items);
     printTable(
@@ -72,7 +72,7 @@ export async function enqueue(io: Io, type: string, opts: { params?: string; uni
     if (!params || typeof params !== 'object' || Array.isArray(params)) throw new UsageError('--params must be a JSON object, e.g. \'{"log_retention_days": 7}\'');
   }
   await withContext(io, async (ctx) => {
-    const input = await validateInput<{ type: string; params: Record<string, unknown>; unique: boolean }>(jobSchemas.enqueue, { type, params, unique: opts.unique });
+    const input = await validateInput(jobSchemas.enqueue, { type, params, unique: opts.unique });
     const job = await ctx.jobs.enqueue(input.type, input.params, 'cli', { unique: input.unique });
     if (opts.json) return printJson(io, job);
     io.stdout.write(`job ${job.id} queued: ${job.type} ${JSON.stringify(job.params)} (a daemon runs it, or: cashtrack jobs run-pending)\n`);

@@ -4,7 +4,7 @@ import { idempotently } from '../idempotency.js';
 import { memberId, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 
 export async function members(io: Io, opts: { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
-  const query = await validateInput<Record<string, unknown>>(ledgerSchemas.members, {
+  const query = await validateInput(ledgerSchemas.members, {
     search: opts.search,
     currency: opts.currency,
     min_balance: opts.minBalance,
@@ -14,7 +14,7 @@ export async function members(io: Io, opts: { search?: string; currency?: string
     per_page: opts.perPage,
   });
   await withContext(io, async (ctx) => {
-    const { items, total } = await ctx.ledger.listMembers(query as never);
+    const { items, total } = await ctx.ledger.listMembers(query);
     if (opts.json) return printJson(io, items);
     printTable(io, items as unknown as Record<string, unknown>[], ['member_id', 'login', 'currency', 'available', 'pending', 'lifetime_earned', 'lifetime_paid', 'last_entry_at']);
     io.stdout.write(`${total} balance(s)\n`);
@@ -24,8 +24,8 @@ export async function members(io: Io, opts: { search?: string; currency?: string
 export async function entries(io: Io, member: string, opts: { type?: string; currency?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
     const member_id = await memberId(ctx, member);
-    const query = await validateInput<Record<string, unknown>>(ledgerSchemas.entries, { member_id, type: opts.type, currency: opts.currency, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.ledger.listEntries(query as never);
+    const query = await validateInput(ledgerSchemas.entries, { member_id, type: opts.type, currency: opts.currency, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.ledger.listEntries(query);
     if (opts.json) return printJson(io, items);
     printTable(
       io,
@@ -39,8 +39,8 @@ export async function entries(io: Io, member: string, opts: { type?: string; cur
 export async function adjust(io: Io, member: string, type: string, amount: string, opts: { note?: string; currency?: string; allowNegative?: boolean; idempotencyKey?: string; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
     const member_id = await memberId(ctx, member);
-    const input = await validateInput<Record<string, unknown>>(ledgerSchemas.adjustment, { member_id, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
-    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (once) => ctx.ledger.adjust(input as never, 'cli', once));
+    const input = await validateInput(ledgerSchemas.adjustment, { member_id, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
+    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (once) => ctx.ledger.adjust(input, 'cli', once));
     if (opts.json) return printJson(io, result);
     const { entry, balance } = result;
     io.stdout.write(`entry ${entry.id}: ${entry.amount} ${entry.currency} (${type}); available now ${balance.available} ${balance.currency}\n`);
@@ -48,7 +48,7 @@ export async function adjust(io: Io, member: string, type: string, amount: strin
 }
 
 export async function reverse(io: Io, entryId: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
-  const { id } = await validateInput<{ id: number }>(ledgerSchemas.entryId, { id: entryId });
+  const { id } = await validateInput(ledgerSchemas.entryId, { id: entryId });
   await validateInput(ledgerSchemas.reverse, { note: opts.note });
   await withContext(io, async (ctx) => {
     const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.reverse', { params: { id }, payload: { note: opts.note } }, 201, (once) => ctx.ledger.reverse(id, opts.note ?? null, 'cli', once));

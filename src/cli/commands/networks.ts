@@ -8,12 +8,11 @@ import { ServiceError } from '../../errors.js';
 import { dict } from '../../objects.js';
 import { networkSchemas } from '../../http/routes/networks.js';
 import type { Network } from '../../services/networks.js';
-import type { PostbackFilters } from '../../services/postback-records.js';
 import type { PostbackMode } from '../../services/postback-auth.js';
 import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 
 async function networkId(id: string): Promise<string> {
-  return (await validateInput<{ id: string }>(networkSchemas.networkId, { id })).id;
+  return (await validateInput(networkSchemas.networkId, { id })).id;
 }
 
 function row(n: Network): Record<string, unknown> {
@@ -32,7 +31,7 @@ function row(n: Network): Record<string, unknown> {
 
 export async function list(io: Io, opts: { kind?: 'builtin' | 'custom'; page: number; perPage: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const query = await validateInput<{ kind?: 'builtin' | 'custom'; page: number; per_page: number }>(networkSchemas.list, { kind: opts.kind, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(networkSchemas.list, { kind: opts.kind, page: opts.page, per_page: opts.perPage });
     const { items, total } = await ctx.networks.listPage(query);
     if (opts.json) return printJson(io, items);
     printTable(io, items.map(row), ['id', 'kind', 'name', 'enabled', 'configured', 'postbacks', 'orders', 'advertisers', 'last_sync_at']);
@@ -165,7 +164,7 @@ export async function postbacks(io: Io, id: string, state: string | undefined, o
       if (state === 'on' && !ctx.config.postbacks.enabled) io.stderr.write('note: postbacks are still off globally: set CASHTRACK_POSTBACKS_ENABLED=true for the daemon\n');
       return;
     }
-    const filters = await validateInput<Omit<PostbackFilters, 'network'>>(networkSchemas.postbacks, { outcome: opts.outcome, test: opts.test, after: opts.after, before: opts.before, page: opts.page, per_page: opts.perPage });
+    const filters = await validateInput(networkSchemas.postbacks, { outcome: opts.outcome, test: opts.test, after: opts.after, before: opts.before, page: opts.page, per_page: opts.perPage });
     const { items, total } = await ctx.postbacks.list({ ...filters, network });
     if (opts.json) return printJson(io, items);
     printTable(io, items.map((r) => ({ ...r, test: r.test ? 'test' : '' })) as unknown as Record<string, unknown>[], ['id', 'received_at', 'ip', 'method', 'outcome', 'code', 'repeat_count', 'transaction_id', 'status', 'order_id', 'test']);

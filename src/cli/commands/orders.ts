@@ -1,5 +1,4 @@
 // `cashtrack orders list|show|create|update|assign|release|decline|poll`: the REST routes' schemas and services, in-process.
-import type { Context } from '../../context.js';
 import { changeStatus, orderSchemas } from '../../http/routes/orders.js';
 import type { Order, OrderChange } from '../../services/orders.js';
 import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
@@ -46,7 +45,7 @@ export async function list(
 ): Promise<void> {
   if (opts.unmatched && opts.matched) throw new UsageError('--unmatched and --matched exclude each other');
   await withContext(io, async (ctx) => {
-    const query = await validateInput<{ page: number; per_page: number }>(orderSchemas.list, {
+    const query = await validateInput(orderSchemas.list, {
       status: opts.status,
       member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
       network: opts.network,
@@ -59,7 +58,7 @@ export async function list(
       page: opts.page,
       per_page: opts.perPage,
     });
-    const { items, total } = await ctx.orders.list(query as never);
+    const { items, total } = await ctx.orders.list(query);
     if (opts.json) return printJson(io, items);
     printTable(
       io,
@@ -71,7 +70,7 @@ export async function list(
 }
 
 export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
-  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
+  const params = await validateInput(orderSchemas.orderId, { id });
   await withContext(io, async (ctx) => {
     const order = await ctx.orders.get(params.id);
     if (opts.json) return printJson(io, order);
@@ -100,7 +99,7 @@ export async function create(
   },
 ): Promise<void> {
   await withContext(io, async (ctx) => {
-    const payload = await validateInput<Record<string, unknown>>(orderSchemas.create, {
+    const payload = await validateInput(orderSchemas.create, {
       network: opts.network,
       transaction_id: opts.transactionId,
       member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
@@ -116,7 +115,7 @@ export async function create(
       note: opts.note,
     });
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.create', { params: {}, payload }, changeStatus, (once) =>
-      ctx.orders.record({ ...(payload as never as Parameters<Context['orders']['record']>[0]), source: 'manual' }, 'cli', once),
+      ctx.orders.record({ ...(payload), source: 'manual' }, 'cli', once),
     );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
@@ -124,8 +123,8 @@ export async function create(
 }
 
 export async function update(io: Io, id: string, opts: { status?: string; saleAmount?: string; commission?: string; currency?: string; note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
-  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
-  const payload = await validateInput<Record<string, unknown>>(orderSchemas.update, { status: opts.status, sale_amount: opts.saleAmount, commission: opts.commission, currency: opts.currency, note: opts.note });
+  const params = await validateInput(orderSchemas.orderId, { id });
+  const payload = await validateInput(orderSchemas.update, { status: opts.status, sale_amount: opts.saleAmount, commission: opts.commission, currency: opts.currency, note: opts.note });
   await withContext(io, async (ctx) => {
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.update', { params, payload }, 200, (once) => ctx.orders.update(params.id, payload, 'cli', once));
     if (opts.json) return printJson(io, result);
@@ -134,9 +133,9 @@ export async function update(io: Io, id: string, opts: { status?: string; saleAm
 }
 
 export async function assign(io: Io, id: string, member: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
-  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
+  const params = await validateInput(orderSchemas.orderId, { id });
   await withContext(io, async (ctx) => {
-    const payload = await validateInput<{ member_id: number; note?: string }>(orderSchemas.assign, { member_id: await memberId(ctx, member), note: opts.note });
+    const payload = await validateInput(orderSchemas.assign, { member_id: await memberId(ctx, member), note: opts.note });
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (once) => ctx.orders.assign(params.id, payload.member_id, 'cli', once, payload.note ?? null));
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
@@ -145,8 +144,8 @@ export async function assign(io: Io, id: string, member: string, opts: { note?: 
 
 /** `orders release ID` and `orders decline ID`: an administrator's decision on an order held for review. */
 async function decide(io: Io, id: string, decision: 'release' | 'decline', opts: { note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
-  const params = await validateInput<{ id: number }>(orderSchemas.orderId, { id });
-  const payload = await validateInput<{ note?: string }>(orderSchemas.review, { note: opts.note });
+  const params = await validateInput(orderSchemas.orderId, { id });
+  const payload = await validateInput(orderSchemas.review, { note: opts.note });
   await withContext(io, async (ctx) => {
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, `orders.${decision}`, { params, payload }, 200, (once) =>
       decision === 'release' ? ctx.orders.release(params.id, 'cli', once, payload.note ?? null) : ctx.orders.declineHeld(params.id, 'cli', once, payload.note ?? null),
@@ -162,7 +161,7 @@ export const decline = (io: Io, id: string, opts: { note?: string; idempotencyKe
 /** `orders poll`: starts an `orders.poll` job as POST /orders/poll does (the same refusals) and runs it here to the end, printing the counts. */
 export async function poll(io: Io, opts: { network?: string; since?: string; json?: boolean; progress?: boolean }): Promise<void> {
   if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) throw new UsageError(`--since must be an ISO 8601 date, got "${opts.since}"`);
-  const input = await validateInput<{ network?: string; since?: Date }>(orderSchemas.poll, { network: opts.network, since: opts.since });
+  const input = await validateInput(orderSchemas.poll, { network: opts.network, since: opts.since });
   await withContext(io, async (ctx) => {
     const { runInProcess } = await import('./jobs.js');
     const { jobProgressLine } = await import('../progress.js');

@@ -4,7 +4,7 @@ import { printJson, printTable, validateInput, withContext, type Io } from '../i
 
 export async function show(io: Io, opts: { days?: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const query = await validateInput<{ days: number }>(overviewQuery, { days: opts.days });
+    const query = await validateInput(overviewQuery, { days: opts.days });
     const o = await ctx.overview.get({ days: query.days });
     if (opts.json) return printJson(io, o);
     const out = (s: string) => io.stdout.write(s + '\n');

@@ -10,14 +10,14 @@ const replayNote = (replayed: boolean) => (replayed ? ' (replayed: this Idempote
 
 export async function list(io: Io, opts: { status?: string; member?: string; currency?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const query = await validateInput<{ page: number; per_page: number }>(payoutSchemas.list, {
+    const query = await validateInput(payoutSchemas.list, {
       status: opts.status,
       member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
       currency: opts.currency,
       page: opts.page,
       per_page: opts.perPage,
     });
-    const { items, total } = await ctx.payouts.list(query as never);
+    const { items, total } = await ctx.payouts.list(query);
     if (opts.json) return printJson(io, items);
     printTable(io, items as unknown as Record<string, unknown>[], ['id', 'login', 'amount', 'currency', 'method', 'status', 'created_at', 'closed_at']);
     io.stdout.write(`${total} payout(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
@@ -44,7 +44,7 @@ function printPayout(io: Io, p: Payout): void {
 
 export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const params = await validateInput<{ id: number }>(payoutSchemas.payoutId, { id });
+    const params = await validateInput(payoutSchemas.payoutId, { id });
     const payout = await ctx.payouts.get(params.id);
     if (opts.json) return printJson(io, payout);
     printPayout(io, payout);
@@ -58,8 +58,8 @@ export async function create(
   opts: { method: string; currency?: string; details?: string; note?: string; idempotencyKey?: string; json?: boolean },
 ): Promise<void> {
   await withContext(io, async (ctx) => {
-    const payload = await validateInput<Record<string, unknown>>(payoutSchemas.create, { member_id: await memberId(ctx, member), amount, currency: opts.currency, method: opts.method, details: opts.details, note: opts.note });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.create', { params: {}, payload }, 201, (once) => ctx.payouts.create(payload as never, 'cli', once));
+    const payload = await validateInput(payoutSchemas.create, { member_id: await memberId(ctx, member), amount, currency: opts.currency, method: opts.method, details: opts.details, note: opts.note });
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.create', { params: {}, payload }, 201, (once) => ctx.payouts.create(payload, 'cli', once));
     if (opts.json) return printJson(io, result);
     const { payout, balance } = result;
     io.stdout.write(`payout ${payout.id} created: ${payout.amount} ${payout.currency} to ${payout.login} via ${payout.method} (${payout.status}); available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`);
@@ -68,8 +68,8 @@ export async function create(
 
 export async function complete(io: Io, id: string, opts: { reference?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const params = await validateInput<{ id: number }>(payoutSchemas.payoutId, { id });
-    const payload = await validateInput<{ reference?: string | null }>(payoutSchemas.complete, { reference: opts.reference });
+    const params = await validateInput(payoutSchemas.payoutId, { id });
+    const payload = await validateInput(payoutSchemas.complete, { reference: opts.reference });
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.complete', { params, payload }, 200, (once) => ctx.payouts.complete(params.id, payload, 'cli', once));
     if (opts.json) return printJson(io, result);
     io.stdout.write(`payout ${result.payout.id} paid: ${result.payout.amount} ${result.payout.currency} to ${result.payout.login}${replayNote(replayed)}\n`);
@@ -78,8 +78,8 @@ export async function complete(io: Io, id: string, opts: { reference?: string; i
 
 export async function cancel(io: Io, id: string, opts: { reason: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const params = await validateInput<{ id: number }>(payoutSchemas.payoutId, { id });
-    const payload = await validateInput<{ reason: string }>(payoutSchemas.cancel, { reason: opts.reason });
+    const params = await validateInput(payoutSchemas.payoutId, { id });
+    const payload = await validateInput(payoutSchemas.cancel, { reason: opts.reason });
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.cancel', { params, payload }, 200, (once) => ctx.payouts.cancel(params.id, payload, 'cli', once));
     if (opts.json) return printJson(io, result);
     const { payout, balance } = result;

@@ -9,14 +9,14 @@ const earned = (r: Referral) => r.earned.map((e) => `${e.amount} ${e.currency}`)
 export async function list(io: Io, opts: { referrer?: string; referee?: string; active?: boolean; ended?: boolean; page: number; perPage: number; json?: boolean }): Promise<void> {
   if (opts.active && opts.ended) throw new UsageError('--active and --ended exclude each other');
   await withContext(io, async (ctx) => {
-    const query = await validateInput<{ page: number; per_page: number }>(referralSchemas.list, {
+    const query = await validateInput(referralSchemas.list, {
       referrer_id: opts.referrer === undefined ? undefined : await memberId(ctx, opts.referrer),
       referee_id: opts.referee === undefined ? undefined : await memberId(ctx, opts.referee),
       active: opts.active ? true : opts.ended ? false : undefined,
       page: opts.page,
       per_page: opts.perPage,
     });
-    const { items, total } = await ctx.referrals.list(query as never);
+    const { items, total } = await ctx.referrals.list(query);
     if (opts.json) return printJson(io, items);
     printTable(
       io,
@@ -29,7 +29,7 @@ export async function list(io: Io, opts: { referrer?: string; referee?: string; 
 
 export async function add(io: Io, referrer: string, referee: string, opts: { json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const payload = await validateInput<{ referrer_id: number; referee_id: number }>(referralSchemas.create, { referrer_id: await memberId(ctx, referrer), referee_id: await memberId(ctx, referee) });
+    const payload = await validateInput(referralSchemas.create, { referrer_id: await memberId(ctx, referrer), referee_id: await memberId(ctx, referee) });
     const r = await ctx.referrals.add(payload, 'cli');
     if (opts.json) return printJson(io, r);
     io.stdout.write(`referral ${r.id}: ${r.referrer.login} now refers ${r.referee.login}\n`);
@@ -38,7 +38,7 @@ export async function add(io: Io, referrer: string, referee: string, opts: { jso
 
 export async function remove(io: Io, referee: string, opts: { json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
-    const params = await validateInput<{ referee_id: number }>(referralSchemas.referee, { referee_id: await memberId(ctx, referee) });
+    const params = await validateInput(referralSchemas.referee, { referee_id: await memberId(ctx, referee) });
     const r = await ctx.referrals.remove(params.referee_id, 'cli');
     if (opts.json) return printJson(io, r);
     io.stdout.write(`referral ${r.id} ended: ${r.referrer.login} no longer earns from ${r.referee.login}'s cashback (earned so far: ${earned(r)})\n`);

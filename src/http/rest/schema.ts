@@ -1,24 +1,6 @@
-// Joi helpers shared by routes and CLI commands, and the translation of Joi schemas into the
-// `args` of the index documents and OPTIONS.
+// The translation of Joi schemas into the `args` of the index documents and OPTIONS. The field
+// schemas themselves live in src/schemas/fields.ts.
 import Joi from 'joi';
-
-/** `page` and `per_page` as the host platform defines them. */
-export const paging = {
-  page: Joi.number().integer().min(1).max(1_000_000).default(1).description('Current page of the collection.'),
-  per_page: Joi.number().integer().min(1).max(100).default(10).description('Maximum number of items to be returned in result set.'),
-};
-
-/** `page` and `per_page` of a typeahead lookup: at most 20 a page. */
-export const lookupPaging = {
-  page: paging.page,
-  per_page: Joi.number().integer().min(1).max(20).default(20).description('Maximum number of items to be returned in result set (at most 20).'),
-};
-
-/** An ISO 8601 date-time filter. */
-export const dateTime = () => Joi.date().iso();
-
-/** Query string booleans: true/false/1/0. */
-export const flag = () => Joi.boolean().truthy('1').falsy('0');
 
 interface ArgSchema {
   type?: string | string[];

@@ -1,5 +1,6 @@
 // The declarative route table of the `svc/v1` namespace: every route has an id, an auth
 // requirement and Joi validation (a test walks the table and fails on any that lacks one).
+// Routes are written with `route()`, so a handler's input has the type of its schemas.
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { Context } from '../../context.js';
@@ -44,6 +45,31 @@ export interface RouteDef {
   /** Accepts `Idempotency-Key` (POSTs that move money). */
   idempotent?: boolean;
   handler(input: RestInput, ctx: Context, request: Request, h: ResponseToolkit): Promise<unknown> | unknown;
+}
+
+/**
+ * A schema whose validated value has the type `T`, written `Joi.object<T, true>({...})`: Joi
+ * then checks that the map has a schema of the right kind for every key of `T` and no other.
+ * An untyped `Joi.object({...})` is `ObjectSchema<any>` and is refused here, so no handler
+ * receives `any`.
+ */
+export type TypedSchema<T> = Joi.ObjectSchema<T> & (0 extends 1 & T ? 'type the schema: Joi.object<T, true>({...})' : unknown);
+
+/** A route as it is written: the handler's `query`, `payload` and `params` have their schemas' types. */
+export interface RouteSpec<Q, P, A> extends Omit<RouteDef, 'validate' | 'handler'> {
+  validate: { query?: TypedSchema<Q>; payload?: TypedSchema<P>; params?: TypedSchema<A> };
+  handler(input: RestInput<Q, P, A>, ctx: Context, request: Request, h: ResponseToolkit): Promise<unknown> | unknown;
+}
+
+/** No input of that kind: the host validates an absent schema as an empty object. */
+export type NoInput = Record<string, never>;
+
+/**
+ * Declares a route. The types exist at compile time only: the host validates with the same
+ * schemas before it calls the handler, so the value a handler receives is the schema's output.
+ */
+export function route<Q = NoInput, P = NoInput, A = NoInput>(spec: RouteSpec<Q, P, A>): RouteDef {
+  return spec as unknown as RouteDef;
 }
 
 /** A response with a status and headers other than 200 JSON. */

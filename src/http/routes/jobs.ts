@@ -1,22 +1,21 @@
 // Persisted jobs: /jobs (list), /jobs/{id} (one; DELETE cancels). Routes that start jobs live with
 // their noun (e.g. POST /advertisers/sync) and answer 202 with the job.
 import Joi from 'joi';
+import { id, none, paging } from '../../schemas/fields.js';
+import type { JobFilters } from '../../services/job-rows.js';
 import { JOB_STATUSES } from '../../services/jobs.js';
-import { paging } from '../rest/schema.js';
-import { PagedResult, type RouteDef } from '../rest/types.js';
-
-const id = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+import { PagedResult, route, type RouteDef } from '../rest/types.js';
 
 /** Input schemas, shared with `cashtrack jobs ...`. */
 export const jobSchemas = {
-  list: Joi.object({
+  list: Joi.object<JobFilters, true>({
     ...paging,
     status: Joi.string().valid(...JOB_STATUSES),
     type: Joi.string().max(64).pattern(/^[a-z0-9_.-]+$/).description('Only jobs of this type, e.g. maintenance.prune.'),
   }),
-  jobId: Joi.object({ id: id.required() }),
+  jobId: Joi.object<{ id: number }, true>({ id: id().required() }),
   /** `cashtrack jobs enqueue`: the type's own schema validates `params`. */
-  enqueue: Joi.object({
+  enqueue: Joi.object<{ type: string; params: Record<string, unknown>; unique: boolean }, true>({
     type: Joi.string().max(64).required(),
     params: Joi.object().unknown(true).default({}),
     unique: Joi.boolean().default(false),
@@ -24,7 +23,7 @@ export const jobSchemas = {
 };
 
 export const jobsRoutes: RouteDef[] = [
-  {
+  route({
     id: 'jobs.list',
     method: 'GET',
     path: '/jobs',
@@ -32,26 +31,26 @@ export const jobsRoutes: RouteDef[] = [
     description: 'Jobs, newest first.',
     validate: { query: jobSchemas.list },
     async handler({ query }, ctx) {
-      const { items, total } = await ctx.jobs.list(query as never);
+      const { items, total } = await ctx.jobs.list(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
-  },
-  {
+  }),
+  route({
     id: 'jobs.get',
     method: 'GET',
     path: '/jobs/{id}',
     auth: 'manage_options',
     description: 'One job, with its progress, result or error.',
-    validate: { params: jobSchemas.jobId, query: Joi.object({}) },
+    validate: { params: jobSchemas.jobId, query: none() },
     handler: ({ params }, ctx) => ctx.jobs.get(params.id),
-  },
-  {
+  }),
+  route({
     id: 'jobs.cancel',
     method: 'DELETE',
     path: '/jobs/{id}',
     auth: 'manage_options',
     description: 'Cancel a job: a queued job at once, a running one at its next checkpoint (it is `cancelling` until then).',
-    validate: { params: jobSchemas.jobId, payload: Joi.object({}) },
+    validate: { params: jobSchemas.jobId, payload: none() },
     handler: ({ params, actor }, ctx) => ctx.jobs.cancel(params.id, actor),
-  },
+  }),
 ];

@@ -1,43 +1,44 @@
 // Member balances and ledger entries: /ledger/members, /ledger/entries, adjustments and reversals.
 import Joi from 'joi';
-import { ENTRY_TYPES } from '../../services/ledger.js';
-import { paging } from '../rest/schema.js';
-import { created, PagedResult, type RouteDef } from '../rest/types.js';
+import { ENTRY_TYPES, type LedgerService, type MemberFilters } from '../../services/ledger.js';
+import { amount, currency, id, none, note, paging } from '../../schemas/fields.js';
+import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
 
-const amount = Joi.string().max(40).description('Decimal string in the currency, e.g. "12.50".');
-const currency = Joi.string().pattern(/^[A-Z]{3}$/).description('ISO 4217 code (default: the site currency).');
-const note = Joi.string().trim().max(500);
+/** What `GET /ledger/entries` and `cashtrack ledger entries` ask the service for. */
+export type EntryFilters = Parameters<LedgerService['listEntries']>[0];
+/** A credit or debit by an administrator. */
+export type AdjustmentInput = Parameters<LedgerService['adjust']>[0];
 
 /** Input schemas, shared with `cashtrack ledger ...`. */
 export const ledgerSchemas = {
-  members: Joi.object({
+  members: Joi.object<MemberFilters, true>({
     ...paging,
     search: Joi.string().max(191).description('Prefix of the login, email or display name.'),
-    currency,
-    min_balance: amount.description('Only members whose available balance is at least this.'),
+    currency: currency(),
+    min_balance: amount().description('Only members whose available balance is at least this.'),
     orderby: Joi.string().valid('available', 'pending', 'name', 'last_entry_at').default('available'),
     order: Joi.string().valid('asc', 'desc').description('Default: desc (asc for name).'),
   }),
-  entries: Joi.object({
+  entries: Joi.object<EntryFilters, true>({
     ...paging,
-    member_id: Joi.number().integer().min(1).required().description('The member whose ledger to list.'),
+    member_id: id().required().description('The member whose ledger to list.'),
     type: Joi.string().valid(...ENTRY_TYPES),
-    currency,
+    currency: currency(),
   }),
-  adjustment: Joi.object({
-    member_id: Joi.number().integer().min(1).required(),
+  adjustment: Joi.object<AdjustmentInput, true>({
+    member_id: id().required(),
     type: Joi.string().valid('credit', 'debit').required(),
-    amount: amount.required(),
-    currency,
-    note: note.min(1).required().description('Who asked for it and why.'),
+    amount: amount().required(),
+    currency: currency(),
+    note: note().min(1).required().description('Who asked for it and why.'),
     allow_negative: Joi.boolean().default(false).description('Let a debit take the balance below zero.'),
   }),
-  reverse: Joi.object({ note: note.allow('') }),
-  entryId: Joi.object({ id: Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER).required() }),
+  reverse: Joi.object<{ note?: string }, true>({ note: note().allow('') }),
+  entryId: Joi.object<{ id: number }, true>({ id: id().required() }),
 };
 
 export const ledgerRoutes: RouteDef[] = [
-  {
+  route({
     id: 'ledger.members',
     method: 'GET',
     path: '/ledger/members',
@@ -45,11 +46,11 @@ export const ledgerRoutes: RouteDef[] = [
     description: 'Balances per member and currency.',
     validate: { query: ledgerSchemas.members },
     async handler({ query }, ctx) {
-      const { items, total } = await ctx.ledger.listMembers(query as never);
+      const { items, total } = await ctx.ledger.listMembers(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
-  },
-  {
+  }),
+  route({
     id: 'ledger.entries',
     method: 'GET',
     path: '/ledger/entries',
@@ -57,20 +58,20 @@ export const ledgerRoutes: RouteDef[] = [
     description: "One member's ledger, newest first.",
     validate: { query: ledgerSchemas.entries },
     async handler({ query }, ctx) {
-      const { items, total } = await ctx.ledger.listEntries(query as never);
+      const { items, total } = await ctx.ledger.listEntries(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
-  },
-  {
+  }),
+  route({
     id: 'ledger.entry',
     method: 'GET',
     path: '/ledger/entries/{id}',
     auth: 'manage_options',
     description: 'One ledger entry.',
-    validate: { params: ledgerSchemas.entryId, query: Joi.object({}) },
+    validate: { params: ledgerSchemas.entryId, query: none() },
     handler: ({ params }, ctx) => ctx.ledger.getEntry(params.id),
-  },
-  {
+  }),
+  route({
     id: 'ledger.adjust',
     method: 'POST',
     path: '/ledger/adjustments',
@@ -79,10 +80,10 @@ export const ledgerRoutes: RouteDef[] = [
     description: 'Credit or debit a member.',
     validate: { payload: ledgerSchemas.adjustment },
     async handler({ payload, actor, idempotency }, ctx) {
-      return created(await ctx.ledger.adjust(payload as never, actor, idempotency?.once(201)));
+      return created(await ctx.ledger.adjust(payload, actor, idempotency?.once(201)));
     },
-  },
-  {
+  }),
+  route({
     id: 'ledger.reverse',
     method: 'POST',
     path: '/ledger/entries/{id}/reverse',
@@ -93,5 +94,5 @@ export const ledgerRoutes: RouteDef[] = [
     async handler({ params, payload, actor, idempotency }, ctx) {
       return created(await ctx.ledger.reverse(params.id, payload.note ?? null, actor, idempotency?.once(201)));
     },
-  },
+  }),
 ];

@@ -1,10 +1,10 @@
 // GET /logs: the plugin log, newest first.
 import Joi from 'joi';
-import { LOG_LEVELS } from '../../services/logs.js';
-import { dateTime, paging } from '../rest/schema.js';
-import { PagedResult, type RouteDef } from '../rest/types.js';
+import { dateTime, paging } from '../../schemas/fields.js';
+import { LOG_LEVELS, type LogFilters } from '../../services/logs.js';
+import { PagedResult, route, type RouteDef } from '../rest/types.js';
 
-export const logsQuery = Joi.object({
+export const logsQuery = Joi.object<LogFilters, true>({
   ...paging,
   level: Joi.string().valid(...LOG_LEVELS).description('Only entries of this level.'),
   source: Joi.string().max(64).description('Only entries from this source (e.g. auth, users).'),
@@ -14,7 +14,7 @@ export const logsQuery = Joi.object({
 });
 
 export const logsRoutes: RouteDef[] = [
-  {
+  route({
     id: 'logs.list',
     method: 'GET',
     path: '/logs',
@@ -22,8 +22,8 @@ export const logsRoutes: RouteDef[] = [
     description: 'The plugin log, newest first.',
     validate: { query: logsQuery },
     async handler({ query }, ctx) {
-      const { items, total } = await ctx.logger.list(query as never);
+      const { items, total } = await ctx.logger.list(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
-  },
+  }),
 ];

@@ -1,19 +1,19 @@
 // Typeahead lookups for the administrative screens.
 import Joi from 'joi';
-import { lookupPaging } from '../rest/schema.js';
-import { PagedResult, type RouteDef } from '../rest/types.js';
+import { lookupPaging, type Paging } from '../../schemas/fields.js';
+import { PagedResult, route, type RouteDef } from '../rest/types.js';
 
 export const lookupRoutes: RouteDef[] = [
-  {
+  route({
     id: 'lookup.users',
     method: 'GET',
     path: '/lookup/users',
     auth: 'manage_options',
     description: 'Users whose login, email or display name starts with the search, by login, at most 20 a page.',
-    validate: { query: Joi.object({ ...lookupPaging, search: Joi.string().allow('').max(191).default('').description('Prefix of a login, email or display name.') }) },
+    validate: { query: Joi.object<Paging & { search: string }, true>({ ...lookupPaging, search: Joi.string().allow('').max(191).default('').description('Prefix of a login, email or display name.') }) },
     async handler({ query }, ctx) {
       const { items, total } = await ctx.users.lookup(query.search, { page: query.page, per_page: query.per_page });
       return new PagedResult(items, total, query.page, query.per_page);
     },
-  },
+  }),
 ];

@@ -1,27 +1,28 @@
 // Referrals: who referred whom, what the referrer earned, adding and ending a referral.
 import Joi from 'joi';
-import { flag, paging } from '../rest/schema.js';
-import { created, PagedResult, type RouteDef } from '../rest/types.js';
+import { flag, id, none, paging } from '../../schemas/fields.js';
+import type { ReferralFilters } from '../../services/referrals.js';
+import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
 
-const memberId = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+const memberId = id();
 
 /** Input schemas, shared with `cashtrack referrals ...`. */
 export const referralSchemas = {
-  list: Joi.object({
+  list: Joi.object<ReferralFilters, true>({
     ...paging,
     referrer_id: memberId.description('Only referrals by this member.'),
     referee_id: memberId.description('Only referrals of this member.'),
     active: flag().description('true: only live referrals; false: only ended ones.'),
   }),
-  create: Joi.object({
+  create: Joi.object<{ referrer_id: number; referee_id: number }, true>({
     referrer_id: memberId.required().description('The member who referred.'),
     referee_id: memberId.required().description('The member who was referred.'),
   }),
-  referee: Joi.object({ referee_id: memberId.required() }),
+  referee: Joi.object<{ referee_id: number }, true>({ referee_id: memberId.required() }),
 };
 
 export const referralsRoutes: RouteDef[] = [
-  {
+  route({
     id: 'referrals.list',
     method: 'GET',
     path: '/referrals',
@@ -29,11 +30,11 @@ export const referralsRoutes: RouteDef[] = [
     description: 'Referrals with what each referrer earned, newest first.',
     validate: { query: referralSchemas.list },
     async handler({ query }, ctx) {
-      const { items, total } = await ctx.referrals.list(query as never);
+      const { items, total } = await ctx.referrals.list(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
-  },
-  {
+  }),
+  route({
     id: 'referrals.create',
     method: 'POST',
     path: '/referrals',
@@ -42,16 +43,16 @@ export const referralsRoutes: RouteDef[] = [
     description: 'Make a member the referrer of another (one live referrer each, no cycles).',
     validate: { payload: referralSchemas.create },
     async handler({ payload, actor, idempotency }, ctx) {
-      return created(await ctx.referrals.add(payload as never, actor, idempotency?.once(201)));
+      return created(await ctx.referrals.add(payload, actor, idempotency?.once(201)));
     },
-  },
-  {
+  }),
+  route({
     id: 'referrals.remove',
     method: 'DELETE',
     path: '/referrals/{referee_id}',
     auth: 'manage_options',
     description: "End a member's live referral: future cashback only, past credits stay.",
-    validate: { params: referralSchemas.referee, payload: Joi.object({}) },
+    validate: { params: referralSchemas.referee, payload: none() },
     handler: ({ params, actor }, ctx) => ctx.referrals.remove(params.referee_id, actor),
-  },
+  }),
 ];

@@ -1,12 +1,12 @@
 // What the per-network jobs (advertiser sync, order polling) share: the `network` parameter, and a
 // loop over one network or every enabled, configured one, with each finished network and the one
 // in progress in the checkpoint, so a resumed job skips what is done.
-import Joi from 'joi';
 import type { Context } from '../../context.js';
 import type { WalkTotal } from '../../services/jobs.js';
+import { networkId } from '../../schemas/fields.js';
 import type { JobHandle } from '../registry.js';
 
-export const networkParam = Joi.string().max(64).pattern(/^[a-z0-9][a-z0-9_-]*$/).description('Only this network (default: every enabled, configured network).');
+export const networkParam = networkId().description('Only this network (default: every enabled, configured network).');
 
 export interface NetworkCheckpoint<Done, Current> {
   /** Networks finished, with their result. */
