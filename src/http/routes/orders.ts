@@ -5,7 +5,7 @@ import Joi from 'joi';
 import type { OrderFilters } from '../../services/order-rows.js';
 import { ORDER_STATUSES, REVIEW_STATES, type OrderChange, type RecordInput, type UpdateInput } from '../../services/orders.js';
 import { advertiserId, amount as amountField, currency, dateTime, flag, id, networkId, networkRef, none, note, paging } from '../../schemas/fields.js';
-import { accepted, created, PagedResult, RestResponse, route, type RestInput, type RouteDef } from '../rest/types.js';
+import { accepted, created, PagedResult, RestResponse, route, type RouteDef } from '../rest/types.js';
 
 const amount = amountField().description('Decimal string in the order currency, e.g. "12.50".');
 const status = Joi.string().valid(...ORDER_STATUSES);
