@@ -12,7 +12,7 @@ import type { LogService } from './logs.js';
 import type { NetworkService } from './networks.js';
 import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
 import type { Job, JobService, WalkTotal } from './jobs.js';
-import type { User, UserService } from './users.js';
+import type { UserService } from './users.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;
 export type AdvertiserStatus = (typeof ADVERTISER_STATUSES)[number];
