@@ -209,17 +209,9 @@ export class LedgerService {
     return this.deps.currency;
   }
 
-  private lock(db: Database): string {
-    return db.dialect === 'mysql' ? ' FOR UPDATE' : '';
-  }
-
   /** Makes sure the (member, currency) balance row exists, counting the rows as they are made. */
   async ensureBalance(memberId: number, currency: string, t: Transaction): Promise<void> {
-    const sql =
-      this.deps.db.dialect === 'mysql'
-        ? 'INSERT IGNORE INTO balances (member_id, currency) VALUES (?, ?)'
-        : 'INSERT INTO balances (member_id, currency) VALUES (?, ?) ON CONFLICT (member_id, currency) DO NOTHING';
-    const { affected } = await this.deps.db.execute(sql, [memberId, currency], t);
+    const { affected } = await this.deps.db.execute(this.deps.db.insertIgnore('balances', ['member_id', 'currency']), [memberId, currency], t);
     if (affected === 1) await this.deps.db.execute("UPDATE counters SET value = value + 1 WHERE name = 'balances'", [], t);
   }
 
@@ -253,8 +245,8 @@ export class LedgerService {
    * concurrent writers queue on the lock instead of deadlocking on ensureBalance's shared lock.
    */
   async lockBalance(memberId: number, currency: string, t: Transaction): Promise<void> {
-    if (this.deps.db.dialect !== 'mysql') return;
-    await this.deps.db.select('SELECT available FROM balances WHERE member_id = ? AND currency = ? FOR UPDATE', [memberId, currency], t);
+    if (!this.deps.db.rowLocks) return;
+    await this.deps.db.select(`SELECT available FROM balances WHERE member_id = ? AND currency = ?${this.deps.db.forUpdate()}`, [memberId, currency], t);
   }
 
   /**
@@ -279,7 +271,7 @@ export class LedgerService {
     if (guard) params.push(input.amount);
     // The primary key, named: on a small table MariaDB reads (currency, available) instead, whose
     // gap locks make concurrent moves of one row deadlock (the first entries of a new site).
-    const balanceRow = db.dialect === 'mysql' ? 'balances FORCE INDEX (PRIMARY)' : 'balances';
+    const balanceRow = db.indexHint('balances', 'FORCE INDEX (PRIMARY)');
     const move = () =>
       db.execute(
         `UPDATE ${balanceRow} SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
@@ -439,23 +431,14 @@ export class LedgerService {
     const setColumns = Object.keys(set);
     for (let i = 0; i < sorted.length; i += 500) {
       const chunk = sorted.slice(i, i + 500);
-      let created: number;
-      if (db.dialect === 'mysql') {
-        const columns = ['member_id', 'currency', ...added, ...setColumns];
-        const updates = [...added.map((c) => `${c} = ${c} + VALUES(${c})`), ...setColumns.map((c) => `${c} = VALUES(${c})`)];
-        // An updated row counts 2 and an inserted one 1.
-        const { affected } = await db.execute(
-          `INSERT INTO balances (${columns.join(', ')}) VALUES ${chunk.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ')} ON DUPLICATE KEY UPDATE ${updates.join(', ')}`,
-          chunk.flatMap((m) => [m.memberId, m.currency, ...added.map((c) => m.add[c]), ...setColumns.map((c) => set[c])]),
-          t,
-        );
-        created = 2 * chunk.length - affected;
-      } else {
-        // SQLite counts an upsert's update like an insert: create the missing rows first.
-        ({ affected: created } = await db.execute(`INSERT INTO balances (member_id, currency) VALUES ${chunk.map(() => '(?, ?)').join(', ')} ON CONFLICT (member_id, currency) DO NOTHING`, chunk.flatMap((m) => [m.memberId, m.currency]), t));
-        const assignments = [...added.map((c) => `${c} = ${c} + ?`), ...setColumns.map((c) => `${c} = ?`)].join(', ');
-        for (const m of chunk) await db.execute(`UPDATE balances SET ${assignments} WHERE member_id = ? AND currency = ?`, [...added.map((c) => m.add[c]), ...setColumns.map((c) => set[c]), m.memberId, m.currency], t);
-      }
+      const created = await db.addToRows(
+        'balances',
+        ['member_id', 'currency'],
+        added,
+        setColumns,
+        chunk.map((m) => ({ key: [m.memberId, m.currency], add: added.map((c) => m.add[c]), set: setColumns.map((c) => set[c]) })),
+        t,
+      );
       if (created > 0) await db.execute("UPDATE counters SET value = value + ? WHERE name = 'balances'", [created], t);
       // A row moved out of range refuses the whole move (the caller's transaction rolls back).
       const memberIds = [...new Set(chunk.map((m) => m.memberId))];
@@ -470,7 +453,7 @@ export class LedgerService {
 
   /** Reads one entry (locked on MariaDB when inside a transaction). */
   async entryRow(id: number, t?: Transaction): Promise<EntryRow | null> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} WHERE e.id = ?${t ? this.lock(this.deps.db) : ''}`, [id], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} WHERE e.id = ?${t ? this.deps.db.forUpdate() : ''}`, [id], t);
     return row ? toEntryRow(row) : null;
   }
 

@@ -540,8 +540,7 @@ export class NetworkService {
   }
 
   private async lockRow(id: string, t: Transaction): Promise<NetworkRow | null> {
-    const lock = this.deps.db.dialect === 'mysql' ? ' FOR UPDATE' : '';
-    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?${lock}`, [id], t);
+    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?${this.deps.db.forUpdate()}`, [id], t);
     return r ? toNetworkRow(r) : null;
   }
 
@@ -553,10 +552,9 @@ export class NetworkService {
         const m = this.byId.get(id);
         if (!m) throw notFound(id);
         const now = this.deps.clock.now();
-        const insert = this.deps.db.dialect === 'mysql' ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
         await this.deps.db.execute(
-          `${insert} networks (id, kind, name, currency, enabled, postbacks_enabled, postback_mode, created_at, updated_at) VALUES (?, 'builtin', ?, ?, ?, ?, 'token', ?, ?)`,
-          [id, m.name.slice(0, 191), m.defaultCurrency, false, false, now, now],
+          this.deps.db.insertIgnore('networks', ['id', 'kind', 'name', 'currency', 'enabled', 'postbacks_enabled', 'postback_mode', 'created_at', 'updated_at']),
+          [id, 'builtin', m.name.slice(0, 191), m.defaultCurrency, false, false, 'token', now, now],
           t,
         );
         row = (await this.lockRow(id, t))!;

@@ -107,7 +107,7 @@ export class PostbackService {
     this.throttle = new PostbackThrottle({ db: deps.db, clock: deps.clock, logger: deps.logger, limits: deps.config.postbacks.rejections });
     this.tester = new PostbackTester({ ...deps, store: this.store, selfUrl: () => this.selfUrl });
     // SQLite has one writer: a second batch in flight would only wait for the first.
-    const inFlight = deps.db.dialect === 'sqlite' ? 1 : deps.config.postbacks.batches_in_flight;
+    const inFlight = deps.db.singleWriter ? 1 : deps.config.postbacks.batches_in_flight;
     this.queue = new BatchQueue((items) => this.recordBatch(items), deps.config.postbacks.batch_max, inFlight);
   }
 

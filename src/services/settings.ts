@@ -18,11 +18,7 @@ export class SettingsService {
   }
 
   async set(name: string, value: string, transaction?: Transaction): Promise<void> {
-    const sql =
-      this.db.dialect === 'mysql'
-        ? 'INSERT INTO settings (name, value) VALUES (?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)'
-        : 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value';
-    await this.db.execute(sql, [name, value], transaction);
+    await this.db.execute(this.db.upsert('settings', ['name', 'value'], ['name'], ['value']), [name, value], transaction);
   }
 
   /** Marks every cached credential stale, in every process (a revoke, a disabled user, a role change). */
