@@ -18,7 +18,8 @@ import type { LogService } from './logs.js';
 import type { SecretValues } from './secret-values.js';
 import { SettingsService } from './settings.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
-import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, SecretBox, tokenHash, type PostbackMode } from './postback-auth.js';
+import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from './postback-auth.js';
+import { SecretBox } from './keys.js';
 import { dict, own } from '../objects.js';
 
 export { NETWORK_ID, type Network, type NetworkRow } from './network-rows.js';

@@ -3,7 +3,7 @@
 // encrypted, since verifying needs it), plus an optional IP allowlist. Every comparison is
 // constant-time over equal-length digests.
 import { BlockList, isIP } from 'node:net';
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 
 export const POSTBACK_MODES = ['token', 'hmac'] as const;
@@ -13,40 +13,6 @@ export type PostbackMode = (typeof POSTBACK_MODES)[number];
 export const TOKEN_HEADER = 'x-postback-token';
 /** Header carrying `t=<unix seconds>,v1=<hex>` (several v1 allowed). */
 export const SIGNATURE_HEADER = 'x-postback-signature';
-
-/**
- * AES-256-GCM with a random 96-bit IV; the additional data binds a ciphertext to its row and
- * purpose, so one network's secret pasted into another row does not decrypt.
- */
-export class SecretBox {
-  constructor(private readonly key: Buffer) {}
-
-  seal(plain: string, aad: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(aad, 'utf8'));
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `e1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
-  }
-
-  /** Throws 500 svc_secret_unreadable when the ciphertext does not open (the secret changed, or tampering). */
-  open(sealed: string, aad: string): string {
-    try {
-      if (!sealed.startsWith('e1:')) throw new Error('unknown format');
-      const raw = Buffer.from(sealed.slice(3), 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-      decipher.setAAD(Buffer.from(aad, 'utf8'));
-      decipher.setAuthTag(raw.subarray(12, 28));
-      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-    } catch {
-      throw new ServiceError(
-        'svc_secret_unreadable',
-        'A stored secret cannot be decrypted: the configured secret (CASHTRACK_SECRET) changed since it was stored. Set it again (rotate the postback secret, configure the network credentials).',
-        500,
-      );
-    }
-  }
-}
 
 /** A new postback secret: 256 bits from the CSPRNG, URL-safe (43 characters). */
 export function newPostbackSecret(): string {
