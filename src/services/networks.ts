@@ -13,13 +13,12 @@ import type { ConfigKey, ModuleRuntime, ModuleSettings, NetworkModule, PostbackF
 import { parseCeiling } from '../money.js';
 import { REVIEW_SETTING } from './order-review.js';
 import type { CashbackRuleService } from './cashback.js';
-import type { Keys } from './keys.js';
+import { SecretBox, type Keys } from './keys.js';
 import type { LogService } from './logs.js';
 import type { SecretValues } from './secret-values.js';
 import { SettingsService } from './settings.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from './postback-auth.js';
-import { SecretBox } from './keys.js';
 import { dict, own } from '../objects.js';
 
 export { NETWORK_ID, type Network, type NetworkRow } from './network-rows.js';
