@@ -18,7 +18,7 @@ import { IdempotencyService, type HoldInTransaction } from './services/idempoten
 import { JobService } from './services/jobs.js';
 import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
-import { LedgerService } from './services/ledger.js';
+import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs.js';
 import { NetworkService } from './services/networks.js';
 import { PostbackService } from './services/postbacks.js';

@@ -1,7 +1,6 @@
 // Networks: the built-in modules (passed in) and custom networks (defined as data), with their
 // state, settings and postback switches. Secrets are write-only: module credentials are stored
 // encrypted, a postback token only as a keyed hash, an HMAC secret encrypted; none is ever shown.
-import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
@@ -95,43 +94,6 @@ export function notFound(id: string): ServiceError {
   return new ServiceError('svc_network_not_found', `Network ${String(id).slice(0, 64)} not found.`, 404, { network: String(id).slice(0, 64) });
 }
 
-/**
- * A revision kept in one settings row, shared by every process on the database. Concurrent readers
- * share reads (as SettingsService.authRevision): one read runs at a time, and everyone who arrived
- * while it ran shares the next, so each caller sees a value read after its call began.
- */
-class Revision {
-  private current: Promise<string> | null = null;
-  private next: Promise<string> | null = null;
-
-  constructor(
-    private readonly settings: SettingsService,
-    private readonly name: string,
-  ) {}
-
-  async bump(t: Transaction): Promise<void> {
-    await this.settings.set(this.name, `${Date.now()}-${randomBytes(6).toString('hex')}`, t);
-  }
-
-  revision(): Promise<string> {
-    if (!this.current) {
-      this.current = this.settings
-        .get(this.name)
-        .then((v) => v ?? '0')
-        .finally(() => (this.current = null));
-      return this.current;
-    }
-    if (!this.next) {
-      const after = this.current.catch(() => undefined);
-      this.next = after.then(() => {
-        this.next = null;
-        return this.revision();
-      });
-    }
-    return this.next;
-  }
-}
-
 /** A network as the postback endpoint sees it, and the `networks_revision` that view is current at. */
 export interface PostbackView {
   target: PostbackTarget | null;
@@ -142,7 +104,7 @@ export interface PostbackView {
 export class NetworkService {
   private readonly byId: Map<string, NetworkModule>;
   private readonly box: SecretBox;
-  private readonly revisions: Revision;
+  private readonly shared: SettingsService;
   /** The postback endpoint's view of each network, with the `networks_revision` it was read under. */
   private readonly targets = new Map<string, PostbackView>();
   /** Opened HMAC secrets by network and ciphertext (a new secret is a new ciphertext). */
@@ -151,7 +113,7 @@ export class NetworkService {
   constructor(private readonly deps: NetworkServiceDeps) {
     this.byId = new Map(deps.modules.map((m) => [m.id, m]));
     this.box = new SecretBox(deps.keys.secretBox);
-    this.revisions = new Revision(new SettingsService({ db: deps.db }), REVISION_SETTING);
+    this.shared = new SettingsService({ db: deps.db });
   }
 
   /** Every network, built-in then custom, with its state. */
@@ -459,7 +421,7 @@ export class NetworkService {
   /** `postbackTarget` with the revision it is current at. */
   async postbackView(id: string): Promise<PostbackView> {
     if (typeof id !== 'string' || !NETWORK_ID.test(id)) return { target: null, revision: '' };
-    const revision = await this.revisions.revision();
+    const revision = await this.shared.revision(REVISION_SETTING);
     const cached = this.targets.get(id);
     if (cached && cached.revision === revision) return cached;
     const target = await this.readPostbackTarget(id);
@@ -480,7 +442,7 @@ export class NetworkService {
 
   /** The current `networks_revision` (read after the call began; concurrent callers share reads). */
   postbacksRevision(): Promise<string> {
-    return this.revisions.revision();
+    return this.shared.revision(REVISION_SETTING);
   }
 
   /** Opens a sealed HMAC secret of a network (kept opened per process, by ciphertext). */
@@ -518,7 +480,7 @@ export class NetworkService {
   /** A network row changes in `t`: every process reads its postback target again once `t` commits. */
   private async changed(id: string, t: Transaction): Promise<void> {
     this.targets.delete(id);
-    await this.revisions.bump(t);
+    await this.shared.bumpRevision(REVISION_SETTING, t);
   }
 
   private notCustom(id: string): ServiceError {

@@ -7,7 +7,7 @@ import type { Database } from '../db/database.js';
 import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { applyRate, parsePercent, type Rate } from '../money.js';
-import type { LedgerService, PostInput } from './ledger.js';
+import type { LedgerService, PostInput } from './ledger/index.js';
 import type { OrderRow, OrderStatus } from './order-rows.js';
 import type { ReferralService } from './referrals.js';
 

@@ -11,7 +11,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, parseAmount } from '../money.js';
 import { checkAdvertiser, checkNetwork, decodeRule, ruleKey, type CashbackRuleService } from './cashback.js';
-import type { LedgerService } from './ledger.js';
+import type { LedgerService } from './ledger/index.js';
 import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 import { OrderEffects, withNote } from './order-effects.js';

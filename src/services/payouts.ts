@@ -8,7 +8,7 @@ import { toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { HOOKS, type HookBus } from '../hooks/index.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../money.js';
-import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from './ledger.js';
+import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from './ledger/index.js';
 import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 

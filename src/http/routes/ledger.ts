@@ -1,6 +1,6 @@
 // Member balances and ledger entries: /ledger/members, /ledger/entries, adjustments and reversals.
 import Joi from 'joi';
-import { ENTRY_TYPES } from '../../services/ledger.js';
+import { ENTRY_TYPES } from '../../services/ledger/index.js';
 import { paging } from '../rest/schema.js';
 import { created, PagedResult, type RouteDef } from '../rest/types.js';
 
