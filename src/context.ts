@@ -21,7 +21,7 @@ import { jobTypes } from './jobs/types/index.js';
 import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs.js';
 import { NetworkService } from './services/networks.js';
-import { PostbackService } from './services/postbacks.js';
+import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
 import { OrderService } from './services/orders.js';
 import { OverviewService } from './services/overview.js';

@@ -17,7 +17,7 @@ import type { LogService } from './logs.js';
 import type { SecretValues } from './secret-values.js';
 import { SettingsService } from './settings.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
-import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from './postback-auth.js';
+import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from './postbacks/auth.js';
 import { dict, own } from '../objects.js';
 
 export { NETWORK_ID, type Network, type NetworkRow } from './network-rows.js';

@@ -4,7 +4,7 @@ import type { Server } from '@hapi/hapi';
 import type { Context } from '../../src/context.js';
 import { PostbackParams, pickFields } from '../../src/networks/postback.js';
 import type { NetworkModule } from '../../src/networks/types.js';
-import { signPayload } from '../../src/services/postback-auth.js';
+import { signPayload } from '../../src/services/postbacks/auth.js';
 
 /** A custom network mapping every postback field. */
 export function shopnetDefinition(over: Record<string, unknown> = {}): Record<string, any> {

@@ -8,8 +8,8 @@ import { ServiceError } from '../../errors.js';
 import { dict } from '../../objects.js';
 import { networkSchemas } from '../../http/routes/networks.js';
 import type { Network } from '../../services/networks.js';
-import type { PostbackFilters } from '../../services/postback-records.js';
-import type { PostbackMode } from '../../services/postback-auth.js';
+import type { PostbackFilters } from '../../services/postbacks/records.js';
+import type { PostbackMode } from '../../services/postbacks/auth.js';
 import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 
 async function networkId(id: string): Promise<string> {

@@ -3,8 +3,8 @@
 import Joi from 'joi';
 import { customDefinitionPatchSchema } from '../../networks/custom-definition.js';
 import { NETWORK_ID } from '../../services/networks.js';
-import type { PostbackFilters } from '../../services/postback-records.js';
-import { POSTBACK_OUTCOMES } from '../../services/postbacks.js';
+import type { PostbackFilters } from '../../services/postbacks/records.js';
+import { POSTBACK_OUTCOMES } from '../../services/postbacks/index.js';
 import { dateTime, flag, paging } from '../rest/schema.js';
 import { created, PagedResult, type RouteDef } from '../rest/types.js';
 

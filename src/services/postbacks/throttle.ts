@@ -13,12 +13,12 @@
 // next refusal, whose count in the database is already over the limit, and which is not stored.
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
-import type { Transaction } from '../db/transaction.js';
-import { toDate, toInt } from '../db/values.js';
-import { ServiceError } from '../errors.js';
-import type { LogService } from './logs.js';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { Transaction } from '../../db/transaction.js';
+import { toDate, toInt } from '../../db/values.js';
+import { ServiceError } from '../../errors.js';
+import type { LogService } from '../logs.js';
 
 export interface RejectionLimits {
   window_seconds: number;

@@ -4,7 +4,7 @@
 // constant-time over equal-length digests.
 import { BlockList, isIP } from 'node:net';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../../errors.js';
 
 export const POSTBACK_MODES = ['token', 'hmac'] as const;
 export type PostbackMode = (typeof POSTBACK_MODES)[number];

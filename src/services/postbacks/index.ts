@@ -2,29 +2,29 @@
 // parsing, then the orders service. Every postback that gets past the switches is stored with its
 // outcome; an accepted one in the same transaction as the order change it made, so a record
 // exists exactly when the change does. Test postbacks are checked and stored, never recorded as
-// orders. Refusals are counted per client (postback-throttle.ts): a flood of them is aggregated,
+// orders. Refusals are counted per client (throttle.ts): a flood of them is aggregated,
 // then answered 429 before any work, so it cannot fill the database or the log.
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import { isUniqueViolation, translateDbError } from '../db/errors.js';
-import { ServiceError } from '../errors.js';
-import { HOOKS, type HookBus } from '../hooks/index.js';
-import type { Keys } from './keys.js';
-import type { LogService } from './logs.js';
-import type { NetworkService, PostbackTarget, PostbackView } from './networks.js';
-import { notFound } from './networks.js';
-import type { OrderOutcome, OrderReport, OrderService, OrderStatus } from './orders.js';
-import type { Transaction } from '../db/transaction.js';
-import { BatchQueue } from './batches.js';
-import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './postback-auth.js';
-import { checkFields, decodeBody, decodeParams, EncodingError, type ParamMap } from './postback-input.js';
-import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './postback-records.js';
-import { aggregateKey, PostbackThrottle } from './postback-throttle.js';
-import { PostbackTester, type TestInput, type TestResult } from './postback-test.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/database.js';
+import { isUniqueViolation, translateDbError } from '../../db/errors.js';
+import { ServiceError } from '../../errors.js';
+import { HOOKS, type HookBus } from '../../hooks/index.js';
+import type { Keys } from '../keys.js';
+import type { LogService } from '../logs.js';
+import type { NetworkService, PostbackTarget, PostbackView } from '../networks.js';
+import { notFound } from '../networks.js';
+import type { OrderOutcome, OrderReport, OrderService, OrderStatus } from '../orders.js';
+import type { Transaction } from '../../db/transaction.js';
+import { BatchQueue } from '../batches.js';
+import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './auth.js';
+import { checkFields, decodeBody, decodeParams, EncodingError, type ParamMap } from './input.js';
+import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './records.js';
+import { aggregateKey, PostbackThrottle } from './throttle.js';
+import { PostbackTester, type TestInput, type TestResult } from './test.js';
 
-export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './postback-records.js';
+export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './records.js';
 
 /** One request to `/postback/{network}`, as the route hands it over. */
 export interface PostbackRequest {
