@@ -3,8 +3,10 @@
 // encrypted, since verifying needs it), plus an optional IP allowlist. Every comparison is
 // constant-time over equal-length digests.
 import { BlockList, isIP } from 'node:net';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
+import type { PostbackTarget } from '../networks.js';
+import type { ParamMap } from './input.js';
 
 export const POSTBACK_MODES = ['token', 'hmac'] as const;
 export type PostbackMode = (typeof POSTBACK_MODES)[number];
@@ -119,4 +121,69 @@ export function ipAllowed(allowlist: string[], ip: string | null): boolean {
     list.addSubnet(net, Number(bits), isIP(net) === 6 ? 'ipv6' : 'ipv4');
   }
   return list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** A postback's authentication: the replay key of a signed request, or why it was refused; `presented` lists the credentials to redact. */
+export type Auth = { ok: true; replayKey: string | null; presented: string[] } | { ok: false; reason: string; presented: string[] };
+
+/** What `authenticate` reads of a postback request. */
+export interface AuthRequest {
+  method: 'GET' | 'POST';
+  rawQuery: string;
+  rawBody: Buffer | null;
+  tokenHeader: string | null;
+  signatureHeader: string | null;
+  ip: string | null;
+}
+
+/** What `authenticate` needs besides the request: the time, the postback key, the window, and the network's sealed HMAC secret opened. */
+export interface AuthEnv {
+  now: Date;
+  key: Buffer;
+  toleranceSeconds: number;
+  openSecret: (sealed: string) => string;
+}
+
+/**
+ * Checks a postback against its network's credentials: the IP allowlist, then one token (kept
+ * as a keyed hash) or an HMAC signature within the time window (the previous secret while it
+ * is still valid after a rotation). A test postback in token mode is signed with the daemon's
+ * own key and is good for a test record only.
+ */
+export function authenticate(target: PostbackTarget, req: AuthRequest, query: ParamMap, test: boolean, env: AuthEnv): Auth {
+  const presented: string[] = [];
+  if (!ipAllowed(target.ipAllowlist, req.ip)) return { ok: false, reason: 'ip_not_allowed', presented };
+  const queryTokens = [...new Set(([] as string[]).concat(query.token ?? []))];
+  const tokens = [...new Set([...queryTokens, ...(req.tokenHeader ? [req.tokenHeader] : [])])];
+  presented.push(...tokens);
+  const signature = req.signatureHeader ? parseSignatureHeader(req.signatureHeader) : null;
+  if (req.signatureHeader) presented.push(req.signatureHeader);
+  if (req.signatureHeader && !signature) return { ok: false, reason: 'malformed_signature', presented };
+  if (!target.secret) return { ok: false, reason: 'no_secret_configured', presented };
+  if (tokens.length > 1) return { ok: false, reason: 'ambiguous_token', presented };
+
+  const now = env.now;
+  const payload = req.method === 'GET' ? req.rawQuery : (req.rawBody ?? Buffer.alloc(0));
+  const fresh = signature ? Math.abs(now.getTime() / 1000 - signature.t) <= env.toleranceSeconds : false;
+  // A test postback in token mode: signed with the daemon's own key, good for a test record only.
+  if (test && signature?.test.length) {
+    if (!fresh) return { ok: false, reason: 'stale_signature', presented };
+    return signatureMatches(testSigningKey(env.key, target.id), signature.t, payload, signature.test) ? { ok: true, replayKey: null, presented } : { ok: false, reason: 'bad_signature', presented };
+  }
+  const secrets = [target.secret, ...(target.previousSecret && target.previousUntil && target.previousUntil > now ? [target.previousSecret] : [])];
+  let reason = tokens.length || signature ? 'bad_credentials' : 'missing_credentials';
+  for (const stored of secrets) {
+    if (stored.startsWith('h1:')) {
+      if (tokens.length === 1 && safeEqual(tokenHash(env.key, target.id, tokens[0]), stored)) return { ok: true, replayKey: null, presented };
+      if (tokens.length) reason = 'bad_token';
+    } else if (signature?.v1.length) {
+      if (!fresh) return { ok: false, reason: 'stale_signature', presented };
+      // A POST's query string is not signed: it may carry nothing.
+      if (req.method === 'POST' && req.rawQuery) return { ok: false, reason: 'unsigned_query', presented };
+      const match = signatureMatches(env.openSecret(stored), signature.t, payload, signature.v1);
+      if (match) return { ok: true, replayKey: createHash('sha256').update(`${target.id}:${match}`).digest('hex'), presented };
+      reason = 'bad_signature';
+    }
+  }
+  return { ok: false, reason, presented };
 }
