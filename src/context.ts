@@ -20,7 +20,7 @@ import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
 import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs.js';
-import { NetworkService } from './services/networks.js';
+import { NetworkService } from './services/networks/index.js';
 import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
 import { OrderService } from './services/orders.js';

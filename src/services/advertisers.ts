@@ -9,7 +9,7 @@ import { ServiceError } from '../errors.js';
 import type { ModuleRuntime, NetworkAdvertiser, NetworkModule } from '../networks/types.js';
 import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './cashback.js';
 import type { LogService } from './logs.js';
-import type { NetworkService } from './networks.js';
+import type { NetworkService } from './networks/index.js';
 import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
 import type { Job, JobService } from './jobs.js';
 import type { User, UserService } from './users.js';

@@ -9,7 +9,7 @@ import { toDate } from '../db/values.js';
 import { isServiceError, type ServiceError } from '../errors.js';
 import type { NetworkTransaction } from '../networks/types.js';
 import type { LogService } from './logs.js';
-import type { NetworkService } from './networks.js';
+import type { NetworkService } from './networks/index.js';
 import type { OrderReport, RecordInput } from './order-reports.js';
 import type { OrderChange } from './orders.js';
 

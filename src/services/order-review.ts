@@ -8,7 +8,7 @@ import type { Database } from '../db/database.js';
 import { HOOKS } from '../hooks/index.js';
 import { ceilingIn, formatAmount, parseCeiling, type Ceiling } from '../money.js';
 import type { LogService } from './logs.js';
-import { settingValues } from './network-rows.js';
+import { settingValues } from './networks/rows.js';
 import type { Amounts } from './order-reports.js';
 import type { OrderRow, ReviewReason } from './order-rows.js';
 import type { LogEvent } from './orders.js';

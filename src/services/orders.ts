@@ -21,7 +21,7 @@ import { decideHeld, heldEvent, OrderReview, reviewReason } from './order-review
 import type { ReferralService } from './referrals.js';
 import type { AdvertiserService } from './advertisers.js';
 import type { Job, JobService } from './jobs.js';
-import type { NetworkService } from './networks.js';
+import type { NetworkService } from './networks/index.js';
 import { OrderPoll, type PollCounts, type PollOptions } from './order-poll.js';
 
 export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type Order, type OrderFilters, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './order-rows.js';

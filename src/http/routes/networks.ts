@@ -2,7 +2,7 @@
 // a network received, and test postbacks.
 import Joi from 'joi';
 import { customDefinitionPatchSchema } from '../../networks/custom-definition.js';
-import { NETWORK_ID } from '../../services/networks.js';
+import { NETWORK_ID } from '../../services/networks/index.js';
 import type { PostbackFilters } from '../../services/postbacks/records.js';
 import { POSTBACK_OUTCOMES } from '../../services/postbacks/index.js';
 import { dateTime, flag, paging } from '../rest/schema.js';

@@ -5,7 +5,7 @@
 import { BlockList, isIP } from 'node:net';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
-import type { PostbackTarget } from '../networks.js';
+import type { PostbackTarget } from '../networks/index.js';
 import type { ParamMap } from './input.js';
 
 export const POSTBACK_MODES = ['token', 'hmac'] as const;

@@ -9,7 +9,7 @@ import { ServiceError } from '../../errors.js';
 import type { NetworkModule, PostbackFields } from '../../networks/types.js';
 import type { Keys } from '../keys.js';
 import type { LogService } from '../logs.js';
-import { notFound, type NetworkService, type PostbackTarget } from '../networks.js';
+import { notFound, type NetworkService, type PostbackTarget } from '../networks/index.js';
 import type { OrderStatus } from '../order-rows.js';
 import { SIGNATURE_HEADER, signPayload, testSigningKey } from './auth.js';
 import type { PostbackRecord, PostbackStore } from './records.js';
