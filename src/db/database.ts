@@ -1,5 +1,6 @@
-// The database handle: one Sequelize instance for SQLite (embedded default) or MariaDB/MySQL,
-// write transactions that retry transient failures, and raw queries for hot paths.
+// The database handle for SQLite (embedded default) or MariaDB/MySQL: statements and write
+// transactions (retried on transient failures) on connections of our own (direct.ts), the
+// dialect helpers that keep SQL differences out of the services, and Sequelize for migrations.
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type { Options, Sequelize, Transaction as SequelizeTransaction } from 'sequelize';
@@ -78,8 +79,8 @@ export function parseDatabaseUrl(url: string): ParsedUrl {
 const require = createRequire(import.meta.url);
 
 /**
- * sqlite3 with every connection configured on open. Sequelize opens one connection per
- * transaction on SQLite, so per-connection settings (busy timeout, synchronous) belong here.
+ * sqlite3 with every connection configured on open: the direct driver's readers and writer and
+ * Sequelize's migration connection all get the per-connection settings (busy timeout, synchronous).
  */
 function configuredSqlite3(busyTimeoutMs: number): typeof import('sqlite3') {
   const sqlite3 = require('sqlite3') as typeof import('sqlite3');

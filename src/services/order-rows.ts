@@ -207,6 +207,14 @@ export class OrderReader {
     return ids.map((id) => byId.get(id)).filter((o): o is Order => o !== undefined);
   }
 
+  /** How many orders each network has (only `networks` when given). */
+  async countByNetwork(networks?: string[]): Promise<Record<string, number>> {
+    if (networks?.length === 0) return {};
+    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
+    const rows = await this.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
+    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
+  }
+
   /** Newest first, filtered and paged. */
   async list(f: OrderFilters): Promise<{ items: Order[]; total: number }> {
     const where: string[] = [];

@@ -103,7 +103,7 @@ export class OrderService {
     this.poller = new OrderPoll({ db: deps.db, clock: deps.clock, logger: deps.logger, networks: deps.networks, orders: this });
     this.reader = new OrderReader(deps.db);
     this.effects = new OrderEffects({ db: deps.db, ledger: deps.ledger, referrals: deps.referrals, referralShare: deps.referralShare });
-    this.review = new OrderReview({ db: deps.db, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
+    this.review = new OrderReview({ networks: deps.networks, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
   }
 
   /**
@@ -373,6 +373,11 @@ export class OrderService {
     if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
     if (filters.status !== undefined) checkStatus(filters.status);
     return this.reader.list(filters);
+  }
+
+  /** How many orders each network has (only `networks` when given): the networks' counts. */
+  countByNetwork(networks?: string[]): Promise<Record<string, number>> {
+    return this.reader.countByNetwork(networks);
   }
 
   /**

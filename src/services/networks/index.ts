@@ -17,7 +17,7 @@ import type { LogService } from '../logs.js';
 import type { SecretValues } from '../secret-values.js';
 import { SettingsService } from '../settings.js';
 import { PostbackTargets, type PostbackTarget, type PostbackView } from './postback-targets.js';
-import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './rows.js';
+import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, settingValues, shownSettings, toNetworkRow, type Network, type NetworkRow } from './rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from '../postbacks/auth.js';
 import { dict, own } from '../../objects.js';
 
@@ -39,6 +39,10 @@ export interface NetworkServiceDeps {
    * Until it is wired, every network counts 0 advertisers.
    */
   countAdvertisers?: (networks?: string[]) => Promise<Record<string, number>>;
+  /** Order counts per network id, from the orders service (which owns the table); 0 without it. */
+  countOrders?: (networks?: string[]) => Promise<Record<string, number>>;
+  /** The shared settings service (its `networks_revision`); one of its own without it. */
+  settings?: SettingsService;
   /** The base URL postbacks reach this daemon at (public_url, else the listening address), when known. */
   postbackBaseUrl?: () => string | null;
   /** Every secret this service opens (settings, postback secrets) is added here, so the log and stored errors scrub it. */
@@ -81,7 +85,7 @@ export class NetworkService {
   constructor(private readonly deps: NetworkServiceDeps) {
     this.byId = new Map(deps.modules.map((m) => [m.id, m]));
     this.box = new SecretBox(deps.keys.secretBox);
-    this.targets = new PostbackTargets({ db: deps.db, settings: new SettingsService({ db: deps.db }), box: this.box, secrets: deps.secrets, moduleOf: (id, row) => this.moduleOf(id, row) });
+    this.targets = new PostbackTargets({ db: deps.db, settings: deps.settings ?? new SettingsService({ db: deps.db }), box: this.box, secrets: deps.secrets, moduleOf: (id, row) => this.moduleOf(id, row) });
   }
 
   /** Every network, built-in then custom, with its state. */
@@ -127,11 +131,23 @@ export class NetworkService {
     return { items, total: builtin.length + customTotal };
   }
 
+  /** The stored value of setting `name` of each network of `ids` that has one (one query). */
+  async storedSetting(ids: string[], name: string): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (ids.length === 0) return out;
+    const rows = await this.deps.db.select<{ id: unknown; settings: unknown }>(`SELECT id, settings FROM networks WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+    for (const r of rows) {
+      const value = settingValues(r.settings)[name];
+      if (value !== undefined) out.set(String(r.id), value);
+    }
+    return out;
+  }
+
   /** One network (404 svc_network_not_found). */
   async get(id: string): Promise<Network> {
     const { module, row } = await this.resolve(id);
-    const [[count], advertisers] = await Promise.all([this.deps.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM orders WHERE network = ?', [module.id]), this.advertiserCounts()]);
-    return this.view(module, row, { [module.id]: toInt(count.n) }, advertisers);
+    const [orders, advertisers] = await Promise.all([this.orderCounts([module.id]), this.advertiserCounts()]);
+    return this.view(module, row, orders, advertisers);
   }
 
   /** The module of a network: the built-in one, or one built from a custom definition. */
@@ -483,10 +499,7 @@ export class NetworkService {
   }
 
   private async orderCounts(networks?: string[]): Promise<Record<string, number>> {
-    if (networks?.length === 0) return {};
-    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
-    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
-    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
+    return this.deps.countOrders ? this.deps.countOrders(networks) : {};
   }
 
   private async advertiserCounts(networks?: string[]): Promise<Record<string, number>> {
