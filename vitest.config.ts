@@ -3,10 +3,32 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // Refuses a CI run that would test SQLite alone (no CASHTRACK_TEST_MYSQL_URL).
+    globalSetup: ['test/setup/dialects.ts'],
     pool: 'forks',
     fileParallelism: true,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: { CASHTRACK_ENV: 'test' },
+    coverage: {
+      // On for `npm test` (`--coverage`); a hand-run `vitest run test/...` stays fast without it.
+      provider: 'v8',
+      include: ['src/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'coverage',
+      // The figures are worth seeing on a red run too.
+      reportOnFailure: true,
+      // The figures reached so far, rounded down (measured on both dialects, 2026-11-24: all of
+      // src 95.67% lines / 85.75% branches, src/services 97.59 / 89.44, src/http 97.45 / 87.90).
+      // A change may raise them; none lowers them.
+      thresholds: {
+        lines: 95,
+        branches: 85,
+        functions: 95,
+        statements: 93,
+        'src/services/**': { lines: 97, branches: 89 },
+        'src/http/**': { lines: 97, branches: 87 },
+      },
+    },
   },
 });

@@ -1,10 +1,10 @@
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { tempDir } from './helpers/temp.js';
 
-const dataDir = () => mkdtempSync(join(tmpdir(), 'cashtrack-config-'));
+const dataDir = () => tempDir('cashtrack-config-');
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -125,7 +125,7 @@ describe('postback configuration', () => {
 
 describe('configuration keys that would reach a prototype', () => {
   const configDirWith = (extra: string) => {
-    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-config-dir-'));
+    const dir = tempDir('cashtrack-config-dir-');
     const defaults = readFileSync(join(import.meta.dirname, '../config/default.json'), 'utf8');
     writeFileSync(join(dir, 'default.json'), defaults.replace(/\}\s*$/, `, ${extra} }`));
     return dir;

@@ -23,12 +23,14 @@ export interface ProgressSnapshot {
   /** Networks finished so far. */
   networksDone: number;
   elapsedMs: number;
+  /** Estimated time left (see `estimateRemaining`), or null when there is no estimate. */
+  remainingMs?: number | null;
 }
 
 const ERASE_LINE = '\r\x1b[K';
 const SPINNER = ['|', '/', '-', '\\'];
 /** What `progress.done` counts, per job type. */
-const UNITS: Record<string, [string, string]> = { 'advertisers.sync': ['page', 'pages'], 'orders.poll': ['transaction', 'transactions'] };
+const UNITS: Record<string, [string, string]> = { 'advertisers.sync': ['advertiser', 'advertisers'], 'orders.poll': ['transaction', 'transactions'] };
 /** Counts worth a glance while it runs, in this order (`pages` and `seen` repeat the job's progress). */
 const SHOWN_COUNTS = ['created', 'updated', 'deactivated', 'duplicate', 'failed'];
 const BAR_WIDTH = 20;
@@ -40,6 +42,17 @@ export function formatElapsed(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
+/**
+ * Time left at the rate seen since the line started: `(total - done)` items at `doneSinceStart /
+ * elapsedMs`. Null without a total, before the first item or the first millisecond, and once done
+ * (a resumed job's earlier items are not counted in the rate: they took no time here).
+ */
+export function estimateRemaining(progress: JobProgress, doneAtStart: number, elapsedMs: number): number | null {
+  const doneHere = progress.done - doneAtStart;
+  if (progress.total === null || doneHere <= 0 || elapsedMs <= 0 || progress.done >= progress.total) return null;
+  return Math.ceil(((progress.total - progress.done) * elapsedMs) / doneHere);
+}
+
 /** One line of text (no control characters) for a snapshot; `frame` turns the spinner. */
 export function renderProgress(snapshot: ProgressSnapshot, frame = 0): string {
   const { progress } = snapshot;
@@ -48,7 +61,8 @@ export function renderProgress(snapshot: ProgressSnapshot, frame = 0): string {
   const parts: string[] = [];
   if (progress.total !== null && progress.total > 0) {
     const filled = Math.min(BAR_WIDTH, Math.floor((progress.done / progress.total) * BAR_WIDTH));
-    parts.push(`[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${progress.done}/${progress.total} ${unit}`);
+    parts.push(`[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${progress.done}/${progress.total} ${unit}  ${Math.min(100, Math.floor((progress.done / progress.total) * 100))}%`);
+    if (snapshot.remainingMs !== undefined && snapshot.remainingMs !== null) parts.push(`~${formatElapsed(snapshot.remainingMs)} left`);
   } else {
     parts.push(`${SPINNER[frame % SPINNER.length]} ${progress.done} ${unit}`);
   }
@@ -78,6 +92,7 @@ function fromCheckpoint(value: unknown): { network: string | null; counts: Recor
 export class JobProgressLine {
   private snapshot: ProgressSnapshot | null = null;
   private startedAt = 0;
+  private doneAtStart = 0;
   private frame = 0;
   private timer: NodeJS.Timeout | null = null;
   private drawn = false;
@@ -94,6 +109,7 @@ export class JobProgressLine {
   /** Draws the first line and keeps the spinner and elapsed time moving between updates. */
   start(job: { type: string; progress: JobProgress; params?: Record<string, unknown> }): void {
     this.startedAt = this.now();
+    this.doneAtStart = job.progress.done;
     // A job for one network names it from the start; one for every network, once it begins each.
     const network = typeof job.params?.network === 'string' ? job.params.network : null;
     this.snapshot = { type: job.type, progress: { ...job.progress }, network, counts: {}, networksDone: 0, elapsedMs: 0 };
@@ -135,6 +151,7 @@ export class JobProgressLine {
   private draw(): void {
     if (!this.snapshot) return;
     this.snapshot.elapsedMs = this.now() - this.startedAt;
+    this.snapshot.remainingMs = estimateRemaining(this.snapshot.progress, this.doneAtStart, this.snapshot.elapsedMs);
     let line = renderProgress(this.snapshot, this.frame);
     // One character short of the width: writing the last column wraps on some terminals.
     const width = this.stream.columns && this.stream.columns > 1 ? this.stream.columns - 1 : 79;

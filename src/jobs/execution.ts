@@ -4,7 +4,7 @@
 import type { Context } from '../context.js';
 import { translateDbError } from '../db/errors.js';
 import { isServiceError } from '../errors.js';
-import type { ClaimedJob, JobProgress, JobService, LeaseState } from '../services/jobs.js';
+import { boundedProgress, type ClaimedJob, type JobProgress, type JobService, type LeaseState } from '../services/jobs.js';
 import type { LogLevel } from '../services/logs.js';
 import { JobStopped, type JobHandle, type JobRegistry, type JobStopReason } from './registry.js';
 
@@ -127,6 +127,15 @@ export class Execution {
     this.progressTimer.unref();
   }
 
+  private count({ done = 0, failed = 0, total }: { done?: number; failed?: number; total?: number | null }): void {
+    const p = this.progress;
+    p.done += Math.max(0, Math.floor(done));
+    p.failed += Math.max(0, Math.floor(failed));
+    if (total !== undefined) p.total = total === null || !Number.isFinite(total) ? null : Math.max(0, Math.floor(total));
+    Object.assign(p, boundedProgress(p));
+    this.scheduleProgress();
+  }
+
   private log(level: LogLevel, message: string, context: Record<string, unknown> = {}): void {
     this.opts.ctx.logger.write(level, 'jobs', message, { job_id: this.lease.id, type: this.claimed.type, ...context });
   }
@@ -144,15 +153,9 @@ export class Execution {
       throwIfStopped: () => {
         if (signal.aborted) throw signal.reason;
       },
-      setTotal: (total) => {
-        this.progress.total = total === null ? null : Math.max(0, Math.floor(total));
-        this.scheduleProgress();
-      },
-      progress: ({ done = 0, failed = 0 }) => {
-        this.progress.done += Math.max(0, Math.floor(done));
-        this.progress.failed += Math.max(0, Math.floor(failed));
-        this.scheduleProgress();
-      },
+      setTotal: (total) => this.count({ total }),
+      progress: (delta) => this.count(delta),
+      counts: () => ({ ...this.progress }),
       flush: () => this.flushProgress(),
       saveCheckpoint: async (value) => {
         if (this.progressTimer) clearTimeout(this.progressTimer);

@@ -5,6 +5,7 @@ import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
 import { dict } from '../objects.js';
+import type { JobProgress } from '../services/job-rows.js';
 import type { LogLevel } from '../services/logs.js';
 
 /** What a running job sees of itself. */
@@ -29,10 +30,19 @@ export interface JobHandle<P = Record<string, any>> {
   isCancelled(): boolean;
   /** Throws the JobStopped of `signal` when the job must stop; call it between items. */
   throwIfStopped(): void;
-  /** How many items there are (null: unknown). Written with the next progress write. */
+  /**
+   * How many items there are in all (null: unknown), as soon as the job knows (after a network's
+   * first page, say): clients and the CLI then show a percentage and an estimate. Never stored
+   * below `done`. Written with the next progress write.
+   */
   setTotal(total: number | null): void;
-  /** Counts items finished or failed (increments). Written at most every ~250 ms. */
-  progress(delta: { done?: number; failed?: number }): void;
+  /**
+   * Counts items handled (`done`, failed ones included) and failed among them (increments), and
+   * with `total` sets the total as `setTotal` does. Written at most every ~250 ms.
+   */
+  progress(delta: { done?: number; failed?: number; total?: number | null }): void;
+  /** The counts so far (a resumed job's include those of its earlier attempts). */
+  counts(): JobProgress;
   /** Writes pending progress now. */
   flush(): Promise<void>;
   /**

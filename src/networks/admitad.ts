@@ -78,9 +78,16 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
    * Walks a limit/offset list from `offset` to the end reported by `_meta.count`; each page comes
    * with the offset of the next one (null after the last).
    */
-  async function* pages(rt: ModuleRuntime, path: string, query: Record<string, string | number | undefined>, offset = 0): AsyncGenerator<{ results: unknown[]; next: number | null }> {
-    for (;;) {
+  async function* pages(
+    rt: ModuleRuntime,
+    path: string,
+    query: Record<string, string | number | undefined>,
+    offset = 0,
+    onCount?: (count: number) => void,
+  ): AsyncGenerator<{ results: unknown[]; next: number | null }> {
+    for (let first = true; ; first = false) {
       const page = readPage(await call(rt, path, { ...query, limit: ADMITAD_PAGE_LIMIT, offset }));
+      if (first) onCount?.(page.count);
       offset += page.results.length;
       const next = page.results.length === 0 || offset >= page.count ? null : offset;
       if (page.results.length) yield { results: page.results, next };
@@ -91,7 +98,8 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
   /** Joined campaigns from list position `after` (an offset; null: the start). */
   async function* advertiserPages(rt: ModuleRuntime, after: string | null): AsyncGenerator<ListPage<NetworkAdvertiser>> {
     if (after !== null && !/^\d{1,15}$/.test(after)) throw new Error(`admitad: "${String(after).slice(0, 40)}" is not a position in the campaign list`);
-    for await (const { results, next } of pages(rt, '/advcampaigns/website/{w}/', { connection_status: 'active' }, after === null ? 0 : Number(after))) {
+    const listed = pages(rt, '/advcampaigns/website/{w}/', { connection_status: 'active' }, after === null ? 0 : Number(after), (count) => rt.setTotal?.(count));
+    for await (const { results, next } of listed) {
       yield { items: results.map((c) => fromCampaign(obj(c))), next: next === null ? null : String(next) };
     }
   }
@@ -136,9 +144,14 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
       const websiteId = account(rt).websiteId;
       // By last status change (time-precise, and it catches approvals and declines), not by the
       // day-precise action date.
-      for (const w of splitWindows(window.from, window.to, module.limits.maxWindowDays)) {
+      const windows = splitWindows(window.from, window.to, module.limits.maxWindowDays);
+      // Records of the windows walked before: with the last window's count, the walk's total.
+      let before = 0;
+      for (const [i, w] of windows.entries()) {
         const query = { website: websiteId, status_updated_start: dmyTime(w.from), status_updated_end: dmyTime(inclusiveEnd(w.to)) };
-        for await (const { results } of pages(rt, '/statistics/actions/', query)) {
+        const last = i === windows.length - 1;
+        for await (const { results } of pages(rt, '/statistics/actions/', query, 0, last ? (count) => rt.setTotal?.(before + count) : undefined)) {
+          before += results.length;
           const page = results.map((r) => fromAction(rt, obj(r))).filter((t): t is NetworkTransaction => t !== null);
           if (page.length) yield page;
         }

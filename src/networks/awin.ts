@@ -79,6 +79,7 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
       // whole catalogue: getAdvertiser fills them in for one advertiser.
       const programmes = await call<unknown>(rt, '/publishers/{pid}/programmes', { relationship: 'joined' });
       if (!Array.isArray(programmes)) throw badShape('the programme list is not an array');
+      rt.setTotal?.(programmes.length);
       for (const batch of chunk(programmes, ADVERTISER_BATCH)) yield batch.map((p) => fromProgramme(obj(p)));
     },
 
@@ -97,7 +98,10 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
     },
 
     async *listTransactions(rt, window) {
-      for (const w of splitWindows(window.from, window.to, module.limits.maxWindowDays)) {
+      const windows = splitWindows(window.from, window.to, module.limits.maxWindowDays);
+      // Each window comes whole: the last one's rows and those of the windows before are the walk's total.
+      let before = 0;
+      for (const [i, w] of windows.entries()) {
         const rows = await call<unknown>(rt, '/publishers/{pid}/transactions/', {
           startDate: isoLocalUtc(w.from),
           endDate: isoLocalUtc(inclusiveEnd(w.to)),
@@ -105,6 +109,8 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
           dateType: 'transaction',
         });
         if (!Array.isArray(rows)) throw badShape('the transaction list is not an array');
+        if (i === windows.length - 1) rt.setTotal?.(before + rows.length);
+        before += rows.length;
         const page = rows.map((r) => fromTransaction(rt, obj(r))).filter((t): t is NetworkTransaction => t !== null);
         if (page.length) yield page;
       }

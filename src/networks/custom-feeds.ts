@@ -132,6 +132,8 @@ export async function* feedRecords(
     }
     const items = atPath(doc, feed.items);
     if (!Array.isArray(items)) throw bad(feed.items ? `no array at "${feed.items}"` : 'a JSON document that is not an array', text);
+    // A JSON feed comes whole; a CSV one is read as it streams, so its size is known only at its end.
+    rt.setTotal?.(items.length);
     for (let i = 0; i < items.length; i += FEED_PAGE) {
       yield items.slice(i, i + FEED_PAGE).filter((r): r is FeedRecord => !!r && typeof r === 'object' && !Array.isArray(r));
     }

@@ -51,10 +51,19 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
   }
 
   /** Walks `Page` from `first` to `@numpages`, yielding each page's `key` array and the number of the next page (null after the last). */
-  async function* pages(rt: ModuleRuntime, path: string, key: string, query: Record<string, string | number | undefined>, first = 1): AsyncGenerator<{ items: unknown[]; next: number | null }> {
+  async function* pages(
+    rt: ModuleRuntime,
+    path: string,
+    key: string,
+    query: Record<string, string | number | undefined>,
+    first = 1,
+    onTotal?: (total: number) => void,
+  ): AsyncGenerator<{ items: unknown[]; next: number | null }> {
     for (let page = first; ; page++) {
       const body = await call(rt, 'default', path, { ...query, Page: page, PageSize: LIST_PAGE_SIZE });
       const items = itemsOf(body, key);
+      const total = totalOf(body);
+      if (page === first && total !== null) onTotal?.(total);
       const next = items.length === 0 || page >= numPages(body) ? null : page + 1;
       if (items.length) yield { items, next };
       if (next === null) return;
@@ -65,25 +74,36 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
   async function* campaignPages(rt: ModuleRuntime, after: string | null): AsyncGenerator<ListPage<NetworkAdvertiser>> {
     if (after !== null && !/^[1-9]\d{0,14}$/.test(after)) throw new Error(`impact: "${String(after).slice(0, 40)}" is not a page of the campaign list`);
     const base = baseUrl(rt.settings, IMPACT_API, 'impact');
-    for await (const { items, next } of pages(rt, '/Campaigns', 'Campaigns', { InsertionOrderStatus: 'Active' }, after === null ? 1 : Number(after))) {
+    const listed = pages(rt, '/Campaigns', 'Campaigns', { InsertionOrderStatus: 'Active' }, after === null ? 1 : Number(after), (total) => rt.setTotal?.(total));
+    for await (const { items, next } of listed) {
       yield { items: items.map((c) => fromCampaign(obj(c), base)), next: next === null ? null : String(next) };
     }
   }
 
-  /** One window of /Actions; a window too busy for 10 pages is halved (down to an hour). */
-  async function* actions(rt: ModuleRuntime, from: Date, to: Date): AsyncGenerator<NetworkTransaction[]> {
+  /**
+   * One window of /Actions; a window too busy for 10 pages is halved (down to an hour). `walk`
+   * counts the records read so far; in the walk's last window it tells the walk's total.
+   */
+  async function* actions(rt: ModuleRuntime, from: Date, to: Date, walk: { read: number; last: boolean }): AsyncGenerator<NetworkTransaction[]> {
     const query = { ActionDateStart: isoUtc(from), ActionDateEnd: isoUtc(inclusiveEnd(to)), PageSize: ACTIONS_PAGE_SIZE };
     const first = await call(rt, 'actions', '/Actions', { ...query, Page: 1 });
     const total = numPages(first);
     if (total > MAX_ACTION_PAGES) {
       if (to.getTime() - from.getTime() <= MIN_SPLIT_MS) throw new NetworkError('svc_network_bad_response', `impact.com reports ${total} pages of actions for one hour; at most ${MAX_ACTION_PAGES} can be read.`, { network: 'impact' });
       const mid = new Date(from.getTime() + Math.floor((to.getTime() - from.getTime()) / 2000) * 1000);
-      yield* actions(rt, from, mid);
-      yield* actions(rt, mid, to);
+      const last = walk.last;
+      walk.last = false;
+      yield* actions(rt, from, mid, walk);
+      walk.last = last;
+      yield* actions(rt, mid, to, walk);
       return;
     }
+    const records = totalOf(first);
+    if (walk.last && records !== null) rt.setTotal?.(walk.read + records);
     for (let page = 1, body = first; ; ) {
-      const mapped = itemsOf(body, 'Actions').map((a) => fromAction(rt, obj(a))).filter((t): t is NetworkTransaction => t !== null);
+      const read = itemsOf(body, 'Actions');
+      walk.read += read.length;
+      const mapped = read.map((a) => fromAction(rt, obj(a))).filter((t): t is NetworkTransaction => t !== null);
       if (mapped.length) yield mapped;
       if (++page > total) return;
       body = await call(rt, 'actions', '/Actions', { ...query, Page: page });
@@ -140,7 +160,12 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
         rt.log('warning', `impact.com keeps actions for 3 years: the window starts at ${oldest.toISOString()} instead of ${from.toISOString()}`, { network: 'impact' });
         from = oldest;
       }
-      for (const w of splitWindows(from, window.to, module.limits.maxWindowDays)) yield* actions(rt, w.from, w.to);
+      const windows = splitWindows(from, window.to, module.limits.maxWindowDays);
+      const walk = { read: 0, last: false };
+      for (const [i, w] of windows.entries()) {
+        walk.last = i === windows.length - 1;
+        yield* actions(rt, w.from, w.to, walk);
+      }
     },
 
     async *listCoupons(rt) {
@@ -189,6 +214,12 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
 function numPages(body: Rec): number {
   const n = Number(body['@numpages']);
   return Number.isFinite(n) && n >= 0 ? n : 1;
+}
+
+/** `@total`, the records of the whole list, or null when the answer has none. */
+function totalOf(body: Rec): number | null {
+  const n = Number(body['@total']);
+  return body['@total'] !== undefined && body['@total'] !== '' && Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 
 function itemsOf(body: Rec, key: string): unknown[] {

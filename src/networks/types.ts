@@ -91,6 +91,14 @@ export interface ModuleRuntime {
   addSecret?(value: string): void;
   /** Aborts a long sync or poll (job cancelled, daemon stopping). */
   signal?: AbortSignal;
+  /**
+   * Told how many records the walk under way (an advertiser list, a transaction window) holds in
+   * all, as soon as the network says: with the first page of a paged list, or the list itself when
+   * it comes whole. A walk over several windows tells it once it reaches the last window,
+   * counting the records of the windows before. Records the module drops as unreadable are
+   * counted. Set by the sync and the poll (their jobs' `progress.total`); absent otherwise.
+   */
+  setTotal?(total: number): void;
   now(): Date;
   log(level: 'debug' | 'info' | 'warning' | 'error', message: string, context?: Record<string, unknown>): void;
 }

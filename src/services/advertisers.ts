@@ -11,7 +11,7 @@ import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './ca
 import type { LogService } from './logs.js';
 import type { NetworkService } from './networks/index.js';
 import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
-import type { Job, JobService } from './jobs.js';
+import type { Job, JobService, WalkTotal } from './jobs.js';
 import type { User, UserService } from './users.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;
@@ -84,6 +84,10 @@ export interface SyncOptions {
   resume?: SyncState | null;
   /** Called after each page is stored (the job saves its checkpoint here). */
   onPage?: (state: SyncState) => Promise<void>;
+  /** Advertisers handled (stored or refused as malformed; `failed` counts the latter), as they are (the job's progress). */
+  onProgress?: (delta: { done: number; failed: number }) => void;
+  /** The size of the network's list, once the network tells it, and exactly at the end of the walk (the job's total). */
+  onTotal?: (total: WalkTotal) => void;
   signal?: AbortSignal;
   actor?: string;
 }
@@ -202,15 +206,21 @@ export class AdvertiserService {
     }
     const counts: SyncCounts = resume ? { ...resume.counts } : { pages: 0, seen: 0, created: 0, updated: 0, deactivated: 0, failed: 0 };
     const skip = counts.pages;
+    const handled = () => counts.seen + counts.failed;
+    const walk: ModuleRuntime = { ...rt, setTotal: (total) => options.onTotal?.({ total, handled: handled() }) };
     logger.info('advertisers', resume ? 'Advertiser sync resumed' : 'Advertiser sync started', { network: id, sync, pages_done: skip, actor: options.actor });
     try {
-      for await (const page of remainingPages(module, rt, resume)) {
+      for await (const page of remainingPages(module, walk, resume)) {
         options.signal?.throwIfAborted();
+        const [before, failedBefore] = [handled(), counts.failed];
         await this.storePage(id, sync, page.items, counts);
+        options.onProgress?.({ done: handled() - before, failed: counts.failed - failedBefore });
         counts.pages++;
         await options.onPage?.({ network: id, sync, ...(page.next === undefined ? {} : { next: page.next }), counts: { ...counts } });
       }
       options.signal?.throwIfAborted();
+      // The list's end: what was handled is its size, whatever the network announced.
+      options.onTotal?.({ total: handled(), handled: handled() });
       const { affected } = await db.execute("UPDATE advertisers SET status = 'inactive', updated_at = ? WHERE module = ? AND last_seen_sync < ? AND status = 'active'", [clock.now(), id, sync]);
       counts.deactivated = affected;
     } catch (err) {

@@ -8,10 +8,30 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'cancelling'];
 
 export interface JobProgress {
-  /** Items to do; null while unknown. */
+  /** Items to do in all; null while unknown. Never below `done`. */
   total: number | null;
+  /** Items handled so far, failed ones included. */
   done: number;
+  /** How many of those failed. */
   failed: number;
+}
+
+/**
+ * Progress as it is stored and shown: a known total is never below `done` (a network that lists
+ * more than it said it would raises it), so a client's percentage stays within 0-100.
+ */
+export function boundedProgress(p: JobProgress): JobProgress {
+  return { total: p.total === null ? null : Math.max(p.total, p.done), done: p.done, failed: p.failed };
+}
+
+/**
+ * What a service walking a list in a job (a sync, a poll) reports once it learns the list's size:
+ * its items in all, and how many of them it has handled so far (earlier attempts included), so the
+ * job can add its other work to it.
+ */
+export interface WalkTotal {
+  total: number;
+  handled: number;
 }
 
 /** What `JobService.onProgress` listeners receive: the counts written, and the checkpoint when one was saved. */

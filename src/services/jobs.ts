@@ -14,7 +14,7 @@ import type { JobRegistry } from '../jobs/registry.js';
 import { requestHash } from './idempotency.js';
 import type { LogService } from './logs.js';
 import type { SecretValues } from './secret-values.js';
-import { COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './job-rows.js';
+import { boundedProgress, COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './job-rows.js';
 
 // The shapes are part of this service's API.
 export * from './job-rows.js';
@@ -278,7 +278,8 @@ export class JobService {
   }
 
   /** Writes progress, and with `checkpoint` the checkpoint saved with that progress. */
-  async saveProgress(lease: JobLease, progress: JobProgress, cancelling = false, checkpoint?: { value: unknown }): Promise<LeaseState> {
+  async saveProgress(lease: JobLease, counts: JobProgress, cancelling = false, checkpoint?: { value: unknown }): Promise<LeaseState> {
+    const progress = boundedProgress(counts);
     const values: unknown[] = [progress.total, progress.done, progress.failed, this.deps.clock.now()];
     let set = 'progress_total = ?, progress_done = ?, progress_failed = ?, updated_at = ?';
     if (checkpoint) {
@@ -318,11 +319,12 @@ export class JobService {
 
   private async settle(lease: JobLease, statusSql: string, fields: { result?: string; error?: string; progress: JobProgress }): Promise<LeaseState> {
     const now = this.deps.clock.now();
+    const progress = boundedProgress(fields.progress);
     const { affected } = await this.deps.db.execute(
       // `status` is assigned last: MariaDB evaluates assignments left to right.
       `UPDATE jobs SET result = ?, error = ?, progress_total = ?, progress_done = ?, progress_failed = ?, unique_key = NULL, lease_expires_at = NULL,
          finished_at = ?, updated_at = ?, status = ${statusSql} WHERE id = ? AND lease_owner = ? AND attempts = ? AND status IN ('running', 'cancelling')`,
-      [fields.result ?? null, fields.error ?? null, fields.progress.total, fields.progress.done, fields.progress.failed, now, now, lease.id, lease.owner, lease.attempt],
+      [fields.result ?? null, fields.error ?? null, progress.total, progress.done, progress.failed, now, now, lease.id, lease.owner, lease.attempt],
     );
     return affected === 1 ? 'ok' : 'lost';
   }
@@ -331,7 +333,8 @@ export class JobService {
    * Gives a job back (its process is shutting down): `queued` again, without a lease, so any
    * runner resumes it from its checkpoint at once; a job being cancelled is `cancelled` instead.
    */
-  async release(lease: JobLease, progress: JobProgress): Promise<LeaseState> {
+  async release(lease: JobLease, counts: JobProgress): Promise<LeaseState> {
+    const progress = boundedProgress(counts);
     const now = this.deps.clock.now();
     const { affected } = await this.deps.db.execute(
       `UPDATE jobs SET progress_total = ?, progress_done = ?, progress_failed = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?,

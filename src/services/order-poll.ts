@@ -7,7 +7,8 @@ import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { toDate } from '../db/values.js';
 import { isServiceError, type ServiceError } from '../errors.js';
-import type { NetworkTransaction } from '../networks/types.js';
+import type { ModuleRuntime, NetworkTransaction } from '../networks/types.js';
+import type { WalkTotal } from './job-rows.js';
 import type { LogService } from './logs.js';
 import type { NetworkService } from './networks/index.js';
 import type { OrderReport, RecordInput } from './order-reports.js';
@@ -37,8 +38,10 @@ export interface PollOptions {
   resume?: PollState | null;
   /** Called after each page is recorded (the job saves its checkpoint here). */
   onPage?: (state: PollState) => Promise<void>;
-  /** Transactions recorded or refused, as they are (the job's progress). */
+  /** Transactions handled (recorded or refused; `failed` counts the latter), as they are (the job's progress). */
   onProgress?: (delta: { done?: number; failed?: number }) => void;
+  /** The number of transactions in the window, once the network tells it, and exactly at the end of the walk (the job's total). */
+  onTotal?: (total: WalkTotal) => void;
   /** A transaction refused by the orders service (the job logs it). */
   onRefused?: (context: Record<string, unknown>) => void;
   signal?: AbortSignal;
@@ -129,14 +132,17 @@ export class OrderPoll {
     const where = { network: module.id, from: window.from.toISOString(), to: window.to.toISOString() };
     logger.info('orders', resume ? 'Order poll resumed' : 'Order poll started', { ...where, pages_done: skip, actor: options.actor });
     try {
+      // Between pages every transaction seen is handled; a total comes between pages.
+      const walk: ModuleRuntime = { ...rt, setTotal: (total) => options.onTotal?.({ total, handled: counts.seen }) };
       let index = 0;
-      for await (const page of module.listTransactions(rt, window)) {
+      for await (const page of module.listTransactions(walk, window)) {
         if (index++ < skip) continue;
         options.signal?.throwIfAborted();
         await this.recordPage(module.id, page, counts, options);
         counts.pages++;
         await options.onPage?.({ network: module.id, from: where.from, to: where.to, counts: { ...counts } });
       }
+      options.onTotal?.({ total: counts.seen, handled: counts.seen });
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
@@ -151,7 +157,7 @@ export class OrderPoll {
 
   private refused(network: string, t: NetworkTransaction, err: ServiceError, counts: PollCounts, options: PollOptions): void {
     counts.failed++;
-    options.onProgress?.({ failed: 1 });
+    options.onProgress?.({ done: 1, failed: 1 });
     options.onRefused?.({ network, transaction_id: String(t?.transaction_id).slice(0, 191), code: err.code, field: err.data?.field });
   }
 

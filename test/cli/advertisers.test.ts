@@ -170,8 +170,9 @@ for (const dialect of dialects) {
       expect(res.stdout).not.toContain('\r');
       const { lines, erased } = drawn(res.stderr);
       expect(erased).toBe(true);
-      expect(lines[0]).toMatch(/^advertisers\.sync admitad  . 0 pages  \d+s$/);
-      expect(lines.some((l) => /^advertisers\.sync admitad  . 1 page  3 updated/.test(l))).toBe(true);
+      expect(lines[0]).toMatch(/^advertisers\.sync admitad  . 0 advertisers  \d+s$/);
+      // The network told the list's size: a bar, the count against it and the percentage.
+      expect(lines.some((l) => /^advertisers\.sync admitad  \[#{20}\] 3\/3 advertisers  100%/.test(l))).toBe(true);
       for (const l of lines) expect(l.length).toBeLessThanOrEqual(79);
     });
 

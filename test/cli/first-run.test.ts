@@ -1,53 +1,60 @@
 import { PassThrough, Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureAdministrator } from '../../src/cli/commands/serve.js';
-import { createTestContext, destroyTestContext, type TestContext } from '../helpers/context.js';
+import { createTestContext, destroyTestContext, dialects, type TestContext } from '../helpers/context.js';
 import { basic, NS, testServer } from '../helpers/http.js';
 
-describe('first run', () => {
-  let t: TestContext;
-  beforeAll(async () => {
-    t = await createTestContext('sqlite');
-  });
-  afterAll(() => destroyTestContext(t));
+for (const dialect of dialects) {
+  describe(`first run [${dialect}]`, () => {
+    // Each test gets its own database: "first" is about what is already there.
+    let t: TestContext | undefined;
+    beforeEach(async () => {
+      t = await createTestContext(dialect);
+    });
+    afterEach(() => destroyTestContext(t));
 
-  const io = () => {
-    let text = '';
-    const stdout = new Writable({ write: (c, _e, done) => ((text += c.toString()), done()) });
-    return { io: { stdout, stderr: stdout, stdin: new PassThrough(), env: {} }, text: () => text };
-  };
+    const io = () => {
+      let text = '';
+      const stdout = new Writable({ write: (c, _e, done) => ((text += c.toString()), done()) });
+      return { io: { stdout, stderr: stdout, stdin: new PassThrough(), env: {} }, text: () => text };
+    };
 
-  it('creates admin with a one-time application password and prints it with the namespace URL', async () => {
-    const out = io();
-    expect(await ensureAdministrator(t.ctx, out.io, 'http://127.0.0.1:8080/wp-json/svc/v1')).toBe(true);
-    const password = out.text().match(/app password:\s+((?:[A-Za-z0-9]{4} ?){6})/)?.[1].trim();
-    expect(password).toBeTruthy();
-    expect(out.text()).toContain('http://127.0.0.1:8080/wp-json/svc/v1');
-    const server = await testServer(t.ctx);
-    const res = await server.inject({ url: `${NS}/logs`, headers: { authorization: basic('admin', password!) } });
-    expect(res.statusCode).toBe(200);
-    await server.stop();
-  });
+    it('creates admin with a one-time application password and prints it with the namespace URL', async () => {
+      const out = io();
+      expect(await ensureAdministrator(t!.ctx, out.io, 'http://127.0.0.1:8080/wp-json/svc/v1')).toBe(true);
+      const password = out.text().match(/app password:\s+((?:[A-Za-z0-9]{4} ?){6})/)?.[1].trim();
+      expect(password).toBeTruthy();
+      expect(out.text()).toContain('http://127.0.0.1:8080/wp-json/svc/v1');
+      const server = await testServer(t!.ctx);
+      const res = await server.inject({ url: `${NS}/logs`, headers: { authorization: basic('admin', password!) } });
+      expect(res.statusCode).toBe(200);
+      await server.stop();
+    });
 
-  it('does nothing once an administrator exists', async () => {
-    const out = io();
-    expect(await ensureAdministrator(t.ctx, out.io, 'http://x')).toBe(false);
-    expect(out.text()).toBe('');
+    it('does nothing once an administrator exists', async () => {
+      await t!.ctx.users.create({ login: 'boss', email: 'boss@example.com', role: 'administrator' });
+      const out = io();
+      expect(await ensureAdministrator(t!.ctx, out.io, 'http://x')).toBe(false);
+      expect(out.text()).toBe('');
+      expect(await t!.ctx.users.findByLogin('admin')).toBeNull();
+    });
   });
-});
+}
 
-describe('first run when "admin" is taken by a member', () => {
-  it('creates nothing and says how to make an administrator', async () => {
-    const t = await createTestContext('sqlite');
-    try {
-      await t.ctx.users.create({ login: 'admin', email: 'a@example.com', role: 'member' });
-      let err = '';
-      const sink = new Writable({ write: (c, _e, done) => ((err += c.toString()), done()) });
-      expect(await ensureAdministrator(t.ctx, { stdout: sink, stderr: sink, stdin: new PassThrough(), env: {} }, 'http://x')).toBe(false);
-      expect(err).toContain('cashtrack users create');
-      expect(await t.ctx.appPasswords.list((await t.ctx.users.findByLogin('admin'))!)).toEqual([]);
-    } finally {
-      await destroyTestContext(t);
-    }
+for (const dialect of dialects) {
+  describe(`first run when "admin" is taken by a member [${dialect}]`, () => {
+    it('creates nothing and says how to make an administrator', async () => {
+      const t = await createTestContext(dialect);
+      try {
+        await t.ctx.users.create({ login: 'admin', email: 'a@example.com', role: 'member' });
+        let err = '';
+        const sink = new Writable({ write: (c, _e, done) => ((err += c.toString()), done()) });
+        expect(await ensureAdministrator(t.ctx, { stdout: sink, stderr: sink, stdin: new PassThrough(), env: {} }, 'http://x')).toBe(false);
+        expect(err).toContain('cashtrack users create');
+        expect(await t.ctx.appPasswords.list((await t.ctx.users.findByLogin('admin'))!)).toEqual([]);
+      } finally {
+        await destroyTestContext(t);
+      }
+    });
   });
-});
+}

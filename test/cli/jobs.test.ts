@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import mysql from 'mysql2/promise';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/context.js';
 import { runCli } from '../helpers/cli.js';
@@ -32,6 +32,9 @@ for (const dialect of dialects) {
       }
     };
 
+    // Every test starts from an empty job table: what one queues is not another's to run or count.
+    beforeEach(() => sql('DELETE FROM jobs', []));
+
     it('enqueues, lists, shows and cancels jobs', async () => {
       const queued = await runCli(['jobs', 'enqueue', 'maintenance.prune', '--params', '{"log_retention_days": 7}', '--json'], { db });
       expect(queued.code).toBe(0);
@@ -57,6 +60,7 @@ for (const dialect of dialects) {
     });
 
     it('runs pending jobs in-process until none is left', async () => {
+      expect((await runCli(['jobs', 'enqueue', 'maintenance.prune'], { db })).code).toBe(0);
       const run = await runCli(['jobs', 'run-pending'], { db });
       expect(run.code).toBe(0);
       expect(run.stdout).toMatch(/^job \d+ maintenance\.prune: done\n1 job\(s\) run\n$/);
@@ -75,6 +79,15 @@ for (const dialect of dialects) {
       expect(run.json<Json[]>()).toMatchObject([{ id: job.id, status: 'failed', error: expect.stringMatching(/^Invalid parameters for maintenance\.prune: log_retention_days must be a number/) }]);
       const text = await runCli(['jobs', 'show', String(job.id)], { db });
       expect(text.stdout).toMatch(/error\s+Invalid parameters/);
+    });
+
+    it('names svc_job_failed on stderr when run-pending ran a failing job without --json', async () => {
+      const job = (await runCli(['jobs', 'enqueue', 'maintenance.prune', '--json'], { db })).json<Json>();
+      await sql('UPDATE jobs SET params = ? WHERE id = ?', ['{"log_retention_days": "forever"}', job.id]);
+      const run = await runCli(['jobs', 'run-pending'], { db });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(`job ${job.id} maintenance.prune: failed (Invalid parameters`);
+      expect(run.stderr).toBe('svc_job_failed: 1 job(s) failed\n');
     });
 
     it('refuses an unknown type, bad params, bad JSON and a second unique job', async () => {

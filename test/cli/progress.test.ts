@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Io } from '../../src/cli/io.js';
-import { formatElapsed, JobProgressLine, jobProgressLine, renderProgress } from '../../src/cli/progress.js';
+import { estimateRemaining, formatElapsed, JobProgressLine, jobProgressLine, renderProgress } from '../../src/cli/progress.js';
 
 const ERASE = '\r\x1b[K';
 
@@ -24,15 +24,15 @@ describe('the job progress line', () => {
     const line = new JobProgressLine(tty, { now: () => now, tickMs: 0 });
     line.start({ type: 'advertisers.sync', progress: none });
     now += 3_000;
-    line.update({ progress: { total: null, done: 2, failed: 0 }, checkpoint: { done: {}, current: { network: 'admitad', sync: 1, counts: { pages: 2, seen: 1000, created: 900, updated: 100, deactivated: 0, failed: 0 } } } });
+    line.update({ progress: { total: null, done: 1000, failed: 0 }, checkpoint: { done: {}, current: { network: 'admitad', sync: 1, counts: { pages: 2, seen: 1000, created: 900, updated: 100, deactivated: 0, failed: 0 } } } });
     now += 62_000;
-    line.update({ progress: { total: null, done: 3, failed: 0 }, checkpoint: { done: { admitad: {} }, current: null } });
+    line.update({ progress: { total: null, done: 1100, failed: 0 }, checkpoint: { done: { admitad: {} }, current: null } });
     line.stop();
     expect(tty.writes.every((w) => w.startsWith(ERASE))).toBe(true);
     expect(tty.writes.map((w) => w.slice(ERASE.length))).toEqual([
-      'advertisers.sync  | 0 pages  0s',
-      'advertisers.sync admitad  | 2 pages  900 created  100 updated  3s',
-      'advertisers.sync admitad  | 3 pages  900 created  100 updated  1 network done  1m05s',
+      'advertisers.sync  | 0 advertisers  0s',
+      'advertisers.sync admitad  | 1000 advertisers  900 created  100 updated  3s',
+      'advertisers.sync admitad  | 1100 advertisers  900 created  100 updated  1 network done  1m05s',
       '',
     ]);
   });
@@ -71,8 +71,45 @@ describe('the job progress line', () => {
 
   it('shows a bar when the job knows its total, and failures', () => {
     const text = renderProgress({ type: 'orders.poll', progress: { total: 40, done: 10, failed: 2 }, network: 'awin', counts: { created: 7, duplicate: 1, failed: 2 }, networksDone: 0, elapsedMs: 9_000 });
-    expect(text).toBe('orders.poll awin  [#####...............] 10/40 transactions  2 failed  7 created  1 duplicate  9s');
+    expect(text).toBe('orders.poll awin  [#####...............] 10/40 transactions  25%  2 failed  7 created  1 duplicate  9s');
     expect(renderProgress({ type: 'other.job', progress: { total: null, done: 1, failed: 0 }, network: null, counts: {}, networksDone: 0, elapsedMs: 0 }, 1)).toBe('other.job  / 1 item  0s');
+  });
+
+  it('shows the percentage and the time left at the rate since it started, once the total is known', () => {
+    let now = 50_000;
+    const tty = terminal(120);
+    const line = new JobProgressLine(tty, { now: () => now, tickMs: 0 });
+    // Resumed: 100 of the items were handled by an earlier attempt and cost no time here.
+    line.start({ type: 'orders.poll', progress: { total: null, done: 100, failed: 0 }, params: { network: 'awin' } });
+    now += 4_000;
+    line.update({ progress: { total: null, done: 300, failed: 0 } });
+    // 200 items in 10 s here: 20 a second, 700 left, 35 s.
+    now += 6_000;
+    line.update({ progress: { total: 1000, done: 300, failed: 0 } });
+    // 650 items in 30 s here: 250 left take 11.5 s at that rate, shown in whole seconds.
+    now += 20_000;
+    line.update({ progress: { total: 1000, done: 750, failed: 3 } });
+    now += 5_000;
+    line.update({ progress: { total: 1000, done: 1000, failed: 3 } });
+    line.stop();
+    expect(tty.writes.map((w) => w.slice(ERASE.length))).toEqual([
+      'orders.poll awin  | 100 transactions  0s',
+      'orders.poll awin  | 300 transactions  4s',
+      'orders.poll awin  [######..............] 300/1000 transactions  30%  ~35s left  10s',
+      'orders.poll awin  [###############.....] 750/1000 transactions  75%  ~11s left  3 failed  30s',
+      'orders.poll awin  [####################] 1000/1000 transactions  100%  3 failed  35s',
+      '',
+    ]);
+  });
+
+  it('estimates the time left only from items handled here, and not at all without a total', () => {
+    expect(estimateRemaining({ total: 100, done: 40, failed: 0 }, 0, 20_000)).toBe(30_000);
+    expect(estimateRemaining({ total: 100, done: 40, failed: 0 }, 20, 20_000)).toBe(60_000);
+    expect(estimateRemaining({ total: 100, done: 20, failed: 0 }, 20, 20_000)).toBeNull();
+    expect(estimateRemaining({ total: null, done: 40, failed: 0 }, 0, 20_000)).toBeNull();
+    expect(estimateRemaining({ total: 100, done: 100, failed: 0 }, 0, 20_000)).toBeNull();
+    expect(estimateRemaining({ total: 100, done: 1, failed: 0 }, 0, 0)).toBeNull();
+    expect(estimateRemaining({ total: 3, done: 1, failed: 0 }, 0, 1_000)).toBe(2_000);
   });
 
   it('formats elapsed time in seconds, minutes and hours', () => {

@@ -1,23 +1,23 @@
 import { createServer as createTcpServer, connect, type Server as TcpServer, type Socket } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildContext, ensureSchema } from '../../src/context.js';
 import { createTestDatabase, dialects, testConfig } from '../helpers/context.js';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { createActor, NS, testServer } from '../helpers/http.js';
 
 describe('a missing or damaged SQLite file', () => {
   it('creates a missing database file and its directory on first use', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-missing-'));
+    const dir = tempDir('cashtrack-missing-');
     const r = await runCli(['users', 'list', '--json'], { env: { CASHTRACK_DATABASE_URL: `sqlite:${join(dir, 'nested', 'db.sqlite')}`, CASHTRACK_DATA_DIR: dir } });
     expect(r.code).toBe(0);
     expect(r.json()).toEqual([]);
   });
 
   it('answers svc_database_corrupt for a file that is not a SQLite database', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cashtrack-corrupt-'));
+    const dir = tempDir('cashtrack-corrupt-');
     const file = join(dir, 'db.sqlite');
     writeFileSync(file, 'this is not a database'.repeat(100));
     const r = await runCli(['users', 'list'], { env: { CASHTRACK_DATABASE_URL: `sqlite:${file}`, CASHTRACK_DATA_DIR: dir } });

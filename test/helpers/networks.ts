@@ -1,10 +1,10 @@
 // Network test doubles: a custom network definition and a fake built-in module, and postback
 // request helpers (token and HMAC-signed).
+import { createHmac } from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 import type { Context } from '../../src/context.js';
 import { PostbackParams, pickFields } from '../../src/networks/postback.js';
 import type { NetworkModule } from '../../src/networks/types.js';
-import { signPayload } from '../../src/services/postbacks/auth.js';
 
 /** A custom network mapping every postback field. */
 export function shopnetDefinition(over: Record<string, unknown> = {}): Record<string, any> {
@@ -53,9 +53,13 @@ export function query(params: Record<string, string | string[]>): string {
   return q.toString();
 }
 
-/** `X-Postback-Signature` for a raw query string or body, at unix time `t` (default now). */
+/**
+ * `X-Postback-Signature` for a raw query string or body, at unix time `t` (default now), built
+ * from the wire format in docs/api.md with node:crypto, not with the code under test:
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<payload>", keyed with the secret as ASCII>`.
+ */
 export function signature(secret: string, payload: string, t = Math.floor(Date.now() / 1000)): string {
-  return `t=${t},v1=${signPayload(secret, t, payload)}`;
+  return `t=${t},v1=${createHmac('sha256', Buffer.from(secret, 'ascii')).update(`${t}.${payload}`).digest('hex')}`;
 }
 
 export interface Sent {

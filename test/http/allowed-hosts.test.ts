@@ -92,7 +92,7 @@ describeEachDialect(
       expect(login.statusCode).toBe(200);
     });
   },
-  // Production refuses a scrypt cost below 2^17, even in tests.
+  // Production refuses the test profile's cheap scrypt cost (auth.scrypt_log_n 10): use its floor.
   { env: 'production', 'server.public_url': 'https://admin.example.com', 'auth.scrypt_log_n': 17 },
 );
 

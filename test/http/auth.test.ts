@@ -69,6 +69,13 @@ describeEachDialect(
       await expect(ctx.appPasswords.create(user, 'laptop')).rejects.toMatchObject({ code: 'application_password_duplicate_name', status: 409 });
     });
 
+    it('takes a name of exactly 191 characters and refuses 192 with application_password_invalid_name', async () => {
+      const { ctx } = use();
+      const user = await ctx.users.requireByLogin('boss');
+      await expect(ctx.appPasswords.create(user, 'n'.repeat(192))).rejects.toMatchObject({ code: 'application_password_invalid_name', status: 400 });
+      await expect(ctx.appPasswords.create(user, 'n'.repeat(191))).resolves.toMatchObject({ password: expect.any(String) });
+    });
+
     it('records last_used and last_ip at most once a day', async () => {
       const { ctx } = use();
       const user = await createActor(ctx, 'administrator', 'usage');

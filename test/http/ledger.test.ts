@@ -95,6 +95,34 @@ describeEachDialect('ledger routes', (use) => {
     }
   });
 
+  it('refuses a key used to reverse one entry when it comes back to reverse another', async () => {
+    const id = (await use().ctx.users.create({ login: 'rev-pair', email: 'rev-pair@example.com' })).id;
+    const one = ((await adjust(id, 'credit', '3.00')).result as Json).entry;
+    const two = ((await adjust(id, 'credit', '4.00')).result as Json).entry;
+    const key = `reverse-pair-${id}`;
+    expect((await post(`/ledger/entries/${one.id}/reverse`, { note: 'x' }, { 'idempotency-key': key })).statusCode).toBe(201);
+    const other = await post(`/ledger/entries/${two.id}/reverse`, { note: 'x' }, { 'idempotency-key': key });
+    expect(other.statusCode).toBe(422);
+    expect(other.result).toMatchObject({ code: 'svc_idempotency_key_reused' });
+    expect(((await get(`/ledger/entries/${two.id}`)).result as Json).reversed_by).toBeNull();
+    expect((await use().ctx.ledger.balanceOf(id, 'USD')).available).toBe('4.00');
+  });
+
+  it('debits a balance down to exactly zero, then refuses one minor unit more', async () => {
+    const id = await member();
+    await adjust(id, 'credit', '7.25');
+    const exact = await adjust(id, 'debit', '7.25');
+    expect(exact.statusCode).toBe(201);
+    expect((exact.result as Json).balance).toMatchObject({ available: '0.00' });
+    const cent = await adjust(id, 'debit', '0.01');
+    expect(cent.statusCode).toBe(409);
+    expect(cent.result).toEqual({ code: 'svc_insufficient_funds', message: expect.any(String), data: { status: 409, available: '0.00', currency: 'USD' } });
+    const zero = await adjust(id, 'credit', '0.00');
+    expect(zero.statusCode).toBe(400);
+    expect(zero.result).toEqual({ code: 'svc_invalid_amount', message: expect.any(String), data: { status: 400, field: 'amount', currency: 'USD' } });
+    expect((await adjust(id, 'credit', '0.01')).statusCode).toBe(201);
+  });
+
   it('reverses an entry once: 409 for a second reversal and for reversing the reversal', async () => {
     const id = await member();
     const credit = ((await adjust(id, 'credit', '5.00')).result as Json).entry;

@@ -20,30 +20,6 @@ describeEachDialect(
     const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
     const post = (url: string, payload: unknown) => server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
 
-    it('lists the built-in networks with their state before anything is configured', async () => {
-      const res = await get('/networks');
-      expect(res.statusCode).toBe(200);
-      const [fake] = res.result as Json[];
-      expect(fake).toMatchObject({
-        id: 'fakenet',
-        kind: 'builtin',
-        name: 'Fake Net',
-        currency: 'USD',
-        enabled: false,
-        configured: false,
-        settings: { apiToken_set: false },
-        cashback_rule: { type: 'percent_commission', value: '50', source: 'default' },
-        definition: null,
-        postbacks: { enabled: false, mode: 'token', secret_set: false, ip_allowlist: [], url: null, template: expect.stringContaining('tid=') },
-        last_sync_at: null,
-        last_sync_result: null,
-        last_error: null,
-        counts: { advertisers: 0, orders: 0 },
-      });
-      expect(fake.settings).toEqual({ region: 'eu', apiToken_set: false });
-      expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([['publisherId', false], ['apiToken', true], ['region', false], ['review_above', false]]);
-    });
-
     it('configures a built-in network: values shown, secrets only as *_set, stored encrypted', async () => {
       const { ctx } = use();
       const network = await ctx.networks.configure('fakenet', { publisherId: '4242', apiToken: 'tok-SECRET-value-123' }, 'test');
@@ -217,6 +193,48 @@ describeEachDialect(
       expect(past.statusCode).toBe(400);
       expect(past.result).toMatchObject({ code: 'rest_invalid_page_number', data: { total: ids.length, total_pages: pages } });
       expect((await get('/networks?per_page=101')).result).toMatchObject({ code: 'rest_invalid_param' });
+    });
+  },
+  { networks: { fakenet: { region: 'eu' } } },
+  { networkModules: [fakeModule()] },
+);
+
+// A database of its own: what "before anything is configured" looks like cannot depend on
+// whether the tests above have run.
+describeEachDialect(
+  'networks over REST on a fresh database',
+  (use) => {
+    let server: Server;
+    let admin: Actor;
+    beforeAll(async () => {
+      server = await testServer(use().ctx);
+      admin = await createActor(use().ctx, 'administrator');
+    });
+    afterAll(() => server.stop());
+    const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
+
+    it('lists the built-in networks with their state before anything is configured', async () => {
+      const res = await get('/networks');
+      expect(res.statusCode).toBe(200);
+      const [fake] = res.result as Json[];
+      expect(fake).toMatchObject({
+        id: 'fakenet',
+        kind: 'builtin',
+        name: 'Fake Net',
+        currency: 'USD',
+        enabled: false,
+        configured: false,
+        settings: { apiToken_set: false },
+        cashback_rule: { type: 'percent_commission', value: '50', source: 'default' },
+        definition: null,
+        postbacks: { enabled: false, mode: 'token', secret_set: false, ip_allowlist: [], url: null, template: expect.stringContaining('tid=') },
+        last_sync_at: null,
+        last_sync_result: null,
+        last_error: null,
+        counts: { advertisers: 0, orders: 0 },
+      });
+      expect(fake.settings).toEqual({ region: 'eu', apiToken_set: false });
+      expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([['publisherId', false], ['apiToken', true], ['region', false], ['review_above', false]]);
     });
   },
   { networks: { fakenet: { region: 'eu' } } },

@@ -241,6 +241,29 @@ describeEachDialect('payouts over REST', (use) => {
     expect(await available(id)).toBe('20.00');
   });
 
+  it('refuses a key used to cancel one payout when it comes back to cancel another: the path is part of the request', async () => {
+    const id = await member('30.00');
+    const a = ((await pay(id, '10.00')).result as Json).payout;
+    const b = ((await pay(id, '10.00')).result as Json).payout;
+    const key = `cancel-pair-${id}`;
+    const first = await post(`/payouts/${a.id}/cancel`, { reason: 'member asked' }, { 'idempotency-key': key });
+    expect(first.statusCode).toBe(200);
+    expect((first.result as Json).payout).toMatchObject({ id: a.id, status: 'cancelled' });
+    // Same route, same body, another id: not a retry of the first request, so no replay of it.
+    const other = await post(`/payouts/${b.id}/cancel`, { reason: 'member asked' }, { 'idempotency-key': key });
+    expect(other.statusCode).toBe(422);
+    expect(other.headers['idempotent-replayed']).toBeUndefined();
+    expect(other.result).toEqual({ code: 'svc_idempotency_key_reused', message: expect.any(String), data: { status: 422 } });
+    expect(((await get(`/payouts/${b.id}`)).result as Json).status).toBe('pending');
+    expect(await available(id)).toBe('20.00');
+  });
+
+  it('answers rest_invalid_pattern for a currency that is not three capitals', async () => {
+    const res = await get('/payouts?currency=usd');
+    expect(res.statusCode).toBe(400);
+    expect(res.result).toMatchObject({ code: 'rest_invalid_param', data: { details: { currency: { code: 'rest_invalid_pattern', data: null } } } });
+  });
+
   it('keeps a key used over HTTP apart from the same key on the command line, another caller', async () => {
     const id = await member('30.00');
     const key = `both-doors-${id}`;

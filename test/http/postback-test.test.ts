@@ -40,6 +40,7 @@ describeEachDialect(
     it('answers 409 svc_postbacks_disabled naming each switch that is off', async () => {
       const { ctx } = use();
       await ctx.networks.rotatePostbackSecret('tnet', 'test');
+      await ctx.networks.setPostbacks('tnet', false, 'test');
       const off = await sendTest('tnet');
       expect(off.statusCode).toBe(409);
       expect(off.result).toMatchObject({ code: 'svc_postbacks_disabled', data: { switches: { global: true, network: false } } });
@@ -99,6 +100,8 @@ describeEachDialect(
     it('never records an order for test=1, even with the real token', async () => {
       const { ctx } = use();
       const token = (await ctx.networks.rotatePostbackSecret('tnet', 'test')).secret;
+      // Switched on here too: this test must not depend on another one having done it.
+      await ctx.networks.setPostbacks('tnet', true, 'test');
       const before = await totals();
       const res = await getPostback(server, 'tnet', query({ token, test: '1', txn: 'REAL-LOOKING-1', status: 'approved', payout: '9.00', subid: String(memberId) }));
       expect(res.body).toMatchObject({ ok: true, test: true, order_id: null });

@@ -52,10 +52,19 @@ describeEachDialect('REST host conventions', (use) => {
     expect(links).toMatch(/page=3>; rel="next"/);
   });
 
-  it('answers 400 rest_invalid_page_number past the end', async () => {
+  it('answers 400 rest_invalid_page_number past the end, with total and total_pages', async () => {
     const res = await server.inject({ url: `${NS}/logs?per_page=10&source=test&page=4`, headers: { authorization: admin.authorization } });
     expect(res.statusCode).toBe(400);
-    expect(res.result).toMatchObject({ code: 'rest_invalid_page_number' });
+    expect(res.result).toEqual({ code: 'rest_invalid_page_number', message: expect.any(String), data: { status: 400, total: 25, total_pages: 3 } });
+  });
+
+  it('serves the last page exactly, one item short of a full page', async () => {
+    const res = await server.inject({ url: `${NS}/logs?per_page=12&source=test&page=3`, headers: { authorization: admin.authorization } });
+    expect(res.statusCode).toBe(200);
+    expect(res.result).toHaveLength(1);
+    expect(res.headers['x-wp-totalpages']).toBe('3');
+    const past = await server.inject({ url: `${NS}/logs?per_page=12&source=test&page=4`, headers: { authorization: admin.authorization } });
+    expect(past.result).toMatchObject({ code: 'rest_invalid_page_number', data: { total: 25, total_pages: 3 } });
   });
 
   it('answers an empty list with zero totals when nothing matches, on any page', async () => {
@@ -66,22 +75,49 @@ describeEachDialect('REST host conventions', (use) => {
     expect(res.headers['x-wp-totalpages']).toBe('0');
   });
 
+  // Detail codes as docs/errors.md lists them (its examples column names these very requests).
   it.each([
-    ['per_page=0', 'per_page'],
-    ['per_page=101', 'per_page'],
-    ['per_page=abc', 'per_page'],
-    ['page=0', 'page'],
-    ['page=99999999999999999999999', 'page'],
-    ['level=loud', 'level'],
-    ['after=yesterday', 'after'],
-    ['unknown=1', 'unknown'],
-  ])('answers 400 rest_invalid_param for %s', async (qs, param) => {
+    ['per_page=0', 'per_page', 'rest_out_of_bounds'],
+    ['per_page=101', 'per_page', 'rest_out_of_bounds'],
+    ['per_page=abc', 'per_page', 'rest_invalid_type'],
+    ['page=0', 'page', 'rest_out_of_bounds'],
+    ['page=99999999999999999999999', 'page', 'rest_out_of_bounds'],
+    ['level=loud', 'level', 'rest_not_in_enum'],
+    ['after=yesterday', 'after', 'rest_invalid_date'],
+    ['search=', 'search', 'rest_too_short'],
+    ['unknown=1', 'unknown', 'rest_additional_properties_forbidden'],
+  ])('answers 400 rest_invalid_param for %s with detail code %s', async (qs, param, detail) => {
     const res = await server.inject({ url: `${NS}/logs?${qs}`, headers: { authorization: admin.authorization } });
     expect(res.statusCode).toBe(400);
-    const body = res.result as { code: string; data: { params: Record<string, string>; details: Record<string, { code: string }> } };
+    const body = res.result as { code: string; data: { params: Record<string, string>; details: Record<string, { code: string; data: unknown }> } };
     expect(body.code).toBe('rest_invalid_param');
-    expect(Object.keys(body.data.params)).toContain(param);
-    expect(body.data.details[param].code).toMatch(/^rest_/);
+    expect(Object.keys(body.data.params)).toEqual([param]);
+    expect(body.data.details).toEqual({ [param]: { code: detail, message: expect.any(String), data: detail === 'rest_invalid_type' ? { param } : null } });
+  });
+
+  it('accepts per_page at exactly 1 and 100, the documented bounds', async () => {
+    for (const n of [1, 100]) {
+      const res = await server.inject({ url: `${NS}/logs?per_page=${n}&source=test`, headers: { authorization: admin.authorization } });
+      expect(res.statusCode).toBe(200);
+      expect(res.result).toHaveLength(Math.min(n, 25));
+    }
+  });
+
+  it('answers 400 rest_invalid_method_override for an override that is not a method, by header or by _method', async () => {
+    for (const req of [
+      { url: `${NS}/logs?per_page=1`, headers: { authorization: admin.authorization, 'x-http-method-override': 'TRACE' } },
+      { url: `${NS}/logs?per_page=1&_method=CONNECT`, headers: { authorization: admin.authorization } },
+    ]) {
+      const res = await server.inject({ method: 'POST', ...req });
+      expect(res.statusCode).toBe(400);
+      expect(res.result).toEqual({ code: 'rest_invalid_method_override', message: expect.any(String), data: { status: 400 } });
+    }
+  });
+
+  it('answers 400 rest_callback_disabled to a _jsonp request', async () => {
+    const res = await server.inject({ url: `${NS}/logs?per_page=1&_jsonp=cb`, headers: { authorization: admin.authorization } });
+    expect(res.statusCode).toBe(400);
+    expect(res.result).toEqual({ code: 'rest_callback_disabled', message: expect.any(String), data: { status: 400 } });
   });
 
   it('validates before checking permission, as the host platform does', async () => {

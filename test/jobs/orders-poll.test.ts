@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JobRunner } from '../../src/jobs/runner.js';
+import type { JobProgress } from '../../src/services/jobs.js';
 import { startAdmitadFixture, type AdmitadFixture } from '../fixtures/networks/admitad.js';
+import { startAwinFixture, type AwinFixture } from '../fixtures/networks/awin.js';
 import { localUtc } from '../fixtures/networks/common.js';
 import { describeEachDialect } from '../helpers/context.js';
 
@@ -79,6 +81,9 @@ describeEachDialect('the orders.poll job', (use) => {
     fixture.actions.push({ ...fixture.actions[2], id: 807_999_999, action_id: 807_999_999, status: 'approved', payment: 0, status_updated: localUtc(new Date(Date.now() - 30_000), ' ') });
     const result = await poll({ network: 'admitad', since: new Date(Date.now() - 2 * DAY).toISOString() });
     expect(result.admitad).toMatchObject({ failed: 1 });
+    // A refused transaction is handled: counted in done (which reaches the total) and in failed.
+    const [job] = (await ctx.jobs.list({ type: 'orders.poll', page: 1, per_page: 1 })).items;
+    expect(job.progress).toEqual({ total: result.admitad.seen, done: result.admitad.seen, failed: 1 });
     expect(await ctx.db.select("SELECT id FROM orders WHERE transaction_id = '807999999'")).toHaveLength(0);
     fixture.actions.pop();
   });
@@ -116,5 +121,56 @@ describeEachDialect('the orders.poll job', (use) => {
     expect(w.from.getTime()).toBeGreaterThan(now - 20 * DAY);
     const empty = await ctx.orders.pollWindow('awin', undefined, null);
     expect(Math.round((empty.to.getTime() - empty.from.getTime()) / DAY)).toBe(30);
+  });
+});
+
+describeEachDialect('the orders.poll job progress', (use) => {
+  let admitad: AdmitadFixture;
+  let awin: AwinFixture;
+  beforeAll(async () => {
+    const now = Date.now();
+    // Admitad pages (5 a page here, so 3 pages) and tells `_meta.count`; Awin's window comes whole.
+    admitad = await startAdmitadFixture({ actions: 12, actionsFrom: new Date(now - 10 * DAY), actionsTo: new Date(now - DAY), maxPageSize: 5 });
+    awin = await startAwinFixture({ transactions: 9, transactionsFrom: new Date(now - 10 * DAY), transactionsTo: new Date(now - DAY), rateLimit: null });
+    const { ctx } = use();
+    await ctx.networks.configure('admitad', { ...admitad.settings } as Record<string, string>, 'test');
+    await ctx.networks.configure('awin', { ...awin.settings } as Record<string, string>, 'test');
+  });
+  afterAll(async () => {
+    await admitad?.close();
+    await awin?.close();
+  });
+
+  const poll = async (params: Record<string, unknown>) => {
+    const { ctx } = use();
+    const queued = await ctx.jobs.enqueue('orders.poll', params, 'test');
+    const writes: JobProgress[] = [];
+    const off = ctx.jobs.onProgress((u) => u.id === queued.id && writes.push(u.progress));
+    try {
+      await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
+    } finally {
+      off();
+    }
+    const job = await ctx.jobs.get(queued.id);
+    expect(job.status, job.error ?? '').toBe('done');
+    return { job, writes };
+  };
+
+  it('knows the number of transactions in the window from its first page, and counts them up to it', async () => {
+    const since = new Date(Date.now() - 11 * DAY).toISOString();
+    const { job, writes } = await poll({ network: 'admitad', since });
+    expect(writes.length).toBeGreaterThan(1);
+    expect(writes.every((w) => w.total === 12 && w.done <= 12)).toBe(true);
+    expect(writes.map((w) => w.done)).toContain(5);
+    expect(job.progress).toEqual({ total: 12, done: 12, failed: 0 });
+  });
+
+  it('knows the number of transactions of a window that comes whole', async () => {
+    const since = new Date(Date.now() - 11 * DAY).toISOString();
+    const { job, writes } = await poll({ network: 'awin', since });
+    expect(writes.every((w) => w.total === 9)).toBe(true);
+    const { networks } = job.result as { networks: { awin: { seen: number; failed: number } } };
+    expect(networks.awin.seen).toBe(9);
+    expect(job.progress).toEqual({ total: 9, done: 9, failed: networks.awin.failed });
   });
 });

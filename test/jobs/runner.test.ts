@@ -154,9 +154,12 @@ describeEachDialect(
       const sql = await waitForStatus(p.jobs, broken.id, ['failed']);
       expect(sql.error).toBe('The job stopped on an internal error; the log has the details.');
       expect(JSON.stringify(sql)).not.toMatch(/secret_column|SELECT/);
-      await use().ctx.logger.flush();
-      const { items } = await use().ctx.logger.list({ source: 'jobs', level: 'error', page: 1, per_page: 10 });
-      const entry = items.find((e) => e.message.startsWith(`Job ${job.id} `))!;
+      // The runner logs after it has marked the job failed: wait for the line, not just the status.
+      const entry = await waitFor(async () => {
+        await use().ctx.logger.flush();
+        const { items } = await use().ctx.logger.list({ source: 'jobs', level: 'error', page: 1, per_page: 10 });
+        return items.find((e) => e.message.startsWith(`Job ${job.id} `));
+      }, 15_000, 'the failure logged');
       expect(entry.message).toBe(`Job ${job.id} (test.items) failed: item 2 was refused by the network`);
       expect(String(entry.context?.error)).toMatch(/at .*jobs\.ts/);
     });

@@ -140,6 +140,17 @@ describeEachDialect(
       expect(lease.lease_owner).toBe('p1');
     });
 
+    it('never stores a total below done, from a progress write to the final one', async () => {
+      await jobs.enqueue('test.count', { n: 7 }, 'cli');
+      const claimed = (await jobs.claim('p-bound', ['test.count'], LEASE))!;
+      expect(await jobs.saveProgress(claimed.lease, { total: 3, done: 5, failed: 1 })).toBe('ok');
+      expect((await jobs.get(claimed.lease.id)).progress).toEqual({ total: 5, done: 5, failed: 1 });
+      expect(await jobs.saveProgress(claimed.lease, { total: null, done: 6, failed: 1 })).toBe('ok');
+      expect((await jobs.get(claimed.lease.id)).progress).toEqual({ total: null, done: 6, failed: 1 });
+      expect(await jobs.finish(claimed.lease, {}, { total: 6, done: 7, failed: 1 })).toBe('ok');
+      expect((await jobs.get(claimed.lease.id)).progress).toEqual({ total: 7, done: 7, failed: 1 });
+    });
+
     it('tells progress listeners in this process of each write that went through, with the checkpoint when one was saved', async () => {
       await jobs.enqueue('test.count', { n: 7 }, 'cli');
       const claimed = (await jobs.claim('p-listen', ['test.count'], LEASE))!;

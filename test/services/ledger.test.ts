@@ -127,12 +127,21 @@ describeEachDialect('the ledger', (use) => {
 
   it('lists members with balances, filtered and ordered', async () => {
     const { ledger } = use().ctx;
-    const page = await ledger.listMembers({ search: 'ledger-', orderby: 'available', order: 'desc', page: 1, per_page: 100 });
-    expect(page.items.map((m) => [m.login, m.currency, m.available])).toContainEqual(['ledger-a', 'USD', '-0.50']);
-    const jpy = await ledger.listMembers({ currency: 'JPY', page: 1, per_page: 10 });
-    expect(jpy.items.map((m) => m.login)).toEqual(['ledger-jpy']);
+    // Members of its own, so the test reads no other test's data.
+    const [a, b, yen] = [await member('roster-a'), await member('roster-b'), await member('roster-yen')];
+    await ledger.adjust({ member_id: a, type: 'debit', amount: '0.50', note: 'clawback', allow_negative: true }, 'user:1');
+    await ledger.adjust({ member_id: b, type: 'credit', amount: '5.00', note: 'bonus' }, 'user:1');
+    await ledger.adjust({ member_id: yen, type: 'credit', amount: '300', currency: 'JPY', note: 'bonus' }, 'user:1');
+    const page = await ledger.listMembers({ search: 'roster-', currency: 'USD', orderby: 'available', order: 'desc', page: 1, per_page: 100 });
+    expect(page.items.map((m) => [m.login, m.currency, m.available])).toEqual([
+      ['roster-b', 'USD', '5.00'],
+      ['roster-a', 'USD', '-0.50'],
+    ]);
+    const jpy = await ledger.listMembers({ search: 'roster-', currency: 'JPY', page: 1, per_page: 10 });
+    expect(jpy.items.map((m) => m.login)).toEqual(['roster-yen']);
     const rich = await ledger.listMembers({ min_balance: '1.00', page: 1, per_page: 100 });
     expect(rich.items.every((m) => Number(m.available) >= 1)).toBe(true);
+    expect(rich.items.map((m) => m.login)).toContain('roster-b');
   });
 
   it('finds a tampered balance, a broken chain and a reversed payout', async () => {

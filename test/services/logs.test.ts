@@ -1,27 +1,39 @@
 import { expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { redact } from '../../src/services/logs.js';
-import { describeEachDialect } from '../helpers/context.js';
+import { createTestContext, describeEachDialect, destroyTestContext } from '../helpers/context.js';
+import type { Context } from '../../src/context.js';
 
 const clock = new ManualClock('2026-11-01T00:00:00Z');
 
 describeEachDialect(
   'the plugin log',
-  (use) => {
-    it('stores leveled entries with source, message and context, newest first', async () => {
-      const { logger } = use().ctx;
-      clock.set('2026-11-01T00:00:00Z'); // each dialect's block starts from the same time
-      logger.info('orders', 'Order recorded', { order_id: 7 });
-      clock.advance(1000);
-      logger.warning('payouts', 'Payout refused', { code: 'svc_insufficient_funds' });
-      clock.advance(1000);
-      logger.error('networks', 'Sync failed');
-      await logger.flush();
-      const { items, total } = await logger.list({ page: 1, per_page: 10 });
-      expect(total).toBe(3);
-      expect(items.map((e) => e.level)).toEqual(['error', 'warning', 'info']);
-      expect(items[2]).toMatchObject({ source: 'orders', message: 'Order recorded', context: { order_id: 7 }, time: '2026-11-01T00:00:00.000Z' });
-    });
+  (use, dialect) => {
+    /** A log of its own for a test that counts every entry, holding three entries a second apart. */
+    const withThreeEntries = async (fn: (ctx: Context) => Promise<void>) => {
+      const t = await createTestContext(dialect, {}, { clock });
+      try {
+        const { logger } = t.ctx;
+        clock.set('2026-11-01T00:00:00Z');
+        logger.info('orders', 'Order recorded', { order_id: 7 });
+        clock.advance(1000);
+        logger.warning('payouts', 'Payout refused', { code: 'svc_insufficient_funds' });
+        clock.advance(1000);
+        logger.error('networks', 'Sync failed');
+        await logger.flush();
+        await fn(t.ctx);
+      } finally {
+        await destroyTestContext(t);
+      }
+    };
+
+    it('stores leveled entries with source, message and context, newest first', () =>
+      withThreeEntries(async ({ logger }) => {
+        const { items, total } = await logger.list({ page: 1, per_page: 10 });
+        expect(total).toBe(3);
+        expect(items.map((e) => e.level)).toEqual(['error', 'warning', 'info']);
+        expect(items[2]).toMatchObject({ source: 'orders', message: 'Order recorded', context: { order_id: 7 }, time: '2026-11-01T00:00:00.000Z' });
+      }));
 
     it('drops debug entries unless debug is configured', async () => {
       const { logger } = use().ctx;
@@ -30,14 +42,14 @@ describeEachDialect(
       expect((await logger.list({ level: 'debug', page: 1, per_page: 10 })).total).toBe(0);
     });
 
-    it('filters by level, source, search and time window', async () => {
-      const { logger } = use().ctx;
-      expect((await logger.list({ level: 'warning', page: 1, per_page: 10 })).items.map((e) => e.source)).toEqual(['payouts']);
-      expect((await logger.list({ source: 'orders', page: 1, per_page: 10 })).total).toBe(1);
-      expect((await logger.list({ search: 'refused', page: 1, per_page: 10 })).total).toBe(1);
-      expect((await logger.list({ search: '%', page: 1, per_page: 10 })).total).toBe(0);
-      expect((await logger.list({ after: new Date('2026-11-01T00:00:00.500Z'), before: new Date('2026-11-01T00:00:01.500Z'), page: 1, per_page: 10 })).items.map((e) => e.source)).toEqual(['payouts']);
-    });
+    it('filters by level, source, search and time window', () =>
+      withThreeEntries(async ({ logger }) => {
+        expect((await logger.list({ level: 'warning', page: 1, per_page: 10 })).items.map((e) => e.source)).toEqual(['payouts']);
+        expect((await logger.list({ source: 'orders', page: 1, per_page: 10 })).total).toBe(1);
+        expect((await logger.list({ search: 'refused', page: 1, per_page: 10 })).total).toBe(1);
+        expect((await logger.list({ search: '%', page: 1, per_page: 10 })).total).toBe(0);
+        expect((await logger.list({ after: new Date('2026-11-01T00:00:00.500Z'), before: new Date('2026-11-01T00:00:01.500Z'), page: 1, per_page: 10 })).items.map((e) => e.source)).toEqual(['payouts']);
+      }));
 
     it('redacts secrets from context before storing or printing', async () => {
       const { logger } = use().ctx;
@@ -47,33 +59,34 @@ describeEachDialect(
       expect(entry.context).toEqual({ password: '[redacted]', nested: { api_key: '[redacted]', token: '[redacted]', fine: 1 }, authorization: '[redacted]' });
     });
 
-    it('prunes entries older than the retention', async () => {
-      const { logger } = use().ctx;
-      clock.advance(31 * 86_400_000);
-      logger.info('later', 'recent');
-      await logger.flush();
-      const deleted = await logger.prune(30);
-      expect(deleted).toBe(4);
-      const after = await logger.list({ page: 1, per_page: 10 });
-      expect(after.items.map((e) => e.message)).toEqual(['recent']);
-      expect(after.total).toBe(1); // the running total moved with the prune
-    });
+    it('prunes entries older than the retention', () =>
+      withThreeEntries(async ({ logger }) => {
+        clock.advance(31 * 86_400_000);
+        logger.info('later', 'recent');
+        await logger.flush();
+        const deleted = await logger.prune(30);
+        expect(deleted).toBe(3);
+        const after = await logger.list({ page: 1, per_page: 10 });
+        expect(after.items.map((e) => e.message)).toEqual(['recent']);
+        expect(after.total).toBe(1); // the running total moved with the prune
+      }));
   },
   {},
   { clock },
 );
 
-it('keeps debug entries when the level is debug', async () => {
-  const { createTestContext, destroyTestContext } = await import('../helpers/context.js');
-  const t = await createTestContext('sqlite', { 'log.level': 'debug' });
-  try {
-    t.ctx.logger.debug('x', 'kept');
-    await t.ctx.logger.flush();
-    expect((await t.ctx.logger.list({ level: 'debug', page: 1, per_page: 10 })).total).toBe(1);
-  } finally {
-    await destroyTestContext(t);
-  }
-});
+describeEachDialect(
+  'the log at level debug',
+  (use) => {
+    it('keeps debug entries', async () => {
+      const { ctx } = use();
+      ctx.logger.debug('x', 'kept');
+      await ctx.logger.flush();
+      expect((await ctx.logger.list({ level: 'debug', page: 1, per_page: 10 })).total).toBe(1);
+    });
+  },
+  { 'log.level': 'debug' },
+);
 
 it('redact leaves ordinary values alone and bounds depth', () => {
   expect(redact({ a: 1, b: 'x', list: [{ secret: 's' }] })).toEqual({ a: 1, b: 'x', list: [{ secret: '[redacted]' }] });

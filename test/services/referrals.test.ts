@@ -50,6 +50,16 @@ describeEachDialect('referrals', (use) => {
     expect((await ctx.referrals.add({ referrer_id: c, referee_id: a }, 'user:1')).active).toBe(true);
   });
 
+  it.each([
+    ['referrer_id', { referrer_id: 0, referee_id: 1 }],
+    ['referee_id', { referrer_id: 1, referee_id: 1.5 }],
+    ['referrer_id', { referrer_id: -3, referee_id: 2 }],
+  ])('refuses a %s that is not a positive integer with svc_invalid_referral', async (field, input) => {
+    const before = (await use().ctx.referrals.list({ page: 1, per_page: 1 })).total;
+    await expect(use().ctx.referrals.add(input, 'user:1')).rejects.toMatchObject({ code: 'svc_invalid_referral', status: 400, data: { field } });
+    expect((await use().ctx.referrals.list({ page: 1, per_page: 1 })).total).toBe(before);
+  });
+
   it('lets one of many concurrent referrals of a member win, and never makes a cycle under races', async () => {
     const { ctx } = use();
     const target = await member('race-target');

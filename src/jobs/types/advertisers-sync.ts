@@ -1,5 +1,6 @@
 // `advertisers.sync`: syncs the advertisers of one network, or of every enabled and configured
-// network. Each stored page is a checkpoint, so a sync whose process died resumes after it.
+// network, counting advertisers (with a total once the network tells the list's size). Each
+// stored page is a checkpoint, so a sync whose process died resumes after it.
 import Joi from 'joi';
 import type { SyncCounts, SyncState } from '../../services/advertisers.js';
 import type { JobType } from '../registry.js';
@@ -13,14 +14,15 @@ export const advertisersSync: JobType<{ network?: string }> = {
     network: networkParam,
   }),
   run(ctx, job) {
-    return forEachNetwork<{ network?: string }, SyncCounts, SyncState>(ctx, job, (network, state) =>
+    return forEachNetwork<{ network?: string }, SyncCounts, SyncState>(ctx, job, (network, state, total) =>
       ctx.advertisers.sync(network, {
         resume: state.current?.network === network ? state.current : null,
         signal: job.signal,
         actor: `job:${job.id}`,
+        onProgress: (delta) => job.progress(delta),
+        onTotal: total,
         onPage: async (s) => {
           state.current = s;
-          job.progress({ done: 1 });
           await job.saveCheckpoint(state);
         },
       }),
