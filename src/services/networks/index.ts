@@ -15,7 +15,7 @@ import type { CashbackRuleService } from '../cashback.js';
 import { SecretBox, type Keys } from '../keys.js';
 import type { LogService } from '../logs.js';
 import type { SecretValues } from '../secret-values.js';
-import { SettingsService } from '../settings.js';
+import type { SettingsService } from '../settings.js';
 import { PostbackTargets, type PostbackTarget, type PostbackView } from './postback-targets.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, settingValues, shownSettings, toNetworkRow, type Network, type NetworkRow } from './rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from '../postbacks/auth.js';
@@ -39,10 +39,10 @@ export interface NetworkServiceDeps {
    * Until it is wired, every network counts 0 advertisers.
    */
   countAdvertisers?: (networks?: string[]) => Promise<Record<string, number>>;
-  /** Order counts per network id, from the orders service (which owns the table); 0 without it. */
-  countOrders?: (networks?: string[]) => Promise<Record<string, number>>;
-  /** The shared settings service (its `networks_revision`); one of its own without it. */
-  settings?: SettingsService;
+  /** Order counts per network id, from the orders service (which owns the table). */
+  countOrders: (networks?: string[]) => Promise<Record<string, number>>;
+  /** The shared settings service (which keeps `networks_revision`). */
+  settings: SettingsService;
   /** The base URL postbacks reach this daemon at (public_url, else the listening address), when known. */
   postbackBaseUrl?: () => string | null;
   /** Every secret this service opens (settings, postback secrets) is added here, so the log and stored errors scrub it. */
@@ -85,7 +85,7 @@ export class NetworkService {
   constructor(private readonly deps: NetworkServiceDeps) {
     this.byId = new Map(deps.modules.map((m) => [m.id, m]));
     this.box = new SecretBox(deps.keys.secretBox);
-    this.targets = new PostbackTargets({ db: deps.db, settings: deps.settings ?? new SettingsService({ db: deps.db }), box: this.box, secrets: deps.secrets, moduleOf: (id, row) => this.moduleOf(id, row) });
+    this.targets = new PostbackTargets({ db: deps.db, settings: deps.settings, box: this.box, secrets: deps.secrets, moduleOf: (id, row) => this.moduleOf(id, row) });
   }
 
   /** Every network, built-in then custom, with its state. */
@@ -499,7 +499,7 @@ export class NetworkService {
   }
 
   private async orderCounts(networks?: string[]): Promise<Record<string, number>> {
-    return this.deps.countOrders ? this.deps.countOrders(networks) : {};
+    return this.deps.countOrders(networks);
   }
 
   private async advertiserCounts(networks?: string[]): Promise<Record<string, number>> {
