@@ -1,5 +1,31 @@
 // The composition root: database, services and logger, with no hapi in it. The daemon and every
 // CLI command start here.
+//
+// Each table has one owning module, the only one that writes it; another domain reads it through
+// the owner's service (networks count orders through `orders.countByNetwork`, the orders' review
+// reads network settings through `networks.storedSetting`):
+//
+//   users                          services/users.ts
+//   app_passwords                  services/app-passwords.ts
+//   sessions                       services/sessions.ts
+//   auth_throttle                  services/auth-throttle.ts
+//   settings                       services/settings.ts (revisions: auth, networks)
+//   idempotency_keys               services/idempotency.ts
+//   balances, ledger_entries       services/ledger/ (counters row 'balances')
+//   payouts                        services/payouts.ts
+//   referrals                      services/referrals.ts (counters row 'referral_changes')
+//   networks                       services/networks/
+//   cashback_rules                 services/cashback.ts
+//   advertisers                    services/advertisers.ts
+//   orders                         services/orders.ts, order-rows.ts (reads), order-poll.ts
+//   postbacks                      services/postbacks/records.ts
+//   postback_rejections            services/postbacks/throttle.ts
+//   jobs                           services/jobs.ts
+//   logs                           services/logs.ts (counters row 'logs')
+//
+// Read-only joins for display stay in SQL where paging and sorting need them (a list of balances,
+// orders, payouts or referrals with the member's names joins users); services/overview.ts is a
+// report over every domain's tables and writes none.
 import { builtInModules } from './networks/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -18,10 +44,10 @@ import { IdempotencyService, type HoldInTransaction } from './services/idempoten
 import { JobService } from './services/jobs.js';
 import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
-import { LedgerService } from './services/ledger.js';
+import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs.js';
-import { NetworkService } from './services/networks.js';
-import { PostbackService } from './services/postbacks.js';
+import { NetworkService } from './services/networks/index.js';
+import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
 import { OrderService } from './services/orders.js';
 import { OverviewService } from './services/overview.js';
@@ -114,6 +140,8 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     configured: config.networks,
     postbackBaseUrl: () => postbacks.selfUrl,
     countAdvertisers: (networks) => advertisers.countByModule(networks),
+    countOrders: (networks) => orders.countByNetwork(networks),
+    settings,
   });
   const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs });
   const orders = new OrderService({

@@ -1,5 +1,6 @@
-// The database handle: one Sequelize instance for SQLite (embedded default) or MariaDB/MySQL,
-// write transactions that retry transient failures, and raw queries for hot paths.
+// The database handle for SQLite (embedded default) or MariaDB/MySQL: statements and write
+// transactions (retried on transient failures) on connections of our own (direct.ts), the
+// dialect helpers that keep SQL differences out of the services, and Sequelize for migrations.
 import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import type { Options, Sequelize, Transaction as SequelizeTransaction } from 'sequelize';
@@ -22,6 +23,7 @@ class DirectTransaction implements Transaction {
   }
 }
 import { isTransientDbError } from './errors.js';
+import { exactSum } from './values.js';
 
 export type Dialect = 'sqlite' | 'mysql';
 
@@ -77,8 +79,8 @@ export function parseDatabaseUrl(url: string): ParsedUrl {
 const require = createRequire(import.meta.url);
 
 /**
- * sqlite3 with every connection configured on open. Sequelize opens one connection per
- * transaction on SQLite, so per-connection settings (busy timeout, synchronous) belong here.
+ * sqlite3 with every connection configured on open: the direct driver's readers and writer and
+ * Sequelize's migration connection all get the per-connection settings (busy timeout, synchronous).
  */
 function configuredSqlite3(busyTimeoutMs: number): typeof import('sqlite3') {
   const sqlite3 = require('sqlite3') as typeof import('sqlite3');
@@ -310,6 +312,123 @@ export class Database {
       },
     );
     return this.autoIncrement;
+  }
+
+  // Dialect helpers: every SQL difference between SQLite and MariaDB/MySQL is written here once,
+  // so services write one statement and never branch on the dialect.
+
+  /**
+   * Whether a transaction locks the rows it reads for update (MariaDB/MySQL). A SQLite write
+   * transaction holds the database's one write lock from BEGIN IMMEDIATE, so it needs no row locks.
+   */
+  get rowLocks(): boolean {
+    return this.dialect === 'mysql';
+  }
+
+  /**
+   * Whether one writer at a time is all the database takes (SQLite), so running several write
+   * transactions side by side only queues them.
+   */
+  get singleWriter(): boolean {
+    return this.dialect === 'sqlite';
+  }
+
+  /**
+   * The locking clause that ends a SELECT inside a transaction: ` FOR UPDATE` (with `skipLocked`,
+   * ` FOR UPDATE SKIP LOCKED`: rows another transaction holds are passed over instead of waited
+   * for) on MariaDB/MySQL, nothing on SQLite (see `rowLocks`).
+   */
+  forUpdate(options: { skipLocked?: boolean } = {}): string {
+    if (!this.rowLocks) return '';
+    return options.skipLocked ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE';
+  }
+
+  /**
+   * An index hint after a table name (`FORCE INDEX (PRIMARY)`, `IGNORE INDEX FOR ORDER BY (x)`),
+   * for MariaDB/MySQL's planner; SQLite has no such hints and plans these queries well without.
+   */
+  indexHint(table: string, hint: string): string {
+    return this.dialect === 'mysql' ? `${table} ${hint}` : table;
+  }
+
+  /** How the incoming row's value of `column` is named inside `upsert`'s assignments. */
+  incoming(column: string): string {
+    return this.dialect === 'mysql' ? `VALUES(${column})` : `excluded.${column}`;
+  }
+
+  /**
+   * An INSERT of `rows` rows (`?` placeholders, row by row) that leaves alone a row whose unique
+   * key already exists. The affected count is the number of rows inserted.
+   */
+  insertIgnore(table: string, columns: readonly string[], rows = 1): string {
+    const values = this.valuesList(columns, rows);
+    return this.dialect === 'mysql' ? `INSERT IGNORE INTO ${table} (${columns.join(', ')}) VALUES ${values}` : `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values} ON CONFLICT DO NOTHING`;
+  }
+
+  /**
+   * An INSERT of `rows` rows (`?` placeholders, row by row) that, for a row whose `key` exists
+   * already, runs `set` instead. `set` lists columns that take the incoming value, or maps columns
+   * to SQL expressions (the existing row's columns by name, the incoming ones by `incoming(c)`;
+   * their `?` placeholders follow the rows'). MariaDB assigns left to right and a later
+   * expression sees the earlier assignments, SQLite sees the old row throughout: assign a column
+   * other expressions read last.
+   */
+  upsert(table: string, columns: readonly string[], key: readonly string[], set: readonly string[] | Readonly<Record<string, string>>, rows = 1): string {
+    const assignments = Array.isArray(set) ? (set as readonly string[]).map((c) => `${c} = ${this.incoming(c)}`) : Object.entries(set).map(([c, expr]) => `${c} = ${expr}`);
+    const insert = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${this.valuesList(columns, rows)}`;
+    return this.dialect === 'mysql' ? `${insert} ON DUPLICATE KEY UPDATE ${assignments.join(', ')}` : `${insert} ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${assignments.join(', ')}`;
+  }
+
+  /**
+   * Adds amounts to counter-like columns of many rows in `t`, making the rows that do not exist
+   * yet (their other columns take their defaults, the added columns must default to 0), and
+   * answers how many rows it made. Each row gives its `key` values, a non-zero amount for each
+   * `add` column and the values of the `set` columns. MariaDB: one INSERT ... ON DUPLICATE KEY
+   * UPDATE per 500 rows, where an updated row counts 2 and an inserted one 1 (so every row must
+   * change). SQLite counts an upsert's update like an insert: the missing rows are made first
+   * (counted), then each row is updated.
+   */
+  async addToRows(
+    table: string,
+    key: readonly string[],
+    add: readonly string[],
+    set: readonly string[],
+    rows: { key: unknown[]; add: number[]; set: unknown[] }[],
+    t: Transaction,
+  ): Promise<number> {
+    let created = 0;
+    for (let i = 0; i < rows.length; i += 500) {
+      const chunk = rows.slice(i, i + 500);
+      if (this.dialect === 'mysql') {
+        const columns = [...key, ...add, ...set];
+        const updates = [...add.map((c) => `${c} = ${c} + VALUES(${c})`), ...set.map((c) => `${c} = VALUES(${c})`)];
+        const { affected } = await this.execute(
+          `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${this.valuesList(columns, chunk.length)} ON DUPLICATE KEY UPDATE ${updates.join(', ')}`,
+          chunk.flatMap((r) => [...r.key, ...r.add, ...r.set]),
+          t,
+        );
+        created += 2 * chunk.length - affected;
+      } else {
+        created += (await this.execute(this.insertIgnore(table, key, chunk.length), chunk.flatMap((r) => r.key), t)).affected;
+        const assignments = [...add.map((c) => `${c} = ${c} + ?`), ...set.map((c) => `${c} = ?`)].join(', ');
+        const where = key.map((c) => `${c} = ?`).join(' AND ');
+        for (const r of chunk) await this.execute(`UPDATE ${table} SET ${assignments} WHERE ${where}`, [...r.add, ...r.set, ...r.key], t);
+      }
+    }
+    return created;
+  }
+
+  /**
+   * The select-list item(s) of an exact SUM of an integer expression, read back with `readSum`
+   * under `alias` (see `exactSum` in values.ts for how each dialect keeps it exact).
+   */
+  exactSum(expr: string, alias: string): string {
+    return exactSum(this.dialect, expr, alias);
+  }
+
+  private valuesList(columns: readonly string[], rows: number): string {
+    const one = `(${columns.map(() => '?').join(', ')})`;
+    return Array.from({ length: rows }, () => one).join(', ');
   }
 
   /**

@@ -1,6 +1,6 @@
-// Statements outside a transaction go straight to the driver: Sequelize's per-query machinery
+// Every statement and transaction goes straight to the driver: Sequelize's per-query machinery
 // (stack capture, result shaping) costs several times the query itself on the hot read paths.
-// Transactions, migrations and anything that needs Sequelize still go through it.
+// Only the migrations (umzug, the query interface) still go through Sequelize.
 import { createRequire } from 'node:module';
 import type { Database as SqliteConnection } from 'sqlite3';
 import type { Pool, ResultSetHeader } from 'mysql2';
@@ -141,7 +141,7 @@ export class SqliteDirect implements DirectDriver {
   }
 }
 
-/** A mysql2 pool beside Sequelize's (which keeps serving transactions). */
+/** A mysql2 pool of our own: statements, and transactions on a connection taken from it. */
 export class MysqlDirect implements DirectDriver {
   private readonly pool: Pool;
 

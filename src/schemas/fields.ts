@@ -3,7 +3,7 @@
 // every door. Each is a function or a fresh object because Joi schemas are immutable: a caller's
 // `.required()` or `.description()` makes a new schema and never changes the shared one.
 import Joi from 'joi';
-import { NETWORK_ID } from '../services/network-rows.js';
+import { NETWORK_ID } from '../services/networks/rows.js';
 
 /** `page` and `per_page` as the host platform defines them. */
 export const paging = {

@@ -9,7 +9,7 @@ import { ServiceError } from '../errors.js';
 import type { ModuleRuntime, NetworkAdvertiser, NetworkModule } from '../networks/types.js';
 import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './cashback.js';
 import type { LogService } from './logs.js';
-import type { NetworkService } from './networks.js';
+import type { NetworkService } from './networks/index.js';
 import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
 import type { Job, JobService, WalkTotal } from './jobs.js';
 import type { UserService } from './users.js';
@@ -266,12 +266,7 @@ export class AdvertiserService {
     const keys = [...rows.keys()];
     const existing = await db.select<{ advertiser: unknown }>(`SELECT advertiser FROM advertisers WHERE module = ? AND advertiser IN (${keys.map(() => '?').join(', ')})`, [module, ...keys]);
     const insertCols = ['module', 'advertiser', ...SYNCED.slice(0, SYNCED.length), 'created_at', 'updated_at'];
-    const placeholders = `(${insertCols.map(() => '?').join(', ')})`;
-    const update =
-      db.dialect === 'mysql'
-        ? `ON DUPLICATE KEY UPDATE ${[...SYNCED, 'updated_at'].map((c) => `${c} = VALUES(${c})`).join(', ')}`
-        : `ON CONFLICT (module, advertiser) DO UPDATE SET ${[...SYNCED, 'updated_at'].map((c) => `${c} = excluded.${c}`).join(', ')}`;
-    await db.execute(`INSERT INTO advertisers (${insertCols.join(', ')}) VALUES ${keys.map(() => placeholders).join(', ')} ${update}`, [...rows.values()].flat());
+    await db.execute(db.upsert('advertisers', insertCols, ['module', 'advertiser'], [...SYNCED, 'updated_at'], keys.length), [...rows.values()].flat());
     counts.updated += existing.length;
     counts.created += rows.size - existing.length;
   }

@@ -132,10 +132,7 @@ export class CashbackRuleService {
       const rule = normaliseRule(type, value, currency, this.deps.currency);
       const now = this.deps.clock.now();
       const params = [net, adv ?? '', rule.type, rule.value, rule.currency, now];
-      const sql =
-        this.deps.db.dialect === 'mysql'
-          ? 'INSERT INTO cashback_rules (network, advertiser, type, value, currency, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE type = VALUES(type), value = VALUES(value), currency = VALUES(currency), updated_at = VALUES(updated_at)'
-          : 'INSERT INTO cashback_rules (network, advertiser, type, value, currency, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (network, advertiser) DO UPDATE SET type = excluded.type, value = excluded.value, currency = excluded.currency, updated_at = excluded.updated_at';
+      const sql = this.deps.db.upsert('cashback_rules', ['network', 'advertiser', 'type', 'value', 'currency', 'updated_at'], ['network', 'advertiser'], ['type', 'value', 'currency', 'updated_at']);
       await this.deps.db.execute(sql, params);
       this.deps.logger.info('cashback', 'Cashback rule set', { network: net, advertiser: adv, type: rule.type, value: rule.value, currency: rule.currency, actor });
       return { ...rule, network: net, advertiser: adv, source: adv === null ? 'network' : 'advertiser', updated_at: now.toISOString() };

@@ -191,7 +191,7 @@ export class JobService {
     const { db, clock } = this.deps;
     const maxAttempts = this.deps.maxAttempts ?? 5;
     // Locked rows belong to another claimer's transaction: skip them rather than wait.
-    const lock = db.dialect === 'mysql' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const lock = db.forUpdate({ skipLocked: true });
     const inTypes = types.map(() => '?').join(', ');
     const columns = 'id, type, params, status, attempts, checkpoint';
     // Each round either claims a job, finds none, or settles one dead job and looks again.

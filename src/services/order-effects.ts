@@ -7,7 +7,7 @@ import type { Database } from '../db/database.js';
 import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { applyRate, parsePercent, type Rate } from '../money.js';
-import type { LedgerService, PostInput } from './ledger.js';
+import type { LedgerService, PostInput } from './ledger/index.js';
 import type { OrderRow, OrderStatus } from './order-rows.js';
 import type { ReferralService } from './referrals.js';
 
@@ -150,7 +150,7 @@ export class OrderEffects {
     await this.postCredits(t);
     const standing = await this.deps.db.select<{ id: unknown }>(
       `SELECT e.id FROM ledger_entries e LEFT JOIN ledger_entries x ON x.reverses_id = e.id
-       WHERE e.order_id = ? AND e.type IN ('cashback', 'referral') AND x.id IS NULL ORDER BY e.id${this.deps.db.dialect === 'mysql' ? ' FOR UPDATE' : ''}`,
+       WHERE e.order_id = ? AND e.type IN ('cashback', 'referral') AND x.id IS NULL ORDER BY e.id${this.deps.db.forUpdate()}`,
       [row.id],
       t,
     );

@@ -10,7 +10,7 @@ import { isServiceError, type ServiceError } from '../errors.js';
 import type { ModuleRuntime, NetworkTransaction } from '../networks/types.js';
 import type { WalkTotal } from './job-rows.js';
 import type { LogService } from './logs.js';
-import type { NetworkService } from './networks.js';
+import type { NetworkService } from './networks/index.js';
 import type { OrderReport, RecordInput } from './order-reports.js';
 import type { OrderChange } from './orders.js';
 

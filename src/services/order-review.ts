@@ -4,11 +4,10 @@
 // token holder can make up, so the rule is checked on every report that brings amounts (a new
 // order, a correction while pending), for postbacks and polls alike; an administrator's own
 // entries and corrections are never held (they are the review).
-import type { Database } from '../db/database.js';
+import type { NetworkService } from './networks/index.js';
 import { HOOKS } from '../hooks/index.js';
 import { ceilingIn, formatAmount, parseCeiling, type Ceiling } from '../money.js';
 import type { LogService } from './logs.js';
-import { settingValues } from './network-rows.js';
 import type { Amounts } from './order-reports.js';
 import type { OrderRow, ReviewReason } from './order-rows.js';
 import type { LogEvent } from './orders.js';
@@ -17,7 +16,8 @@ import type { LogEvent } from './orders.js';
 export const REVIEW_SETTING = 'review_above';
 
 export interface OrderReviewDeps {
-  db: Database;
+  /** The networks service, which owns their stored settings. */
+  networks: Pick<NetworkService, 'storedSetting'>;
   logger: LogService;
   /** `orders.review_above`: the site's ceiling; null or "none": none. */
   siteCeiling: string | null;
@@ -50,8 +50,7 @@ export class OrderReview {
     const ids = [...new Set(networks)];
     const out = new Map<string, Ceiling | null>();
     if (ids.length === 0) return out;
-    const rows = await this.deps.db.select<{ id: unknown; settings: unknown }>(`SELECT id, settings FROM networks WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-    const stored = new Map(rows.map((r) => [String(r.id), settingValues(r.settings)[REVIEW_SETTING]]));
+    const stored = await this.deps.networks.storedSetting(ids, REVIEW_SETTING);
     for (const id of ids) {
       const text = stored.get(id) ?? this.deps.configured?.[id]?.[REVIEW_SETTING];
       out.set(id, text === undefined || text === '' ? this.site : this.parse(id, text));

@@ -148,7 +148,7 @@ export class OrderReader {
 
   /** One order row, locked for the rest of the transaction on MariaDB. */
   async lockById(id: number, t: Transaction): Promise<OrderRow | null> {
-    const [row] = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id = ?${this.forUpdate()}`, [id], t);
+    const [row] = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id = ?${this.db.forUpdate()}`, [id], t);
     return row ? toOrderRow(row) : null;
   }
 
@@ -173,7 +173,7 @@ export class OrderReader {
       for (let i = 0; i < list.length; i += 500) {
         const chunk = list.slice(i, i + 500);
         const where = `network = ? AND transaction_id IN (${chunk.map(() => '?').join(', ')})`;
-        if (this.db.dialect !== 'mysql') {
+        if (!this.db.rowLocks) {
           const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.${where}`, [network, ...chunk], t);
           for (const r of rows.map(toOrderRow)) found.set(orderKey(r.network, r.transaction_id), r);
         } else {
@@ -186,15 +186,11 @@ export class OrderReader {
       ids.sort((a, b) => a - b);
       for (let i = 0; i < ids.length; i += 500) {
         const chunk = ids.slice(i, i + 500);
-        const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id IN (${chunk.map(() => '?').join(', ')}) ORDER BY o.id FOR UPDATE`, chunk, t);
+        const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id IN (${chunk.map(() => '?').join(', ')}) ORDER BY o.id${this.db.forUpdate()}`, chunk, t);
         for (const r of rows.map(toOrderRow)) found.set(orderKey(r.network, r.transaction_id), r);
       }
     }
     return found;
-  }
-
-  private forUpdate(): string {
-    return this.db.dialect === 'mysql' ? ' FOR UPDATE' : '';
   }
 
   /** Orders by id, shaped (with `raw` when asked), in the order of `ids`. */
@@ -209,6 +205,14 @@ export class OrderReader {
     const shaped = await this.shape(rows, options);
     const byId = new Map(shaped.map((o) => [o.id, o]));
     return ids.map((id) => byId.get(id)).filter((o): o is Order => o !== undefined);
+  }
+
+  /** How many orders each network has (only `networks` when given). */
+  async countByNetwork(networks?: string[]): Promise<Record<string, number>> {
+    if (networks?.length === 0) return {};
+    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
+    const rows = await this.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
+    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
   }
 
   /** Newest first, filtered and paged. */

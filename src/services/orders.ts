@@ -11,7 +11,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, formatAmount, parseAmount } from '../money.js';
 import { checkAdvertiser, checkNetwork, decodeRule, ruleKey, type CashbackRuleService } from './cashback.js';
-import type { LedgerService } from './ledger.js';
+import type { LedgerService } from './ledger/index.js';
 import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 import { OrderEffects, withNote } from './order-effects.js';
@@ -21,7 +21,7 @@ import { decideHeld, heldEvent, OrderReview, reviewReason } from './order-review
 import type { ReferralService } from './referrals.js';
 import type { AdvertiserService } from './advertisers.js';
 import type { Job, JobService } from './jobs.js';
-import type { NetworkService } from './networks.js';
+import type { NetworkService } from './networks/index.js';
 import { OrderPoll, type PollCounts, type PollOptions } from './order-poll.js';
 
 export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type Order, type OrderFilters, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './order-rows.js';
@@ -103,7 +103,7 @@ export class OrderService {
     this.poller = new OrderPoll({ db: deps.db, clock: deps.clock, logger: deps.logger, networks: deps.networks, orders: this });
     this.reader = new OrderReader(deps.db);
     this.effects = new OrderEffects({ db: deps.db, ledger: deps.ledger, referrals: deps.referrals, referralShare: deps.referralShare });
-    this.review = new OrderReview({ db: deps.db, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
+    this.review = new OrderReview({ networks: deps.networks, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
   }
 
   /**
@@ -373,6 +373,11 @@ export class OrderService {
     if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
     if (filters.status !== undefined) checkStatus(filters.status);
     return this.reader.list(filters);
+  }
+
+  /** How many orders each network has (only `networks` when given): the networks' counts. */
+  countByNetwork(networks?: string[]): Promise<Record<string, number>> {
+    return this.reader.countByNetwork(networks);
   }
 
   /**

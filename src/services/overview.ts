@@ -3,7 +3,7 @@
 // every total is summed and read exactly (src/db/values.ts exactSum), however large.
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { exactSum, readSum, toInt } from '../db/values.js';
+import { readSum, toInt } from '../db/values.js';
 import { formatAmount } from '../money.js';
 
 export const ORDER_STATUSES_SHOWN = ['pending', 'approved', 'declined'] as const;
@@ -55,7 +55,7 @@ export class OverviewService {
     const now = this.deps.clock.now();
     const days = options.days ?? 30;
     const since = new Date(now.getTime() - days * 86_400_000);
-    const sum = (expr: string, alias: string) => exactSum(db.dialect, expr, alias);
+    const sum = (expr: string, alias: string) => db.exactSum(expr, alias);
     const [members, liabilities, orders, referrals, payouts, unmatched, held] = await Promise.all([
       db.select<Record<string, unknown>>(
         `SELECT (SELECT COUNT(*) FROM users WHERE role = 'member') AS total,

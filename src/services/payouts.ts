@@ -8,7 +8,7 @@ import { toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { HOOKS, type HookBus } from '../hooks/index.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../money.js';
-import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from './ledger.js';
+import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from './ledger/index.js';
 import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 
@@ -276,8 +276,7 @@ export class PayoutService {
    * and makes sure it is still pending, so two concurrent state changes apply exactly once.
    */
   private async lockPending(id: number, t: Transaction): Promise<{ member_id: number; currency: string; amount: number }> {
-    const lock = this.deps.db.dialect === 'mysql' ? ' FOR UPDATE' : '';
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT id, member_id, currency, amount, status FROM payouts WHERE id = ?${lock}`, [id], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT id, member_id, currency, amount, status FROM payouts WHERE id = ?${this.deps.db.forUpdate()}`, [id], t);
     if (!row) throw new ServiceError('svc_payout_not_found', `Payout ${id} not found.`, 404);
     if (row.status !== 'pending') throw new ServiceError('svc_payout_closed', `Payout ${id} is already ${String(row.status)}; it cannot change again.`, 409, { payout_status: row.status });
     return { member_id: toInt(row.member_id), currency: String(row.currency), amount: toMinor(row.amount) };

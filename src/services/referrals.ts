@@ -3,7 +3,7 @@
 import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { exactSum, readSum, toInt, toIso } from '../db/values.js';
+import { readSum, toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { formatAmount } from '../money.js';
 import type { Once } from './idempotency.js';
@@ -75,11 +75,7 @@ export class ReferralService {
    * transaction is exclusive already; the statement is harmless there.) Referral changes are rare.
    */
   private async lockChanges(t: Transaction): Promise<void> {
-    const sql =
-      this.deps.db.dialect === 'mysql'
-        ? "INSERT INTO counters (name, value) VALUES ('referral_changes', 1) ON DUPLICATE KEY UPDATE value = value + 1"
-        : "INSERT INTO counters (name, value) VALUES ('referral_changes', 1) ON CONFLICT (name) DO UPDATE SET value = value + 1";
-    await this.deps.db.execute(sql, [], t);
+    await this.deps.db.execute(this.deps.db.upsert('counters', ['name', 'value'], ['name'], { value: 'value + 1' }), ['referral_changes', 1], t);
   }
 
   private async requireMember(id: number, t: Transaction): Promise<void> {
@@ -185,7 +181,7 @@ export class ReferralService {
       const ids = rows.map((r) => String(toInt(r.id)));
       const sums = await this.deps.db.select<Record<string, unknown>>(
         // A credit and its reversal (if any) summed together, exactly (exactSum).
-        `SELECT e.source_id, e.currency, ${exactSum(this.deps.db.dialect, 'e.amount + COALESCE(x.amount, 0)', 'net')}
+        `SELECT e.source_id, e.currency, ${this.deps.db.exactSum('e.amount + COALESCE(x.amount, 0)', 'net')}
          FROM ledger_entries e LEFT JOIN ledger_entries x ON x.reverses_id = e.id
          WHERE e.source_type = 'referral' AND e.source_id IN (${ids.map(() => '?').join(', ')})
          GROUP BY e.source_id, e.currency ORDER BY e.currency`,

@@ -1,12 +1,16 @@
 // Small named values shared by every process on the database (e.g. the auth revision that tells
 // each daemon its credential cache is stale).
+import { randomBytes } from 'node:crypto';
 import type { Transaction } from '../db/transaction.js';
 import type { Database } from '../db/database.js';
 
+const AUTH_REVISION = 'auth_revision';
+
+/** Named values and the revisions that tell every process its cache is stale. */
 export class SettingsService {
   private readonly db: Database;
-  private revisionRead: Promise<string> | null = null;
-  private nextRevisionRead: Promise<string> | null = null;
+  /** Per revision name: the read running now, and the one that callers arriving meanwhile share. */
+  private readonly revisionReads = new Map<string, { current: Promise<string> | null; next: Promise<string> | null }>();
 
   constructor(deps: { db: Database }) {
     this.db = deps.db;
@@ -18,38 +22,48 @@ export class SettingsService {
   }
 
   async set(name: string, value: string, transaction?: Transaction): Promise<void> {
-    const sql =
-      this.db.dialect === 'mysql'
-        ? 'INSERT INTO settings (name, value) VALUES (?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)'
-        : 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value';
-    await this.db.execute(sql, [name, value], transaction);
+    await this.db.execute(this.db.upsert('settings', ['name', 'value'], ['name'], ['value']), [name, value], transaction);
+  }
+
+  /**
+   * Moves the revision kept under `name`, in `transaction` when given: every process that caches
+   * what the revision guards reads it again on its next call.
+   */
+  async bumpRevision(name: string, transaction?: Transaction): Promise<void> {
+    await this.set(name, `${Date.now()}-${randomBytes(6).toString('hex')}`, transaction);
+  }
+
+  /**
+   * The current value of the revision kept under `name` ('0' before its first bump), read from
+   * the database after the call began. Concurrent callers share reads: one read per name runs at
+   * a time and everyone who arrived while it ran shares the next.
+   */
+  revision(name: string): Promise<string> {
+    const reads = this.revisionReads.get(name) ?? { current: null, next: null };
+    this.revisionReads.set(name, reads);
+    if (!reads.current) {
+      reads.current = this.get(name)
+        .then((v) => v ?? '0')
+        .finally(() => (reads.current = null));
+      return reads.current;
+    }
+    if (!reads.next) {
+      const after = reads.current.catch(() => undefined);
+      reads.next = after.then(() => {
+        reads.next = null;
+        return this.revision(name);
+      });
+    }
+    return reads.next;
   }
 
   /** Marks every cached credential stale, in every process (a revoke, a disabled user, a role change). */
   async bumpAuthRevision(transaction?: Transaction): Promise<void> {
-    await this.set('auth_revision', `${Date.now()}-${Math.random().toString(36).slice(2)}`, transaction);
+    await this.bumpRevision(AUTH_REVISION, transaction);
   }
 
-  /**
-   * The current auth revision, read from the database after the call began. Concurrent callers
-   * share reads: one read runs at a time and everyone who arrived while it ran shares the next.
-   */
+  /** The current auth revision (see `revision`). */
   authRevision(): Promise<string> {
-    if (!this.revisionRead) {
-      this.revisionRead = this.readRevision().finally(() => (this.revisionRead = null));
-      return this.revisionRead;
-    }
-    if (!this.nextRevisionRead) {
-      const after = this.revisionRead.catch(() => undefined);
-      this.nextRevisionRead = after.then(() => {
-        this.nextRevisionRead = null;
-        return this.authRevision();
-      });
-    }
-    return this.nextRevisionRead;
-  }
-
-  private async readRevision(): Promise<string> {
-    return (await this.get('auth_revision')) ?? '0';
+    return this.revision(AUTH_REVISION);
   }
 }

@@ -288,7 +288,7 @@ export class UserService {
     const [rows, count] = await Promise.all([
       // MariaDB would otherwise walk the whole login index to avoid a sort, testing every row.
       this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${USER_COLUMNS} FROM users${filters.search && this.deps.db.dialect === 'mysql' ? ' IGNORE INDEX FOR ORDER BY (users_login)' : ''} ${clause} ORDER BY login LIMIT ${filters.per_page} OFFSET ${offset}`,
+        `SELECT ${USER_COLUMNS} FROM ${filters.search ? this.deps.db.indexHint('users', 'IGNORE INDEX FOR ORDER BY (users_login)') : 'users'} ${clause} ORDER BY login LIMIT ${filters.per_page} OFFSET ${offset}`,
         params,
       ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users ${clause}`, params),

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildContext } from '../../src/context.js';
 import { Database, parseDatabaseUrl } from '../../src/db/database.js';
 import { isTransientDbError, translateDbError } from '../../src/db/errors.js';
+import { readSum } from '../../src/db/values.js';
 import { describeEachDialect } from '../helpers/context.js';
 
 describe('database URLs', () => {
@@ -91,12 +92,138 @@ describeEachDialect('transactions', (use) => {
     await Promise.all(
       Array.from({ length: 40 }, () =>
         db.transaction(async (t) => {
-          const [row] = await db.select<{ value: string }>("SELECT value FROM settings WHERE name = 'counter'" + (db.dialect === 'mysql' ? ' FOR UPDATE' : ''), [], t);
+          const [row] = await db.select<{ value: string }>(`SELECT value FROM settings WHERE name = 'counter'${db.forUpdate()}`, [], t);
           await db.execute("UPDATE settings SET value = ? WHERE name = 'counter'", [String(Number(row.value) + 1)], t);
         }),
       ),
     );
     expect((await db.select<{ value: string }>("SELECT value FROM settings WHERE name = 'counter'"))[0].value).toBe('40');
+  });
+});
+
+describeEachDialect('dialect helpers', (use, dialect) => {
+  let tables = 0;
+  /** A table of this test's own, so no test sees another's rows. */
+  async function table(): Promise<string> {
+    const name = `helper_${++tables}`;
+    await use().ctx.db.execute(`CREATE TABLE ${name} (k VARCHAR(32) NOT NULL, c VARCHAR(8) NOT NULL, n BIGINT NOT NULL DEFAULT 0, m BIGINT NOT NULL DEFAULT 0, s VARCHAR(32) NULL, PRIMARY KEY (k, c))`);
+    return name;
+  }
+  const rows = async (name: string) =>
+    (await use().ctx.db.select<Record<string, unknown>>(`SELECT k, c, n, m, s FROM ${name} ORDER BY k, c`)).map((r) => ({ k: r.k, c: r.c, n: Number(r.n), m: Number(r.m), s: r.s }));
+
+  it('insertIgnore inserts the new rows, leaves the existing ones alone and counts the inserted', async () => {
+    const { db } = use().ctx;
+    const name = await table();
+    expect((await db.execute(db.insertIgnore(name, ['k', 'c', 'n']), ['a', 'EUR', 1])).affected).toBe(1);
+    const { affected } = await db.execute(db.insertIgnore(name, ['k', 'c', 'n'], 3), ['a', 'EUR', 99, 'b', 'EUR', 2, 'a', 'USD', 3]);
+    expect(affected).toBe(2);
+    expect(await rows(name)).toEqual([
+      { k: 'a', c: 'EUR', n: 1, m: 0, s: null },
+      { k: 'a', c: 'USD', n: 3, m: 0, s: null },
+      { k: 'b', c: 'EUR', n: 2, m: 0, s: null },
+    ]);
+  });
+
+  it('upsert inserts a new row and gives an existing one the listed columns of the incoming row', async () => {
+    const { db } = use().ctx;
+    const name = await table();
+    const sql = db.upsert(name, ['k', 'c', 'n', 's'], ['k', 'c'], ['s']);
+    await db.execute(sql, ['a', 'EUR', 1, 'first']);
+    await db.execute(sql, ['a', 'EUR', 50, 'second']);
+    await db.transaction((t) => db.execute(db.upsert(name, ['k', 'c', 'n', 's'], ['k', 'c'], ['n', 's'], 2), ['a', 'EUR', 7, 'third', 'b', 'EUR', 8, 'new'], t));
+    expect(await rows(name)).toEqual([
+      { k: 'a', c: 'EUR', n: 7, m: 0, s: 'third' },
+      { k: 'b', c: 'EUR', n: 8, m: 0, s: 'new' },
+    ]);
+  });
+
+  it('upsert takes expressions over the existing and the incoming row, their placeholders after the rows', async () => {
+    const { db } = use().ctx;
+    const name = await table();
+    const sql = db.upsert(name, ['k', 'c', 'n', 'm'], ['k', 'c'], { n: `n + ${db.incoming('n')} + ?`, m: `CASE WHEN m >= ? THEN 0 ELSE m + 1 END` });
+    await db.execute(sql, ['a', 'EUR', 5, 0, 100, 2]);
+    expect(await rows(name)).toEqual([{ k: 'a', c: 'EUR', n: 5, m: 0, s: null }]);
+    await db.execute(sql, ['a', 'EUR', 5, 0, 100, 2]);
+    await db.execute(sql, ['a', 'EUR', 1, 0, 1000, 2]);
+    expect(await rows(name)).toEqual([{ k: 'a', c: 'EUR', n: 1111, m: 2, s: null }]);
+    await db.execute(sql, ['a', 'EUR', 1, 0, 0, 2]);
+    expect(await rows(name)).toEqual([{ k: 'a', c: 'EUR', n: 1112, m: 0, s: null }]);
+  });
+
+  it('addToRows adds to existing rows, makes the missing ones and counts only those', async () => {
+    const { db } = use().ctx;
+    const name = await table();
+    await db.execute(`INSERT INTO ${name} (k, c, n, m) VALUES ('a', 'EUR', 10, 1)`);
+    const created = await db.transaction((t) =>
+      db.addToRows(name, ['k', 'c'], ['n', 'm'], ['s'], [
+        { key: ['a', 'EUR'], add: [5, -1], set: ['x'] },
+        { key: ['b', 'EUR'], add: [-3, 2], set: ['y'] },
+        { key: ['b', 'USD'], add: [4, 4], set: [null] },
+      ], t),
+    );
+    expect(created).toBe(2);
+    expect(await rows(name)).toEqual([
+      { k: 'a', c: 'EUR', n: 15, m: 0, s: 'x' },
+      { k: 'b', c: 'EUR', n: -3, m: 2, s: 'y' },
+      { k: 'b', c: 'USD', n: 4, m: 4, s: null },
+    ]);
+    // Past one statement's chunk of 500 rows, still every row once.
+    const many = Array.from({ length: 501 }, (_, i) => ({ key: [`k${i}`, 'EUR'], add: [i + 1, 1], set: [] as unknown[] }));
+    expect(await db.transaction((t) => db.addToRows(name, ['k', 'c'], ['n', 'm'], [], many, t))).toBe(501);
+    expect(await db.transaction((t) => db.addToRows(name, ['k', 'c'], ['n', 'm'], [], many, t))).toBe(0);
+    const [sum] = await db.select<{ total: unknown; n: unknown }>(`SELECT SUM(n) AS total, COUNT(*) AS n FROM ${name} WHERE k LIKE 'k%'`);
+    expect([Number(sum.total), Number(sum.n)]).toEqual([501 * 502, 501]);
+  });
+
+  it('forUpdate locks the rows read on MariaDB, and with skipLocked passes over those another transaction holds', async () => {
+    const { db } = use().ctx;
+    const name = await table();
+    await db.execute(`INSERT INTO ${name} (k, c) VALUES ('a', 'EUR'), ('b', 'EUR')`);
+    if (dialect === 'sqlite') {
+      // One writer holds the whole database: no row locks, and the statements run as they are.
+      expect([db.forUpdate(), db.forUpdate({ skipLocked: true })]).toEqual(['', '']);
+      expect(await db.transaction((t) => db.select(`SELECT k FROM ${name} ORDER BY k${db.forUpdate({ skipLocked: true })}`, [], t))).toEqual([{ k: 'a' }, { k: 'b' }]);
+      return;
+    }
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = db.transaction(async (t) => {
+      await db.select(`SELECT k FROM ${name} WHERE k = 'a'${db.forUpdate()}`, [], t);
+      locked();
+      await held;
+    }, 0);
+    await isLocked;
+    const free = await db.transaction((t) => db.select<{ k: string }>(`SELECT k FROM ${name} ORDER BY k${db.forUpdate({ skipLocked: true })}`, [], t), 0);
+    expect(free).toEqual([{ k: 'b' }]);
+    release();
+    await holder;
+    expect(await db.transaction((t) => db.select(`SELECT k FROM ${name} ORDER BY k${db.forUpdate({ skipLocked: true })}`, [], t), 0)).toEqual([{ k: 'a' }, { k: 'b' }]);
+  });
+
+  it('indexHint names an index for MariaDB and leaves the table bare on SQLite, the query answering alike', async () => {
+    const { db } = use().ctx;
+    const name = await table();
+    await db.execute(`INSERT INTO ${name} (k, c, n) VALUES ('a', 'EUR', 1), ('b', 'EUR', 2)`);
+    const from = db.indexHint(name, 'FORCE INDEX (PRIMARY)');
+    expect(from).toBe(dialect === 'mysql' ? `${name} FORCE INDEX (PRIMARY)` : name);
+    expect(await db.select(`SELECT k FROM ${from} WHERE k = ? AND c = ?`, ['b', 'EUR'])).toEqual([{ k: 'b' }]);
+  });
+
+  it('exactSum sums past 2^63 exactly', async () => {
+    const { db } = use().ctx;
+    const name = await table();
+    const big = 2n ** 62n + 7n;
+    await db.execute(`INSERT INTO ${name} (k, c, n) VALUES ('a', 'EUR', ?), ('b', 'EUR', ?), ('c', 'EUR', ?)`, [big, big, -3n]);
+    const [row] = await db.select<Record<string, unknown>>(`SELECT ${db.exactSum('n', 'total')} FROM ${name}`);
+    expect(readSum(row, 'total')).toBe(2n * big - 3n);
+  });
+
+  it('singleWriter and rowLocks tell the embedded database from the server', () => {
+    const { db } = use().ctx;
+    expect({ singleWriter: db.singleWriter, rowLocks: db.rowLocks }).toEqual(dialect === 'sqlite' ? { singleWriter: true, rowLocks: false } : { singleWriter: false, rowLocks: true });
   });
 });
 

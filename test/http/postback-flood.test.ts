@@ -7,7 +7,7 @@ import type { Server } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { buildContext } from '../../src/context.js';
-import { clientKey } from '../../src/services/postback-throttle.js';
+import { clientKey } from '../../src/services/postbacks/throttle.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
 import { getPostback, query, shopnetDefinition, type Sent } from '../helpers/networks.js';

@@ -2,7 +2,7 @@
 // writes it, the IP allowlist, and the token hash. Expected signatures come from node:crypto.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ipAllowed, normaliseAllowlist, parseSignatureHeader, safeEqual, signatureMatches, tokenHash } from '../../src/services/postback-auth.js';
+import { ipAllowed, normaliseAllowlist, parseSignatureHeader, safeEqual, signatureMatches, tokenHash } from '../../src/services/postbacks/auth.js';
 
 const hex = (c: string) => c.repeat(64);
 const sign = (secret: string, t: number, payload: string) => createHmac('sha256', secret).update(`${t}.${payload}`).digest('hex');

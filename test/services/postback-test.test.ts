@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { builtInModules } from '../../src/networks/index.js';
-import { templateMapping } from '../../src/services/postback-test.js';
+import { templateMapping } from '../../src/services/postbacks/test.js';
 import { fakeModule } from '../helpers/networks.js';
 
 describe('test postbacks for built-in networks', () => {

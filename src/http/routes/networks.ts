@@ -3,9 +3,9 @@
 import Joi from 'joi';
 import { customDefinitionPatchSchema } from '../../networks/custom-definition.js';
 import { dateTime, flag, networkId, none, paging, type Paging } from '../../schemas/fields.js';
-import type { PostbackFilters } from '../../services/postback-records.js';
-import type { TestInput } from '../../services/postback-test.js';
-import { POSTBACK_OUTCOMES } from '../../services/postbacks.js';
+import type { PostbackFilters } from '../../services/postbacks/records.js';
+import type { TestInput } from '../../services/postbacks/test.js';
+import { POSTBACK_OUTCOMES } from '../../services/postbacks/index.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 const decimal = Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/, 'decimal amount').max(40);

@@ -1,13 +1,13 @@
 // Reading a postback: the raw query string and body decoded strictly (percent-escapes that are
 // not UTF-8 are refused, not replaced), then the network's fields checked one by one, so every bad
 // value has its own stable code and nothing odd reaches the orders service.
-import { ServiceError } from '../errors.js';
-import { currencyExponent, isCurrency } from '../money.js';
-import { lookupStatus } from '../networks/custom.js';
-import { parsePostbackJson } from '../networks/postback.js';
-import type { NetworkModule, PostbackFields } from '../networks/types.js';
-import { roundDecimal } from '../networks/values.js';
-import type { OrderStatus } from './order-rows.js';
+import { ServiceError } from '../../errors.js';
+import { currencyExponent, isCurrency } from '../../money.js';
+import { lookupStatus } from '../../networks/custom.js';
+import { parsePostbackJson } from '../../networks/postback.js';
+import type { NetworkModule, PostbackFields } from '../../networks/types.js';
+import { roundDecimal } from '../../networks/values.js';
+import type { OrderStatus } from '../order-rows.js';
 
 export type ParamMap = Record<string, string | string[]>;
 

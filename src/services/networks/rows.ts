@@ -1,10 +1,10 @@
 // Networks as stored and as shown. The stored row holds secrets only as keyed hashes or
 // ciphertext, and the shown network holds none at all: a secret setting is `<name>_set: true`.
-import { toIso } from '../db/values.js';
-import type { CustomDefinition } from '../networks/custom-definition.js';
-import type { ConfigKey } from '../networks/types.js';
-import type { ScopedCashbackRule } from './cashback.js';
-import type { PostbackMode } from './postback-auth.js';
+import { toIso } from '../../db/values.js';
+import type { CustomDefinition } from '../../networks/custom-definition.js';
+import type { ConfigKey } from '../../networks/types.js';
+import type { ScopedCashbackRule } from '../cashback.js';
+import type { PostbackMode } from '../postbacks/auth.js';
 
 export const NETWORK_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export type NetworkKind = 'builtin' | 'custom';

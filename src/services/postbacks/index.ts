@@ -2,29 +2,27 @@
 // parsing, then the orders service. Every postback that gets past the switches is stored with its
 // outcome; an accepted one in the same transaction as the order change it made, so a record
 // exists exactly when the change does. Test postbacks are checked and stored, never recorded as
-// orders. Refusals are counted per client (postback-throttle.ts): a flood of them is aggregated,
+// orders. Refusals are counted per client (throttle.ts): a flood of them is aggregated,
 // then answered 429 before any work, so it cannot fill the database or the log.
-import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import { isUniqueViolation, translateDbError } from '../db/errors.js';
-import { ServiceError } from '../errors.js';
-import { HOOKS, type HookBus } from '../hooks/index.js';
-import type { Keys } from './keys.js';
-import type { LogService } from './logs.js';
-import type { NetworkService, PostbackTarget, PostbackView } from './networks.js';
-import { notFound } from './networks.js';
-import type { OrderOutcome, OrderReport, OrderService, OrderStatus } from './orders.js';
-import type { Transaction } from '../db/transaction.js';
-import { BatchQueue } from './batches.js';
-import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches, testSigningKey, tokenHash } from './postback-auth.js';
-import { checkFields, decodeBody, decodeParams, EncodingError, type ParamMap } from './postback-input.js';
-import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './postback-records.js';
-import { aggregateKey, PostbackThrottle } from './postback-throttle.js';
-import { PostbackTester, type TestInput, type TestResult } from './postback-test.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/database.js';
+import { translateDbError } from '../../db/errors.js';
+import { ServiceError } from '../../errors.js';
+import { HOOKS, type HookBus } from '../../hooks/index.js';
+import type { Keys } from '../keys.js';
+import type { LogService } from '../logs.js';
+import type { NetworkService, PostbackView } from '../networks/index.js';
+import { notFound } from '../networks/index.js';
+import type { OrderReport, OrderService } from '../orders.js';
+import { PostbackRecorder, Replayed, replayRecord, StaleView, type Recorded } from './recorder.js';
+import { authenticate, type Auth } from './auth.js';
+import { checkFields, decodeBody, decodeParams, EncodingError } from './input.js';
+import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './records.js';
+import { aggregateKey, PostbackThrottle } from './throttle.js';
+import { PostbackTester, type TestInput, type TestResult } from './test.js';
 
-export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './postback-records.js';
+export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './records.js';
 
 /** One request to `/postback/{network}`, as the route hands it over. */
 export interface PostbackRequest {
@@ -65,40 +63,14 @@ export interface PostbackServiceDeps {
   config: Pick<Config, 'postbacks' | 'server'>;
 }
 
-type Auth = { ok: true; replayKey: string | null; presented: string[] } | { ok: false; reason: string; presented: string[] };
-
 /** The orders service's refusals, as the postback codes for the same problem. */
 const ORDER_CODES: Record<string, string> = { svc_invalid_amount: 'svc_postback_invalid_amount', svc_invalid_currency: 'svc_postback_invalid_currency' };
-
-/** A concurrent identical signed request committed first. */
-class Replayed extends Error {}
-
-/** The kept view of the network a postback was decided on is no longer current: decide it again. */
-class StaleView extends Error {}
-
-type Recorded = { change: OrderOutcome; record: PostbackRecord };
-
-/** An accepted postback waiting for its batch: its report, its record-to-be and its answer. */
-type Queued = { report: OrderReport; record: NewPostbackRecord; revision: string | null; resolve: (r: Recorded) => void; reject: (err: unknown) => void };
-
-const replayKeys = (items: Queued[]) => items.map((i) => i.record.replay_key).filter((k): k is string => !!k);
-
-/** The record of a replayed signed request: a duplicate of the first one's order. */
-function replayRecord(record: NewPostbackRecord, seen: PostbackRecord): NewPostbackRecord {
-  return { ...record, replay_key: null, outcome: 'duplicate', code: 'svc_postback_replayed', order_id: seen.order_id, message: `The same signed request was received before (postback ${seen.id}); nothing was applied again.` };
-}
-
-/** The record of an accepted postback, once its order change is known. */
-function accepted(item: Queued, change: OrderOutcome): NewPostbackRecord {
-  const held = change.held ? ' Held for review: no ledger effect until an administrator releases the order.' : '';
-  return { ...item.record, outcome: change.duplicate ? 'duplicate' : 'accepted', order_id: change.id, message: (change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.${held}` : held.trim()) || null };
-}
 
 /** Receives postbacks, lists and prunes their records, and sends test postbacks. */
 export class PostbackService {
   private readonly store: PostbackStore;
   private readonly tester: PostbackTester;
-  private readonly queue: BatchQueue<Queued>;
+  private readonly recorder: PostbackRecorder;
   private readonly throttle: PostbackThrottle;
   private listening: string | null = null;
 
@@ -107,8 +79,8 @@ export class PostbackService {
     this.throttle = new PostbackThrottle({ db: deps.db, clock: deps.clock, logger: deps.logger, limits: deps.config.postbacks.rejections });
     this.tester = new PostbackTester({ ...deps, store: this.store, selfUrl: () => this.selfUrl });
     // SQLite has one writer: a second batch in flight would only wait for the first.
-    const inFlight = deps.db.dialect === 'sqlite' ? 1 : deps.config.postbacks.batches_in_flight;
-    this.queue = new BatchQueue((items) => this.recordBatch(items), deps.config.postbacks.batch_max, inFlight);
+    const inFlight = deps.db.singleWriter ? 1 : deps.config.postbacks.batches_in_flight;
+    this.recorder = new PostbackRecorder({ db: deps.db, networks: deps.networks, orders: deps.orders, store: this.store, batchMax: deps.config.postbacks.batch_max, inFlight });
   }
 
   /** The daemon's listening address (the server calls this once it listens). */
@@ -169,7 +141,12 @@ export class PostbackService {
     const looseTest = single(loose.query.test) === '1';
     let auth: Auth;
     try {
-      auth = this.authenticate(target, req, loose.query, looseTest);
+      auth = authenticate(target, req, loose.query, looseTest, {
+        now: this.deps.clock.now(),
+        key: this.deps.keys.postback,
+        toleranceSeconds: this.deps.config.postbacks.signature_tolerance_seconds,
+        openSecret: (sealed) => this.deps.networks.openPostbackSecret(target.id, sealed),
+      });
     } catch (err) {
       fresh();
       // A stored secret that no longer opens (CASHTRACK_SECRET changed): our fault, not the sender's.
@@ -221,7 +198,7 @@ export class PostbackService {
       } catch (err) {
         throw (fresh(), err);
       }
-      recorded = await new Promise<Recorded>((resolve, reject) => this.queue.submit({ report, revision: kept ? view.revision : null, record: { ...base, ...described, params, outcome: 'accepted', replay_key: auth.replayKey }, resolve, reject }));
+      recorded = await this.recorder.record(report, { ...base, ...described, params, outcome: 'accepted', replay_key: auth.replayKey }, kept ? view.revision : null);
     } catch (err) {
       if (err instanceof StaleView) throw err;
       if (err instanceof Replayed) {
@@ -239,89 +216,6 @@ export class PostbackService {
     const { change, record } = recorded;
     this.announce(record);
     return { ok: true, order_id: change.id, status: change.status, duplicate: change.duplicate, test: false, postback_id: record.id, ...(change.ignored.length ? { ignored: change.ignored } : {}) };
-  }
-
-  /**
-   * Records a batch of accepted postbacks: their orders and records in one transaction. When that
-   * fails (one report refused, a signature replayed, a fault) each is recorded again on its own,
-   * so it gets its own answer. Postbacks repeating a signed request of the batch go on their own
-   * after it, and find its record.
-   */
-  private async recordBatch(queued: Queued[]): Promise<void> {
-    try {
-      // Postbacks decided on a kept view of their network go on only if it is still current.
-      const [revision, stored] = await Promise.all([queued.some((i) => i.revision !== null) ? this.deps.networks.postbacksRevision() : null, this.store.byReplayKeys(replayKeys(queued))]);
-      const items = queued.filter((i) => i.revision === null || i.revision === revision || void i.reject(new StaleView()));
-      // A signed request stored before is a replay: answered from its record, nothing recorded.
-      const replays: [Queued, PostbackRecord][] = [];
-      const together: Queued[] = [];
-      const after: Queued[] = [];
-      const keys = new Set<string>();
-      for (const item of items) {
-        const key = item.record.replay_key;
-        const seen = key ? stored.get(key) : undefined;
-        if (seen) replays.push([item, seen]);
-        else if (key && keys.has(key)) after.push(item);
-        else (key && keys.add(key), together.push(item));
-      }
-      let alone = together.length === 1 ? together : [];
-      if (together.length > 1) {
-        try {
-          let records: PostbackRecord[] = [];
-          const changes = await this.deps.orders.recordOutcomes(
-            together.map((i) => i.report),
-            'postback',
-            { record: async (changes, t) => void (records = await this.storeAccepted(together.map((item, k) => accepted(item, changes[k])), t)) },
-          );
-          together.forEach((item, k) => item.resolve({ change: changes[k], record: records[k] }));
-        } catch {
-          alone = together;
-        }
-      }
-      await Promise.all(alone.map((item) => this.recordAlone(item)));
-      // The same signed request twice in one batch: the copy finds the first one's record.
-      const now = await this.store.byReplayKeys(replayKeys(after));
-      for (const item of after) {
-        const seen = now.get(item.record.replay_key!);
-        if (seen) replays.push([item, seen]);
-        else await this.recordAlone(item);
-      }
-      await this.answerReplays(replays);
-    } catch (err) {
-      // Never leave a request waiting (a settled promise ignores a second answer).
-      for (const item of queued) item.reject(err);
-    }
-  }
-
-  /** Stores the records of replayed requests (one statement) and answers each with its first order. */
-  private async answerReplays(replays: [Queued, PostbackRecord][]): Promise<void> {
-    if (replays.length === 0) return;
-    try {
-      const records = await this.deps.db.transaction((t) => this.store.insertMany(replays.map(([item, seen]) => replayRecord(item.record, seen)), t));
-      replays.forEach(([item, seen], k) => item.resolve({ change: { id: seen.order_id!, status: (seen.status ?? 'pending') as OrderStatus, duplicate: true, changes: [], ignored: [] }, record: records[k] }));
-    } catch (err) {
-      for (const [item] of replays) item.reject(err);
-    }
-  }
-
-  private async recordAlone(item: Queued): Promise<void> {
-    try {
-      let record: PostbackRecord | undefined;
-      const [change] = await this.deps.orders.recordOutcomes([item.report], 'postback', { record: async ([result], t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)) });
-      item.resolve({ change, record: record! });
-    } catch (err) {
-      item.reject(err);
-    }
-  }
-
-  /** Inserts the records of accepted postbacks; a replayed signature (unique replay key) throws Replayed. */
-  private async storeAccepted(records: NewPostbackRecord[], t: Transaction): Promise<PostbackRecord[]> {
-    try {
-      return records.length === 1 ? [await this.store.insert(records[0], t)] : await this.store.insertMany(records, t);
-    } catch (err) {
-      if (records.some((r) => r.replay_key) && isUniqueViolation(err)) throw new Replayed();
-      throw err;
-    }
   }
 
   /** A network's received postbacks, newest first. */
@@ -345,44 +239,6 @@ export class PostbackService {
 
   private disabled(): ServiceError {
     return new ServiceError('svc_postbacks_disabled', 'Postbacks are switched off.', 403);
-  }
-
-  private authenticate(target: PostbackTarget, req: PostbackRequest, query: ParamMap, test: boolean): Auth {
-    const presented: string[] = [];
-    if (!ipAllowed(target.ipAllowlist, req.ip)) return { ok: false, reason: 'ip_not_allowed', presented };
-    const queryTokens = [...new Set(([] as string[]).concat(query.token ?? []))];
-    const tokens = [...new Set([...queryTokens, ...(req.tokenHeader ? [req.tokenHeader] : [])])];
-    presented.push(...tokens);
-    const signature = req.signatureHeader ? parseSignatureHeader(req.signatureHeader) : null;
-    if (req.signatureHeader) presented.push(req.signatureHeader);
-    if (req.signatureHeader && !signature) return { ok: false, reason: 'malformed_signature', presented };
-    if (!target.secret) return { ok: false, reason: 'no_secret_configured', presented };
-    if (tokens.length > 1) return { ok: false, reason: 'ambiguous_token', presented };
-
-    const now = this.deps.clock.now();
-    const payload = req.method === 'GET' ? req.rawQuery : (req.rawBody ?? Buffer.alloc(0));
-    const fresh = signature ? Math.abs(now.getTime() / 1000 - signature.t) <= this.deps.config.postbacks.signature_tolerance_seconds : false;
-    // A test postback in token mode: signed with the daemon's own key, good for a test record only.
-    if (test && signature?.test.length) {
-      if (!fresh) return { ok: false, reason: 'stale_signature', presented };
-      return signatureMatches(testSigningKey(this.deps.keys.postback, target.id), signature.t, payload, signature.test) ? { ok: true, replayKey: null, presented } : { ok: false, reason: 'bad_signature', presented };
-    }
-    const secrets = [target.secret, ...(target.previousSecret && target.previousUntil && target.previousUntil > now ? [target.previousSecret] : [])];
-    let reason = tokens.length || signature ? 'bad_credentials' : 'missing_credentials';
-    for (const stored of secrets) {
-      if (stored.startsWith('h1:')) {
-        if (tokens.length === 1 && safeEqual(tokenHash(this.deps.keys.postback, target.id, tokens[0]), stored)) return { ok: true, replayKey: null, presented };
-        if (tokens.length) reason = 'bad_token';
-      } else if (signature?.v1.length) {
-        if (!fresh) return { ok: false, reason: 'stale_signature', presented };
-        // A POST's query string is not signed: it may carry nothing.
-        if (req.method === 'POST' && req.rawQuery) return { ok: false, reason: 'unsigned_query', presented };
-        const match = signatureMatches(this.deps.networks.openPostbackSecret(target.id, stored), signature.t, payload, signature.v1);
-        if (match) return { ok: true, replayKey: createHash('sha256').update(`${target.id}:${match}`).digest('hex'), presented };
-        reason = 'bad_signature';
-      }
-    }
-    return { ok: false, reason, presented };
   }
 
   /** Logs the summaries of the throttles this process keeps (it is stopping). */

@@ -3,16 +3,16 @@
 // the authentication and the parsing are all exercised. The endpoint stores it as a test record
 // and never records an order for it.
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
-import type { NetworkModule, PostbackFields } from '../networks/types.js';
-import type { Keys } from './keys.js';
-import type { LogService } from './logs.js';
-import { notFound, type NetworkService, type PostbackTarget } from './networks.js';
-import type { OrderStatus } from './order-rows.js';
-import { SIGNATURE_HEADER, signPayload, testSigningKey } from './postback-auth.js';
-import type { PostbackRecord, PostbackStore } from './postback-records.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { ServiceError } from '../../errors.js';
+import type { NetworkModule, PostbackFields } from '../../networks/types.js';
+import type { Keys } from '../keys.js';
+import type { LogService } from '../logs.js';
+import { notFound, type NetworkService, type PostbackTarget } from '../networks/index.js';
+import type { OrderStatus } from '../order-rows.js';
+import { SIGNATURE_HEADER, signPayload, testSigningKey } from './auth.js';
+import type { PostbackRecord, PostbackStore } from './records.js';
 
 export interface TestInput {
   status?: OrderStatus;

@@ -13,12 +13,12 @@
 // next refusal, whose count in the database is already over the limit, and which is not stored.
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
-import type { Transaction } from '../db/transaction.js';
-import { toDate, toInt } from '../db/values.js';
-import { ServiceError } from '../errors.js';
-import type { LogService } from './logs.js';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { Transaction } from '../../db/transaction.js';
+import { toDate, toInt } from '../../db/values.js';
+import { ServiceError } from '../../errors.js';
+import type { LogService } from '../logs.js';
 
 export interface RejectionLimits {
   window_seconds: number;
@@ -94,18 +94,16 @@ export class PostbackThrottle {
     const now = clock.now();
     const expired = new Date(now.getTime() - limits.window_seconds * 1000);
     const unauthenticated = authenticated ? 0 : 1;
+    const incoming = (c: string) => db.incoming(c);
     // The counts are assigned before window_start: MariaDB assigns left to right, so each reads
     // the old window either way.
-    const sql =
-      db.dialect === 'mysql'
-        ? `INSERT INTO postback_rejections (network, client, window_start, refusals, unauthenticated, updated_at) VALUES (?, ?, ?, 1, ?, ?)
-           ON DUPLICATE KEY UPDATE refusals = IF(window_start <= ?, 1, refusals + 1), unauthenticated = IF(window_start <= ?, VALUES(unauthenticated), unauthenticated + VALUES(unauthenticated)),
-             window_start = IF(window_start <= ?, VALUES(window_start), window_start), updated_at = VALUES(updated_at)`
-        : `INSERT INTO postback_rejections (network, client, window_start, refusals, unauthenticated, updated_at) VALUES (?, ?, ?, 1, ?, ?)
-           ON CONFLICT (network, client) DO UPDATE SET refusals = CASE WHEN window_start <= ? THEN 1 ELSE refusals + 1 END,
-             unauthenticated = CASE WHEN window_start <= ? THEN excluded.unauthenticated ELSE unauthenticated + excluded.unauthenticated END,
-             window_start = CASE WHEN window_start <= ? THEN excluded.window_start ELSE window_start END, updated_at = excluded.updated_at`;
-    await db.execute(sql, [network, client, now, unauthenticated, now, expired, expired, expired], t);
+    const sql = db.upsert('postback_rejections', ['network', 'client', 'window_start', 'refusals', 'unauthenticated', 'updated_at'], ['network', 'client'], {
+      refusals: 'CASE WHEN window_start <= ? THEN 1 ELSE refusals + 1 END',
+      unauthenticated: `CASE WHEN window_start <= ? THEN ${incoming('unauthenticated')} ELSE unauthenticated + ${incoming('unauthenticated')} END`,
+      window_start: `CASE WHEN window_start <= ? THEN ${incoming('window_start')} ELSE window_start END`,
+      updated_at: incoming('updated_at'),
+    });
+    await db.execute(sql, [network, client, now, 1, unauthenticated, now, expired, expired, expired], t);
     const [row] = await db.select<Record<string, unknown>>('SELECT refusals, unauthenticated, window_start FROM postback_rejections WHERE network = ? AND client = ?', [network, client], t);
     return { refusals: toInt(row.refusals), unauthenticated: toInt(row.unauthenticated), windowStart: toDate(row.window_start) ?? now };
   }

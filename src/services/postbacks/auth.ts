@@ -3,8 +3,10 @@
 // encrypted, since verifying needs it), plus an optional IP allowlist. Every comparison is
 // constant-time over equal-length digests.
 import { BlockList, isIP } from 'node:net';
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../../errors.js';
+import type { PostbackTarget } from '../networks/index.js';
+import type { ParamMap } from './input.js';
 
 export const POSTBACK_MODES = ['token', 'hmac'] as const;
 export type PostbackMode = (typeof POSTBACK_MODES)[number];
@@ -13,40 +15,6 @@ export type PostbackMode = (typeof POSTBACK_MODES)[number];
 export const TOKEN_HEADER = 'x-postback-token';
 /** Header carrying `t=<unix seconds>,v1=<hex>` (several v1 allowed). */
 export const SIGNATURE_HEADER = 'x-postback-signature';
-
-/**
- * AES-256-GCM with a random 96-bit IV; the additional data binds a ciphertext to its row and
- * purpose, so one network's secret pasted into another row does not decrypt.
- */
-export class SecretBox {
-  constructor(private readonly key: Buffer) {}
-
-  seal(plain: string, aad: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(aad, 'utf8'));
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `e1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
-  }
-
-  /** Throws 500 svc_secret_unreadable when the ciphertext does not open (the secret changed, or tampering). */
-  open(sealed: string, aad: string): string {
-    try {
-      if (!sealed.startsWith('e1:')) throw new Error('unknown format');
-      const raw = Buffer.from(sealed.slice(3), 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-      decipher.setAAD(Buffer.from(aad, 'utf8'));
-      decipher.setAuthTag(raw.subarray(12, 28));
-      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-    } catch {
-      throw new ServiceError(
-        'svc_secret_unreadable',
-        'A stored secret cannot be decrypted: the configured secret (CASHTRACK_SECRET) changed since it was stored. Set it again (rotate the postback secret, configure the network credentials).',
-        500,
-      );
-    }
-  }
-}
 
 /** A new postback secret: 256 bits from the CSPRNG, URL-safe (43 characters). */
 export function newPostbackSecret(): string {
@@ -153,4 +121,69 @@ export function ipAllowed(allowlist: string[], ip: string | null): boolean {
     list.addSubnet(net, Number(bits), isIP(net) === 6 ? 'ipv6' : 'ipv4');
   }
   return list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** A postback's authentication: the replay key of a signed request, or why it was refused; `presented` lists the credentials to redact. */
+export type Auth = { ok: true; replayKey: string | null; presented: string[] } | { ok: false; reason: string; presented: string[] };
+
+/** What `authenticate` reads of a postback request. */
+export interface AuthRequest {
+  method: 'GET' | 'POST';
+  rawQuery: string;
+  rawBody: Buffer | null;
+  tokenHeader: string | null;
+  signatureHeader: string | null;
+  ip: string | null;
+}
+
+/** What `authenticate` needs besides the request: the time, the postback key, the window, and the network's sealed HMAC secret opened. */
+export interface AuthEnv {
+  now: Date;
+  key: Buffer;
+  toleranceSeconds: number;
+  openSecret: (sealed: string) => string;
+}
+
+/**
+ * Checks a postback against its network's credentials: the IP allowlist, then one token (kept
+ * as a keyed hash) or an HMAC signature within the time window (the previous secret while it
+ * is still valid after a rotation). A test postback in token mode is signed with the daemon's
+ * own key and is good for a test record only.
+ */
+export function authenticate(target: PostbackTarget, req: AuthRequest, query: ParamMap, test: boolean, env: AuthEnv): Auth {
+  const presented: string[] = [];
+  if (!ipAllowed(target.ipAllowlist, req.ip)) return { ok: false, reason: 'ip_not_allowed', presented };
+  const queryTokens = [...new Set(([] as string[]).concat(query.token ?? []))];
+  const tokens = [...new Set([...queryTokens, ...(req.tokenHeader ? [req.tokenHeader] : [])])];
+  presented.push(...tokens);
+  const signature = req.signatureHeader ? parseSignatureHeader(req.signatureHeader) : null;
+  if (req.signatureHeader) presented.push(req.signatureHeader);
+  if (req.signatureHeader && !signature) return { ok: false, reason: 'malformed_signature', presented };
+  if (!target.secret) return { ok: false, reason: 'no_secret_configured', presented };
+  if (tokens.length > 1) return { ok: false, reason: 'ambiguous_token', presented };
+
+  const now = env.now;
+  const payload = req.method === 'GET' ? req.rawQuery : (req.rawBody ?? Buffer.alloc(0));
+  const fresh = signature ? Math.abs(now.getTime() / 1000 - signature.t) <= env.toleranceSeconds : false;
+  // A test postback in token mode: signed with the daemon's own key, good for a test record only.
+  if (test && signature?.test.length) {
+    if (!fresh) return { ok: false, reason: 'stale_signature', presented };
+    return signatureMatches(testSigningKey(env.key, target.id), signature.t, payload, signature.test) ? { ok: true, replayKey: null, presented } : { ok: false, reason: 'bad_signature', presented };
+  }
+  const secrets = [target.secret, ...(target.previousSecret && target.previousUntil && target.previousUntil > now ? [target.previousSecret] : [])];
+  let reason = tokens.length || signature ? 'bad_credentials' : 'missing_credentials';
+  for (const stored of secrets) {
+    if (stored.startsWith('h1:')) {
+      if (tokens.length === 1 && safeEqual(tokenHash(env.key, target.id, tokens[0]), stored)) return { ok: true, replayKey: null, presented };
+      if (tokens.length) reason = 'bad_token';
+    } else if (signature?.v1.length) {
+      if (!fresh) return { ok: false, reason: 'stale_signature', presented };
+      // A POST's query string is not signed: it may carry nothing.
+      if (req.method === 'POST' && req.rawQuery) return { ok: false, reason: 'unsigned_query', presented };
+      const match = signatureMatches(env.openSecret(stored), signature.t, payload, signature.v1);
+      if (match) return { ok: true, replayKey: createHash('sha256').update(`${target.id}:${match}`).digest('hex'), presented };
+      reason = 'bad_signature';
+    }
+  }
+  return { ok: false, reason, presented };
 }

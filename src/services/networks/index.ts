@@ -1,27 +1,28 @@
 // Networks: the built-in modules (passed in) and custom networks (defined as data), with their
 // state, settings and postback switches. Secrets are write-only: module credentials are stored
 // encrypted, a postback token only as a keyed hash, an HMAC secret encrypted; none is ever shown.
-import { randomBytes } from 'node:crypto';
-import type { Transaction } from '../db/transaction.js';
-import type { Clock } from '../clock.js';
-import type { Database } from '../db/database.js';
-import { toInt } from '../db/values.js';
-import { ServiceError } from '../errors.js';
-import { checkDefinition, mergeDefinition, REQUIRED_DEFINITION_FIELDS, type CustomDefinition } from '../networks/custom-definition.js';
-import { customModule } from '../networks/custom.js';
-import type { ConfigKey, ModuleRuntime, ModuleSettings, NetworkModule, PostbackFields } from '../networks/types.js';
-import { parseCeiling } from '../money.js';
-import { REVIEW_SETTING } from './order-review.js';
-import type { CashbackRuleService } from './cashback.js';
-import type { Keys } from './keys.js';
-import type { LogService } from './logs.js';
-import type { SecretValues } from './secret-values.js';
-import { SettingsService } from './settings.js';
-import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, shownSettings, toNetworkRow, type Network, type NetworkRow } from './network-rows.js';
-import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, SecretBox, tokenHash, type PostbackMode } from './postback-auth.js';
-import { dict, own } from '../objects.js';
+import type { Transaction } from '../../db/transaction.js';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { toInt } from '../../db/values.js';
+import { ServiceError } from '../../errors.js';
+import { checkDefinition, mergeDefinition, REQUIRED_DEFINITION_FIELDS, type CustomDefinition } from '../../networks/custom-definition.js';
+import { customModule } from '../../networks/custom.js';
+import type { ConfigKey, ModuleRuntime, ModuleSettings, NetworkModule } from '../../networks/types.js';
+import { parseCeiling } from '../../money.js';
+import { REVIEW_SETTING } from '../order-review.js';
+import type { CashbackRuleService } from '../cashback.js';
+import { SecretBox, type Keys } from '../keys.js';
+import type { LogService } from '../logs.js';
+import type { SecretValues } from '../secret-values.js';
+import type { SettingsService } from '../settings.js';
+import { PostbackTargets, type PostbackTarget, type PostbackView } from './postback-targets.js';
+import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, settingValues, shownSettings, toNetworkRow, type Network, type NetworkRow } from './rows.js';
+import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from '../postbacks/auth.js';
+import { dict, own } from '../../objects.js';
 
-export { NETWORK_ID, type Network, type NetworkRow } from './network-rows.js';
+export { NETWORK_ID, type Network, type NetworkRow } from './rows.js';
+export type { PostbackTarget, PostbackView } from './postback-targets.js';
 
 export interface NetworkServiceDeps {
   db: Database;
@@ -38,35 +39,15 @@ export interface NetworkServiceDeps {
    * Until it is wired, every network counts 0 advertisers.
    */
   countAdvertisers?: (networks?: string[]) => Promise<Record<string, number>>;
+  /** Order counts per network id, from the orders service (which owns the table). */
+  countOrders: (networks?: string[]) => Promise<Record<string, number>>;
+  /** The shared settings service (which keeps `networks_revision`). */
+  settings: SettingsService;
   /** The base URL postbacks reach this daemon at (public_url, else the listening address), when known. */
   postbackBaseUrl?: () => string | null;
   /** Every secret this service opens (settings, postback secrets) is added here, so the log and stored errors scrub it. */
   secrets?: SecretValues;
 }
-
-/** What the postback endpoint needs of a network: its module, switches and credentials. */
-export interface PostbackTarget {
-  id: string;
-  kind: 'builtin' | 'custom';
-  module: NetworkModule;
-  postbacksEnabled: boolean;
-  mode: PostbackMode;
-  /** `h1:` keyed token hash or `e1:` sealed HMAC secret; null when none was generated. */
-  secret: string | null;
-  previousSecret: string | null;
-  previousUntil: Date | null;
-  ipAllowlist: string[];
-  /** Custom networks: which parameter carries which field (for error messages). */
-  mapping?: Partial<Record<keyof PostbackFields, string>>;
-}
-
-/**
- * The settings row every write of a `networks` row bumps in its transaction, so each process can
- * tell whether the postback targets it keeps are still current (see postbackTarget).
- */
-const REVISION_SETTING = 'networks_revision';
-/** Postback targets and opened HMAC secrets kept per process, at most. */
-const MAX_CACHED = 256;
 
 const MAX_PLAIN_SETTING = 1000;
 
@@ -95,63 +76,16 @@ export function notFound(id: string): ServiceError {
   return new ServiceError('svc_network_not_found', `Network ${String(id).slice(0, 64)} not found.`, 404, { network: String(id).slice(0, 64) });
 }
 
-/**
- * A revision kept in one settings row, shared by every process on the database. Concurrent readers
- * share reads (as SettingsService.authRevision): one read runs at a time, and everyone who arrived
- * while it ran shares the next, so each caller sees a value read after its call began.
- */
-class Revision {
-  private current: Promise<string> | null = null;
-  private next: Promise<string> | null = null;
-
-  constructor(
-    private readonly settings: SettingsService,
-    private readonly name: string,
-  ) {}
-
-  async bump(t: Transaction): Promise<void> {
-    await this.settings.set(this.name, `${Date.now()}-${randomBytes(6).toString('hex')}`, t);
-  }
-
-  revision(): Promise<string> {
-    if (!this.current) {
-      this.current = this.settings
-        .get(this.name)
-        .then((v) => v ?? '0')
-        .finally(() => (this.current = null));
-      return this.current;
-    }
-    if (!this.next) {
-      const after = this.current.catch(() => undefined);
-      this.next = after.then(() => {
-        this.next = null;
-        return this.revision();
-      });
-    }
-    return this.next;
-  }
-}
-
-/** A network as the postback endpoint sees it, and the `networks_revision` that view is current at. */
-export interface PostbackView {
-  target: PostbackTarget | null;
-  revision: string;
-}
-
 /** Lists, defines, configures and switches networks. */
 export class NetworkService {
   private readonly byId: Map<string, NetworkModule>;
   private readonly box: SecretBox;
-  private readonly revisions: Revision;
-  /** The postback endpoint's view of each network, with the `networks_revision` it was read under. */
-  private readonly targets = new Map<string, PostbackView>();
-  /** Opened HMAC secrets by network and ciphertext (a new secret is a new ciphertext). */
-  private readonly opened = new Map<string, string>();
+  private readonly targets: PostbackTargets;
 
   constructor(private readonly deps: NetworkServiceDeps) {
     this.byId = new Map(deps.modules.map((m) => [m.id, m]));
     this.box = new SecretBox(deps.keys.secretBox);
-    this.revisions = new Revision(new SettingsService({ db: deps.db }), REVISION_SETTING);
+    this.targets = new PostbackTargets({ db: deps.db, settings: deps.settings, box: this.box, secrets: deps.secrets, moduleOf: (id, row) => this.moduleOf(id, row) });
   }
 
   /** Every network, built-in then custom, with its state. */
@@ -197,11 +131,23 @@ export class NetworkService {
     return { items, total: builtin.length + customTotal };
   }
 
+  /** The stored value of setting `name` of each network of `ids` that has one (one query). */
+  async storedSetting(ids: string[], name: string): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (ids.length === 0) return out;
+    const rows = await this.deps.db.select<{ id: unknown; settings: unknown }>(`SELECT id, settings FROM networks WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+    for (const r of rows) {
+      const value = settingValues(r.settings)[name];
+      if (value !== undefined) out.set(String(r.id), value);
+    }
+    return out;
+  }
+
   /** One network (404 svc_network_not_found). */
   async get(id: string): Promise<Network> {
     const { module, row } = await this.resolve(id);
-    const [[count], advertisers] = await Promise.all([this.deps.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM orders WHERE network = ?', [module.id]), this.advertiserCounts()]);
-    return this.view(module, row, { [module.id]: toInt(count.n) }, advertisers);
+    const [orders, advertisers] = await Promise.all([this.orderCounts([module.id]), this.advertiserCounts()]);
+    return this.view(module, row, orders, advertisers);
   }
 
   /** The module of a network: the built-in one, or one built from a custom definition. */
@@ -446,79 +392,41 @@ export class NetworkService {
     });
   }
 
-  /**
-   * The postback endpoint's view of a network; null when there is no such network. Kept per
-   * process and read again when `networks_revision` moved (any write of a network row, in any
-   * process, bumps it in its transaction): the revision is read after the call began, so a change
-   * committed before a postback arrives is seen by it, as with a fresh read of the row.
-   */
+  /** The postback endpoint's view of a network (see PostbackTargets.view). */
   async postbackTarget(id: string): Promise<PostbackTarget | null> {
-    return (await this.postbackView(id)).target;
+    return (await this.targets.view(id)).target;
   }
 
   /** `postbackTarget` with the revision it is current at. */
-  async postbackView(id: string): Promise<PostbackView> {
-    if (typeof id !== 'string' || !NETWORK_ID.test(id)) return { target: null, revision: '' };
-    const revision = await this.revisions.revision();
-    const cached = this.targets.get(id);
-    if (cached && cached.revision === revision) return cached;
-    const target = await this.readPostbackTarget(id);
-    if (this.targets.size >= MAX_CACHED) this.targets.clear();
-    // Read after `revision`: at least as new as it (a later write only makes the next call read again).
-    const view = { revision, target };
-    this.targets.set(id, view);
-    return view;
+  postbackView(id: string): Promise<PostbackView> {
+    return this.targets.view(id);
   }
 
-  /**
-   * The view this process keeps of a network, without reading anything (undefined when it keeps
-   * none). It may be stale: whoever acts on it checks `postbacksRevision()` first.
-   */
+  /** The view this process keeps of a network, without reading anything (see PostbackTargets.kept). */
   keptPostbackView(id: string): PostbackView | undefined {
-    return typeof id === 'string' && NETWORK_ID.test(id) ? this.targets.get(id) : undefined;
+    return this.targets.kept(id);
   }
 
   /** The current `networks_revision` (read after the call began; concurrent callers share reads). */
   postbacksRevision(): Promise<string> {
-    return this.revisions.revision();
+    return this.targets.revision();
   }
 
   /** Opens a sealed HMAC secret of a network (kept opened per process, by ciphertext). */
   openPostbackSecret(id: string, sealed: string): string {
-    const key = `${id}\0${sealed}`;
-    const known = this.opened.get(key);
-    if (known !== undefined) return known;
-    const plain = this.box.open(sealed, `network:${id}:postback`);
-    this.deps.secrets?.add(plain);
-    if (this.opened.size >= MAX_CACHED) this.opened.clear();
-    this.opened.set(key, plain);
-    return plain;
-  }
-
-  private async readPostbackTarget(id: string): Promise<PostbackTarget | null> {
-    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?`, [id]);
-    const row = r ? toNetworkRow(r) : null;
-    const builtin = this.byId.get(id);
-    const module = builtin ?? (row?.kind === 'custom' && row.definition ? customModule(id, row.definition) : null);
-    if (!module) return null;
-    return {
-      id,
-      kind: builtin ? 'builtin' : 'custom',
-      module,
-      postbacksEnabled: row?.postbacks_enabled ?? false,
-      mode: row?.postback_mode ?? 'token',
-      secret: row?.postback_secret ?? null,
-      previousSecret: row?.postback_previous_secret ?? null,
-      previousUntil: row?.postback_previous_until ? new Date(row.postback_previous_until) : null,
-      ipAllowlist: row?.postback_ip_allowlist ?? [],
-      mapping: builtin ? undefined : (row?.definition?.postback?.params ?? {}),
-    };
+    return this.targets.openSecret(id, sealed);
   }
 
   /** A network row changes in `t`: every process reads its postback target again once `t` commits. */
   private async changed(id: string, t: Transaction): Promise<void> {
-    this.targets.delete(id);
-    await this.revisions.bump(t);
+    await this.targets.changed(id, t);
+  }
+
+  /** The module of network `id`: built-in, or defined by its row; null when there is none. */
+  private moduleOf(id: string, row: NetworkRow | null): { module: NetworkModule; builtin: boolean } | null {
+    const builtin = this.byId.get(id);
+    if (builtin) return { module: builtin, builtin: true };
+    return row?.kind === 'custom' && row.definition ? { module: customModule(id, row.definition), builtin: false } : null;
   }
 
   private notCustom(id: string): ServiceError {
@@ -533,15 +441,13 @@ export class NetworkService {
     if (typeof id !== 'string' || !NETWORK_ID.test(id)) throw notFound(id);
     const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?`, [id]);
     const row = r ? toNetworkRow(r) : null;
-    const builtin = this.byId.get(id);
-    if (builtin) return { module: builtin, row };
-    if (row?.kind === 'custom' && row.definition) return { module: customModule(id, row.definition), row };
-    throw notFound(id);
+    const found = this.moduleOf(id, row);
+    if (!found) throw notFound(id);
+    return { module: found.module, row };
   }
 
   private async lockRow(id: string, t: Transaction): Promise<NetworkRow | null> {
-    const lock = this.deps.db.dialect === 'mysql' ? ' FOR UPDATE' : '';
-    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?${lock}`, [id], t);
+    const [r] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id = ?${this.deps.db.forUpdate()}`, [id], t);
     return r ? toNetworkRow(r) : null;
   }
 
@@ -553,10 +459,9 @@ export class NetworkService {
         const m = this.byId.get(id);
         if (!m) throw notFound(id);
         const now = this.deps.clock.now();
-        const insert = this.deps.db.dialect === 'mysql' ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
         await this.deps.db.execute(
-          `${insert} networks (id, kind, name, currency, enabled, postbacks_enabled, postback_mode, created_at, updated_at) VALUES (?, 'builtin', ?, ?, ?, ?, 'token', ?, ?)`,
-          [id, m.name.slice(0, 191), m.defaultCurrency, false, false, now, now],
+          this.deps.db.insertIgnore('networks', ['id', 'kind', 'name', 'currency', 'enabled', 'postbacks_enabled', 'postback_mode', 'created_at', 'updated_at']),
+          [id, 'builtin', m.name.slice(0, 191), m.defaultCurrency, false, false, 'token', now, now],
           t,
         );
         row = (await this.lockRow(id, t))!;
@@ -594,10 +499,7 @@ export class NetworkService {
   }
 
   private async orderCounts(networks?: string[]): Promise<Record<string, number>> {
-    if (networks?.length === 0) return {};
-    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
-    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
-    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
+    return this.deps.countOrders(networks);
   }
 
   private async advertiserCounts(networks?: string[]): Promise<Record<string, number>> {

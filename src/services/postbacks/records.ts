@@ -1,10 +1,10 @@
 // Stored postbacks: the record of every received postback (while postbacks are on; a flood of
-// refusals is aggregated or throttled, see postback-throttle.ts), its shape in the API, the list
+// refusals is aggregated or throttled, see throttle.ts), its shape in the API, the list
 // query and the retention prune.
-import type { Transaction } from '../db/transaction.js';
-import type { Database } from '../db/database.js';
-import { toInt, toIso } from '../db/values.js';
-import { redact } from './logs.js';
+import type { Transaction } from '../../db/transaction.js';
+import type { Database } from '../../db/database.js';
+import { toInt, toIso } from '../../db/values.js';
+import { redact } from '../logs.js';
 
 export const POSTBACK_OUTCOMES = ['accepted', 'duplicate', 'rejected', 'error'] as const;
 export type PostbackOutcome = (typeof POSTBACK_OUTCOMES)[number];
