@@ -141,16 +141,17 @@ for (const dialect of dialects) {
     });
 
     it('creates, lists and revokes application passwords', async () => {
-      const created = await runCli(['app-passwords', 'create', 'ann', '--name', 'ci', '--json'], { db });
+      expect((await runCli(['users', 'create', 'kit', '--email', 'kit@example.com'], { db })).code).toBe(0);
+      const created = await runCli(['app-passwords', 'create', 'kit', '--name', 'ci', '--json'], { db });
       expect(created.code).toBe(0);
       const { uuid, name, password } = created.json<{ uuid: string; name: string; password: string }>();
       expect(name).toBe('ci');
       expect(password).toMatch(/^([A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}$/);
-      const list = await runCli(['app-passwords', 'list', 'ann', '--json'], { db });
+      const list = await runCli(['app-passwords', 'list', 'kit', '--json'], { db });
       expect(list.json<{ uuid: string }[]>().map((p) => p.uuid)).toEqual([uuid]);
       expect(list.stdout).not.toContain(password.replace(/ /g, ''));
-      expect((await runCli(['app-passwords', 'revoke', 'ann', uuid, '--json'], { db })).json()).toEqual({ revoked: true, uuid });
-      const again = await runCli(['app-passwords', 'revoke', 'ann', uuid], { db });
+      expect((await runCli(['app-passwords', 'revoke', 'kit', uuid, '--json'], { db })).json()).toEqual({ revoked: true, uuid });
+      const again = await runCli(['app-passwords', 'revoke', 'kit', uuid], { db });
       expect(again.code).toBe(1);
       expect(again.stderr).toMatch(/^rest_application_password_not_found:/);
       const nobody = await runCli(['app-passwords', 'create', 'nobody', '--name', 'x'], { db });
@@ -158,6 +159,7 @@ for (const dialect of dialects) {
     });
 
     it('prints the log and prunes it', async () => {
+      expect((await runCli(['users', 'create', 'lou', '--email', 'lou@example.com'], { db })).code).toBe(0);
       const list = await runCli(['logs', '--json', '--source', 'users'], { db });
       expect(list.code).toBe(0);
       expect(list.json<{ message: string }[]>().some((e) => e.message === 'User created')).toBe(true);

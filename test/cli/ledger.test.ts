@@ -23,7 +23,8 @@ for (const dialect of dialects) {
       expect(over.stderr).toMatch(/^svc_insufficient_funds: /);
       const entries = await runCli(['ledger', 'entries', 'mia', '--json'], { db });
       expect(entries.json<unknown[]>()).toHaveLength(1);
-      const members = await runCli(['ledger', 'members', '--json'], { db });
+      // Other tests add members of their own: the list is narrowed to this test's member.
+      const members = await runCli(['ledger', 'members', '--search', 'mia', '--json'], { db });
       expect(members.json<{ login: string; available: string }[]>()).toEqual([expect.objectContaining({ login: 'mia', available: '20.00' })]);
       const rev = await runCli(['ledger', 'reverse', String(entry.id), '--note', 'duplicate', '--json'], { db });
       expect(rev.json<{ reversal: { amount: string } }>().reversal.amount).toBe('-20.00');
@@ -33,23 +34,33 @@ for (const dialect of dialects) {
     });
 
     it('runs an adjustment once per idempotency key and refuses the key with another body', async () => {
-      const args = ['ledger', 'adjust', 'mia', 'credit', '1.00', '--note', 'retry-safe', '--idempotency-key', 'cli-key-1', '--json'];
+      expect((await runCli(['users', 'create', 'ivy', '--email', 'ivy@example.com'], { db })).code).toBe(0);
+      const args = ['ledger', 'adjust', 'ivy', 'credit', '1.00', '--note', 'retry-safe', '--idempotency-key', 'cli-key-1', '--json'];
       const first = await runCli(args, { db });
       const second = await runCli(args, { db });
       expect(second.json()).toEqual(first.json());
-      const other = await runCli(['ledger', 'adjust', 'mia', 'credit', '2.00', '--note', 'retry-safe', '--idempotency-key', 'cli-key-1'], { db });
+      const other = await runCli(['ledger', 'adjust', 'ivy', 'credit', '2.00', '--note', 'retry-safe', '--idempotency-key', 'cli-key-1'], { db });
       expect(other.code).toBe(1);
       expect(other.stderr).toMatch(/^svc_idempotency_key_reused: /);
     });
 
     it('exits 1 and lists every discrepancy when the ledger is damaged', async () => {
-      const { Database } = await import('../../src/db/database.js');
-      const raw = new Database({ url: db.url });
-      await raw.execute("UPDATE balances SET available = available + 7 WHERE currency = 'USD'");
-      await raw.close();
-      const r = await runCli(['ledger', 'verify'], { db });
-      expect(r.code).toBe(1);
-      expect(r.stdout).toMatch(/balance_mismatch member \d+ USD/);
+      // A database of its own: the damage would fail every other test's clean verify.
+      const damaged = await createTestDatabase(dialect);
+      try {
+        expect((await runCli(['db', 'migrate'], { db: damaged })).code).toBe(0);
+        expect((await runCli(['users', 'create', 'dan', '--email', 'dan@example.com'], { db: damaged })).code).toBe(0);
+        expect((await runCli(['ledger', 'adjust', 'dan', 'credit', '5.00', '--note', 'seed'], { db: damaged })).code).toBe(0);
+        const { Database } = await import('../../src/db/database.js');
+        const raw = new Database({ url: damaged.url });
+        await raw.execute("UPDATE balances SET available = available + 7 WHERE currency = 'USD'");
+        await raw.close();
+        const r = await runCli(['ledger', 'verify'], { db: damaged });
+        expect(r.code).toBe(1);
+        expect(r.stdout).toMatch(/balance_mismatch member \d+ USD/);
+      } finally {
+        await damaged.drop();
+      }
     });
 
     it('refuses bad input with the REST codes', async () => {

@@ -11,7 +11,7 @@ for (const dialect of dialects) {
     beforeAll(async () => {
       db = await createTestDatabase(dialect);
       expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
-      for (const login of ['zoe', 'yan']) expect((await runCli(['users', 'create', login, '--email', `${login}@example.com`], { db })).code).toBe(0);
+      for (const login of ['zoe', 'yan', 'hal', 'rex', 'ria']) expect((await runCli(['users', 'create', login, '--email', `${login}@example.com`], { db })).code).toBe(0);
     });
     afterAll(() => db.drop());
 
@@ -26,14 +26,15 @@ for (const dialect of dialects) {
       expect(approved.json<Json>()).toMatchObject({ status: 'approved', changes: ['status', 'note'] });
       const unmatched = (await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-2', '--sale-amount', '10.00', '--commission', '2.00', '--sub-id', 'stranger', '--note', 'claim 8', '--json'], { db })).json<Json>();
       expect(unmatched.member).toBeNull();
-      const listed = await runCli(['orders', 'list', '--unmatched', '--json'], { db });
+      // Other tests record orders of their own: the lists are narrowed to this test's transaction ids.
+      const listed = await runCli(['orders', 'list', '--unmatched', '--search', 'CLI-', '--json'], { db });
       expect(listed.json<Json[]>().map((o) => o.id)).toEqual([unmatched.id]);
       const assigned = await runCli(['orders', 'assign', String(unmatched.id), 'yan'], { db });
       expect(assigned.code).toBe(0);
       expect(assigned.stdout).toMatch(/changed \(member\).*member yan/);
       const shown = await runCli(['orders', 'show', String(order.id)], { db });
       expect(shown.stdout).toMatch(/cashback\s+3\.00 USD \(percent_commission 50\)/);
-      const table = await runCli(['orders', 'list'], { db });
+      const table = await runCli(['orders', 'list', '--search', 'CLI-'], { db });
       expect(table.stdout).toMatch(/^ID\s+CREATED_AT\s+NETWORK/);
       expect(table.stdout).toMatch(/2 order\(s\)/);
       const verify = await runCli(['ledger', 'verify', '--json'], { db });
@@ -43,15 +44,15 @@ for (const dialect of dialects) {
     it('lists the orders held for review, releases one and declines another, each once', async () => {
       // Two approved postbacks above the default ceiling of 1000.00, recorded as the daemon would.
       const ctx = buildContext(testConfig(db, { secret: CLI_SECRET }), { logStream: null });
-      const zoe = (await ctx.users.requireByLogin('zoe')).id;
-      const report = (id: string) => ({ network: 'awin', transaction_id: id, source: 'postback' as const, member_id: zoe, sale_amount: '0', commission: '2500.00', status: 'approved' as const });
-      const [first, second] = await ctx.orders.recordMany([report('CLI-H1'), report('CLI-H2')], 'postback');
+      const hal = (await ctx.users.requireByLogin('hal')).id;
+      const report = (id: string) => ({ network: 'awin', transaction_id: id, source: 'postback' as const, member_id: hal, sale_amount: '0', commission: '2500.00', status: 'approved' as const });
+      const [first, second] = await ctx.orders.recordMany([report('HELD-1'), report('HELD-2')], 'postback');
       await ctx.close();
       const held = await runCli(['orders', 'list', '--review', 'held', '--json'], { db });
       expect(held.json<Json[]>().map((o) => o.id).sort()).toEqual([first.id, second.id].sort());
       expect((await runCli(['orders', 'list', '--review', 'held'], { db })).stdout).toMatch(/^ID\s+CREATED_AT\s+NETWORK\s+TRANSACTION_ID\s+MEMBER\s+STATUS\s+REVIEW/);
       expect((await runCli(['orders', 'show', String(first.id)], { db })).stdout).toMatch(/review\s+held \(above ceiling\)/);
-      const cashbackEntries = async () => (await runCli(['ledger', 'entries', 'zoe', '--type', 'cashback', '--json'], { db })).json<Json[]>().map((e) => [e.order_id, e.amount]);
+      const cashbackEntries = async () => (await runCli(['ledger', 'entries', 'hal', '--type', 'cashback', '--json'], { db })).json<Json[]>().map((e) => [e.order_id, e.amount]);
       const before = await cashbackEntries();
       const released = await runCli(['orders', 'release', String(first.id), '--note', 'checked with Awin', '--json'], { db });
       expect(released.code).toBe(0);
@@ -80,17 +81,17 @@ for (const dialect of dialects) {
     });
 
     it('adds, lists and removes referrals, and refuses a cycle', async () => {
-      const added = await runCli(['referrals', 'add', 'zoe', 'yan', '--json'], { db });
+      const added = await runCli(['referrals', 'add', 'rex', 'ria', '--json'], { db });
       expect(added.code).toBe(0);
-      expect(added.json<Json>()).toMatchObject({ referrer: { login: 'zoe' }, referee: { login: 'yan' }, active: true });
-      const cycle = await runCli(['referrals', 'add', 'yan', 'zoe'], { db });
+      expect(added.json<Json>()).toMatchObject({ referrer: { login: 'rex' }, referee: { login: 'ria' }, active: true });
+      const cycle = await runCli(['referrals', 'add', 'ria', 'rex'], { db });
       expect(cycle.code).toBe(1);
       expect(cycle.stderr).toMatch(/^svc_referral_cycle: /);
       const list = await runCli(['referrals', 'list', '--active'], { db });
-      expect(list.stdout).toMatch(/zoe\s+yan/);
-      const removed = await runCli(['referrals', 'remove', 'yan'], { db });
-      expect(removed.stdout).toMatch(/ended: zoe no longer earns from yan/);
-      expect((await runCli(['referrals', 'remove', 'yan'], { db })).stderr).toMatch(/^svc_referral_not_found: /);
+      expect(list.stdout).toMatch(/rex\s+ria/);
+      const removed = await runCli(['referrals', 'remove', 'ria'], { db });
+      expect(removed.stdout).toMatch(/ended: rex no longer earns from ria/);
+      expect((await runCli(['referrals', 'remove', 'ria'], { db })).stderr).toMatch(/^svc_referral_not_found: /);
     });
   });
 }

@@ -30,7 +30,7 @@ for (const dialect of dialects) {
       expect(cancelled.stdout).toContain('credited back to pia; available balance 70.00 USD');
       const list = await runCli(['payouts', 'list', '--member', 'pia', '--json'], { db });
       expect(list.json<Json[]>().map((p) => p.status)).toEqual(['cancelled', 'paid']);
-      const table = await runCli(['payouts', 'list', '--status', 'paid'], { db });
+      const table = await runCli(['payouts', 'list', '--status', 'paid', '--member', 'pia'], { db });
       expect(table.stdout).toMatch(/ID\s+LOGIN\s+AMOUNT/);
       expect(table.stdout).toContain('1 payout(s)');
       const show = await runCli(['payouts', 'show', String(a.payout.id)], { db });
@@ -43,22 +43,25 @@ for (const dialect of dialects) {
     });
 
     it('runs a create once per idempotency key, replays refusals, and refuses the key with another body', async () => {
-      const args = ['payouts', 'create', 'pia', '15.00', '--method', 'paypal', '--idempotency-key', 'cli-payout-1', '--json'];
+      // A member of its own, so the balances and lists of the other tests do not move.
+      expect((await runCli(['users', 'create', 'pam', '--email', 'pam@example.com'], { db })).code).toBe(0);
+      expect((await runCli(['ledger', 'adjust', 'pam', 'credit', '100.00', '--note', 'seed'], { db })).code).toBe(0);
+      const args = ['payouts', 'create', 'pam', '15.00', '--method', 'paypal', '--idempotency-key', 'cli-payout-1', '--json'];
       const first = await runCli(args, { db });
       const second = await runCli(args, { db });
       expect(first.code).toBe(0);
       expect(second.json()).toEqual(first.json());
       const text = await runCli(args.slice(0, -1), { db });
       expect(text.stdout).toContain('(replayed');
-      const other = await runCli(['payouts', 'create', 'pia', '16.00', '--method', 'paypal', '--idempotency-key', 'cli-payout-1'], { db });
+      const other = await runCli(['payouts', 'create', 'pam', '16.00', '--method', 'paypal', '--idempotency-key', 'cli-payout-1'], { db });
       expect(other.code).toBe(1);
       expect(other.stderr).toMatch(/^svc_idempotency_key_reused: /);
-      const tooMuch = ['payouts', 'create', 'pia', '999.00', '--method', 'paypal', '--idempotency-key', 'cli-payout-2'];
+      const tooMuch = ['payouts', 'create', 'pam', '999.00', '--method', 'paypal', '--idempotency-key', 'cli-payout-2'];
       expect((await runCli(tooMuch, { db })).stderr).toMatch(/^svc_insufficient_funds: /);
       const replayed = await runCli(tooMuch, { db });
       expect(replayed.code).toBe(1);
       expect(replayed.stderr).toMatch(/^svc_insufficient_funds: /);
-      const list = await runCli(['payouts', 'list', '--member', 'pia', '--status', 'pending', '--json'], { db });
+      const list = await runCli(['payouts', 'list', '--member', 'pam', '--status', 'pending', '--json'], { db });
       expect(list.json<Json[]>().filter((p) => p.amount === '15.00')).toHaveLength(1);
     });
 

@@ -57,34 +57,6 @@ describeEachDialect(
       expect((await ctx.networks.get('fakenet')).last_sync_result).toMatchObject({ advertisers: { created: 2 }, orders: { seen: 6, failed: 0 } });
     });
 
-    it('creates a custom network (201), updates it (200), and sets its cashback rule from the definition', async () => {
-      const created = await post('/networks/shopnet', shopnetDefinition());
-      expect(created.statusCode).toBe(201);
-      expect(created.result).toMatchObject({
-        id: 'shopnet',
-        kind: 'custom',
-        name: 'Shop Net',
-        currency: 'EUR',
-        enabled: true,
-        configured: true,
-        cashback_rule: { type: 'percent_commission', value: '50', source: 'network' },
-        definition: { name: 'Shop Net', cashback: { type: 'percent_commission', value: '50', currency: null }, postback: { params: { transaction_id: 'txn' } } },
-        postbacks: { enabled: false, template: expect.stringContaining('txn={transaction_id}') },
-      });
-      const updated = await post('/networks/shopnet', shopnetDefinition({ name: 'Shop Net 2', cashback: { type: 'flat', value: '2.5' } }));
-      expect(updated.statusCode).toBe(200);
-      expect(updated.result).toMatchObject({ name: 'Shop Net 2', cashback_rule: { type: 'flat', value: '2.50', currency: 'EUR', source: 'network' } });
-      // An update that leaves `cashback` out keeps the rule; null clears it to the site default.
-      const { cashback: _c, ...without } = shopnetDefinition();
-      const kept = await post('/networks/shopnet', without);
-      expect((kept.result as Json).cashback_rule).toMatchObject({ type: 'flat', value: '2.50', source: 'network' });
-      const noRule = await post('/networks/shopnet', { ...without, cashback: null });
-      expect((noRule.result as Json).cashback_rule.source).toBe('default');
-      expect((noRule.result as Json).definition.cashback).toBeNull();
-      const listed = (await get('/networks?kind=custom')).result as Json[];
-      expect(listed.map((n) => n.id)).toEqual(['shopnet']);
-    });
-
     it('refuses to define a built-in network (409 svc_network_not_custom)', async () => {
       const res = await post('/networks/fakenet', shopnetDefinition());
       expect(res.statusCode).toBe(409);
@@ -127,7 +99,8 @@ describeEachDialect(
     });
 
     it('builds tracking links from the template with the target URL encoded', async () => {
-      const module = await use().ctx.networks.module('shopnet');
+      await use().ctx.networks.saveCustom('tracknet', shopnetDefinition(), 'test');
+      const module = await use().ctx.networks.module('tracknet');
       expect(module.trackingLink({}, { advertiser_id: 'shop 7', sub_id: '42', url: 'https://shop.test/p?a=1&b=2' })).toBe('https://go.shopnet.test/c/shop%207?aff=77&subid=42&url=https%3A%2F%2Fshop.test%2Fp%3Fa%3D1%26b%3D2');
       await use().ctx.networks.saveCustom('linknet', shopnetDefinition({ settings: [{ name: 'aff', required: true }], tracking_link: 'https://go.test/{settings.aff}/{advertiser_id}?s={sub_id}&u={url}' }), 'test');
       const n = await use().ctx.networks.get('linknet');
@@ -138,9 +111,10 @@ describeEachDialect(
 
     it('counts orders per network and answers 404/400 for unknown or malformed ids', async () => {
       const { ctx } = use();
-      await ctx.orders.record({ network: 'shopnet', transaction_id: 'N-1', source: 'manual', sale_amount: '10.00', commission: '1.00', currency: 'EUR', note: 'x' }, 'test');
-      expect((await ctx.networks.get('shopnet')).counts.orders).toBe(1);
-      expect(((await get('/networks')).result as Json[]).find((n) => n.id === 'shopnet')!.counts.orders).toBe(1);
+      await ctx.networks.saveCustom('countnet', shopnetDefinition(), 'test');
+      await ctx.orders.record({ network: 'countnet', transaction_id: 'N-1', source: 'manual', sale_amount: '10.00', commission: '1.00', currency: 'EUR', note: 'x' }, 'test');
+      expect((await ctx.networks.get('countnet')).counts.orders).toBe(1);
+      expect(((await get('/networks')).result as Json[]).find((n) => n.id === 'countnet')!.counts.orders).toBe(1);
       const missing = await get('/networks/nonet');
       expect(missing.statusCode).toBe(404);
       expect((missing.result as Json).code).toBe('svc_network_not_found');
@@ -150,9 +124,10 @@ describeEachDialect(
 
     it('never returns a postback secret', async () => {
       const { ctx } = use();
-      const { secret } = await ctx.networks.rotatePostbackSecret('shopnet', 'test');
+      await ctx.networks.saveCustom('secretnet', shopnetDefinition(), 'test');
+      const { secret } = await ctx.networks.rotatePostbackSecret('secretnet', 'test');
       const hmac = await ctx.networks.rotatePostbackSecret('fakenet', 'test', { mode: 'hmac' });
-      for (const url of ['/networks', '/networks/shopnet', '/networks/fakenet']) {
+      for (const url of ['/networks', '/networks/secretnet', '/networks/fakenet']) {
         const res = await get(url);
         expect(res.payload).not.toContain(secret);
         expect(res.payload).not.toContain(hmac.secret);
@@ -160,7 +135,7 @@ describeEachDialect(
       const [row] = await ctx.db.select<Json>("SELECT postback_secret FROM networks WHERE id = 'fakenet'");
       expect(row.postback_secret).toMatch(/^e1:/);
       expect(row.postback_secret).not.toContain(hmac.secret);
-      const [tokenRow] = await ctx.db.select<Json>("SELECT postback_secret FROM networks WHERE id = 'shopnet'");
+      const [tokenRow] = await ctx.db.select<Json>("SELECT postback_secret FROM networks WHERE id = 'secretnet'");
       expect(tokenRow.postback_secret).toMatch(/^h1:[0-9a-f]{64}$/);
     });
 
@@ -235,6 +210,52 @@ describeEachDialect(
       });
       expect(fake.settings).toEqual({ region: 'eu', apiToken_set: false });
       expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([['publisherId', false], ['apiToken', true], ['region', false], ['review_above', false]]);
+    });
+  },
+  { networks: { fakenet: { region: 'eu' } } },
+  { networkModules: [fakeModule()] },
+);
+
+// A database of its own: the test lists every custom network, and the tests above save theirs.
+describeEachDialect(
+  'custom networks over REST on a database of their own',
+  (use) => {
+    let server: Server;
+    let admin: Actor;
+    beforeAll(async () => {
+      server = await testServer(use().ctx);
+      admin = await createActor(use().ctx, 'administrator');
+    });
+    afterAll(() => server.stop());
+    const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
+    const post = (url: string, payload: unknown) => server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
+
+    it('creates a custom network (201), updates it (200), and sets its cashback rule from the definition', async () => {
+      const created = await post('/networks/shopnet', shopnetDefinition());
+      expect(created.statusCode).toBe(201);
+      expect(created.result).toMatchObject({
+        id: 'shopnet',
+        kind: 'custom',
+        name: 'Shop Net',
+        currency: 'EUR',
+        enabled: true,
+        configured: true,
+        cashback_rule: { type: 'percent_commission', value: '50', source: 'network' },
+        definition: { name: 'Shop Net', cashback: { type: 'percent_commission', value: '50', currency: null }, postback: { params: { transaction_id: 'txn' } } },
+        postbacks: { enabled: false, template: expect.stringContaining('txn={transaction_id}') },
+      });
+      const updated = await post('/networks/shopnet', shopnetDefinition({ name: 'Shop Net 2', cashback: { type: 'flat', value: '2.5' } }));
+      expect(updated.statusCode).toBe(200);
+      expect(updated.result).toMatchObject({ name: 'Shop Net 2', cashback_rule: { type: 'flat', value: '2.50', currency: 'EUR', source: 'network' } });
+      // An update that leaves `cashback` out keeps the rule; null clears it to the site default.
+      const { cashback: _c, ...without } = shopnetDefinition();
+      const kept = await post('/networks/shopnet', without);
+      expect((kept.result as Json).cashback_rule).toMatchObject({ type: 'flat', value: '2.50', source: 'network' });
+      const noRule = await post('/networks/shopnet', { ...without, cashback: null });
+      expect((noRule.result as Json).cashback_rule.source).toBe('default');
+      expect((noRule.result as Json).definition.cashback).toBeNull();
+      const listed = (await get('/networks?kind=custom')).result as Json[];
+      expect(listed.map((n) => n.id)).toEqual(['shopnet']);
     });
   },
   { networks: { fakenet: { region: 'eu' } } },

@@ -39,26 +39,34 @@ describeEachDialect(
   (use) => {
     let server: Server;
     let admin: Actor;
-    let token: string;
     let n = 0;
 
     beforeAll(async () => {
       const { ctx } = use();
       server = await testServer(ctx);
       admin = await createActor(ctx, 'administrator');
-      await ctx.networks.saveCustom('floodnet', shopnetDefinition({ name: 'Flood Net' }), 'test');
-      token = (await ctx.networks.rotatePostbackSecret('floodnet', 'test')).secret;
-      await ctx.networks.setPostbacks('floodnet', true, 'test');
     });
+
+    /**
+     * A network of the test's own with postbacks on; its token. Refusals are counted and throttled
+     * per (network, client), so no test sees another's flood.
+     */
+    async function floodnet(id: string): Promise<string> {
+      const { ctx } = use();
+      await ctx.networks.saveCustom(id, shopnetDefinition({ name: `Flood ${id}` }), 'test');
+      const { secret } = await ctx.networks.rotatePostbackSecret(id, 'test');
+      await ctx.networks.setPostbacks(id, true, 'test');
+      return secret;
+    }
     afterAll(async () => {
       await server.stop();
     });
 
     const sale = (over: Record<string, string> = {}) => ({ txn: `FL-${++n}`, status: 'pending', amount: '10.00', payout: '1.00', cur: 'EUR', ...over });
-    const forged = (ip: string, server_ = server) => getPostback(server_, 'floodnet', query({ token: 'forged-'.padEnd(43, 'x'), ...sale() }), {}, ip);
-    const genuine = (ip: string, over: Record<string, string> = {}) => getPostback(server, 'floodnet', query({ token, ...sale(over) }), {}, ip);
+    const forged = (network: string, ip: string, server_ = server) => getPostback(server_, network, query({ token: 'forged-'.padEnd(43, 'x'), ...sale() }), {}, ip);
+    const genuine = (network: string, token: string, ip: string, over: Record<string, string> = {}) => getPostback(server, network, query({ token, ...sale(over) }), {}, ip);
     const rows = async (table: string, where = '1 = 1', params: unknown[] = []) => Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);
-    const recordsOf = async (ip: string) => use().ctx.db.select<Json>('SELECT id, code, repeat_count, message FROM postbacks WHERE network = ? AND ip = ? ORDER BY id', ['floodnet', ip]);
+    const recordsOf = async (network: string, ip: string) => use().ctx.db.select<Json>('SELECT id, code, repeat_count, message FROM postbacks WHERE network = ? AND ip = ? ORDER BY id', [network, ip]);
     /** Sends `count` requests, `parallel` at a time (a flood is concurrent). */
     async function flood(count: number, send: () => Promise<Sent>, parallel = 50): Promise<Sent[]> {
       const out: Sent[] = [];
@@ -68,9 +76,10 @@ describeEachDialect(
 
     it('stores a bounded number of records and log rows for 2,000 forged postbacks from one address, and answers the rest 429 at once', async () => {
       const { ctx } = use();
+      await floodnet('flood-many');
       await ctx.logger.flush();
       const before = { postbacks: await rows('postbacks'), logs: await rows('logs'), orders: await rows('orders') };
-      const answers = await flood(2000, () => forged('203.0.113.9'));
+      const answers = await flood(2000, () => forged('flood-many', '203.0.113.9'));
       await ctx.logger.flush();
 
       const statuses = answers.map((a) => a.status);
@@ -82,28 +91,32 @@ describeEachDialect(
       expect(Number(throttled.headers['retry-after'])).toBeLessThanOrEqual(WINDOW_S);
 
       // The first refusals one by one, then one record counting the rest of their kind.
-      const records = await recordsOf('203.0.113.9');
+      const records = await recordsOf('flood-many', '203.0.113.9');
       expect(records).toHaveLength(AGGREGATE_AFTER + 1);
       expect(records.map((r) => Number(r.repeat_count))).toEqual([...Array(AGGREGATE_AFTER).fill(1), MAX - AGGREGATE_AFTER]);
       expect(records.every((r) => r.code === 'svc_postback_unauthorized')).toBe(true);
       expect(await rows('postbacks')).toBe(before.postbacks + AGGREGATE_AFTER + 1);
       // A log line per stored record and one saying the address is throttled; none per throttled request.
       expect(await rows('logs')).toBeLessThanOrEqual(before.logs + AGGREGATE_AFTER + 2);
-      expect(await rows('logs', "message LIKE 'Postbacks throttled%'")).toBe(1);
+      expect(await rows('logs', "message LIKE 'Postbacks throttled%' AND context LIKE ?", ['%"flood-many"%'])).toBe(1);
       expect(await rows('orders')).toBe(before.orders);
-      expect(await rows('postback_rejections', 'network = ? AND client = ?', ['floodnet', '203.0.113.9'])).toBe(1);
+      expect(await rows('postback_rejections', 'network = ? AND client = ?', ['flood-many', '203.0.113.9'])).toBe(1);
     });
 
     it('still accepts the network\'s real postbacks from another address', async () => {
-      const res = await genuine('198.51.100.7');
+      const token = await floodnet('flood-real');
+      await flood(MAX + 1, () => forged('flood-real', '203.0.113.9'));
+      const res = await genuine('flood-real', token, '198.51.100.7');
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body).toMatchObject({ ok: true, duplicate: false, order_id: expect.any(Number) });
       // The throttled address is answered before any work, whatever it sends, until its window ends.
-      expect((await genuine('203.0.113.9')).status).toBe(429);
+      expect((await genuine('flood-real', token, '203.0.113.9')).status).toBe(429);
     });
 
     it('shows the aggregated record in GET /networks/{id}/postbacks with how many it stands for and when the last came', async () => {
-      const res = await server.inject({ url: `${NS}/networks/floodnet/postbacks?outcome=rejected&per_page=100`, headers: { authorization: admin.authorization } });
+      const token = await floodnet('flood-shown');
+      await flood(MAX + 1, () => forged('flood-shown', '203.0.113.9'));
+      const res = await server.inject({ url: `${NS}/networks/flood-shown/postbacks?outcome=rejected&per_page=100`, headers: { authorization: admin.authorization } });
       expect(res.statusCode).toBe(200);
       const mine = (res.result as Json[]).filter((r) => r.ip === '203.0.113.9');
       expect(mine[0]).toMatchObject({ outcome: 'rejected', code: 'svc_postback_unauthorized', repeat_count: MAX - AGGREGATE_AFTER, last_seen_at: expect.any(String), received_at: expect.any(String) });
@@ -113,30 +126,34 @@ describeEachDialect(
     });
 
     it('counts the addresses of one IPv6 /64 as one client, and another /64 apart', async () => {
-      const answers = await flood(MAX + 5, () => forged(`2001:db8:1:2::${(n % 0xffff).toString(16)}`), 5);
+      await floodnet('flood-v6');
+      const answers = await flood(MAX + 5, () => forged('flood-v6', `2001:db8:1:2::${(n % 0xffff).toString(16)}`), 5);
       expect(answers.filter((a) => a.status === 401)).toHaveLength(MAX);
-      expect((await forged('2001:db8:1:2:ffff:ffff:ffff:ffff')).status).toBe(429);
-      expect((await forged('2001:db8:1:3::1')).status).toBe(401);
+      expect((await forged('flood-v6', '2001:db8:1:2:ffff:ffff:ffff:ffff')).status).toBe(429);
+      expect((await forged('flood-v6', '2001:db8:1:3::1')).status).toBe(401);
     });
 
     it('never throttles refusals of authenticated postbacks, but counts their repeats on one record', async () => {
+      const token = await floodnet('flood-auth');
       const ip = '192.0.2.44';
-      const answers = await flood(60, () => genuine(ip, { payout: 'twelve' }), 10);
+      const answers = await flood(60, () => genuine('flood-auth', token, ip, { payout: 'twelve' }), 10);
       expect(answers.every((a) => a.status === 400 && a.body.code === 'svc_postback_invalid_amount')).toBe(true);
-      const records = await recordsOf(ip);
+      const records = await recordsOf('flood-auth', ip);
       expect(records.map((r) => Number(r.repeat_count))).toEqual([...Array(AGGREGATE_AFTER).fill(1), 60 - AGGREGATE_AFTER]);
       // Every answer names the record that holds it.
       expect(new Set(answers.map((a) => a.body.data.postback_id))).toEqual(new Set(records.map((r) => Number(r.id))));
-      expect((await genuine(ip)).status).toBe(200);
+      expect((await genuine('flood-auth', token, ip)).status).toBe(200);
     });
 
     it('answers the flooding address 429 from a second daemon on the same database after one refusal, storing nothing', async () => {
       const { config } = use();
+      await floodnet('flood-two');
+      await flood(MAX + 1, () => forged('flood-two', '203.0.113.9'));
       const other = buildContext(config, { logStream: null, clock });
       const otherServer = await testServer(other);
       try {
         const before = await rows('postbacks');
-        const answers = await flood(30, () => forged('203.0.113.9', otherServer), 10);
+        const answers = await flood(30, () => forged('flood-two', '203.0.113.9', otherServer), 10);
         expect(answers.every((a) => a.status === 429)).toBe(true);
         expect(await rows('postbacks')).toBe(before);
       } finally {
@@ -147,13 +164,16 @@ describeEachDialect(
 
     it('counts a client afresh once its window is over, and logs how many it throttled', async () => {
       const { ctx } = use();
+      await floodnet('flood-fresh');
+      // MAX refusals, then 10 answered 429 by the throttle.
+      await flood(MAX + 10, () => forged('flood-fresh', '203.0.113.9'));
       clock.advance((WINDOW_S + 1) * 1000);
-      const res = await forged('203.0.113.9');
+      const res = await forged('flood-fresh', '203.0.113.9');
       expect(res.status).toBe(401);
       await ctx.logger.flush();
-      const [summary] = await ctx.db.select<Json>("SELECT message, context FROM logs WHERE message LIKE '%postback(s) throttled' ORDER BY id DESC LIMIT 1");
-      expect(JSON.parse(summary.context)).toMatchObject({ network: 'floodnet', client: '203.0.113.9', throttled: 2000 - MAX + 1 });
-      expect(await rows('postback_rejections', 'network = ? AND client = ? AND refusals = 1', ['floodnet', '203.0.113.9'])).toBe(1);
+      const [summary] = await ctx.db.select<Json>("SELECT message, context FROM logs WHERE message LIKE '%postback(s) throttled' AND context LIKE ? ORDER BY id DESC LIMIT 1", ['%"flood-fresh"%']);
+      expect(JSON.parse(summary.context)).toMatchObject({ network: 'flood-fresh', client: '203.0.113.9', throttled: 10 });
+      expect(await rows('postback_rejections', 'network = ? AND client = ? AND refusals = 1', ['flood-fresh', '203.0.113.9'])).toBe(1);
       // Counts of windows that are over are pruned with the records.
       clock.advance((WINDOW_S + 1) * 1000);
       await ctx.postbacks.prune();

@@ -23,7 +23,11 @@ describeEachDialect(
 
     it('stores every advertiser across pages, keeps local edits on re-sync and deactivates those no longer listed', async () => {
       const { ctx } = use();
+      // From an empty table and no error kept: other tests leave a killed sync's error, which a
+      // successful sync keeps (last_error is the last one seen).
+      await ctx.db.execute('DELETE FROM advertisers');
       await pointAt(full);
+      await ctx.db.execute("UPDATE networks SET last_error = NULL, last_error_at = NULL WHERE id = 'admitad'");
       const first = await ctx.advertisers.sync('admitad');
       expect(first).toMatchObject({ pages: 3, seen: 1300, created: 1300, updated: 0, deactivated: 0, failed: 0 });
       expect((await ctx.advertisers.list({ network: 'admitad', page: 1, per_page: 1 })).total).toBe(1300);
@@ -111,6 +115,10 @@ describeEachDialect(
 
     it('lists by name prefix, status, logo and page filters, and looks up at most 20', async () => {
       const { ctx } = use();
+      // Advertisers of its own: a fresh sync, without the local edits other tests make.
+      await ctx.db.execute('DELETE FROM advertisers');
+      await pointAt(full);
+      await ctx.advertisers.sync('admitad');
       const some = (await ctx.advertisers.list({ network: 'admitad', page: 1, per_page: 5, orderby: 'name' })).items;
       expect(some).toHaveLength(5);
       const prefix = some[0].name.slice(0, 4);
