@@ -237,43 +237,29 @@ export class OrderService {
    * otherwise), amounts while pending (409 svc_order_not_pending after), and the note.
    */
   async update(id: number, input: UpdateInput, actor: string, once?: Once<OrderChange>): Promise<OrderChange> {
-    try {
-      const status = input.status === undefined ? undefined : checkStatus(input.status);
-      const note = optionalText(input.note, 'note', 500);
-      const { result, events } = await this.deps.db.transaction(async (t) => {
-        await once?.claim?.(t);
-        const row = await this.reader.lockById(id, t);
-        if (!row) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
-        let amounts: Amounts | undefined;
-        if (input.sale_amount !== undefined || input.commission !== undefined || input.currency !== undefined) {
-          const currency = input.currency ?? row.currency;
-          currencyExponent(currency);
-          if (currency !== row.currency && (input.sale_amount === undefined || input.commission === undefined)) {
-            throw invalid('currency', 'A change of currency needs both sale_amount and commission in the new currency.');
-          }
-          amounts = {
-            currency,
-            sale: input.sale_amount === undefined ? row.sale_amount : parseAmount(input.sale_amount, currency, { allowZero: true, field: 'sale_amount' }),
-            commission: input.commission === undefined ? row.commission : parseAmount(input.commission, currency, { field: 'commission' }),
-          };
+    const refused = (code: string) => this.deps.logger.warning('orders', 'Order change refused', { code, order_id: id, status: input?.status === undefined ? undefined : String(input.status).slice(0, 16), actor });
+    return this.changeOne(id, once, refused, () => ({ status: input.status === undefined ? undefined : checkStatus(input.status), note: optionalText(input.note, 'note', 500) }), async (row, { status, note }, t) => {
+      let amounts: Amounts | undefined;
+      if (input.sale_amount !== undefined || input.commission !== undefined || input.currency !== undefined) {
+        const currency = input.currency ?? row.currency;
+        currencyExponent(currency);
+        if (currency !== row.currency && (input.sale_amount === undefined || input.commission === undefined)) {
+          throw invalid('currency', 'A change of currency needs both sale_amount and commission in the new currency.');
         }
-        const applied = await this.apply(row, { amounts, status }, 'strict', actor, note, t);
-        if (note !== null && note !== row.note) {
-          await this.deps.db.execute('UPDATE orders SET note = ?, updated_at = ? WHERE id = ?', [note, this.deps.clock.now(), id], t);
-          applied.changes.push('note');
-        }
-        if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged', context: { order_id: id, actor } });
-        await this.effects.settle(t);
-        const [result] = await this.results([applied], t);
-        await once?.record(result, t);
-        return { result, events: applied.events };
-      });
-      this.emit(events);
-      return result;
-    } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('orders', 'Order change refused', { code: err.code, order_id: id, status: input?.status === undefined ? undefined : String(input.status).slice(0, 16), actor });
-      throw err;
-    }
+        amounts = {
+          currency,
+          sale: input.sale_amount === undefined ? row.sale_amount : parseAmount(input.sale_amount, currency, { allowZero: true, field: 'sale_amount' }),
+          commission: input.commission === undefined ? row.commission : parseAmount(input.commission, currency, { field: 'commission' }),
+        };
+      }
+      const applied = await this.apply(row, { amounts, status }, 'strict', actor, note, t);
+      if (note !== null && note !== row.note) {
+        await this.deps.db.execute('UPDATE orders SET note = ?, updated_at = ? WHERE id = ?', [note, this.deps.clock.now(), id], t);
+        applied.changes.push('note');
+      }
+      if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged', context: { order_id: id, actor } });
+      return applied;
+    });
   }
 
   /**
@@ -281,38 +267,25 @@ export class OrderService {
    * 409 svc_order_already_assigned when it has another member; the same member again is a duplicate.
    */
   async assign(id: number, memberId: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
-    try {
-      const text = optionalText(note, 'note', 500);
-      const { result, events } = await this.deps.db.transaction(async (t) => {
-        await once?.claim?.(t);
-        const row = await this.reader.lockById(id, t);
-        if (!row) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
-        const [member] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [memberId], t);
-        if (!member) throw new ServiceError('svc_member_not_found', `Member ${memberId} not found.`, 404, { member_id: memberId });
-        let applied: Applied = { row, changes: [], ignored: [], events: [] };
-        if (row.member_id === memberId) {
-          applied.events.push({ level: 'debug', message: 'Order already assigned to this member', context: { order_id: id, member_id: memberId, actor } });
-        } else if (row.member_id !== null) {
-          throw new ServiceError('svc_order_already_assigned', `Order ${id} already belongs to member ${row.member_id}.`, 409, { member_id: row.member_id });
-        } else {
-          const now = this.deps.clock.now();
-          await this.deps.db.execute('UPDATE orders SET member_id = ?, updated_at = ? WHERE id = ?', [memberId, now, id], t);
-          const assigned = { ...row, member_id: memberId, updated_at: now };
-          const context = { order_id: id, member_id: memberId, status: row.status, actor };
-          await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t, context);
-          applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context }] };
-        }
-        await this.effects.settle(t);
-        const [result] = await this.results([applied], t);
-        await once?.record(result, t);
-        return { result, events: applied.events };
-      });
-      this.emit(events);
-      return result;
-    } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('orders', 'Order assignment refused', { code: err.code, order_id: id, member_id: memberId, actor });
-      throw err;
-    }
+    const refused = (code: string) => this.deps.logger.warning('orders', 'Order assignment refused', { code, order_id: id, member_id: memberId, actor });
+    return this.changeOne(id, once, refused, () => optionalText(note, 'note', 500), async (row, text, t) => {
+      const [member] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [memberId], t);
+      if (!member) throw new ServiceError('svc_member_not_found', `Member ${memberId} not found.`, 404, { member_id: memberId });
+      let applied: Applied = { row, changes: [], ignored: [], events: [] };
+      if (row.member_id === memberId) {
+        applied.events.push({ level: 'debug', message: 'Order already assigned to this member', context: { order_id: id, member_id: memberId, actor } });
+      } else if (row.member_id !== null) {
+        throw new ServiceError('svc_order_already_assigned', `Order ${id} already belongs to member ${row.member_id}.`, 409, { member_id: row.member_id });
+      } else {
+        const now = this.deps.clock.now();
+        await this.deps.db.execute('UPDATE orders SET member_id = ?, updated_at = ? WHERE id = ?', [memberId, now, id], t);
+        const assigned = { ...row, member_id: memberId, updated_at: now };
+        const context = { order_id: id, member_id: memberId, status: row.status, actor };
+        await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t, context);
+        applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context }] };
+      }
+      return applied;
+    });
   }
 
   /**
@@ -333,21 +306,34 @@ export class OrderService {
   }
 
   private async decide(id: number, decision: 'released' | 'declined', actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
+    const refused = (code: string) => this.deps.logger.warning('orders', decision === 'released' ? 'Release of an order refused' : 'Decline of a held order refused', { code, order_id: id, actor });
+    return this.changeOne(id, once, refused, () => optionalText(note, 'note', 500), async (row, text, t) => {
+      if (row.review !== 'held') {
+        throw new ServiceError('svc_order_not_held', `Order ${id} is not held for review${row.review ? ` (it was ${row.review} already)` : ''}.`, 409, { review: row.review });
+      }
+      const { set, row: decided, changes, events } = decideHeld(row, decision, actor, text, this.deps.clock.now());
+      // Released, it is no longer held: the effects of its current status apply now, once.
+      if (decision === 'released') await this.effects.enter(decided, actor, withNote('released after review', text), t, events[0].context);
+      const columns = Object.keys(set);
+      await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
+      return { row: decided, changes, ignored: [], events };
+    });
+  }
+
+  /**
+   * One administrator's change to one order, the frame every such change shares: its input read
+   * (`prepare`), the Idempotency-Key claimed, the order locked (404 svc_order_not_found), the
+   * change made, its ledger effects settled, the answer recorded with the key in the same
+   * transaction, hooks after commit. A refusal is logged by `refused`.
+   */
+  private async changeOne<P>(id: number, once: Once<OrderChange> | undefined, refused: (code: string) => void, prepare: () => P, change: (row: OrderRow, prepared: P, t: Transaction) => Promise<Applied>): Promise<OrderChange> {
     try {
-      const text = optionalText(note, 'note', 500);
+      const prepared = prepare();
       const { result, events } = await this.deps.db.transaction(async (t) => {
         await once?.claim?.(t);
         const row = await this.reader.lockById(id, t);
         if (!row) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
-        if (row.review !== 'held') {
-          throw new ServiceError('svc_order_not_held', `Order ${id} is not held for review${row.review ? ` (it was ${row.review} already)` : ''}.`, 409, { review: row.review });
-        }
-        const { set, row: decided, changes, events } = decideHeld(row, decision, actor, text, this.deps.clock.now());
-        // Released, it is no longer held: the effects of its current status apply now, once.
-        if (decision === 'released') await this.effects.enter(decided, actor, withNote('released after review', text), t, events[0].context);
-        const applied: Applied = { row: decided, changes, ignored: [], events };
-        const columns = Object.keys(set);
-        await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
+        const applied = await change(row, prepared, t);
         await this.effects.settle(t);
         const [result] = await this.results([applied], t);
         await once?.record(result, t);
@@ -356,10 +342,11 @@ export class OrderService {
       this.emit(events);
       return result;
     } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('orders', decision === 'released' ? 'Release of an order refused' : 'Decline of a held order refused', { code: err.code, order_id: id, actor });
+      if (err instanceof ServiceError) refused(err.code);
       throw err;
     }
   }
+
 
   async get(id: number): Promise<Order> {
     const [order] = await this.reader.byIds([id], { raw: true });
