@@ -132,7 +132,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const payouts = new PayoutService({ db, clock, logger, ledger, hooks, currency: config.currency, minimum: config.payouts.minimum });
   const overview = new OverviewService({ db, clock, currency: config.currency });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
-  const referrals = new ReferralService({ db, clock, logger });
+  const referrals = new ReferralService({ db, clock, logger, users });
   const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets });
   const networks: NetworkService = new NetworkService({
     db, clock, logger, keys, cashback, secrets,
@@ -145,7 +145,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   });
   const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs });
   const orders = new OrderService({
-    db, clock, logger, ledger, cashback, referrals, hooks, networks, advertisers, jobs,
+    db, clock, logger, ledger, cashback, referrals, hooks, networks, advertisers, jobs, users,
     currency: config.currency, referralShare: config.referrals.share_percent, reviewAbove: config.orders.review_above, configuredNetworks: config.networks,
   });
   const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });

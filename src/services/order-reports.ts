@@ -1,12 +1,11 @@
 // A report of an order (postback, poll, by hand) checked and normalised before anything is
 // written: the same checks for one report and for a batch, so a bad report is refused on its own
 // and never takes a batch down with it.
-import type { Database } from '../db/database.js';
-import { toInt } from '../db/values.js';
 import { ServiceError } from '../errors.js';
 import { currencyExponent, parseAmount } from '../money.js';
 import { ASCII_ID, checkAdvertiser, checkNetwork } from './cashback.js';
 import { redact } from './logs.js';
+import type { UserService } from './users.js';
 import { ORDER_SOURCES, ORDER_STATUSES, type OrderSource, type OrderStatus } from './order-rows.js';
 
 /** One report of an order, from any source. Amounts are decimal strings in `currency`. */
@@ -137,23 +136,17 @@ export function prepareReport(input: RecordInput, actor: string, siteCurrency: s
  * Each report's member: `member_id` when given (404 when unknown); else the sub id: digits are
  * a user id, anything else a login; no match, null. One query for all the ids.
  */
-export async function membersOf(db: Database, reports: OrderReport[]): Promise<(number | null)[]> {
+export async function membersOf(users: Pick<UserService, 'existingIds' | 'idByLogin'>, reports: OrderReport[]): Promise<(number | null)[]> {
   const ids = new Set<number>();
   for (const r of reports) {
     if (r.memberId !== null) ids.add(r.memberId);
     else if (r.subId && /^\d{1,15}$/.test(r.subId)) ids.add(Number(r.subId));
   }
-  const known = new Set<number>();
-  const list = [...ids];
-  for (let i = 0; i < list.length; i += 500) {
-    const chunk = list.slice(i, i + 500);
-    const rows = await db.select<{ id: unknown }>(`SELECT id FROM users WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
-    for (const row of rows) known.add(toInt(row.id));
-  }
+  const known = await users.existingIds([...ids]);
   // Logins compare as the database's collation does (case-insensitively): one lookup each.
   const logins = new Map<string, Promise<number | null>>();
   const byLogin = (login: string) => {
-    if (!logins.has(login)) logins.set(login, db.select<{ id: unknown }>('SELECT id FROM users WHERE login = ?', [login]).then(([row]) => (row ? toInt(row.id) : null)));
+    if (!logins.has(login)) logins.set(login, users.idByLogin(login));
     return logins.get(login)!;
   };
   return Promise.all(

@@ -19,6 +19,7 @@ import { aboutReport, checkStatus, invalid, membersOf, optionalText, prepareRepo
 import { atRow, insertOrders, OrderReader, orderKey, REVIEW_STATES, type Order, type OrderFilters, type OrderRow, type OrderStatus, type ReviewReason } from './order-rows.js';
 import { decideHeld, heldEvent, OrderReview, reviewReason } from './order-review.js';
 import type { ReferralService } from './referrals.js';
+import type { UserService } from './users.js';
 import type { AdvertiserService } from './advertisers.js';
 import type { Job, JobService } from './jobs.js';
 import type { NetworkService } from './networks/index.js';
@@ -69,6 +70,8 @@ export interface OrderServiceDeps {
   networks: NetworkService;
   /** A manual order's advertiser must be on file. */
   advertisers: Pick<AdvertiserService, 'requireAdvertiser'>;
+  /** Members of reports and assignments are users: read through their owner. */
+  users: Pick<UserService, 'existingIds' | 'idByLogin' | 'requireMemberId'>;
   /** Poll jobs are queued here (`startPoll`). */
   jobs: Pick<JobService, 'enqueue'>;
   /** The site currency (default of an order's currency). */
@@ -160,7 +163,7 @@ export class OrderService {
     try {
       await this.checkReferences(reports);
       const [members, rules, ceilings] = await Promise.all([
-        membersOf(this.deps.db, reports),
+        membersOf(this.deps.users, reports),
         this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser }))),
         this.review.ceilings(reports.filter((r) => r.source !== 'manual').map((r) => r.network)),
       ]);
@@ -269,8 +272,7 @@ export class OrderService {
   async assign(id: number, memberId: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
     const refused = (code: string) => this.deps.logger.warning('orders', 'Order assignment refused', { code, order_id: id, member_id: memberId, actor });
     return this.changeOne(id, once, refused, () => optionalText(note, 'note', 500), async (row, text, t) => {
-      const [member] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [memberId], t);
-      if (!member) throw new ServiceError('svc_member_not_found', `Member ${memberId} not found.`, 404, { member_id: memberId });
+      await this.deps.users.requireMemberId(memberId, t);
       let applied: Applied = { row, changes: [], ignored: [], events: [] };
       if (row.member_id === memberId) {
         applied.events.push({ level: 'debug', message: 'Order already assigned to this member', context: { order_id: id, member_id: memberId, actor } });

@@ -8,6 +8,7 @@ import { ServiceError } from '../errors.js';
 import { formatAmount } from '../money.js';
 import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
+import type { UserService } from './users.js';
 
 export interface ReferralMember {
   id: number;
@@ -40,6 +41,8 @@ export interface ReferralServiceDeps {
   db: Database;
   clock: Clock;
   logger: LogService;
+  /** Referrers and referees are users: checked through their owner. */
+  users: Pick<UserService, 'requireMemberId'>;
 }
 
 /** Longest live chain walked when checking for a cycle (the chain is acyclic; this guards bad data). */
@@ -79,8 +82,7 @@ export class ReferralService {
   }
 
   private async requireMember(id: number, t: Transaction): Promise<void> {
-    const [row] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [id], t);
-    if (!row) throw new ServiceError('svc_member_not_found', `Member ${id} not found.`, 404, { member_id: id });
+    await this.deps.users.requireMemberId(id, t);
   }
 
   /**

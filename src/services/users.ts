@@ -179,6 +179,29 @@ export class UserService {
     return rows[0] ? toUser(rows[0]) : null;
   }
 
+  /** 404 svc_member_not_found unless user `id` exists (inside `t` when given, so the answer holds for it). */
+  async requireMemberId(id: number, t?: Transaction): Promise<void> {
+    const [row] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [id], t);
+    if (!row) throw new ServiceError('svc_member_not_found', `Member ${id} not found.`, 404, { member_id: id });
+  }
+
+  /** Which of `ids` are users, in chunks of 500 (the orders' batches ask for many at once). */
+  async existingIds(ids: readonly number[]): Promise<Set<number>> {
+    const known = new Set<number>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rows = await this.deps.db.select<{ id: unknown }>(`SELECT id FROM users WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+      for (const row of rows) known.add(toInt(row.id));
+    }
+    return known;
+  }
+
+  /** The id of the user with this exact login (as the database's collation compares), or null. */
+  async idByLogin(login: string): Promise<number | null> {
+    const [row] = await this.deps.db.select<{ id: unknown }>('SELECT id FROM users WHERE login = ?', [login]);
+    return row ? toInt(row.id) : null;
+  }
+
   async require(id: number): Promise<User> {
     const user = await this.get(id);
     if (!user) throw new ServiceError('svc_user_not_found', `User ${id} not found.`, 404);
