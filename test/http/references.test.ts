@@ -41,8 +41,10 @@ describeEachDialect('references in request bodies', (use) => {
   const order = (extra: Json = {}) => ({ network: 'refnet', transaction_id: `REF-${++seq}`, sale_amount: '80.00', commission: '8.00', currency: 'EUR', status: 'approved', member_id: memberId, note: 'claim', ...extra });
 
   it('refuses an order for a network that does not exist (404 svc_network_not_found) and credits nothing', async () => {
-    await refused('/orders', order({ network: 'ghostnet' }), 'svc_network_not_found', { network: 'ghostnet' });
-    expect((await use().ctx.ledger.balanceOf(memberId, 'EUR')).available).toBe('0.00');
+    // A member of its own: the other tests credit the shared one.
+    const ghostMember = (await use().ctx.users.create({ login: 'ghost-claimant', email: 'ghost-claimant@example.com' })).id;
+    await refused('/orders', order({ network: 'ghostnet', member_id: ghostMember }), 'svc_network_not_found', { network: 'ghostnet' });
+    expect((await use().ctx.ledger.balanceOf(ghostMember, 'EUR')).available).toBe('0.00');
   });
 
   it('refuses an order for an advertiser the network does not have (404 svc_advertiser_not_found)', async () => {
