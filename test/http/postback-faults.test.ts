@@ -60,6 +60,8 @@ describeEachDialect(
       await use().ctx.networks.saveCustom('nourl', shopnetDefinition(), 'test');
       await use().ctx.networks.rotatePostbackSecret('nourl', 'test');
       await use().ctx.networks.setPostbacks('nourl', true, 'test');
+      // Not listening, whatever another test of this file told the service.
+      use().ctx.postbacks.setSelfUrl(null);
       expect(use().ctx.postbacks.selfUrl).toBeNull();
       const res = await sendTest('nourl');
       expect(res.statusCode).toBe(503);

@@ -90,6 +90,8 @@ describeEachDialect(
 
     it('shows what the endpoint answered when the test is refused, e.g. by the IP allowlist', async () => {
       const { ctx } = use();
+      // Its own secret: this test must not depend on another one having rotated it.
+      await ctx.networks.rotatePostbackSecret('tnet', 'test');
       await ctx.networks.setPostbacks('tnet', true, 'test', { ip_allowlist: ['192.0.2.0/24'] });
       const res = await sendTest('tnet');
       expect(res.statusCode).toBe(200);

@@ -83,9 +83,9 @@ export class PostbackService {
     this.recorder = new PostbackRecorder({ db: deps.db, networks: deps.networks, orders: deps.orders, store: this.store, batchMax: deps.config.postbacks.batch_max, inFlight });
   }
 
-  /** The daemon's listening address (the server calls this once it listens). */
-  setSelfUrl(url: string): void {
-    this.listening = url.replace(/\/+$/, '');
+  /** The daemon's listening address (the server calls this once it listens; null once it stops). */
+  setSelfUrl(url: string | null): void {
+    this.listening = url === null ? null : url.replace(/\/+$/, '');
   }
 
   /** Where this daemon receives postbacks: `server.public_url`, else the listening address. */
