@@ -176,8 +176,11 @@ describeEachDialect(
     });
 
     it('marks the cookie Secure behind https and clears it the same way on logout', async () => {
-      const https = { 'x-forwarded-proto': 'https' };
-      const login = await server.inject({ method: 'POST', url: '/login', payload: { login: 'cookie', password: 'long enough pw' }, headers: https });
+      // Its own address too: failures of other tests from the default one count against it.
+      const https = { 'x-forwarded-proto': 'https', 'x-forwarded-for': '192.0.2.160' };
+      // A user of its own: this test must not depend on another one having made one.
+      await use().ctx.users.create({ login: 'securecookie', email: 'securecookie@example.com', role: 'administrator', password: 'long enough pw' });
+      const login = await server.inject({ method: 'POST', url: '/login', payload: { login: 'securecookie', password: 'long enough pw' }, headers: https });
       const set = ([] as string[]).concat(login.headers['set-cookie'] as string[])[0];
       expect(set).toMatch(/; Secure/);
       const nonce = (login.result as { nonce: string }).nonce;
@@ -207,7 +210,8 @@ describeEachDialect(
     });
 
     it('refuses a wrong login password with one code whether or not the login exists', async () => {
-      const bad = await server.inject({ method: 'POST', url: '/login', payload: { login: 'cookie', password: 'nope nope' }, headers: { 'x-forwarded-for': '192.0.2.150' } });
+      await use().ctx.users.create({ login: 'warncookie', email: 'warncookie@example.com', role: 'administrator', password: 'long enough pw' });
+      const bad = await server.inject({ method: 'POST', url: '/login', payload: { login: 'warncookie', password: 'nope nope' }, headers: { 'x-forwarded-for': '192.0.2.150' } });
       const none = await server.inject({ method: 'POST', url: '/login', payload: { login: 'no-such-user', password: 'nope nope' }, headers: { 'x-forwarded-for': '192.0.2.151' } });
       expect(bad.statusCode).toBe(401);
       expect(bad.result).toMatchObject({ code: 'svc_invalid_credentials' });
