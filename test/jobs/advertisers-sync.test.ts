@@ -61,7 +61,8 @@ describeEachDialect('the advertisers.sync job', (use) => {
 
   it('takes the total of an impact.com list from @total', async () => {
     const { job, writes } = await sync({ network: 'impact' });
-    expect(writes[0]).toEqual({ total: 5, done: 0, failed: 0 });
+    // Known from the first page: the very first write has it (how far it got by then is timing).
+    expect(writes[0]).toMatchObject({ total: 5, failed: 0 });
     expect(writes.every((w) => w.total === 5)).toBe(true);
     expect(job.progress).toEqual({ total: 5, done: 5, failed: 0 });
   });

@@ -39,7 +39,9 @@ describeEachDialect(
       const a = spawn({ concurrency: 2, pollIntervalMs: 5 });
       const b = spawn({ concurrency: 2, pollIntervalMs: 5 });
       const ids: number[] = [];
-      for (let n = 0; n < 20; n++) ids.push((await a.jobs.enqueue('test.count', { n, delay_ms: 3 }, 'cli')).id);
+      // Each job lasts long enough (20 × 50 ms over 2 slots) that one runner cannot drain the queue
+      // before the other's first poll, even on a loaded machine: both must take part.
+      for (let n = 0; n < 20; n++) ids.push((await a.jobs.enqueue('test.count', { n, delay_ms: 50 }, 'cli')).id);
       a.runner.start();
       b.runner.start();
       await waitFor(async () => (await a.jobs.list({ status: 'done', page: 1, per_page: 100 })).total === 20, 30_000, '20 jobs done');
