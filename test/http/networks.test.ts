@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Server } from '@hapi/hapi';
 import { describeEachDialect } from '../helpers/context.js';
-import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+import { adminClient, createActor, NS, testServer, type Actor } from '../helpers/http.js';
 import { fakeModule, shopnetDefinition } from '../helpers/networks.js';
 
 type Json = Record<string, any>;
@@ -179,14 +179,7 @@ describeEachDialect(
 describeEachDialect(
   'networks over REST on a fresh database',
   (use) => {
-    let server: Server;
-    let admin: Actor;
-    beforeAll(async () => {
-      server = await testServer(use().ctx);
-      admin = await createActor(use().ctx, 'administrator');
-    });
-    afterAll(() => server.stop());
-    const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
+    const { get } = adminClient(use);
 
     it('lists the built-in networks with their state before anything is configured', async () => {
       const res = await get('/networks');
@@ -220,15 +213,7 @@ describeEachDialect(
 describeEachDialect(
   'custom networks over REST on a database of their own',
   (use) => {
-    let server: Server;
-    let admin: Actor;
-    beforeAll(async () => {
-      server = await testServer(use().ctx);
-      admin = await createActor(use().ctx, 'administrator');
-    });
-    afterAll(() => server.stop());
-    const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
-    const post = (url: string, payload: unknown) => server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
+    const { get, post } = adminClient(use);
 
     it('creates a custom network (201), updates it (200), and sets its cashback rule from the definition', async () => {
       const created = await post('/networks/shopnet', shopnetDefinition());

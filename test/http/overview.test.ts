@@ -3,7 +3,7 @@ import type { Server } from '@hapi/hapi';
 import type { Context } from '../../src/context.js';
 import { describeEachDialect, type TestContext } from '../helpers/context.js';
 import { runCli } from '../helpers/cli.js';
-import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
+import { adminClient, createActor, NS, testServer, type Actor } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 
@@ -130,17 +130,9 @@ describeEachDialect('the overview', (use) => {
  * database of its own: both assert on whole-table totals.
  */
 function overviewOf(use: () => TestContext): () => Promise<Json> {
-  let server: Server;
-  let admin: Actor;
-  beforeAll(async () => {
-    server = await testServer(use().ctx);
-    admin = await createActor(use().ctx, 'administrator');
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  const api = adminClient(use);
   return async () => {
-    const res = await server.inject({ url: `${NS}/overview`, headers: { authorization: admin.authorization } });
+    const res = await api.get('/overview');
     expect(res.statusCode).toBe(200);
     return res.result as Json;
   };
