@@ -1,12 +1,7 @@
 // `npm run bench:sync`: sync 100,000 advertisers from the Admitad fixture network (paged as
 // Admitad pages: limit/offset, at most 500 a page), on SQLite and on MariaDB; prints the time and
 // the peak memory of the syncing process. Targets: under 30 s, peak RSS under 300 MB.
-import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMysqlDatabase, mysqlServer } from './ledger-db.js';
+import { mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
 
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {
@@ -20,38 +15,8 @@ const RSS_TARGET_MB = 300;
 
 const { startAdmitadFixture } = await import('../dist/test/fixtures/networks/admitad.js');
 
-async function runOne(dialect, fixture) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cashtrack-bench-sync-'));
-  let mysqlDb = null;
-  try {
-    let dbUrl = `sqlite:${join(dataDir, 'bench.sqlite')}`;
-    if (dialect === 'mysql') {
-      mysqlDb = await createMysqlDatabase();
-      dbUrl = mysqlDb.url;
-    }
-    const child = fork(new URL('./sync-child.js', import.meta.url), [JSON.stringify({ dbUrl, dataDir, secret: randomBytes(24).toString('hex'), settings: fixture.settings })], { stdio: 'inherit' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    const message = await new Promise((resolve) => {
-      child.on('message', resolve);
-      child.on('exit', (code) => resolve({ type: 'error', message: `child exited with ${code}` }));
-    });
-    clearTimeout(timer);
-    if (message.type !== 'done') throw new Error(message.message);
-    return message;
-  } finally {
-    await mysqlDb?.drop().catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-async function mysqlReachable() {
-  try {
-    const conn = await mysqlServer().connect();
-    await conn.end();
-    return true;
-  } catch {
-    return false;
-  }
+function runOne(dialect, fixture) {
+  return runOnFreshDatabase(dialect, new URL('./sync-child.js', import.meta.url), { settings: fixture.settings });
 }
 
 const fixture = await startAdmitadFixture({ advertisers: ADVERTISERS });

@@ -26,6 +26,14 @@ import { scopeIdempotencyKeys } from './20261125000201-scope-idempotency-keys.js
 import { addPostbacksRepeats } from './20261125000300-add-postbacks-repeats.js';
 import { createPostbackRejections } from './20261125000301-create-postback-rejections.js';
 import { addOrdersReview } from './20261125000400-add-orders-review.js';
+import { createScheduleRuns } from './20261126000400-create-schedule-runs.js';
+import { createPages } from './20261126000100-create-pages.js';
+import { createMedia } from './20261126000200-create-media.js';
+import { createWebhooks } from './20261126000500-create-webhooks.js';
+import { createWebhookDeliveries } from './20261126000501-create-webhook-deliveries.js';
+import { createCoupons } from './20261126000300-create-coupons.js';
+import { createCouponRefreshes } from './20261126000301-create-coupon-refreshes.js';
+import { createAiCalls } from './20261126000700-create-ai-calls.js';
 
 export const migrations: Migration[] = [createUsers, createAppPasswords, createSessions, createLogs, createSettings, createCounters,
   createBalances, createLedgerEntries, createIdempotencyKeys, createOrders, createCashbackRules, createPayouts, createReferrals,
@@ -37,4 +45,10 @@ export const migrations: Migration[] = [createUsers, createAppPasswords, createS
   createAuthThrottle, scopeIdempotencyKeys,
   addPostbacksRepeats, createPostbackRejections,
   addOrdersReview,
+  createPages,
+  createMedia,
+  createCoupons, createCouponRefreshes,
+  createScheduleRuns,
+  createWebhooks, createWebhookDeliveries,
+  createAiCalls,
 ];

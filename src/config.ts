@@ -8,7 +8,27 @@ import Joi from 'joi';
 import { ServiceError } from './errors.js';
 import { parseCeiling } from './money.js';
 import { isPrototypeKey, own } from './objects.js';
+import { isAllowEntry } from './outbound/addresses.js';
 import { privateDir, tighten } from './private-files.js';
+import { CronSlots } from './jobs/cron-slots.js';
+
+/** The configurable schedules (`schedules.<name>`); src/jobs/schedules.ts says what each runs. */
+export const SCHEDULE_NAMES = ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune'] as const;
+export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
+/** The schedules that run once per network, and take per-network overrides. */
+export const PER_NETWORK_SCHEDULES: readonly ScheduleName[] = ['advertisers_sync', 'orders_poll'];
+
+/** One schedule: a cron expression (node-cron syntax, seconds optional) in a time zone. */
+export interface ScheduleConfig {
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+  /** On start, run the latest slot missed while every daemon was down (once, not once per slot). */
+  catch_up: boolean;
+  /** Per network (per-network schedules only): its own expression, or switched on/off alone. */
+  networks?: Record<string, { cron?: string; enabled?: boolean }>;
+}
+import { PAGE_TEMPLATE_TAGS, unknownTags } from './services/pages/templates.js';
 
 export interface Config {
   env: string;
@@ -55,6 +75,12 @@ export interface Config {
    * own `review_above` setting overrides it.
    */
   orders: { review_above: string | null };
+  /**
+   * Coupon refreshes: a full refresh refuses to mark more than `max_removed_share` (0..1) of a
+   * network's coupons removed at once unless forced (a network dropping them all is more often
+   * an outage than a real change).
+   */
+  coupons: { max_removed_share: number };
   /** Persisted jobs: how many this process runs at once (0: none), leases, polling, retention. */
   jobs: { concurrency: number; lease_seconds: number; poll_interval_ms: number; max_attempts: number; retention_days: number };
   /** Extension modules (paths) whose `register(hooks, ctx)` runs at start. */
@@ -80,8 +106,104 @@ export interface Config {
       aggregate_after: number;
     };
   };
+  /**
+   * `GET /metrics` (Prometheus): off unless enabled. With `port`, served only by a listener of its
+   * own on `host:port` (the token, when set, still required); without, on the main port and only
+   * with the bearer `token`.
+   */
+  metrics: { enabled: boolean; token: string | null; host: string; port: number | null };
   /** Settings of network modules by network id, under those set by `cashtrack networks configure`. */
   networks: Record<string, Record<string, string>>;
+  /** The AI provider (any OpenAI-compatible chat-completions endpoint); `cashtrack ai configure` stores settings over these. */
+  ai: AiConfig;
+  /**
+   * Shop logos: advertisers fetched at once by a bulk run (`concurrency`) and requests at once to
+   * one host (`per_host`); the image bounds (decoded pixels, the output box, the stored size); the
+   * home page read for icon links (`max_html_bytes`); timeouts of each request (connect and
+   * headers, whole request).
+   */
+  logos: {
+    concurrency: number;
+    per_host: number;
+    max_input_pixels: number;
+    max_size: number;
+    max_stored_bytes: number;
+    max_html_bytes: number;
+    connect_timeout_ms: number;
+    timeout_ms: number;
+  };
+  /**
+   * The outbound guard (every fetch of a URL an administrator or a network chose): `allow` lists
+   * host names, addresses and CIDRs that may be reached although private, on any port; every other
+   * destination must be public and use one of `ports`; responses larger than `max_bytes` are cut off.
+   */
+  outbound: { allow: string[]; ports: number[]; max_bytes: number };
+  /** When the periodic jobs run (src/jobs/schedules.ts). */
+  schedules: Record<ScheduleName, ScheduleConfig>;
+  /** Shop pages: the templates pages are made from, and where a page is published. */
+  pages: {
+    /** Template name to its title, body (HTML) and excerpt, with `%TAG%`s (docs/api.md lists them). */
+    templates: Record<string, PageTemplate>;
+    /** The template used when a request names none. */
+    default_template: string;
+    /** The status of a page made without one. */
+    default_status: 'draft' | 'publish';
+    /** A page's public address with `%SLUG%` (and `%ID%`), shown as `link`; null: pages have none. */
+    link_template: string | null;
+  };
+  /** Outgoing webhooks (docs/api.md "Webhooks"). */
+  webhooks: {
+    /** Whether this daemon sends deliveries (any daemon on the database may; at least one should). */
+    send: boolean;
+    /** Deliveries this process attempts at once. */
+    concurrency: number;
+    /** How often the sender looks for retries that fell due. */
+    poll_interval_ms: number;
+    /** One attempt, connection and answer, at most. */
+    timeout_ms: number;
+    /** Seconds before the 1st, 2nd, ... retry (each spread by ±20%); past the last, a delivery is dead. */
+    retry_schedule_seconds: number[];
+    /** Failed attempts in a row that disable a subscription. */
+    disable_after_failures: number;
+    /** Days the delivery log is kept (maintenance.prune). */
+    retention_days: number;
+  };
+}
+
+export interface PageTemplate {
+  title: string;
+  body: string;
+  excerpt: string;
+}
+
+/** A task's prompt templates, with the page template tags (see docs/operations.md "AI content"). */
+export interface AiPrompt {
+  system: string;
+  user: string;
+}
+
+/** The AI provider and how it is used. */
+export interface AiConfig {
+  base_url: string | null;
+  /** Write-only: never shown, scrubbed from logs. */
+  api_key: string | null;
+  model: string | null;
+  temperature: number;
+  /** Per attempt. */
+  timeout_ms: number;
+  /** Calls at once in a bulk run. */
+  concurrency: number;
+  /** Tokens a bulk run may spend (0: no limit). */
+  token_budget: number;
+  /** The language the content is written in (a name or a BCP 47 tag), passed to the prompts as {language}. */
+  language: string;
+  /** Attempts per call (429, 5xx, timeouts and connection errors are tried again with a capped backoff). */
+  max_attempts: number;
+  retry_base_ms: number;
+  retry_max_ms: number;
+  /** A provider's Retry-After is honoured up to this many seconds. */
+  retry_after_max_seconds: number;
+  prompts: { shop: AiPrompt; coupon: AiPrompt };
 }
 
 /** Environment variables and the configuration key each one sets. Documented in README.md. */
@@ -120,12 +242,17 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_REFERRAL_SHARE_PERCENT: 'referrals.share_percent',
   CASHTRACK_PAYOUT_MINIMUM: 'payouts.minimum',
   CASHTRACK_ORDERS_REVIEW_ABOVE: 'orders.review_above',
+  CASHTRACK_COUPONS_MAX_REMOVED_SHARE: 'coupons.max_removed_share',
   CASHTRACK_JOBS_CONCURRENCY: 'jobs.concurrency',
   CASHTRACK_JOBS_LEASE_SECONDS: 'jobs.lease_seconds',
   CASHTRACK_JOBS_POLL_INTERVAL_MS: 'jobs.poll_interval_ms',
   CASHTRACK_JOBS_MAX_ATTEMPTS: 'jobs.max_attempts',
   CASHTRACK_JOBS_RETENTION_DAYS: 'jobs.retention_days',
   CASHTRACK_EXTENSIONS: 'extensions',
+  CASHTRACK_METRICS_ENABLED: 'metrics.enabled',
+  CASHTRACK_METRICS_TOKEN: 'metrics.token',
+  CASHTRACK_METRICS_HOST: 'metrics.host',
+  CASHTRACK_METRICS_PORT: 'metrics.port',
   CASHTRACK_POSTBACKS_ENABLED: 'postbacks.enabled',
   CASHTRACK_POSTBACKS_RETENTION_DAYS: 'postbacks.retention_days',
   CASHTRACK_POSTBACKS_MAX_QUERY_BYTES: 'postbacks.max_query_bytes',
@@ -136,6 +263,30 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_POSTBACKS_REJECTIONS_WINDOW_SECONDS: 'postbacks.rejections.window_seconds',
   CASHTRACK_POSTBACKS_REJECTIONS_MAX_PER_ADDRESS: 'postbacks.rejections.max_per_address',
   CASHTRACK_POSTBACKS_REJECTIONS_AGGREGATE_AFTER: 'postbacks.rejections.aggregate_after',
+  CASHTRACK_LOGOS_CONCURRENCY: 'logos.concurrency',
+  CASHTRACK_LOGOS_PER_HOST: 'logos.per_host',
+  CASHTRACK_LOGOS_MAX_INPUT_PIXELS: 'logos.max_input_pixels',
+  CASHTRACK_LOGOS_MAX_SIZE: 'logos.max_size',
+  CASHTRACK_LOGOS_TIMEOUT_MS: 'logos.timeout_ms',
+  CASHTRACK_OUTBOUND_ALLOW: 'outbound.allow',
+  CASHTRACK_OUTBOUND_PORTS: 'outbound.ports',
+  CASHTRACK_OUTBOUND_MAX_BYTES: 'outbound.max_bytes',
+  // CASHTRACK_SCHEDULE_<NAME>_CRON, _TIMEZONE, _ENABLED, _CATCH_UP for each schedule.
+  ...Object.fromEntries(
+    SCHEDULE_NAMES.flatMap((name) => ['cron', 'timezone', 'enabled', 'catch_up'].map((field) => [`CASHTRACK_SCHEDULE_${name.toUpperCase()}_${field.toUpperCase()}`, `schedules.${name}.${field}`])),
+  ),
+  CASHTRACK_PAGES_DEFAULT_TEMPLATE: 'pages.default_template',
+  CASHTRACK_PAGES_DEFAULT_STATUS: 'pages.default_status',
+  CASHTRACK_PAGES_LINK_TEMPLATE: 'pages.link_template',
+  CASHTRACK_AI_BASE_URL: 'ai.base_url',
+  CASHTRACK_AI_API_KEY: 'ai.api_key',
+  CASHTRACK_AI_MODEL: 'ai.model',
+  CASHTRACK_WEBHOOKS_SEND: 'webhooks.send',
+  CASHTRACK_WEBHOOKS_CONCURRENCY: 'webhooks.concurrency',
+  CASHTRACK_WEBHOOKS_POLL_INTERVAL_MS: 'webhooks.poll_interval_ms',
+  CASHTRACK_WEBHOOKS_TIMEOUT_MS: 'webhooks.timeout_ms',
+  CASHTRACK_WEBHOOKS_DISABLE_AFTER_FAILURES: 'webhooks.disable_after_failures',
+  CASHTRACK_WEBHOOKS_RETENTION_DAYS: 'webhooks.retention_days',
 };
 
 /** An entry of `server.allowed_hosts`: `example.com`, `example.com:8443`, `127.0.0.1`, `[::1]:8080` (no scheme, path or wildcard). */
@@ -152,6 +303,77 @@ const ceilingText: Joi.CustomValidator<string> = (value, helpers) => {
   }
   return value;
 };
+
+/** A cron expression node-cron accepts (checked with its validator, with the reason it gives). */
+const cronExpression = Joi.string()
+  .max(200)
+  .custom((value: string, helpers) => {
+    try {
+      new CronSlots(value, 'UTC');
+    } catch (err) {
+      return helpers.message({ custom: `{{#label}} ${(err as Error).message.replace(/[{}]/g, '')}` });
+    }
+    return value;
+  });
+
+const timeZone = Joi.string()
+  .max(64)
+  .custom((value: string, helpers) => {
+    try {
+      new CronSlots('0 0 * * *', value);
+    } catch (err) {
+      return helpers.message({ custom: `{{#label}} ${(err as Error).message.replace(/[{}]/g, '')}` });
+    }
+    return value;
+  });
+
+function scheduleSchema(name: ScheduleName): Joi.ObjectSchema {
+  const base = {
+    cron: cronExpression.required(),
+    timezone: timeZone.required(),
+    enabled: Joi.boolean().required(),
+    catch_up: Joi.boolean().required(),
+  };
+  if (!PER_NETWORK_SCHEDULES.includes(name)) return Joi.object(base).required();
+  return Joi.object({
+    ...base,
+    networks: Joi.object()
+      .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.object({ cron: cronExpression, enabled: Joi.boolean() }))
+      .default({}),
+  }).required();
+}
+/** A page template's text names only the tags pages know (a typo would render empty on every page). */
+const tagsKnown =
+  (known: readonly string[]): Joi.CustomValidator<string> =>
+  (value, helpers) => {
+    const unknown = unknownTags(value, known);
+    if (unknown.length === 0) return value;
+    return helpers.message({ custom: `{{#label}} uses unknown tag${unknown.length > 1 ? 's' : ''} ${unknown.map((t) => `%${t}%`).join(', ')} (known: ${known.map((t) => `%${t}%`).join(' ')})` });
+  };
+
+const pageTemplate = Joi.object({
+  title: Joi.string().min(1).max(1000).custom(tagsKnown(PAGE_TEMPLATE_TAGS)).required(),
+  body: Joi.string().allow('').max(200_000).custom(tagsKnown(PAGE_TEMPLATE_TAGS)).required(),
+  excerpt: Joi.string().allow('').max(5000).custom(tagsKnown(PAGE_TEMPLATE_TAGS)).default(''),
+});
+
+const pages = Joi.object({
+  templates: Joi.object().pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, pageTemplate).min(1).required(),
+  default_template: Joi.string()
+    .required()
+    .custom((value: string, helpers) => {
+      const templates = (helpers.state.ancestors[0] as { templates?: Record<string, unknown> }).templates ?? {};
+      return own(templates, value) ? value : helpers.message({ custom: `{{#label}} names no template of pages.templates (${Object.keys(templates).join(', ')})` });
+    }),
+  default_status: Joi.string().valid('draft', 'publish').required(),
+  link_template: Joi.string()
+    .max(1000)
+    .pattern(/^https?:\/\/[^\s]+$/)
+    .message('{{#label}} must be an http(s) URL with %SLUG%, such as https://example.com/shops/%SLUG%')
+    .custom(tagsKnown(['SLUG', 'ID']))
+    .allow(null)
+    .required(),
+});
 
 const schema = Joi.object({
   env: Joi.string().valid('development', 'production', 'test').required(),
@@ -217,6 +439,9 @@ const schema = Joi.object({
   orders: Joi.object({
     review_above: Joi.string().allow(null).max(1000).custom(ceilingText).required(),
   }).required(),
+  coupons: Joi.object({
+    max_removed_share: Joi.number().min(0).max(1).required(),
+  }).required(),
   jobs: Joi.object({
     concurrency: Joi.number().integer().min(0).max(64).required(),
     lease_seconds: Joi.number().integer().min(1).max(3600).required(),
@@ -238,12 +463,70 @@ const schema = Joi.object({
       aggregate_after: Joi.number().integer().min(0).max(1_000_000).required(),
     }).required(),
   }).required(),
+  metrics: Joi.object({
+    enabled: Joi.boolean().required(),
+    token: Joi.string().min(16).max(256).pattern(/^[\x21-\x7e]+$/).message('{{#label}} must be printable ASCII without spaces').allow(null).required(),
+    host: Joi.string().min(1).required(),
+    port: Joi.number().integer().min(0).max(65535).allow(null).required(),
+  })
+    .custom((value: Config['metrics'], helpers) =>
+      value.enabled && value.port === null && value.token === null
+        ? helpers.message({ custom: '{{#label}} needs metrics.token to be served on the main port (or metrics.port for a listener of their own)' })
+        : value,
+    )
+    .required(),
+  logos: Joi.object({
+    concurrency: Joi.number().integer().min(1).max(64).required(),
+    per_host: Joi.number().integer().min(1).max(16).required(),
+    max_input_pixels: Joi.number().integer().min(10_000).max(100_000_000).required(),
+    max_size: Joi.number().integer().min(16).max(2048).required(),
+    max_stored_bytes: Joi.number().integer().min(16_384).max(8 * 1024 * 1024).required(),
+    max_html_bytes: Joi.number().integer().min(16_384).max(8 * 1024 * 1024).required(),
+    connect_timeout_ms: Joi.number().integer().min(100).max(60_000).required(),
+    timeout_ms: Joi.number().integer().min(100).max(120_000).required(),
+  }).required(),
+  ai: Joi.object({
+    base_url: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null).required(),
+    api_key: Joi.string().max(4096).allow(null).required(),
+    model: Joi.string().max(191).allow(null).required(),
+    temperature: Joi.number().min(0).max(2).required(),
+    timeout_ms: Joi.number().integer().min(100).max(600_000).required(),
+    concurrency: Joi.number().integer().min(1).max(64).required(),
+    token_budget: Joi.number().integer().min(0).required(),
+    language: Joi.string().min(1).max(64).required(),
+    max_attempts: Joi.number().integer().min(1).max(10).required(),
+    retry_base_ms: Joi.number().integer().min(1).max(60_000).required(),
+    retry_max_ms: Joi.number().integer().min(1).max(300_000).required(),
+    retry_after_max_seconds: Joi.number().integer().min(0).max(600).required(),
+    prompts: Joi.object({
+      shop: Joi.object({ system: Joi.string().min(1).max(20_000).required(), user: Joi.string().min(1).max(20_000).required() }).required(),
+      coupon: Joi.object({ system: Joi.string().min(1).max(20_000).required(), user: Joi.string().min(1).max(20_000).required() }).required(),
+    }).required(),
+  }).required(),
   networks: Joi.object()
     .pattern(
       /^[a-z0-9][a-z0-9_-]{0,63}$/,
       Joi.object({ review_above: Joi.string().max(1000).allow('').custom(ceilingText) }).pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')),
     )
     .required(),
+  outbound: Joi.object({
+    allow: Joi.array()
+      .items(Joi.string().custom((value: string, helpers) => (isAllowEntry(value) ? value.trim() : helpers.message({ custom: '{{#label}} must be a host name, an IP address or a CIDR such as 10.0.0.0/8' }))))
+      .required(),
+    ports: Joi.array().items(Joi.number().integer().min(1).max(65535)).min(1).required(),
+    max_bytes: Joi.number().integer().min(1024).max(1024 * 1024 * 1024).required(),
+  }).required(),
+  schedules: Joi.object(Object.fromEntries(SCHEDULE_NAMES.map((name) => [name, scheduleSchema(name)]))).required(),
+  pages: pages.required(),
+  webhooks: Joi.object({
+    send: Joi.boolean().required(),
+    concurrency: Joi.number().integer().min(1).max(64).required(),
+    poll_interval_ms: Joi.number().integer().min(10).max(600_000).required(),
+    timeout_ms: Joi.number().integer().min(100).max(120_000).required(),
+    retry_schedule_seconds: Joi.array().items(Joi.number().integer().min(1).max(7 * 86_400)).max(30).required(),
+    disable_after_failures: Joi.number().integer().min(1).max(100_000).required(),
+    retention_days: Joi.number().integer().min(1).max(3650).required(),
+  }).required(),
 });
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../..' : '..');

@@ -16,16 +16,30 @@
 //   referrals                      services/referrals.ts (counters row 'referral_changes')
 //   networks                       services/networks/
 //   cashback_rules                 services/cashback.ts
+//   advertisers                    services/advertisers.ts (page_id through linkPages/unlinkPage)
+//   pages                          services/pages/
 //   advertisers                    services/advertisers.ts
+//   coupons, coupon_refreshes      services/coupons/
 //   orders                         services/orders.ts, order-rows.ts (reads), order-poll.ts
 //   postbacks                      services/postbacks/records.ts
 //   postback_rejections            services/postbacks/throttle.ts
 //   jobs                           services/jobs.ts
+//   schedule_runs                  services/schedules.ts
 //   logs                           services/logs.ts (counters row 'logs')
+//   media                          services/media.ts (advertisers.local_logo through advertisers.ts)
+//   webhooks, webhook_deliveries   services/webhooks/ (settings row 'webhooks_revision'; the outbox
+//                                  rows are written by WebhookEvents.emit in other services' transactions)
+//   ai_calls                       services/ai/ (settings rows 'ai_settings', 'ai_api_key' through SettingsService)
 //
 // Read-only joins for display stay in SQL where paging and sorting need them (a list of balances,
 // orders, payouts or referrals with the member's names joins users); services/overview.ts is a
-// report over every domain's tables and writes none.
+// report over every domain's tables and writes none. A bulk AI run walks the coupons table by id
+// (services/ai/coupon-source.ts, read-only) and writes coupons only through the coupon service.
+//
+// Every fetch of a URL an administrator or a network chose (logos, site icons, custom network
+// feeds, webhooks) goes through `outbound` (src/outbound/), which owns no table.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { builtInModules } from './networks/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -35,6 +49,7 @@ import { ServiceError } from './errors.js';
 import { tighten } from './private-files.js';
 import { HookBus, loadExtensions } from './hooks/index.js';
 import { AdvertiserService } from './services/advertisers.js';
+import { CouponService } from './services/coupons/index.js';
 import { AppPasswordService } from './services/app-passwords.js';
 import { AuthService } from './services/auth.js';
 import { AuthThrottle } from './services/auth-throttle.js';
@@ -46,18 +61,35 @@ import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
 import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs.js';
+import { AiService } from './services/ai/index.js';
+import { AiCalls } from './services/ai/calls.js';
+import { couponSource } from './services/ai/coupon-source.js';
+import { shopPages } from './services/ai/shop-pages.js';
+import { AiSettingsStore } from './services/ai/settings.js';
+import { LogoService } from './services/logos/index.js';
+import { LogoBulkService } from './services/logos/bulk.js';
+import { MediaService } from './services/media.js';
 import { NetworkService } from './services/networks/index.js';
+import { OutboundGuard } from './outbound/index.js';
 import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
 import { OrderService } from './services/orders.js';
 import { OverviewService } from './services/overview.js';
+import { PageService } from './services/pages/index.js';
 import { PayoutService } from './services/payouts.js';
 import { ReferralService } from './services/referrals.js';
-import { deriveKeys, type Keys } from './services/keys.js';
+import { deriveKeys, SecretBox, type Keys } from './services/keys.js';
 import { SecretValues } from './services/secret-values.js';
+import { ScheduleService } from './services/schedules.js';
+import { scheduleDefinitions, type ScheduleDefinition } from './jobs/schedules.js';
 import { SessionService } from './services/sessions.js';
 import { SettingsService } from './services/settings.js';
 import { UserService } from './services/users.js';
+import { HealthService } from './services/health.js';
+import { noMetrics, PromMetrics, type Metrics } from './metrics.js';
+import { WebhookEvents } from './services/webhooks/events.js';
+import { DeliveryStore, WebhookService } from './services/webhooks/index.js';
+import { WebhookSender } from './services/webhooks/sender.js';
 
 export interface Context {
   config: Config;
@@ -66,6 +98,8 @@ export interface Context {
   hooks: HookBus;
   db: Database;
   logger: LogService;
+  /** The guard every fetch of an administrator- or network-supplied URL goes through. */
+  outbound: OutboundGuard;
   /** Secret values this process opened: scrubbed from the log, job errors and network errors. */
   secrets: SecretValues;
   settings: SettingsService;
@@ -84,7 +118,23 @@ export interface Context {
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService;
+  schedules: ScheduleService;
   advertisers: AdvertiserService;
+  /** Readiness of this process (the daemon's /readyz). */
+  health: HealthService;
+  /** Prometheus metrics, or `noMetrics` when they are off. */
+  metrics: Metrics;
+  pages: PageService;
+  media: MediaService;
+  logos: LogoService;
+  logoBulk: LogoBulkService;
+  /** The webhook outbox writer every service emits its events through. */
+  events: WebhookEvents;
+  webhooks: WebhookService;
+  /** Sends the outbox; its loop runs in the daemon (`webhooks.send`). */
+  webhookSender: WebhookSender;
+  coupons: CouponService;
+  ai: AiService;
   close(): Promise<void>;
 }
 
@@ -96,6 +146,10 @@ export interface ContextOptions {
   networkModules?: NetworkModule[];
   /** The job types this context knows (default: src/jobs/types); tests add their own. */
   jobTypes?: JobType[];
+  /** The schedules this context knows (default: src/jobs/schedules.ts); tests pass their own. */
+  scheduleDefinitions?: ScheduleDefinition[];
+  /** Who this process is on the runs it claims (default: host:pid:random). */
+  owner?: string;
   /**
    * Tests only (ignored unless `env` is `test`): runs inside an idempotent effect's transaction,
    * right after its Idempotency-Key is claimed, so a test can hold a request there.
@@ -119,8 +173,11 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     stdout: options.logStream === undefined ? (config.log.stdout ? process.stdout : null) : options.logStream,
   });
   const hooks = new HookBus();
+  const metrics = config.metrics.enabled ? new PromMetrics({ pool: () => db.poolStats() }) : noMetrics;
   hooks.attachLogger(logger);
+  const outbound = new OutboundGuard({ allow: config.outbound.allow, ports: config.outbound.ports, maxBytes: config.outbound.max_bytes, logger });
   const settings = new SettingsService({ db });
+  const events = new WebhookEvents({ db, clock, hooks, settings });
   const users = new UserService({ db, clock, logger, settings, hooks, scryptLogN: config.auth.scrypt_log_n });
   const appPasswords = new AppPasswordService({ db, clock, logger, keys, settings, cacheSeconds: config.auth.credential_cache_seconds });
   const sessions = new SessionService({ db, clock, logger, keys, ttlHours: config.auth.session_ttl_hours });
@@ -128,14 +185,14 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const passwordChecks = new PasswordCheckGate(config.auth.password_checks);
   const auth = new AuthService({ db, clock, logger, users, appPasswords, sessions, hooks, throttle: authThrottle, passwordChecks });
   const idempotency = new IdempotencyService({ db, clock, holdInTransaction: config.env === 'test' ? options.holdInTransaction : null });
-  const ledger = new LedgerService({ db, clock, logger, users, hooks, currency: config.currency });
-  const payouts = new PayoutService({ db, clock, logger, ledger, hooks, currency: config.currency, minimum: config.payouts.minimum });
-  const overview = new OverviewService({ db, clock, currency: config.currency });
+  const ledger = new LedgerService({ db, clock, logger, users, events, currency: config.currency });
+  const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
+  const overview = new OverviewService({ db, clock, currency: config.currency, ai: (days) => ai.overview(days) });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger, users });
-  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets });
+  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets, events });
   const networks: NetworkService = new NetworkService({
-    db, clock, logger, keys, cashback, secrets,
+    db, clock, logger, keys, cashback, secrets, outbound,
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
     postbackBaseUrl: () => postbacks.selfUrl,
@@ -143,12 +200,39 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     countOrders: (networks) => orders.countByNetwork(networks),
     settings,
   });
-  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs });
+  // Media URLs are absolute on the daemon's own base (public_url, else its listening address), as postback URLs are.
+  const media = new MediaService({ db, clock, baseUrl: () => postbacks.selfUrl });
+  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs, mediaUrl: (name) => media.urlOf(name), lastAiGeneration: (ids) => ai.lastShopGenerations(ids) });
+  const logos = new LogoService({ db, logger, hooks, events, advertisers, media, outbound, limits: config.logos });
+  const logoBulk = new LogoBulkService({ logos, advertisers, media, jobs, networks, limits: config.logos });
   const orders = new OrderService({
-    db, clock, logger, ledger, cashback, referrals, hooks, networks, advertisers, jobs, users,
+    db, clock, logger, ledger, cashback, referrals, events, networks, advertisers, jobs, users,
     currency: config.currency, referralShare: config.referrals.share_percent, reviewAbove: config.orders.review_above, configuredNetworks: config.networks,
   });
-  const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, keys, networks, orders, config });
+  const schedules = new ScheduleService({
+    db, clock, logger, jobs, networks, config: config.schedules,
+    definitions: options.scheduleDefinitions ?? scheduleDefinitions,
+    owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+  });
+  const pages = new PageService({ db, clock, logger, hooks, events, advertisers, cashback, networks, jobs, config: config.pages, currency: config.currency });
+  const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, events, keys, networks, orders, config, metrics });
+  const deliveries = new DeliveryStore({ db, clock });
+  const webhookSender = new WebhookSender({
+    db, clock, logger, events, store: deliveries, box: new SecretBox(keys.secretBox),
+    transport: outbound,
+    settings: config.webhooks,
+    metrics,
+  });
+  const webhooks = new WebhookService({ db, clock, logger, events, store: deliveries, sender: webhookSender, guard: outbound, secretBox: keys.secretBox, retentionDays: config.webhooks.retention_days });
+  const coupons = new CouponService({ db, clock, logger, hooks, networks, advertisers, jobs, maxRemovedShare: config.coupons.max_removed_share, lastAiGeneration: (ids) => ai.lastCouponGenerations(ids) });
+  pages.useCouponCounts((ids) => coupons.countActive(ids));
+  const ai: AiService = new AiService({
+    db, clock, logger, hooks, jobs, advertisers,
+    store: new AiSettingsStore({ config: config.ai, settings, keys, secrets, logger }),
+    calls: new AiCalls({ db, clock }),
+    coupons: couponSource({ db, clock, coupons }),
+    pages: shopPages({ pages, advertisers }),
+  });
   return {
     config,
     clock,
@@ -156,6 +240,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     hooks,
     db,
     logger,
+    outbound,
     secrets,
     settings,
     users,
@@ -173,9 +258,22 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     networks,
     postbacks,
     jobs,
+    schedules,
     advertisers,
+    health: new HealthService({ db }),
+    metrics,
+    pages,
+    media,
+    logos,
+    logoBulk,
+    events,
+    webhooks,
+    webhookSender,
+    coupons,
+    ai,
     async close() {
       postbacks.close();
+      await webhookSender.stop();
       await logger.close().catch(() => {});
       await db.close();
     },

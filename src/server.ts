@@ -5,7 +5,9 @@ import { restHost } from './http/rest/host.js';
 import { routeTable } from './http/routes/index.js';
 import { registerSessionRoutes } from './http/session-routes.js';
 import { registerPostbackRoutes } from './http/postback-routes.js';
+import { registerMediaRoutes } from './http/media-routes.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { registerHealthRoutes } from './http/health-routes.js';
 import { SESSION_COOKIE } from './http/rest/host.js';
 
 export interface ServerOptions {
@@ -31,6 +33,8 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
   await server.register({ plugin: restHost, options: { ctx, routes: routeTable } });
   registerSessionRoutes(server, ctx);
   registerPostbackRoutes(server, ctx);
+  registerHealthRoutes(server, ctx);
+  registerMediaRoutes(server, ctx);
   // Last, so that it sees every response, the error JSON the REST host builds included.
   registerSecurityHeaders(server, ctx);
   return server;

@@ -4,10 +4,14 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { reportError, UsageError, writeError, type Io } from './io.js';
+import { registerAi } from './program/ai.js';
 import { registerCatalog } from './program/catalog.js';
+import { registerCoupons } from './program/coupons.js';
 import { registerMoney } from './program/money.js';
+import { registerPages } from './program/pages.js';
 import type { Lazy } from './program/options.js';
 import { registerSystem } from './program/system.js';
+import { registerWebhooks } from './program/webhooks.js';
 
 const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ? '../../../package.json' : '../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -44,6 +48,10 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }, opti
   registerSystem(program, lazy);
   registerMoney(program, lazy);
   registerCatalog(program, lazy);
+  registerPages(program, lazy);
+  registerWebhooks(program, lazy);
+  registerCoupons(program, lazy);
+  registerAi(program, lazy);
   return program;
 }
 

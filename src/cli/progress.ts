@@ -30,9 +30,9 @@ export interface ProgressSnapshot {
 const ERASE_LINE = '\r\x1b[K';
 const SPINNER = ['|', '/', '-', '\\'];
 /** What `progress.done` counts, per job type. */
-const UNITS: Record<string, [string, string]> = { 'advertisers.sync': ['advertiser', 'advertisers'], 'orders.poll': ['transaction', 'transactions'] };
+const UNITS: Record<string, [string, string]> = { 'advertisers.sync': ['advertiser', 'advertisers'], 'orders.poll': ['transaction', 'transactions'], 'pages.bulk': ['advertiser', 'advertisers'], 'coupons.refresh': ['coupon', 'coupons'] };
 /** Counts worth a glance while it runs, in this order (`pages` and `seen` repeat the job's progress). */
-const SHOWN_COUNTS = ['created', 'updated', 'deactivated', 'duplicate', 'failed'];
+const SHOWN_COUNTS = ['created', 'updated', 'deactivated', 'duplicate', 'removed', 'failed'];
 const BAR_WIDTH = 20;
 
 export function formatElapsed(ms: number): string {

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import type { Database as SqliteConnection } from 'sqlite3';
 import { ServiceError } from '../errors.js';
 import { privateFile, tighten } from '../private-files.js';
-import { MysqlDirect, SqliteDirect, type DirectDriver, type RunResult, type TxConnection } from './direct.js';
+import { MysqlDirect, SqliteDirect, type DirectDriver, type PoolStats, type RunResult, type TxConnection } from './direct.js';
 import type { Transaction } from './transaction.js';
 
 export type { Transaction };
@@ -22,7 +22,7 @@ class DirectTransaction implements Transaction {
     this.after.push(fn);
   }
 }
-import { isTransientDbError } from './errors.js';
+import { isDeadlock, isTransientDbError } from './errors.js';
 import { exactSum } from './values.js';
 
 export type Dialect = 'sqlite' | 'mysql';
@@ -110,6 +110,8 @@ export class Database {
   private readonly direct: DirectDriver;
   /** Transactions run again after a deadlock, lock wait timeout or SQLITE_BUSY: contention, for monitoring and tests. */
   retriedTransactions = 0;
+  /** Statements outside a transaction run again after a deadlock or a Galera certification conflict. */
+  retriedStatements = 0;
   /** Tail of the in-process queue of SQLite writers (SQLite has one writer at a time anyway). */
   private writeQueue: Promise<void> = Promise.resolve();
 
@@ -177,6 +179,11 @@ export class Database {
     for (const companion of [`${file}-wal`, `${file}-shm`, `${file}-journal`]) tighten(companion);
   }
 
+  /** The statement connections: open, in use, waiting (for the metrics). */
+  poolStats(): PoolStats {
+    return this.direct.stats();
+  }
+
   get sequelize(): Sequelize {
     return (this.orm ??= this.createOrm());
   }
@@ -184,7 +191,8 @@ export class Database {
   /**
    * Runs `fn` in one write transaction on a connection of our own (SQLite: BEGIN IMMEDIATE, as this
    * process's only writer; MariaDB: a pooled connection). Deadlocks, lock waits and SQLITE_BUSY
-   * roll back and run the whole function again; `afterCommit` work runs once, after the commit.
+   * roll back and run the whole function again (`retries` times, deadlocks twice that); `afterCommit`
+   * work runs once, after the commit.
    */
   async transaction<T>(fn: (t: Transaction) => Promise<T>, retries = 5): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -199,7 +207,9 @@ export class Database {
         }
         return result;
       } catch (err) {
-        if (attempt >= retries || !isTransientDbError(err)) throw err;
+        // A deadlock is also how Galera aborts the loser of a certification conflict, which a
+        // busy cluster does often: those get twice the retries, so they stay the server's business.
+        if (attempt >= (isDeadlock(err) ? 2 * retries : retries) || !isTransientDbError(err)) throw err;
         this.retriedTransactions++;
         await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
       }
@@ -265,10 +275,24 @@ export class Database {
     }
   }
 
-  /** An INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT). */
+  /**
+   * An INSERT/UPDATE/DELETE; returns the affected row count (and the insert id of an INSERT).
+   * Outside a transaction, a statement aborted as a deadlock runs again: it was rolled back whole,
+   * and on Galera that is how a statement loses to a conflicting write committed on another node
+   * (the server retries it `wsrep_retry_autocommit` times, 1 by default, then gives up).
+   */
   async execute(sql: string, params: unknown[] = [], transaction?: Transaction): Promise<RunResult> {
     if (transaction) return (transaction as DirectTransaction).conn.run(sql, params);
-    return this.dialect === 'sqlite' ? this.exclusive(() => this.direct.run(sql, params)) : this.direct.run(sql, params);
+    if (this.dialect === 'sqlite') return this.exclusive(() => this.direct.run(sql, params));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.direct.run(sql, params);
+      } catch (err) {
+        if (attempt >= 4 || !isDeadlock(err)) throw err;
+        this.retriedStatements++;
+        await sleep(Math.min(100, 5 * 2 ** attempt) * (0.5 + Math.random()));
+      }
+    }
   }
 
   /**

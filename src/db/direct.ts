@@ -25,6 +25,15 @@ export interface DirectDriver {
   /** Starts a write transaction (SQLite: BEGIN IMMEDIATE on the writer; the caller serialises). */
   begin(): Promise<TxConnection>;
   close(): Promise<void>;
+  /** Connections held and in use, and statements waiting for one: for the metrics. */
+  stats(): PoolStats;
+}
+
+export interface PoolStats {
+  max: number;
+  open: number;
+  busy: number;
+  waiting: number;
 }
 
 const require = createRequire(import.meta.url);
@@ -132,6 +141,12 @@ export class SqliteDirect implements DirectDriver {
     };
   }
 
+  /** SQLite: the readers (statements queue on a reader rather than wait for one) and the one writer. */
+  stats(): PoolStats {
+    const busyReaders = this.readers.reduce((n, r) => n + (r.busy > 0 ? 1 : 0), 0);
+    return { max: this.maxReaders + 1, open: this.readers.length + (this.writer ? 1 : 0), busy: busyReaders, waiting: 0 };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const conns = [...this.readers.map((r) => r.conn), this.writer].filter(Boolean) as Promise<SqliteConnection>[];
@@ -164,8 +179,16 @@ export class MysqlDirect implements DirectDriver {
       // Objects become '[object Object]', never `key = value` SQL (checkParams refuses them first).
       stringifyObjects: true,
     });
-    // A broken idle connection must not crash the process; the next query gets a fresh one.
-    this.pool.on('connection', (c) => c.on('error', () => {}));
+    this.pool.on('connection', (c) => {
+      // A broken idle connection must not crash the process; the next query gets a fresh one.
+      c.on('error', () => {});
+      // On a Galera node, reads wait until the node has applied every write the cluster committed
+      // before them (causal reads), so what one daemon committed through another node is seen by
+      // the next request here (a revoked password, a claimed job). Queued before anything else on
+      // the connection. Elsewhere it does nothing: a MariaDB server without a cluster ignores it
+      // and MySQL refuses the unknown variable (the error is dropped).
+      c.query('SET SESSION wsrep_sync_wait = 1', () => {});
+    });
   }
 
   all<T>(sql: string, params: unknown[]): Promise<T[]> {
@@ -228,6 +251,13 @@ export class MysqlDirect implements DirectDriver {
         );
       }),
     );
+  }
+
+  /** mysql2 keeps its counts in fields it does not type; read defensively (zero when absent). */
+  stats(): PoolStats {
+    const p = this.pool as unknown as { config?: { connectionLimit?: number }; _allConnections?: { length: number }; _freeConnections?: { length: number }; _connectionQueue?: { length: number } };
+    const open = p._allConnections?.length ?? 0;
+    return { max: p.config?.connectionLimit ?? 0, open, busy: open - (p._freeConnections?.length ?? 0), waiting: p._connectionQueue?.length ?? 0 };
   }
 
   close(): Promise<void> {

@@ -26,6 +26,27 @@ export function isTransientDbError(err: unknown): boolean {
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || errno === MYSQL_DEADLOCK || errno === MYSQL_LOCK_WAIT_TIMEOUT || code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
 }
 
+/**
+ * A deadlock, or (on Galera) a transaction aborted by the cluster's certification because another
+ * node committed a conflicting write first: both are ER_LOCK_DEADLOCK, and the statement or
+ * transaction was rolled back whole, so running it again is safe.
+ */
+export function isDeadlock(err: unknown): boolean {
+  const { code, errno } = codes(err);
+  return errno === MYSQL_DEADLOCK || code === 'ER_LOCK_DEADLOCK';
+}
+
+/**
+ * A Galera node that is not part of the primary component (cut off from the cluster, or still
+ * joining) refuses every statement with ER_UNKNOWN_COM_ERROR "WSREP has not yet prepared node for
+ * application use": the database is unavailable on that node.
+ */
+function isWsrepNotReady(err: unknown): boolean {
+  const { code, errno } = codes(err);
+  const e = (err ?? {}) as DriverError;
+  return (errno === 1047 || code === 'ER_UNKNOWN_COM_ERROR') && /WSREP/i.test(String(e.original?.message ?? e.parent?.message ?? e.message));
+}
+
 /** MariaDB/MySQL gave up waiting for a row lock (`innodb_lock_wait_timeout`). */
 export function isLockWaitTimeout(err: unknown): boolean {
   const { code, errno } = codes(err);
@@ -60,7 +81,7 @@ export function translateDbError(err: unknown): ServiceError | null {
   if (isTransientDbError(err)) {
     return new ServiceError('svc_database_busy', 'The database is busy. Retry shortly.', 503, { retry_after: 1 }, { 'Retry-After': '1' });
   }
-  if ((name && UNAVAILABLE_NAMES.has(name)) || (code && UNAVAILABLE_CODES.has(code))) {
+  if ((name && UNAVAILABLE_NAMES.has(name)) || (code && UNAVAILABLE_CODES.has(code)) || isWsrepNotReady(err)) {
     return new ServiceError('svc_database_unavailable', 'The database is unavailable. Retry shortly.', 503, { retry_after: 5 }, { 'Retry-After': '5' });
   }
   return null;

@@ -1,7 +1,8 @@
 // Migrations with umzug: the list is explicit (migrations/index.ts) so the compiler checks it.
-import { QueryTypes } from 'sequelize';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { ServiceError } from '../errors.js';
-import type { Database } from './database.js';
+import { sleep, type Database } from './database.js';
 import type { MigrationContext } from './migration.js';
 import { migrations } from '../../migrations/index.js';
 
@@ -11,6 +12,9 @@ export interface MigrationStatus {
 }
 
 const STORAGE_TABLE = 'migrations';
+/** The migration lock's table: like umzug's, the migrator's own, made before any migration runs. */
+export const LOCK_TABLE = 'migration_lock';
+const LOCK_NAME = 'migrate';
 
 // umzug (and its command-line tooling) is loaded only when there is something to migrate: every
 // CLI command checks the schema, and most find it current.
@@ -39,17 +43,56 @@ export async function migrationStatus(db: Database): Promise<MigrationStatus> {
   return { executed: migrations.filter((m) => done.has(m.name)).map((m) => m.name), pending: migrations.filter((m) => !done.has(m.name)).map((m) => m.name) };
 }
 
-/** Runs every pending migration; on MariaDB under a named lock so two processes never race. */
-export async function migrate(db: Database): Promise<string[]> {
+/** How long a migration lock lives without its holder renewing it (a holder renews it every 5 s). */
+export const MIGRATION_LOCK_STALE_MS = 120_000;
+const HEARTBEAT_MS = 5_000;
+
+export interface MigrateOptions {
+  /** How long to wait for another process's migration before 503 svc_migration_locked (60 s). */
+  waitMs?: number;
+  /** The lock holder's name (default host:pid:random). */
+  holder?: string;
+}
+
+/**
+ * Runs every pending migration, under the migration lock so that processes started together apply
+ * each migration once. The lock is a row in `migration_lock`, made by an INSERT that only one
+ * process can win: a unique key is enforced on every engine the project runs on, Galera included
+ * (where the loser of two concurrent INSERTs on different nodes fails certification), whereas
+ * GET_LOCK is local to one server and not replicated by Galera. The holder renews the row while it
+ * migrates; the row of a process that died is taken over once it is `MIGRATION_LOCK_STALE_MS` old.
+ */
+export async function migrate(db: Database, options: MigrateOptions = {}): Promise<string[]> {
   const umzug = await createUmzug(db);
-  if (db.dialect !== 'mysql') return (await umzug.up()).map((m) => m.name);
-  const conn = await db.sequelize.transaction();
+  const holder = (options.holder ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`).slice(0, 128);
+  await db.execute(
+    db.dialect === 'mysql'
+      ? `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name VARCHAR(64) NOT NULL PRIMARY KEY, holder VARCHAR(128) NOT NULL, heartbeat_at DATETIME(3) NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`
+      : `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name VARCHAR(64) NOT NULL PRIMARY KEY, holder VARCHAR(128) NOT NULL, heartbeat_at DATETIME NOT NULL)`,
+  );
+  const deadline = Date.now() + (options.waitMs ?? 60_000);
+  for (;;) {
+    // A holder that stopped renewing its row died mid-migration: its lock is void.
+    await db.execute(`DELETE FROM ${LOCK_TABLE} WHERE name = ? AND heartbeat_at < ?`, [LOCK_NAME, new Date(Date.now() - MIGRATION_LOCK_STALE_MS)]);
+    const { affected } = await db.execute(db.insertIgnore(LOCK_TABLE, ['name', 'holder', 'heartbeat_at']), [LOCK_NAME, holder, new Date()]);
+    if (affected === 1) break;
+    if (Date.now() >= deadline) {
+      const [row] = await db.select<{ holder: string }>(`SELECT holder FROM ${LOCK_TABLE} WHERE name = ?`, [LOCK_NAME]);
+      throw new ServiceError('svc_migration_locked', 'Another process is migrating the database; try again when it has finished.', 503, { holder: row?.holder ?? null });
+    }
+    await sleep(200 + Math.random() * 300);
+  }
+  const renew = setInterval(() => {
+    void db.execute(`UPDATE ${LOCK_TABLE} SET heartbeat_at = ? WHERE name = ? AND holder = ?`, [new Date(), LOCK_NAME, holder]).catch(() => {
+      // The next renewal tries again; a lock left unrenewed this long is taken over (see above).
+    });
+  }, HEARTBEAT_MS);
+  renew.unref();
   try {
-    const [row] = await db.sequelize.query<{ got: unknown }>("SELECT GET_LOCK('cashtrack_migrate', 60) AS got", { transaction: conn, type: QueryTypes.SELECT });
-    if (Number(row?.got) !== 1) throw new ServiceError('svc_migration_locked', 'Another process is migrating the database; try again when it has finished.', 503);
+    // umzug reads what is executed now, after the lock: what the previous holder applied is skipped.
     return (await umzug.up()).map((m) => m.name);
   } finally {
-    await db.sequelize.query("SELECT RELEASE_LOCK('cashtrack_migrate')", { transaction: conn }).catch(() => {});
-    await conn.commit().catch(() => {});
+    clearInterval(renew);
+    await db.execute(`DELETE FROM ${LOCK_TABLE} WHERE name = ? AND holder = ?`, [LOCK_NAME, holder]).catch(() => {});
   }
 }

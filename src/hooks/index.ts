@@ -21,8 +21,34 @@ export const HOOKS = {
   orderReviewed: 'cashtrack.order.reviewed',
   /** After a received postback's record is stored (every outcome, tests included). */
   postbackReceived: 'cashtrack.postback.received',
+  /** An advertiser's logo was fetched and set, `(result, { actor })` (after the commit). */
+  logoFetched: 'cashtrack.logo.fetched',
+  /** A refused postback's record was stored (not each repeat counted on an aggregated record). */
+  postbackRejected: 'cashtrack.postback.rejected',
+  /** A job ended: done, failed or cancelled. */
+  jobFinished: 'cashtrack.job.finished',
+  /** A refresh imported a coupon the site did not have. */
+  couponCreated: 'cashtrack.coupon.created',
+  /** A coupon changed: a refresh brought the network's changes, an administrator edited or reset it, the AI rewrote it, or it was reverted. */
+  couponUpdated: 'cashtrack.coupon.updated',
+  /** A refresh found a coupon past its end (or ending before it starts) that was active or scheduled. */
+  couponExpired: 'cashtrack.coupon.expired',
   /** Filter: an order's cashback in minor units, `(amount, { rule, order })`. */
   cashbackAmount: 'cashtrack.cashback.amount',
+  /** Filter: the chat messages of an AI generation before they are sent, `(messages, { kind, id, job_id })`. */
+  aiPrompt: 'cashtrack.ai.prompt',
+  /** Filter: an AI generation's result before it is saved (or shown, on a dry run), `(result, { kind, id, model, dry_run, job_id })`. */
+  aiResult: 'cashtrack.ai.result',
+  /** After an AI generation succeeded (saved, or proposed on a dry run). */
+  aiGenerated: 'cashtrack.ai.generated',
+  /** After a shop page is stored (singly or by the bulk job), `(page)`. */
+  pageCreated: 'cashtrack.page.created',
+  /** When a page becomes `publish` (made so, or updated from `draft`), `(page)`. */
+  pagePublished: 'cashtrack.page.published',
+  /** After a page is deleted, `(page)` as it was. */
+  pageDeleted: 'cashtrack.page.deleted',
+  /** Filter: a page body rendered from its template, before it is sanitised, `(html, { advertiser, template })`. */
+  pageBody: 'cashtrack.page.body',
 } as const;
 
 export interface HookLogger {

@@ -24,7 +24,12 @@ export function registerSecurityHeaders(server: Server, ctx: Context): void {
     const headers: Record<string, string> = { ...ALWAYS };
     if (isHttps(request, ctx)) headers['Strict-Transport-Security'] = HSTS;
     if ('isBoom' in response && response.isBoom) Object.assign(response.output.headers, headers);
-    else for (const [k, v] of Object.entries(headers)) (response as ResponseObject).header(k, v);
+    else {
+      const own = (response as ResponseObject).headers;
+      // A route that set a stricter policy of its own (media files) keeps it.
+      if (own['content-security-policy']) delete headers['Content-Security-Policy'];
+      for (const [k, v] of Object.entries(headers)) (response as ResponseObject).header(k, v);
+    }
     return h.continue;
   });
 }

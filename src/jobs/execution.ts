@@ -57,7 +57,13 @@ export class Execution {
     private readonly opts: ExecutionOptions,
   ) {
     this.progress = { ...claimed.progress };
-    this.done = this.run().catch((err): RunOutcome => ({ id: claimed.lease.id, type: claimed.type, status: 'lost', error: failureMessage(err) }));
+    const started = performance.now();
+    this.done = this.run()
+      .catch((err): RunOutcome => ({ id: claimed.lease.id, type: claimed.type, status: 'lost', error: failureMessage(err) }))
+      .then((outcome) => {
+        opts.ctx.metrics?.jobRun(outcome.type, outcome.status, (performance.now() - started) / 1000);
+        return outcome;
+      });
   }
 
   private get lease() {

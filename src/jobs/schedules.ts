@@ -1,33 +1,32 @@
-// Declarative schedules: `{ name, schedule, run(ctx) }`, validated at boot; node-cron is wired only
-// in the daemon (src/cli/commands/serve.ts). A schedule enqueues a persisted job rather than doing
-// the work itself, so the work shows in GET /jobs, survives a restart and runs on whichever daemon
-// (or `cashtrack jobs run-pending`) claims it. Enqueues are `unique`: while one run is queued or
-// running, the same schedule firing in another daemon adds none.
-import type { Context } from '../context.js';
-import { isServiceError } from '../errors.js';
+// Declarative schedules: which job each configurable schedule (`schedules.<name>` in config) runs,
+// and for which networks. When they run is configuration (cron expression, time zone, switches);
+// src/services/schedules.ts claims each run for its slot in the database and enqueues the job;
+// node-cron fires them in the daemon only (src/jobs/scheduler.ts). A schedule enqueues a
+// persisted job rather than doing the work itself, so the work shows in GET /jobs, survives a
+// restart and runs on whichever daemon (or `cashtrack jobs run-pending`) claims it.
+import type { ScheduleName } from '../config.js';
+import type { Network } from '../services/networks/rows.js';
 
-export interface Schedule {
-  name: string;
-  /** Cron expression (node-cron syntax, UTC). */
-  schedule: string;
-  run(ctx: Context): Promise<Record<string, unknown>>;
+export interface ScheduleDefinition {
+  name: ScheduleName;
+  /** The job type it enqueues; a schedule whose type this build lacks is listed, never fired. */
+  job: string;
+  description: string;
+  /**
+   * Per-network schedules run one job per network (`{ network: id }`) for each enabled and
+   * configured network this accepts; the others run one job without parameters.
+   */
+  perNetwork?: (network: Network) => boolean;
 }
 
-/** Enqueues `type` unless one with the same params is queued or running already. */
-async function enqueueOnce(ctx: Context, type: string, params: Record<string, unknown>, actor: string): Promise<Record<string, unknown>> {
-  try {
-    const job = await ctx.jobs.enqueue(type, params, actor, { unique: true });
-    return { job_id: job.id };
-  } catch (err) {
-    if (isServiceError(err) && err.code === 'svc_job_already_running') return { job_id: (err.data.job as { id: number }).id, already_queued: true };
-    throw err;
-  }
-}
+/** A custom network has what a job needs only when its definition has that feed. */
+const hasFeed = (kind: 'advertisers' | 'transactions') => (n: Network) => n.kind === 'builtin' || !!n.definition?.feeds?.[kind];
 
-export const schedules: Schedule[] = [
-  {
-    name: 'maintenance.prune',
-    schedule: '17 3 * * *',
-    run: (ctx) => enqueueOnce(ctx, 'maintenance.prune', {}, 'schedule:maintenance.prune'),
-  },
+/** Every schedule, in the order `schedules list` shows them. */
+export const scheduleDefinitions: ScheduleDefinition[] = [
+  { name: 'advertisers_sync', job: 'advertisers.sync', description: 'Sync the advertisers of each network.', perNetwork: hasFeed('advertisers') },
+  { name: 'orders_poll', job: 'orders.poll', description: 'Poll the transactions of each network with a transactions API.', perNetwork: hasFeed('transactions') },
+  // The job comes with the coupons feature: until this build registers it, the schedule is listed as unavailable.
+  { name: 'coupons_refresh', job: 'coupons.refresh', description: 'Refresh the coupons of every network.' },
+  { name: 'maintenance_prune', job: 'maintenance.prune', description: 'Delete logs, postback records, finished jobs, schedule runs and idempotency keys past retention.' },
 ];

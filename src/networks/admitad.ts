@@ -8,6 +8,7 @@ import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { RateLimiters } from './rate-limit.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { discountFromText } from './coupon-values.js';
 import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
   absoluteUrl, commissionRange, countryCodes, currencyCode, decimalAmount, dmyTime, domainOf, inclusiveEnd, list, obj, parseDate, splitWindows, text, type Rec,
@@ -158,8 +159,12 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
       }
     },
 
-    async *listCoupons(rt) {
-      for await (const { results } of pages(rt, '/coupons/website/{w}/', {})) yield results.map((c) => fromCoupon(obj(c)));
+    // Coupons of the ad space (§2.4), by offset; the list has no "changed since" filter, so
+    // every refresh reads it whole.
+    async *coupons(rt, from) {
+      if (from.after !== null && !/^\d{1,15}$/.test(from.after)) throw new Error(`admitad: "${String(from.after).slice(0, 40)}" is not a position in the coupon list`);
+      const listed = pages(rt, '/coupons/website/{w}/', {}, from.after === null ? 0 : Number(from.after), (count) => rt.setTotal?.(count));
+      for await (const { results, next } of listed) yield { items: results.map((c) => fromCoupon(obj(c))), next: next === null ? null : String(next) };
     },
 
     trackingLink(_settings, input) {
@@ -271,22 +276,35 @@ function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
   };
 }
 
+/**
+ * One coupon. Its dates carry no zone ("2024-03-31T23:59:59"); they are read as UTC (see
+ * docs/operations.md: the reference gives no zone for them, and the module asks for UTC
+ * wherever Admitad lets it choose).
+ */
+const NO_PROMOCODE = new Set(['NOT REQUIRED', 'НЕ НУЖЕН']);
+
 function fromCoupon(c: Rec): NetworkCoupon {
   const campaign = obj(c.campaign);
-  const code = text(c.promocode);
   let landing: string | null = null;
   // goto_link is an untagged tracking link; the site wraps the landing page (`ulp`) in its own.
   const goto = absoluteUrl(c.goto_link);
   if (goto) landing = absoluteUrl(new URL(goto).searchParams.get('ulp'));
+  const regions = list(c.regions).map((r) => (typeof r === 'string' ? r : obj(r).region));
+  const code = text(c.promocode);
   return {
-    id: String(text(c.id)),
-    advertiser_id: String(text(campaign.id)),
-    code: code && code.toUpperCase() !== 'NOT REQUIRED' ? code : null,
+    id: text(c.id) ?? '',
+    advertiser_id: text(campaign.id) ?? '',
+    // "NOT REQUIRED" (or "НЕ НУЖЕН") in `promocode` means a deal: no code to type.
+    code: code && !NO_PROMOCODE.has(code.toUpperCase()) ? code : null,
     title: text(c.name) ?? text(c.short_name) ?? '',
     description: text(c.description),
+    discount: discountFromText(c.discount, text(campaign.currency)),
     url: landing ?? absoluteUrl(campaign.site_url),
+    tracking_url: goto,
     starts_at: parseDate(c.date_start),
     ends_at: parseDate(c.date_end),
+    exclusive: c.exclusive === true || c.exclusive === 'true',
+    regions: countryCodes(regions),
     raw: c,
   };
 }

@@ -5,6 +5,7 @@ import { NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, parsePostbackJson, pickFields, type PostbackQuery } from './postback.js';
 import { PER_MINUTE, RateLimiters } from './rate-limit.js';
+import { discountFromText, walkPosition } from './coupon-values.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
 import {
@@ -15,6 +16,8 @@ export const AWIN_API = 'https://api.awin.com';
 export const AWIN_LINKS = 'https://www.awin1.com';
 const REQUIRED = ['api_token', 'publisher_id'] as const;
 const PROMOTIONS_PAGE_SIZE = 200;
+/** The promotion lists a coupon walk reads, in order (`status` filter values). */
+const AWIN_COUPON_LISTS = ['upcoming', 'active'] as const;
 /** Joined programmes come in one array; the module hands them on in batches of this size. */
 const ADVERTISER_BATCH = 500;
 
@@ -116,18 +119,38 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
       }
     },
 
-    async *listCoupons(rt) {
-      for (let page = 1; ; page++) {
-        const res = obj(
-          await call<unknown>(rt, '/publisher/{pid}/promotions', {}, {
-            filters: { membership: 'joined', status: 'active', type: 'all' },
-            pagination: { page, pageSize: PROMOTIONS_PAGE_SIZE },
-          }),
-        );
-        const data = list(res.data);
-        if (data.length) yield data.map((p) => fromPromotion(obj(p)));
-        const total = Number(obj(res.pagination).total ?? 0);
-        if (data.length === 0 || page * PROMOTIONS_PAGE_SIZE >= total) return;
+    // Promotions and vouchers (§1.4): the upcoming ones, then the active ones (the default
+    // `active` status leaves out coupons that start later). With `updatedSince` (a date: Awin
+    // filters by day), only those changed since: the refresh is then incremental.
+    couponsSince: true,
+    async *coupons(rt, from) {
+      const start = walkPosition(from.after, AWIN_COUPON_LISTS, 'awin');
+      const since = from.updatedSince ? from.updatedSince.toISOString().slice(0, 10) : undefined;
+      let before = 0;
+      for (let l = AWIN_COUPON_LISTS.indexOf(start.list); l < AWIN_COUPON_LISTS.length; l++) {
+        const status = AWIN_COUPON_LISTS[l];
+        const last = l === AWIN_COUPON_LISTS.length - 1;
+        const first = status === start.list && start.position ? Number(start.position) : 1;
+        for (let page = first; ; page++) {
+          const res = obj(
+            await call<unknown>(rt, '/publisher/{pid}/promotions', {}, {
+              filters: { membership: 'joined', status, type: 'all', ...(since ? { updatedSince: since } : {}) },
+              pagination: { page, pageSize: PROMOTIONS_PAGE_SIZE },
+            }),
+          );
+          if (!Array.isArray(res.data)) throw badShape('the promotion list has no data array');
+          const total = Number(obj(res.pagination).total);
+          if (!Number.isSafeInteger(total) || total < 0) throw badShape('the promotion list has no pagination total');
+          // The walk's size is known once its last list tells its own.
+          if (last && page === first) rt.setTotal?.(before + total);
+          const more = res.data.length > 0 && page * PROMOTIONS_PAGE_SIZE < total;
+          const next = more ? `${status}:${page + 1}` : last ? null : `${AWIN_COUPON_LISTS[l + 1]}:1`;
+          yield { items: res.data.map((p) => fromPromotion(obj(p))), next };
+          if (!more) {
+            before += total;
+            break;
+          }
+        }
       }
     },
 
@@ -258,17 +281,24 @@ function fromTransaction(rt: ModuleRuntime, t: Rec): NetworkTransaction | null {
 }
 
 function fromPromotion(p: Rec): NetworkCoupon {
-  const description = [text(p.description), text(p.terms)].filter(Boolean).join('\n\n');
+  const voucher = obj(p.voucher);
+  const regions = obj(p.regions);
   return {
-    id: String(text(p.promotionId)),
-    advertiser_id: String(text(obj(p.advertiser).id)),
-    code: text(obj(p.voucher).code),
+    id: text(p.promotionId) ?? '',
+    advertiser_id: text(obj(p.advertiser).id) ?? '',
+    code: text(voucher.code),
     title: text(p.title) ?? '',
-    description: description || null,
+    description: text(p.description),
+    terms: text(p.terms),
+    // Awin states the discount only in words: the title says it ("15% off trainers").
+    discount: discountFromText(p.title),
     // The landing page: the site wraps it in its own tracking link with the member's sub id.
     url: absoluteUrl(p.url),
+    tracking_url: absoluteUrl(p.urlTracking),
     starts_at: parseDate(p.startDate),
     ends_at: parseDate(p.endDate),
+    exclusive: voucher.exclusive === true,
+    regions: regions.all === true ? [] : countryCodes(list(regions.list).map((r) => obj(r).countryCode)),
     raw: p,
   };
 }

@@ -17,6 +17,10 @@ export const POSTBACK_FIELDS = ['transaction_id', 'status', 'sale_amount', 'comm
 export type PostbackField = (typeof POSTBACK_FIELDS)[number];
 
 export const ADVERTISER_FEED_FIELDS = ['id', 'name', 'domain', 'site_url', 'logo_url', 'tracking_template', 'commission_type', 'commission_min', 'commission_max', 'commission_currency', 'categories', 'countries', 'status', 'validation_days'] as const;
+export const COUPON_FEED_FIELDS = [
+  'coupon_id', 'advertiser_id', 'code', 'title', 'description', 'terms', 'discount', 'discount_type', 'discount_value', 'discount_currency',
+  'url', 'tracking_url', 'starts_at', 'ends_at', 'exclusive', 'regions',
+] as const;
 export const TRANSACTION_FEED_FIELDS = ['transaction_id', 'status', 'sale_amount', 'commission', 'currency', 'sub_id', 'advertiser_id', 'merchant_ref', 'clicked_at', 'event_at'] as const;
 
 /** Parameter names the endpoint itself reads: a mapping may not claim them. */
@@ -59,7 +63,7 @@ export interface CustomDefinition {
   /** The network's status words → ours, matched without regard to case. */
   statuses: Record<string, TransactionStatus>;
   postback?: { params: Partial<Record<PostbackField, string>> } | null;
-  feeds?: { advertisers?: FeedDefinition | null; transactions?: FeedDefinition | null } | null;
+  feeds?: { advertisers?: FeedDefinition | null; transactions?: FeedDefinition | null; coupons?: FeedDefinition | null } | null;
 }
 
 const paramName = Joi.string().pattern(/^[A-Za-z0-9_.[\]-]{1,64}$/, 'parameter name').description('A query or body parameter name.');
@@ -111,6 +115,7 @@ export const customDefinitionSchema = Joi.object<CustomDefinition, true>({
   feeds: Joi.object({
     advertisers: feed(ADVERTISER_FEED_FIELDS, ['id', 'name']).allow(null),
     transactions: feed(TRANSACTION_FEED_FIELDS, ['transaction_id', 'commission']).allow(null),
+    coupons: feed(COUPON_FEED_FIELDS, ['coupon_id', 'advertiser_id', 'title']).allow(null),
   }).allow(null),
 });
 
@@ -240,7 +245,7 @@ export function checkDefinition(input: unknown): CustomDefinition {
     }
   }
 
-  for (const kind of ['advertisers', 'transactions'] as const) {
+  for (const kind of ['advertisers', 'transactions', 'coupons'] as const) {
     const f = def.feeds?.[kind];
     if (!f) continue;
     const allowed = new Set([...[...settingNames].map((n) => `settings.${n}`), ...(kind === 'transactions' ? ['from', 'to'] : [])]);

@@ -1,13 +1,15 @@
-// A custom network's feeds: one JSON or CSV document per request, fetched over HTTP (bounded size
-// and time, redirects within the feed's origin only), its records read through the definition's
-// field mapping, in pages.
+// A custom network's feeds: one JSON or CSV document per request, fetched through the outbound
+// guard (bounded size and time, no private address unless allowed, redirects within the feed's
+// origin only), its records read through the definition's field mapping, in pages.
 import { parse } from 'csv-parse';
 import { Readable } from 'node:stream';
 import type { FeedDefinition } from './custom-definition.js';
 import { fillTemplate, isLoopbackHost } from './custom-definition.js';
 import { NetworkError, bodyExcerpt, scrubSecrets } from './network-error.js';
 import type { ModuleRuntime } from './types.js';
+import { isServiceError, type ServiceError } from '../errors.js';
 import { dict, own } from '../objects.js';
+import { OutboundGuard, fetchBlocked, type FetchBlockedReason, type OutboundResponse } from '../outbound/index.js';
 
 export const FEED_PAGE = 500;
 const TIMEOUT_MS = 60_000;
@@ -36,9 +38,13 @@ export function atPath(value: unknown, path: string | undefined): unknown {
 export interface FeedOptions {
   /** Per request (default 60 s). */
   timeoutMs?: number;
+  /** Largest feed document read (default 200 MB). */
+  maxBytes?: number;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** For a runtime built without the context's guard: nothing private, default ports only. */
+const STRICT = new OutboundGuard({ allow: [], ports: [80, 443] });
 /** Same-origin redirects followed, at most. */
 const MAX_REDIRECTS = 5;
 
@@ -55,8 +61,10 @@ function usesSecretSetting(feed: FeedDefinition, secretNames: ReadonlySet<string
 /**
  * Fetches a feed and yields its records in pages of FEED_PAGE. The secret settings (`secretNames`,
  * and the runtime's `secrets`) travel only to the feed's own origin and only over https (plain
- * http to a loopback host only): a redirect to another origin is refused, not followed, and no
- * message names a secret (the feed is described by its template, secret placeholders unfilled).
+ * http to a loopback host or one on the outbound allow list only): a redirect to another origin
+ * is refused, not followed, and no message names a secret (the feed is described by its
+ * template, secret placeholders unfilled). A destination the guard refuses is 422
+ * svc_fetch_blocked; its timeout, size cap and connection failures keep the network codes.
  */
 export async function* feedRecords(
   network: string,
@@ -72,6 +80,7 @@ export async function* feedRecords(
   const shown = Object.fromEntries(Object.entries(values).filter(([k]) => !(k.startsWith('settings.') && secretNames.has(k.slice('settings.'.length)))));
   const where = `GET ${scrubSecrets(pathOf(fillTemplate(feed.url, shown)), secrets)}`;
   const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
+  const maxBytes = options.maxBytes ?? MAX_BYTES;
   let url: URL;
   try {
     url = new URL(fillTemplate(feed.url, values));
@@ -81,24 +90,30 @@ export async function* feedRecords(
   const headers: Record<string, string> = { 'User-Agent': 'cashtrack', Accept: feed.format === 'json' ? 'application/json' : 'text/csv, text/plain, */*' };
   for (const [k, v] of Object.entries(feed.headers ?? {})) headers[k] = fillTemplate(v, values, false);
   const carriesSecret = usesSecretSetting(feed, secretNames) || secrets.some((s) => url.href.includes(s) || url.href.includes(encodeURIComponent(s)) || Object.values(headers).some((h) => h.includes(s)));
-  if (carriesSecret && url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
-    throw new NetworkError('svc_network_insecure_feed', `${name}: the feed ${where} sends a secret setting, so its URL must be https (plain http only to a loopback host).`, { network, secrets });
+  const guard = rt.outbound ?? STRICT;
+  if (carriesSecret && url.protocol !== 'https:' && !isLoopbackHost(url.hostname) && !guard.allows(url)) {
+    throw new NetworkError('svc_network_insecure_feed', `${name}: the feed ${where} sends a secret setting, so its URL must be https (plain http only to a loopback host or one on the outbound allow list).`, { network, secrets });
   }
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = rt.signal ? AbortSignal.any([rt.signal, timeout]) : timeout;
-  let res: Response;
+  // Each hop goes through the outbound guard on its own (address checked at connect time, time and
+  // size bounded while reading); redirects are followed here, within the feed's origin only, so
+  // its headers and the secrets in its URL never reach another origin.
+  const deadline = performance.now() + timeoutMs;
+  let res: OutboundResponse;
   for (let hops = 0; ; hops++) {
+    const left = Math.max(1, Math.round(deadline - performance.now()));
     try {
-      // Manual: fetch would carry the feed's headers (a secret among them) to wherever it is sent.
-      res = await fetch(url, { headers, signal, redirect: 'manual' });
-    } catch {
+      res = await guard.fetch(url, { headers, maxRedirects: 0, timeoutMs: left, connectTimeoutMs: left, maxBytes, signal: rt.signal });
+    } catch (err) {
       if (rt.signal?.aborted) throw new NetworkError('svc_network_aborted', `${name}: the feed request was stopped`, { network });
-      if (timeout.aborted) throw new NetworkError('svc_network_timeout', `${name} did not answer ${where} within ${timeoutMs / 1000} s`, { network, secrets });
-      throw new NetworkError('svc_network_unavailable', `${name} could not be reached for ${where}`, { network, secrets });
+      const reason = isServiceError(err) && err.code === 'svc_fetch_blocked' ? err.data.reason : null;
+      if (reason === 'timeout') throw new NetworkError('svc_network_timeout', `${name} did not answer ${where} within ${timeoutMs / 1000} s`, { network, secrets });
+      if (reason === 'too_large') throw new NetworkError('svc_network_bad_response', `${name}: the feed is larger than ${maxBytes} bytes`, { network, upstreamStatus: 200 });
+      if (reason === 'connection_failed') throw new NetworkError('svc_network_unavailable', `${name} could not be reached for ${where}`, { network, secrets });
+      if (reason) throw fetchBlocked(reason as FetchBlockedReason, `${name}: the feed ${where} was refused: ${(err as Error).message}`, { ...(err as ServiceError).data, network });
+      throw err;
     }
     if (!REDIRECTS.has(res.status)) break;
-    await res.body?.cancel().catch(() => undefined);
-    const location = res.headers.get('location');
+    const location = res.headers.location;
     let next: URL | null = null;
     try {
       next = location ? new URL(location, url) : null;
@@ -113,17 +128,14 @@ export async function* feedRecords(
     url = next;
   }
   if (res.status !== 200) {
-    const text = await res.text().catch(() => '');
+    const text = res.body.toString('utf8');
     const code = res.status === 401 || res.status === 403 ? 'svc_network_unauthorized' : res.status === 429 ? 'svc_network_rate_limited' : res.status >= 500 ? 'svc_network_unavailable' : 'svc_network_bad_request';
     throw new NetworkError(code, `${name} answered ${where} with HTTP ${res.status}`, { network, upstreamStatus: res.status, excerpt: bodyExcerpt(text, secrets), secrets });
   }
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (declared > MAX_BYTES) throw new NetworkError('svc_network_bad_response', `${name}: the feed is larger than ${MAX_BYTES} bytes`, { network, upstreamStatus: 200 });
   const bad = (what: string, text = '') => new NetworkError('svc_network_bad_response', `${name} answered ${where} with ${what}`, { network, upstreamStatus: 200, excerpt: bodyExcerpt(text, secrets), secrets });
 
   if (feed.format === 'json') {
-    const text = await res.text();
-    if (text.length > MAX_BYTES) throw bad('a document that is too large');
+    const text = res.body.toString('utf8');
     let doc: unknown;
     try {
       doc = JSON.parse(text);
@@ -140,8 +152,7 @@ export async function* feedRecords(
     return;
   }
 
-  if (!res.body) return;
-  const parser = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>).pipe(
+  const parser = Readable.from([res.body]).pipe(
     parse({ columns: true, delimiter: feed.delimiter ?? ',', bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, max_record_size: 1024 * 1024 }),
   );
   let page: FeedRecord[] = [];

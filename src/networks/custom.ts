@@ -7,7 +7,8 @@ import { fillTemplate, type CustomDefinition, type FeedDefinition, type Postback
 import { withoutTargetParam } from '../services/tracking-links.js';
 import { checkSubId, checkTarget } from './module-support.js';
 import { PostbackParams } from './postback.js';
-import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
+import { discountFromText } from './coupon-values.js';
+import type { CouponWalk, DiscountType, ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
 import { absoluteUrl, countryCodes, currencyCode, decimalAmount, domainOf, parseDate, text } from './values.js';
 
 /** The definition's status word for a value, matched without regard to case. */
@@ -17,6 +18,14 @@ export function lookupStatus(map: Record<string, TransactionStatus>, word: strin
   for (const [k, v] of Object.entries(map)) if (k.toLowerCase() === lower) return v;
   return null;
 }
+
+/** A feed's discount type word → ours. */
+const DISCOUNT_WORDS: Record<string, DiscountType> = {
+  percent: 'percent', percentage: 'percent', '%': 'percent',
+  amount: 'amount', fixed: 'amount', flat: 'amount',
+  free_shipping: 'free_shipping', freeshipping: 'free_shipping', 'free shipping': 'free_shipping', shipping: 'free_shipping',
+  other: 'other',
+};
 
 function field(record: FeedRecord, feed: FeedDefinition, name: string): unknown {
   const source = own(feed.fields, name);
@@ -85,6 +94,33 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
     };
   };
 
+  const toCoupon = (feed: FeedDefinition, r: FeedRecord): NetworkCoupon => {
+    const typed = text(field(r, feed, 'discount_type'))?.toLowerCase() ?? null;
+    const type = typed === null ? null : Object.hasOwn(DISCOUNT_WORDS, typed) ? DISCOUNT_WORDS[typed] : 'other';
+    const value = text(field(r, feed, 'discount_value'));
+    const words = text(field(r, feed, 'discount'));
+    const exclusive = text(field(r, feed, 'exclusive'))?.toLowerCase();
+    return {
+      id: text(field(r, feed, 'coupon_id')) ?? '',
+      advertiser_id: text(field(r, feed, 'advertiser_id')) ?? '',
+      code: text(field(r, feed, 'code')),
+      title: text(field(r, feed, 'title')) ?? '',
+      description: text(field(r, feed, 'description')),
+      terms: text(field(r, feed, 'terms')),
+      // A typed discount when the feed has one; else read from its text ("10%", "5 EUR").
+      discount: type
+        ? { type, value, currency: type === 'amount' ? currencyCode(field(r, feed, 'discount_currency'), def.currency) : null, text: words }
+        : discountFromText(words ?? value, def.currency),
+      url: absoluteUrl(field(r, feed, 'url')),
+      tracking_url: absoluteUrl(field(r, feed, 'tracking_url')),
+      starts_at: parseDate(field(r, feed, 'starts_at')),
+      ends_at: parseDate(field(r, feed, 'ends_at')),
+      exclusive: exclusive === 'true' || exclusive === '1' || exclusive === 'yes',
+      regions: countryCodes(listOf(field(r, feed, 'regions'))),
+      raw: r,
+    };
+  };
+
   const module: NetworkModule = {
     id,
     name: def.name,
@@ -120,6 +156,25 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
       }
     },
     limits: { maxWindowDays: 366, maxLookbackDays: null },
+    /**
+     * The `coupons` feed, in pages; a position is the number of records read. A feed comes whole
+     * with every request, so a resumed walk fetches it again and skips what was stored.
+     */
+    async *coupons(rt: ModuleRuntime, from: CouponWalk) {
+      const feed = def.feeds?.coupons;
+      if (!feed) return;
+      if (from.after !== null && !/^\d{1,15}$/.test(from.after)) throw new Error(`${id}: "${String(from.after).slice(0, 40)}" is not a position in the coupon feed`);
+      const skip = from.after === null ? 0 : Number(from.after);
+      let read = 0;
+      for await (const page of feedRecords(id, def.name, feed, rt, {}, secretNames, options)) {
+        const start = read;
+        read += page.length;
+        if (read <= skip) continue;
+        yield { items: page.slice(Math.max(0, skip - start)).map((r) => toCoupon(feed, r)), next: String(read) };
+      }
+      // The feed's end: nothing after it.
+      yield { items: [], next: null };
+    },
     trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null }) {
       const template = def.tracking_link?.trim();
       if (!template) throw new ServiceError('svc_tracking_link_unavailable', `${def.name} has no tracking_link template: add one to its definition.`, 409, { network: id, advertiser: input.advertiser_id });

@@ -1,12 +1,17 @@
-// The HTTP client network modules share, over Node's fetch (undici): a timeout per attempt tied
-// to the runtime's signal, retries with exponential backoff and jitter on 429, throttling 403s,
+// The HTTP client network modules share, over the outbound guard (src/outbound): a timeout per
+// attempt tied to the runtime's signal, retries with exponential backoff and jitter on 429, throttling 403s,
 // 5xx, timeouts and connection failures (honouring Retry-After), a client-side call quota,
 // bounded bodies, and JSON parsing that turns HTML or broken JSON into a typed NetworkError.
 // Credentials travel only in headers the caller builds; nothing here logs a header, and every
 // message, path and body excerpt is scrubbed of the secrets the caller and the runtime name.
 import type { ModuleRuntime } from './types.js';
+import { isServiceError, type ServiceError } from '../errors.js';
+import { OutboundGuard, type OutboundResponse } from '../outbound/index.js';
 import { NetworkError, bodyExcerpt, safePath, type NetworkErrorCode } from './network-error.js';
 import { aborted, sleep, type CallQuota } from './rate-limit.js';
+
+/** For a runtime built without the context's guard: nothing private, default ports only. */
+const STRICT = new OutboundGuard({ allow: [], ports: [80, 443] });
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -49,7 +54,7 @@ export interface HttpResponse<T> {
   data: T;
 }
 
-type Attempt<T> = { ok: true; response: HttpResponse<T> } | { ok: false; error: NetworkError; retry: boolean; retryAfterMs: number | null };
+type Attempt<T> = { ok: true; response: HttpResponse<T> } | { ok: false; error: NetworkError | ServiceError; retry: boolean; retryAfterMs: number | null };
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
@@ -117,7 +122,7 @@ export class NetworkHttp {
       rt.log('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${attempts})`, {
         network: this.network,
         code: error.code,
-        upstream_status: error.upstreamStatus,
+        upstream_status: error instanceof NetworkError ? error.upstreamStatus : null,
         path: safePath(req.url, [...(rt.secrets ?? []), ...(req.secrets ?? [])]),
         delay_ms: delay,
       });
@@ -136,8 +141,6 @@ export class NetworkHttp {
     const method = req.method ?? 'GET';
     const secrets = [...(rt.secrets ?? []), ...(req.secrets ?? [])];
     const where = `${method} ${safePath(req.url, secrets)}`;
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const signal = rt.signal ? AbortSignal.any([rt.signal, timeout]) : timeout;
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'cashtrack', ...req.headers };
     let body: string | undefined;
     if (req.form) {
@@ -160,42 +163,42 @@ export class NetworkHttp {
         secrets,
       }),
     });
-    const transport = (err: unknown): Attempt<T> => {
-      if (rt.signal?.aborted) return { ok: false, error: aborted(this.network), retry: false, retryAfterMs: null };
-      if (timeout.aborted) return fail('svc_network_timeout', `${this.name} did not answer ${where} within ${this.timeoutMs / 1000} s`, true);
-      const cause = (err as { cause?: { code?: unknown } })?.cause?.code;
-      return fail('svc_network_unavailable', `${this.name} could not be reached for ${where}${typeof cause === 'string' ? ` (${cause})` : ''}`, true);
-    };
-
     const started = performance.now();
-    let res: Response;
+    let res: OutboundResponse;
     try {
-      res = await fetch(req.url, { method, headers, body, signal, redirect: 'manual' });
+      // Through the outbound guard: a base URL is a setting an administrator chose. Redirects are
+      // not followed (the credentials would travel with them); a 3xx is reported below.
+      res = await (rt.outbound ?? STRICT).fetch(req.url, { method, headers, body, maxRedirects: 0, timeoutMs: this.timeoutMs, connectTimeoutMs: this.timeoutMs, maxBytes: this.maxBodyBytes, signal: rt.signal });
     } catch (err) {
-      return transport(err);
+      if (rt.signal?.aborted) return { ok: false, error: aborted(this.network), retry: false, retryAfterMs: null };
+      const reason = isServiceError(err) && err.code === 'svc_fetch_blocked' ? err.data.reason : null;
+      if (reason === 'timeout') return fail('svc_network_timeout', `${this.name} did not answer ${where} within ${this.timeoutMs / 1000} s`, true);
+      if (reason === 'too_large') return fail('svc_network_bad_response', `${this.name} answered ${where} with more than ${this.maxBodyBytes} bytes`, false);
+      if (reason === 'connection_failed') {
+        const cause = (err as ServiceError).data.error;
+        return fail('svc_network_unavailable', `${this.name} could not be reached for ${where}${typeof cause === 'string' ? ` (${cause})` : ''}`, true);
+      }
+      // Refused by the guard (a base URL inside, another port): not worth retrying.
+      if (reason) return { ok: false, error: err as ServiceError, retry: false, retryAfterMs: null };
+      throw err;
     }
-    let text: string;
-    try {
-      text = await readBody(res, this.maxBodyBytes);
-    } catch (err) {
-      if (err instanceof BodyTooLarge) return fail('svc_network_bad_response', `${this.name} answered ${where} with more than ${this.maxBodyBytes} bytes`, false, { status: res.status });
-      return transport(err);
-    }
+    const text = res.body.toString('utf8');
+    const resHeaders = new Headers(Object.entries(res.headers));
     const status = res.status;
     rt.log('debug', `${this.name} ${where} → ${status}`, { network: this.network, status, ms: Math.round(performance.now() - started), bytes: text.length });
-    const remaining = Number(res.headers.get('x-ratelimit-remaining-hour') ?? res.headers.get('x-ratelimit-remaining') ?? NaN);
-    const resetSeconds = Number(res.headers.get('ratelimit-reset') ?? NaN);
+    const remaining = Number(resHeaders.get('x-ratelimit-remaining-hour') ?? resHeaders.get('x-ratelimit-remaining') ?? NaN);
+    const resetSeconds = Number(resHeaders.get('ratelimit-reset') ?? NaN);
     if (Number.isFinite(remaining)) req.bucket?.observeRemaining(remaining, Number.isFinite(resetSeconds) ? resetSeconds * 1000 : null);
-    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+    const retryAfterMs = parseRetryAfter(resHeaders.get('retry-after'));
 
     if (status >= 200 && status < 300) {
-      if (status === 204) return { ok: true, response: { status, headers: res.headers, data: null as T } };
-      const parsed = parseBody(text, res.headers.get('content-type'));
-      if (parsed.ok) return { ok: true, response: { status, headers: res.headers, data: parsed.value as T } };
+      if (status === 204) return { ok: true, response: { status, headers: resHeaders, data: null as T } };
+      const parsed = parseBody(text, resHeaders.get('content-type'));
+      if (parsed.ok) return { ok: true, response: { status, headers: resHeaders, data: parsed.value as T } };
       return fail('svc_network_bad_response', `${this.name} answered ${where} with ${parsed.what}`, false, { status, text });
     }
     if (status >= 300 && status < 400) {
-      const location = res.headers.get('location');
+      const location = resHeaders.get('location');
       let host = '';
       try {
         host = location ? ` to ${new URL(location, req.url).host}` : '';
@@ -230,29 +233,4 @@ function parseBody(text: string, contentType: string | null): Parsed {
   } catch {
     return { ok: false, what: 'invalid or truncated JSON' };
   }
-}
-
-class BodyTooLarge extends Error {}
-
-async function readBody(res: Response, max: number): Promise<string> {
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (declared > max) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new BodyTooLarge();
-  }
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -7,6 +7,7 @@ import { NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { PER_HOUR, RateLimiters } from './rate-limit.js';
+import { discountFromText, walkPosition } from './coupon-values.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
@@ -16,6 +17,8 @@ import {
 export const IMPACT_API = 'https://api.impact.com';
 const REQUIRED = ['account_sid', 'auth_token'] as const;
 const LIST_PAGE_SIZE = 1000;
+/** The lists a coupon walk reads, in order. */
+const IMPACT_COUPON_LISTS = ['ads', 'codes'] as const;
 /** Documented default for /Actions (minimum 2,000); more than 10 pages is an error. */
 const ACTIONS_PAGE_SIZE = 20_000;
 const MAX_ACTION_PAGES = 10;
@@ -168,8 +171,31 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
       }
     },
 
-    async *listCoupons(rt) {
-      for await (const { items } of pages(rt, '/Ads', 'Ads', { Type: 'COUPON' })) yield items.map((a) => fromAd(obj(a)));
+    // Coupon ads first (§4.4: a landing page, a tracking link, the deal's default code), then
+    // the promo codes no ad carries (a code with its deal's discount, no landing page). Each
+    // list pages by `Page`; the walk's position is `ads:N` or `codes:N`.
+    async *coupons(rt, from) {
+      const start = walkPosition(from.after, IMPACT_COUPON_LISTS, 'impact');
+      // Codes the ads carried, per campaign: the promo code list repeats them.
+      const carried = new Set<string>();
+      let before = 0;
+      if (start.list === 'ads') {
+        const ads = pages(rt, '/Ads', 'Ads', { Type: 'COUPON' }, start.position ? Number(start.position) : 1, (total) => (before = total));
+        for await (const { items, next } of ads) {
+          const page = items.map((a) => fromAd(obj(a)));
+          for (const c of page) if (c.code) carried.add(`${c.advertiser_id}\0${c.code.toUpperCase()}`);
+          yield { items: page, next: next === null ? 'codes:1' : `ads:${next}` };
+        }
+      }
+      const codes = pages(rt, '/PromoCodes', 'PromoCodes', {}, start.list === 'codes' && start.position ? Number(start.position) : 1, (total) => rt.setTotal?.(before + total));
+      for await (const { items, next } of codes) {
+        const page = items
+          .map((p) => obj(p))
+          // An inactive code no longer works: not listed, so a full refresh marks it removed.
+          .filter((p) => (text(p.State) ?? 'ACTIVE').toUpperCase() === 'ACTIVE' && !carried.has(`${text(p.CampaignId) ?? ''}\0${(text(p.Code) ?? '').toUpperCase()}`))
+          .map(fromPromoCode);
+        yield { items: page, next: next === null ? null : `codes:${next}` };
+      }
     },
 
     trackingLink(_settings, input) {
@@ -292,14 +318,48 @@ function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
 
 function fromAd(a: Rec): NetworkCoupon {
   return {
-    id: String(text(a.Id)),
-    advertiser_id: String(text(a.CampaignId)),
+    id: text(a.Id) ?? '',
+    advertiser_id: text(a.CampaignId) ?? '',
+    // Ads' `Code` is the ad's HTML; the code to type is the deal's default promo code.
     code: text(a.DealDefaultPromoCode) ?? text(a.PromoCode),
     title: text(a.Name) ?? text(a.DealName) ?? '',
     description: text(a.Description),
+    discount: dealDiscount(a) ?? discountFromText(a.Name),
     url: absoluteUrl(a.LandingPageUrl),
+    tracking_url: absoluteUrl(a.TrackingLink),
     starts_at: parseDate(a.StartDate),
+    // "" means open-ended.
     ends_at: parseDate(a.EndDate),
     raw: a,
   };
+}
+
+/** A promo code (ids prefixed `code:`, apart from the ads' ids) with its deal's name and discount. */
+function fromPromoCode(p: Rec): NetworkCoupon {
+  const code = text(p.Code);
+  const discount = dealDiscount(p);
+  return {
+    id: text(p.Id) === null ? '' : `code:${text(p.Id)}`,
+    advertiser_id: text(p.CampaignId) ?? '',
+    code,
+    title: text(p.DealName) ?? discount?.text ?? (code ? `Code ${code}` : ''),
+    description: text(p.DealDescription),
+    discount,
+    url: null,
+    starts_at: parseDate(p.StartDate),
+    ends_at: parseDate(p.EndDate),
+    raw: p,
+  };
+}
+
+/** A deal's `DiscountType` with its amount or percent (numbers come as strings). */
+function dealDiscount(r: Rec): NetworkCoupon['discount'] {
+  const type = (text(r.DiscountType) ?? '').toUpperCase();
+  const percent = text(r.DiscountPercent);
+  const amount = text(r.DiscountAmount);
+  const currency = text(r.DiscountCurrency);
+  if (type.includes('PERCENT') && percent) return { type: 'percent', value: percent, currency: null, text: `${percent}% off` };
+  if ((type === 'FIXED' || type.includes('AMOUNT')) && amount) return { type: 'amount', value: amount, currency, text: `${amount}${currency ? ` ${currency}` : ''} off` };
+  if (type.includes('SHIPPING') || (text(r.DealType) ?? '').toUpperCase() === 'FREE_SHIPPING') return { type: 'free_shipping', value: null, currency: null, text: 'Free shipping' };
+  return null;
 }

@@ -1,3 +1,5 @@
+import type { OutboundGuard } from '../outbound/index.js';
+
 // What every network module provides, built-in (Awin, Admitad, impact.com) or custom (data). The
 // services (advertiser sync, order polling, postbacks, coupons) speak only this interface.
 
@@ -37,16 +39,40 @@ export interface NetworkTransaction {
   raw: unknown;
 }
 
+export const DISCOUNT_TYPES = ['percent', 'amount', 'free_shipping', 'other'] as const;
+export type DiscountType = (typeof DISCOUNT_TYPES)[number];
+
+/**
+ * One coupon or deal as a network lists it, normalised. Text may still carry the network's HTML
+ * (the coupon service turns it into plain text); dates are instants (each module knows its
+ * network's zone).
+ */
 export interface NetworkCoupon {
   id: string;
   advertiser_id: string;
+  /** The code to type at checkout; null or '' for a deal. */
   code: string | null;
   title: string;
   description: string | null;
+  terms?: string | null;
+  /** The discount as the network states it: a decimal string value, percent without the % sign. */
+  discount?: { type: DiscountType; value: string | null; currency: string | null; text: string | null } | null;
+  /** The landing page at the advertiser (the site wraps it in its own tracking link). */
   url: string | null;
+  /** The network's own (untagged) link for the coupon, kept for reference. */
+  tracking_url?: string | null;
   starts_at: Date | null;
   ends_at: Date | null;
+  exclusive?: boolean;
+  /** ISO-3166 alpha-2 codes; empty: everywhere. */
+  regions?: string[];
   raw: unknown;
+}
+
+/** Where a coupon walk starts, and whether it lists only what changed. */
+export interface CouponWalk {
+  after: string | null;
+  updatedSince: Date | null;
 }
 
 /** One page of a list, with where the list goes on after it. */
@@ -92,6 +118,11 @@ export interface ModuleRuntime {
   /** Aborts a long sync or poll (job cancelled, daemon stopping). */
   signal?: AbortSignal;
   /**
+   * The outbound guard a module fetches URLs that someone other than its authors chose through
+   * (a custom network's feeds). Without it, a strict guard: nothing private, ports 80 and 443.
+   */
+  outbound?: OutboundGuard;
+  /**
    * Told how many records the walk under way (an advertiser list, a transaction window) holds in
    * all, as soon as the network says: with the first page of a paged list, or the list itself when
    * it comes whole. A walk over several windows tells it once it reaches the last window,
@@ -124,7 +155,14 @@ export interface NetworkModule {
   listTransactions(rt: ModuleRuntime, window: { from: Date; to: Date }): AsyncIterable<NetworkTransaction[]>;
   /** The widest window one request may ask for, and how far back the network keeps data. */
   limits: { maxWindowDays: number; maxLookbackDays: number | null };
-  listCoupons?(rt: ModuleRuntime): AsyncIterable<NetworkCoupon[]>;
+  /**
+   * Coupons and deals of the joined programmes, a page at a time, each page with the position
+   * of the page after it (null after the last), starting at `from.after` (null: the beginning).
+   * With `from.updatedSince`, only those changed since then (modules with `couponsSince`).
+   */
+  coupons?(rt: ModuleRuntime, from: CouponWalk): AsyncIterable<ListPage<NetworkCoupon>>;
+  /** Whether `coupons` can list only the coupons changed since a date (an incremental refresh). */
+  couponsSince?: boolean;
   /**
    * The tracking link that credits `sub_id` for a visit to `url` at `advertiser_id`.
    * `tracking_template` is the advertiser's stored `tracking_template` from sync: networks whose

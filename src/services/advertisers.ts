@@ -5,6 +5,8 @@
 import type { Clock } from '../clock.js';
 import { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';
+import type { Transaction } from '../db/transaction.js';
+import { LOGO_COLUMNS, logoTarget, logoWhere, type LogoScope, type LogoTarget } from './advertiser-logo-rows.js';
 import { ServiceError } from '../errors.js';
 import type { ModuleRuntime, NetworkAdvertiser, NetworkModule } from '../networks/types.js';
 import type { CashbackRuleService, CashbackType, ScopedCashbackRule } from './cashback.js';
@@ -13,11 +15,16 @@ import type { NetworkService } from './networks/index.js';
 import { checkTargetDomain, parseLinkTarget } from './tracking-links.js';
 import type { Job, JobService, WalkTotal } from './jobs.js';
 import type { UserService } from './users.js';
+import type { AiGeneration } from './ai/calls.js';
+
+export type { LogoScope, LogoTarget } from './advertiser-logo-rows.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;
 export type AdvertiserStatus = (typeof ADVERTISER_STATUSES)[number];
 
 export interface Advertiser {
+  /** The advertiser's number here (`POST /ai/shop/{id}`, `/lookup/advertisers?search=42`). */
+  id: number;
   module: string;
   advertiser: string;
   /** The name shown: the override when there is one, else the network's. */
@@ -28,6 +35,8 @@ export interface Advertiser {
   site_url: string | null;
   logo_url: string | null;
   local_logo: string | null;
+  /** The local logo's public URL (`<public base>/media/<sha256>.<ext>`), or null while there is none. */
+  logo: string | null;
   tracking_template: string | null;
   commission: { type: string; min: string | null; max: string | null; currency: string | null } | null;
   validation_days: number | null;
@@ -43,6 +52,8 @@ export interface Advertiser {
 export interface AdvertiserDetail extends Advertiser {
   raw: unknown;
   cashback_rule: ScopedCashbackRule;
+  /** The last AI generation of the shop's content (model, tokens, when), or null. */
+  ai: AiGeneration | null;
 }
 
 export interface AdvertiserFilters {
@@ -101,6 +112,10 @@ export interface AdvertiserServiceDeps {
   users: UserService;
   /** Sync jobs are queued here (`startSync`). */
   jobs: Pick<JobService, 'enqueue'>;
+  /** The public URL of a stored local logo (MediaService.urlOf); without it `logo` is null. */
+  mediaUrl?: (name: string | null) => string | null;
+  /** The last AI generation of each advertiser (the AI service owns those records). */
+  lastAiGeneration?: (ids: number[]) => Promise<Map<number, AiGeneration>>;
 }
 
 /** A tracking link crediting a member, as `GET /advertisers/{module}/{advertiser}/link` answers it. */
@@ -116,7 +131,7 @@ export interface TrackingLink {
 }
 
 const COLUMNS =
-  'module, advertiser, name, name_override, domain, site_url, logo_url, local_logo, tracking_template, commission_type, commission_min, commission_max, commission_currency, validation_days, categories, countries, status, page_id, description, created_at, updated_at';
+  'id, module, advertiser, name, name_override, domain, site_url, logo_url, local_logo, tracking_template, commission_type, commission_min, commission_max, commission_currency, validation_days, categories, countries, status, page_id, description, created_at, updated_at';
 
 /** Columns the sync writes; on an existing row it updates exactly these (plus updated_at). */
 const SYNCED = ['name', 'domain', 'site_url', 'logo_url', 'tracking_template', 'commission_type', 'commission_min', 'commission_max', 'commission_currency', 'validation_days', 'categories', 'countries', 'status', 'raw', 'last_seen_sync'] as const;
@@ -132,9 +147,10 @@ function json<T>(v: unknown, fallback: T): T {
   }
 }
 
-function shape(r: Record<string, unknown>): Advertiser {
+function shape(r: Record<string, unknown>, mediaUrl?: (name: string | null) => string | null): Advertiser {
   const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
   return {
+    id: toInt(r.id),
     module: String(r.module),
     advertiser: String(r.advertiser),
     name: str(r.name_override) ?? String(r.name),
@@ -144,6 +160,7 @@ function shape(r: Record<string, unknown>): Advertiser {
     site_url: str(r.site_url),
     logo_url: str(r.logo_url),
     local_logo: str(r.local_logo),
+    logo: mediaUrl ? mediaUrl(str(r.local_logo)) : null,
     tracking_template: str(r.tracking_template),
     commission: r.commission_type ? { type: String(r.commission_type), min: str(r.commission_min), max: str(r.commission_max), currency: str(r.commission_currency) } : null,
     validation_days: r.validation_days === null || r.validation_days === undefined ? null : toInt(r.validation_days),
@@ -159,6 +176,52 @@ function shape(r: Record<string, unknown>): Advertiser {
 
 function notFound(module: string, advertiser: string): ServiceError {
   return new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, { module: String(module).slice(0, 64), advertiser: String(advertiser).slice(0, 128) });
+}
+
+/** What a shop page is made from: the advertiser's identity, its names and links, and where its page stands. */
+export interface PageSource {
+  /** The advertiser's row id (pages.advertiser_id). */
+  id: number;
+  module: string;
+  advertiser: string;
+  /** The name shown (the override when there is one). */
+  name: string;
+  domain: string | null;
+  site_url: string | null;
+  /** The local logo when there is one, else the network's logo URL. */
+  logo: string | null;
+  description: string | null;
+  tracking_template: string | null;
+  commission: Advertiser['commission'];
+  status: AdvertiserStatus;
+  page_id: number | null;
+}
+
+const PAGE_SOURCE_COLUMNS = 'id, module, advertiser, name, name_override, domain, site_url, logo_url, local_logo, description, tracking_template, commission_type, commission_min, commission_max, commission_currency, status, page_id';
+
+function shapePageSource(r: Record<string, unknown>): PageSource {
+  const a = shape(r);
+  return {
+    id: toInt(r.id),
+    module: a.module,
+    advertiser: a.advertiser,
+    name: a.name,
+    domain: a.domain,
+    site_url: a.site_url,
+    logo: a.local_logo ?? a.logo_url,
+    description: a.description,
+    tracking_template: a.tracking_template,
+    commission: a.commission,
+    status: a.status,
+    page_id: a.page_id,
+  };
+}
+
+function withoutPage(filter: { network?: string; after: number }): { clause: string; params: unknown[] } {
+  const params: unknown[] = [filter.after];
+  let clause = "id > ? AND status = 'active' AND page_id IS NULL";
+  if (filter.network) (clause += ' AND module = ?'), params.push(filter.network);
+  return { clause, params };
 }
 
 /**
@@ -292,7 +355,7 @@ export class AdvertiserService {
       this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM advertisers ${clause} ORDER BY ${order} LIMIT ${filters.per_page} OFFSET ${offset}`, params),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${clause}`, params),
     ]);
-    return { items: rows.map(shape), total: toInt(count[0].n) };
+    return { items: rows.map((r) => shape(r, this.deps.mediaUrl)), total: toInt(count[0].n) };
   }
 
   /** One advertiser with its raw record and effective cashback rule; 404 svc_advertiser_not_found. */
@@ -300,16 +363,74 @@ export class AdvertiserService {
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
     const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, raw FROM advertisers WHERE module = ? AND advertiser = ?`, [module, advertiser]);
     if (!row) throw notFound(module, advertiser);
-    return { ...shape(row), raw: json<unknown>(row.raw, null), cashback_rule: await this.deps.cashback.resolve(module, advertiser) };
+    return this.detail(row);
   }
 
-  /** Typeahead: a page of the advertisers whose name starts with `search`, by name: `{id: "module/advertiser", label}`, and how many there are. */
+  /** One advertiser by its number (`POST /ai/shop/{id}`); 404 svc_advertiser_not_found. */
+  async getById(id: number): Promise<AdvertiserDetail> {
+    const [row] = Number.isSafeInteger(id) && id > 0 ? await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, raw FROM advertisers WHERE id = ?`, [id]) : [];
+    if (!row) throw new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, { id });
+    return this.detail(row);
+  }
+
+  private async detail(row: Record<string, unknown>): Promise<AdvertiserDetail> {
+    const a = shape(row, this.deps.mediaUrl);
+    const [cashback, ai] = await Promise.all([this.deps.cashback.resolve(a.module, a.advertiser), this.deps.lastAiGeneration?.([a.id])]);
+    return { ...a, raw: json<unknown>(row.raw, null), cashback_rule: cashback, ai: ai?.get(a.id) ?? null };
+  }
+
+  /**
+   * Sets an advertiser's description (a local edit the sync never writes), in `t` when given;
+   * 404 svc_advertiser_not_found.
+   */
+  async setDescription(id: number, description: string | null, actor: string, t?: Transaction): Promise<void> {
+    const { affected } = await this.deps.db.execute('UPDATE advertisers SET description = ?, updated_at = ? WHERE id = ?', [description, this.deps.clock.now(), id], t);
+    if (affected === 0) throw new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, { id });
+    this.deps.logger.info('advertisers', 'Advertiser description set', { id, actor });
+  }
+
+  /**
+   * Numbers of the advertisers after `after` (ascending) matching the filters, at most `limit`:
+   * a run over many advertisers walks them with this, unaffected by what it changes meanwhile.
+   */
+  async idsAfter(after: number, filters: { network?: string; status?: AdvertiserStatus; search?: string }, limit: number): Promise<number[]> {
+    const { clause, params } = this.where(filters);
+    const rows = await this.deps.db.select<{ id: unknown }>(`SELECT id FROM advertisers WHERE id > ?${clause ? ` AND ${clause}` : ''} ORDER BY id LIMIT ${Math.max(1, Math.floor(limit))}`, [after, ...params]);
+    return rows.map((r) => toInt(r.id));
+  }
+
+  /** How many advertisers match the filters. */
+  async count(filters: { network?: string; status?: AdvertiserStatus; search?: string }): Promise<number> {
+    const { clause, params } = this.where(filters);
+    const [row] = await this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers${clause ? ` WHERE ${clause}` : ''}`, params);
+    return toInt(row.n);
+  }
+
+  private where(filters: { network?: string; status?: AdvertiserStatus; search?: string }): { clause: string; params: unknown[] } {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filters.network) (where.push('module = ?'), params.push(filters.network));
+    if (filters.status) (where.push('status = ?'), params.push(filters.status));
+    if (filters.search?.trim()) {
+      const like = Database.likePrefix(filters.search.trim());
+      where.push("(name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!')");
+      params.push(like, like);
+    }
+    return { clause: where.join(' AND '), params };
+  }
+
+  /**
+   * Typeahead: a page of the advertisers whose name starts with `search` (or whose number is
+   * `search`), by name: `{id: "module/advertiser", label}`, and how many there are.
+   */
   async lookup(search: string, page = { page: 1, per_page: 20 }): Promise<{ items: { id: string; label: string }[]; total: number }> {
     const like = Database.likePrefix(search.trim());
-    const where = "WHERE name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!'";
+    const number = /^\d{1,15}$/.test(search.trim()) ? Number(search.trim()) : null;
+    const where = `WHERE name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!'${number === null ? '' : ' OR id = ?'}`;
+    const params = number === null ? [like, like] : [like, like, number];
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT module, advertiser, name, name_override FROM advertisers ${where} ORDER BY name, id LIMIT ${page.per_page} OFFSET ${(page.page - 1) * page.per_page}`, [like, like]),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${where}`, [like, like]),
+      this.deps.db.select<Record<string, unknown>>(`SELECT module, advertiser, name, name_override FROM advertisers ${where} ORDER BY name, id LIMIT ${page.per_page} OFFSET ${(page.page - 1) * page.per_page}`, params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${where}`, params),
     ]);
     return { items: rows.map((r) => ({ id: `${String(r.module)}/${String(r.advertiser)}`, label: `${String(r.name_override ?? r.name)} (${String(r.module)})` })), total: toInt(count[0].n) };
   }
@@ -356,6 +477,59 @@ export class AdvertiserService {
     if (!row) throw notFound(module, advertiser);
   }
 
+  // Shop pages read the advertisers they are made from, and set `page_id`, through these methods
+  // (this service owns the table).
+
+  /** One advertiser as a page is made from it; 404 svc_advertiser_not_found. */
+  async pageSource(module: string, advertiser: string, t?: Transaction): Promise<PageSource> {
+    if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${PAGE_SOURCE_COLUMNS} FROM advertisers WHERE module = ? AND advertiser = ?`, [module, advertiser], t);
+    if (!row) throw notFound(module, advertiser);
+    return shapePageSource(row);
+  }
+
+  /** Active advertisers without a page, by id after `after`, at most `limit` (the bulk page job's batches). */
+  async pageSources(filter: { network?: string; after: number; limit: number }): Promise<PageSource[]> {
+    const { clause, params } = withoutPage(filter);
+    const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${PAGE_SOURCE_COLUMNS} FROM advertisers WHERE ${clause} ORDER BY id LIMIT ${Math.max(1, Math.floor(filter.limit))}`, params);
+    return rows.map(shapePageSource);
+  }
+
+  /** How many active advertisers after `after` have no page (the bulk page job's total). */
+  async countPageSources(filter: { network?: string; after: number }): Promise<number> {
+    const { clause, params } = withoutPage(filter);
+    const [row] = await this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers WHERE ${clause}`, params);
+    return toInt(row.n);
+  }
+
+  /** Active advertisers, and how many of them have a page. */
+  async pageCounts(): Promise<{ active: number; with_page: number; without_page: number }> {
+    const [row] = await this.deps.db.select<{ active: unknown; with_page: unknown }>("SELECT COUNT(*) AS active, COUNT(page_id) AS with_page FROM advertisers WHERE status = 'active'");
+    const active = toInt(row.active);
+    const withPage = toInt(row.with_page ?? 0);
+    return { active, with_page: withPage, without_page: active - withPage };
+  }
+
+  /**
+   * Records each advertiser's new page in `t` (one statement). Throws when one of them has a page
+   * already, so the caller's transaction rolls the pages back rather than leave one unlinked.
+   */
+  async linkPages(links: { advertiserId: number; pageId: number }[], t: Transaction): Promise<void> {
+    if (links.length === 0) return;
+    const cases = links.map(() => 'WHEN ? THEN ?').join(' ');
+    const { affected } = await this.deps.db.execute(
+      `UPDATE advertisers SET page_id = CASE id ${cases} END WHERE id IN (${links.map(() => '?').join(', ')}) AND page_id IS NULL`,
+      [...links.flatMap((l) => [l.advertiserId, l.pageId]), ...links.map((l) => l.advertiserId)],
+      t,
+    );
+    if (affected !== links.length) throw new ServiceError('svc_page_exists', 'An advertiser got a page meanwhile.', 409, {});
+  }
+
+  /** Forgets a deleted page (only if it is still the advertiser's page). */
+  async unlinkPage(advertiserId: number, pageId: number, t: Transaction): Promise<void> {
+    await this.deps.db.execute('UPDATE advertisers SET page_id = NULL WHERE id = ? AND page_id = ?', [advertiserId, pageId], t);
+  }
+
   /**
    * Starts an `advertisers.sync` job: of one network (404 svc_network_not_found when there is
    * none), or of every enabled, configured one. 409 svc_job_already_running while the same sync
@@ -371,5 +545,43 @@ export class AdvertiserService {
     await this.get(module, advertiser);
     await this.deps.cashback.set(module, advertiser, type, value, currency, actor);
     return this.get(module, advertiser);
+  }
+
+  /** What the logo fetch reads of one advertiser; 404 svc_advertiser_not_found. */
+  async logoTarget(module: string, advertiser: string): Promise<LogoTarget> {
+    if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${LOGO_COLUMNS} FROM advertisers WHERE module = ? AND advertiser = ?`, [module, advertiser]);
+    if (!row) throw notFound(module, advertiser);
+    return logoTarget(row);
+  }
+
+  /**
+   * Points the advertiser's local logo at a stored media file (`<sha256>.<ext>`), in the
+   * transaction that stored it: 404 svc_advertiser_not_found (and so a rollback) when the
+   * advertiser is gone. The sync never writes this column.
+   */
+  async setLocalLogo(module: string, advertiser: string, name: string, t: Transaction): Promise<void> {
+    const { affected } = await this.deps.db.execute('UPDATE advertisers SET local_logo = ?, updated_at = ? WHERE module = ? AND advertiser = ?', [name, this.deps.clock.now(), module, advertiser], t);
+    if (affected !== 1) throw notFound(module, advertiser);
+  }
+
+  /** How many advertisers in scope have a local logo and how many lack one. */
+  async logoCounts(scope: Omit<LogoScope, 'missing'>): Promise<{ total: number; with_logo: number; without_logo: number }> {
+    const { clause, params } = logoWhere({ ...scope, missing: false });
+    const [row] = await this.deps.db.select<{ n: unknown; w: unknown }>(`SELECT COUNT(*) AS n, COUNT(local_logo) AS w FROM advertisers ${clause}`, params);
+    const total = toInt(row.n);
+    const withLogo = toInt(row.w);
+    return { total, with_logo: withLogo, without_logo: total - withLogo };
+  }
+
+  /** The next advertisers in scope after row id `after`, by id (the bulk logo run's walk), and how many are left from there. */
+  async logoBatch(scope: LogoScope, after: number, limit: number): Promise<{ items: LogoTarget[]; left: number }> {
+    const { clause, params } = logoWhere(scope);
+    const where = `${clause ? `${clause} AND` : 'WHERE'} id > ?`;
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${LOGO_COLUMNS} FROM advertisers ${where} ORDER BY id LIMIT ${Math.max(1, Math.floor(limit))}`, [...params, after]),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${where}`, [...params, after]),
+    ]);
+    return { items: rows.map(logoTarget), left: toInt(count[0].n) };
   }
 }

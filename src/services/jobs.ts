@@ -14,6 +14,8 @@ import type { JobRegistry } from '../jobs/registry.js';
 import { requestHash } from './idempotency.js';
 import type { LogService } from './logs.js';
 import type { SecretValues } from './secret-values.js';
+import type { WebhookEvents } from './webhooks/events.js';
+import { HOOKS } from '../hooks/index.js';
 import { boundedProgress, COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './job-rows.js';
 
 // The shapes are part of this service's API.
@@ -28,6 +30,8 @@ export interface JobServiceDeps {
   maxAttempts?: number;
   /** Secret values scrubbed from a job's error and result before they are stored (GET /jobs shows both). */
   secrets?: SecretValues;
+  /** The outbox: job.finished goes to webhooks with the job's last state (absent in job test benches). */
+  events?: WebhookEvents;
 }
 
 const MAX_ERROR_CHARS = 2000;
@@ -69,22 +73,25 @@ export class JobService {
    * same type and params that is queued, running or cancelling makes this 409
    * svc_job_already_running with that job in `data.job`. Params are shown by GET /jobs: never put
    * a secret in them. With `transaction`, the job is queued only if that transaction commits.
+   * `unique: 'type'` allows one active job of the type whatever its params (a bulk run over every
+   * advertiser: a second one with other filters would race the first over the same rows).
    */
-  async enqueue(type: string, params: unknown, actor: string, options: { unique?: boolean; transaction?: Transaction } = {}): Promise<Job> {
+  async enqueue(type: string, params: unknown, actor: string, options: { unique?: boolean | 'type'; transaction?: Transaction } = {}): Promise<Job> {
     const valid = this.registry.validateParams(type, params);
     const hash = requestHash({ type, params: valid });
+    const uniqueKey = options.unique === 'type' ? requestHash({ type }) : hash;
     const { db, clock } = this.deps;
     const t = options.transaction;
     for (let attempt = 0; attempt < 3; attempt++) {
       if (options.unique) {
-        const running = await this.findActive(hash, t);
-        if (running) throw this.alreadyRunning(running);
+        const running = options.unique === 'type' ? await this.activeOfType(type, t) : await this.findActive(hash, t);
+        if (running) throw this.alreadyRunning(running, options.unique === 'type');
       }
       const now = clock.now();
       try {
         const { insertId } = await db.execute(
           "INSERT INTO jobs (type, params, params_hash, unique_key, status, progress_done, progress_failed, attempts, actor, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', 0, 0, 0, ?, ?, ?)",
-          [type, JSON.stringify(valid), hash, options.unique ? hash : null, actor.slice(0, 64), now, now],
+          [type, JSON.stringify(valid), hash, options.unique ? uniqueKey : null, actor.slice(0, 64), now, now],
           t,
         );
         const job = await this.fetch(insertId!, t);
@@ -102,13 +109,19 @@ export class JobService {
         if (!options.unique || !isUniqueViolation(err)) throw err;
       }
     }
-    const running = await this.findActive(hash, t);
-    if (running) throw this.alreadyRunning(running);
+    const running = options.unique === 'type' ? await this.activeOfType(type, t) : await this.findActive(hash, t);
+    if (running) throw this.alreadyRunning(running, options.unique === 'type');
     throw new ServiceError('svc_database_busy', 'The database is busy. Retry shortly.', 503, { retry_after: 1 }, { 'Retry-After': '1' });
   }
 
   private async findActive(hash: string, t?: Transaction): Promise<Job | null> {
     const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM jobs WHERE params_hash = ? AND status IN ('queued', 'running', 'cancelling') ORDER BY id LIMIT 1`, [hash], t);
+    return row ? shapeJob(row) : null;
+  }
+
+  /** The oldest job of `type` that is queued, running or cancelling, or null. */
+  async activeOfType(type: string, t?: Transaction): Promise<Job | null> {
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'cancelling') ORDER BY id LIMIT 1`, [type], t);
     return row ? shapeJob(row) : null;
   }
 
@@ -118,8 +131,8 @@ export class JobService {
     return shapeJob(row);
   }
 
-  private alreadyRunning(job: Job): ServiceError {
-    return new ServiceError('svc_job_already_running', `A ${job.type} job with these parameters is already ${job.status} (job ${job.id}).`, 409, { job });
+  private alreadyRunning(job: Job, anyParams = false): ServiceError {
+    return new ServiceError('svc_job_already_running', `A ${job.type} job${anyParams ? '' : ' with these parameters'} is already ${job.status} (job ${job.id}).`, 409, { job });
   }
 
   /** One job; 404 svc_job_not_found. */
@@ -229,7 +242,9 @@ export class JobService {
         const progress: JobProgress = envelope?.progress ?? { total: null, done: 0, failed: 0 };
         const attempt = attempts + 1;
         // Guarded by what was read; `attempts` changes on every claim, so a MariaDB transaction
-        // (which counts changed rows only) always sees its own update.
+        // (which counts changed rows only) always sees its own update. On Galera, locks are per
+        // node: runners on two nodes can both get here for one job, and the second to commit fails
+        // certification (ER_LOCK_DEADLOCK); the transaction runs again and finds the job taken.
         const { affected } = await db.execute(
           `UPDATE jobs SET status = 'running', lease_owner = ?, lease_expires_at = ?, heartbeat_at = ?, attempts = ?, progress_total = ?, progress_done = ?, progress_failed = ?,
              started_at = COALESCE(started_at, ?), updated_at = ? WHERE id = ? AND status = ? AND attempts = ?`,
@@ -320,13 +335,20 @@ export class JobService {
   private async settle(lease: JobLease, statusSql: string, fields: { result?: string; error?: string; progress: JobProgress }): Promise<LeaseState> {
     const now = this.deps.clock.now();
     const progress = boundedProgress(fields.progress);
-    const { affected } = await this.deps.db.execute(
-      // `status` is assigned last: MariaDB evaluates assignments left to right.
-      `UPDATE jobs SET result = ?, error = ?, progress_total = ?, progress_done = ?, progress_failed = ?, unique_key = NULL, lease_expires_at = NULL,
-         finished_at = ?, updated_at = ?, status = ${statusSql} WHERE id = ? AND lease_owner = ? AND attempts = ? AND status IN ('running', 'cancelling')`,
-      [fields.result ?? null, fields.error ?? null, progress.total, progress.done, progress.failed, now, now, lease.id, lease.owner, lease.attempt],
-    );
-    return affected === 1 ? 'ok' : 'lost';
+    const { db, events } = this.deps;
+    return db.transaction<LeaseState>(async (t) => {
+      const { affected } = await db.execute(
+        // `status` is assigned last: MariaDB evaluates assignments left to right.
+        `UPDATE jobs SET result = ?, error = ?, progress_total = ?, progress_done = ?, progress_failed = ?, unique_key = NULL, lease_expires_at = NULL,
+           finished_at = ?, updated_at = ?, status = ${statusSql} WHERE id = ? AND lease_owner = ? AND attempts = ? AND status IN ('running', 'cancelling')`,
+        [fields.result ?? null, fields.error ?? null, progress.total, progress.done, progress.failed, now, now, lease.id, lease.owner, lease.attempt],
+        t,
+      );
+      if (affected !== 1) return 'lost';
+      // The job's webhooks are written with its end, so a crash right after cannot lose them.
+      if (events) await events.emit(t, HOOKS.jobFinished, await this.fetch(lease.id, t));
+      return 'ok';
+    });
   }
 
   /**

@@ -21,10 +21,16 @@ export interface LogRecord {
 
 export interface LogFilters {
   level?: LogLevel;
+  /** This level and above (`warning`: warnings and errors). */
+  min_level?: LogLevel;
   source?: string;
   search?: string;
   after?: Date;
   before?: Date;
+  /** Entries with a larger id (a reader following the log asks for what came after its last). */
+  after_id?: number;
+  /** Newest first (default) or oldest first. */
+  order?: 'asc' | 'desc';
   page: number;
   per_page: number;
 }
@@ -166,15 +172,21 @@ export class LogService {
     });
   }
 
-  /** Newest first, filtered and paged. */
+  /** Newest first (or oldest first), filtered and paged. */
   async list(filters: LogFilters): Promise<{ items: LogRecord[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (filters.level) (where.push('level = ?'), params.push(filters.level));
+    if (filters.min_level && filters.min_level !== 'debug') {
+      const levels = LOG_LEVELS.slice(LOG_LEVELS.indexOf(filters.min_level));
+      where.push(`level IN (${levels.map(() => '?').join(', ')})`);
+      params.push(...levels);
+    }
     if (filters.source) (where.push('source = ?'), params.push(filters.source));
     if (filters.search) (where.push("message LIKE ? ESCAPE '!'"), params.push(Database.likeContains(filters.search)));
     if (filters.after) (where.push('created_at > ?'), params.push(filters.after));
     if (filters.before) (where.push('created_at < ?'), params.push(filters.before));
+    if (filters.after_id !== undefined) (where.push('id > ?'), params.push(filters.after_id));
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
     // Unfiltered, the total is the running counter: counting a large log on every page would not scale.
@@ -182,11 +194,17 @@ export class LogService {
     const countParams = where.length ? params : [];
     // One round trip: the total rides along with the page (a page past the end asks again).
     const rows = await this.deps.db.select<Record<string, unknown>>(
-      `SELECT id, created_at, level, source, message, context, request_id, (${countSql}) AS total_count FROM logs ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
+      `SELECT id, created_at, level, source, message, context, request_id, (${countSql}) AS total_count FROM logs ${clause} ORDER BY id ${filters.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ${filters.per_page} OFFSET ${offset}`,
       [...countParams, ...params],
     );
     const count = rows.length ? [{ n: rows[0].total_count }] : await this.deps.db.select<{ n: unknown }>(countSql, countParams);
     return { items: rows.map(toRecord), total: toInt(count[0].n) };
+  }
+
+  /** The sources present in the log, alphabetically (at most 200: the picker's list). */
+  async sources(): Promise<string[]> {
+    const rows = await this.deps.db.select<{ source: unknown }>('SELECT DISTINCT source FROM logs ORDER BY source LIMIT 200');
+    return rows.map((r) => String(r.source));
   }
 
   /** Deletes entries older than the retention; returns how many. */

@@ -3,7 +3,8 @@
 // transaction arriving twice, or by two routes at once, is counted once. A network's report past
 // the review rule (order-review.ts) is recorded but held: no ledger effect until an administrator
 // releases it.
-import { HOOKS, type HookBus } from '../hooks/index.js';
+import { HOOKS } from '../hooks/index.js';
+import type { WebhookEvents } from './webhooks/events.js';
 import type { Transaction } from '../db/transaction.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
@@ -65,7 +66,8 @@ export interface OrderServiceDeps {
   ledger: LedgerService;
   cashback: CashbackRuleService;
   referrals: ReferralService;
-  hooks: HookBus;
+  /** The outbox: order events go to webhooks in the order's transaction, to hooks after commit. */
+  events: WebhookEvents;
   /** The networks: a manual order's network must exist; polling reads their transactions. */
   networks: NetworkService;
   /** A manual order's advertiser must be on file. */
@@ -192,7 +194,9 @@ export class OrderService {
           await this.effects.settle(t);
           const result = await answer(applied, t);
           await once?.record(result, t);
-          return { result, events: applied.flatMap((a) => a.events) };
+          const events = applied.flatMap((a) => a.events);
+          await this.announce(events, t);
+          return { result, events };
         }),
       );
       this.emit(events);
@@ -339,6 +343,7 @@ export class OrderService {
         await this.effects.settle(t);
         const [result] = await this.results([applied], t);
         await once?.record(result, t);
+        await this.announce(applied.events, t);
         return { result, events: applied.events };
       });
       this.emit(events);
@@ -500,11 +505,13 @@ export class OrderService {
     });
   }
 
+  /** The events' webhooks go to the outbox in `t`; their hooks fire once `t` has committed. */
+  private announce(events: LogEvent[], t: Transaction): Promise<void> {
+    return this.deps.events.emitMany(t, events.flatMap((e): [string, unknown][] => (e.hook ? [[e.hook, e.context]] : [])));
+  }
+
   /** Logs once the transaction has committed (a retried transaction logs once). */
   private emit(events: LogEvent[]): void {
-    for (const e of events) {
-      this.deps.logger[e.level]('orders', e.message, e.context);
-      if (e.hook) this.deps.hooks.doAction(e.hook, e.context);
-    }
+    for (const e of events) this.deps.logger[e.level]('orders', e.message, e.context);
   }
 }

@@ -5,6 +5,10 @@ import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { readSum, toInt } from '../db/values.js';
 import { formatAmount } from '../money.js';
+import type { AiOverview } from './ai/calls.js';
+
+/** The overview's AI block. */
+export type AiOverviewBlock = AiOverview & { configured: boolean; model: string | null };
 
 export const ORDER_STATUSES_SHOWN = ['pending', 'approved', 'declined'] as const;
 
@@ -32,6 +36,8 @@ export interface Overview {
   unmatched_orders: { count: number };
   /** Orders held for review (their claimed amounts are in no other total here). */
   held_orders: { count: number };
+  /** AI generations in the window: calls by outcome, tokens (in all and per model), whether a provider is set. */
+  ai?: AiOverviewBlock;
 }
 
 export interface OverviewServiceDeps {
@@ -39,6 +45,8 @@ export interface OverviewServiceDeps {
   clock: Clock;
   /** The site currency. */
   currency: string;
+  /** The AI block (the AI service owns its records), over the same window. */
+  ai?: (days: number) => Promise<AiOverviewBlock>;
 }
 
 const statusRank = (s: string) => {
@@ -84,6 +92,7 @@ export class OverviewService {
       db.select<Record<string, unknown>>('SELECT COUNT(*) AS n FROM orders WHERE member_id IS NULL'),
       db.select<Record<string, unknown>>("SELECT COUNT(*) AS n FROM orders WHERE review = 'held'"),
     ]);
+    const ai = this.deps.ai ? await this.deps.ai(days) : undefined;
 
     const referralBy = new Map(referrals.map((r) => [`${String(r.status)}/${String(r.currency)}`, readSum(r, 'referral')]));
     const byStatus: OrderStatusSummary[] = orders
@@ -125,6 +134,7 @@ export class OverviewService {
       payouts: { pending: { count: pendingPayouts.reduce((n, p) => n + p.count, 0), by_currency: pendingPayouts } },
       unmatched_orders: { count: toInt(unmatched[0].n) },
       held_orders: { count: toInt(held[0].n) },
+      ...(ai ? { ai } : {}),
     };
   }
 }

@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { toInt, toIso } from '../db/values.js';
 import { ServiceError } from '../errors.js';
-import { HOOKS, type HookBus } from '../hooks/index.js';
+import { HOOKS } from '../hooks/index.js';
+import type { WebhookEvents } from './webhooks/events.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../money.js';
 import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from './ledger/index.js';
 import type { Once } from './idempotency.js';
@@ -59,7 +60,8 @@ export interface PayoutServiceDeps {
   clock: Clock;
   logger: LogService;
   ledger: LedgerService;
-  hooks: HookBus;
+  /** The outbox: payout events go to webhooks in the payout's transaction, to hooks after commit. */
+  events: WebhookEvents;
   /** The site currency: the one the minimum is expressed in. */
   currency: string;
   /** `payouts.minimum`, a decimal string in the site currency. */
@@ -152,7 +154,7 @@ export class PayoutService {
         await db.execute('UPDATE payouts SET entry_id = ? WHERE id = ?', [entry.id, id], t);
         const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(input.member_id, currency, t) };
         await once?.record(result, t);
-        t.afterCommit(() => this.deps.hooks.doAction(HOOKS.payoutCreated, result.payout, { actor }));
+        await this.deps.events.emit(t, HOOKS.payoutCreated, result.payout, { actor });
         return result;
       });
       this.deps.logger.info('payouts', 'Payout created', { payout_id: result.payout.id, member_id: input.member_id, amount: result.payout.amount, currency, method, entry_id: result.entry.id, actor });
@@ -173,7 +175,7 @@ export class PayoutService {
         await this.close(id, 'paid', { reference: clean(input.reference) }, actor, t);
         const result = { payout: await this.read(id, t) };
         await once?.record(result, t);
-        t.afterCommit(() => this.deps.hooks.doAction(HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'paid', actor }));
+        await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'paid', actor });
         return result;
       });
       this.deps.logger.info('payouts', 'Payout completed', { payout_id: id, member_id: result.payout.member_id, amount: result.payout.amount, currency: result.payout.currency, actor });
@@ -205,7 +207,7 @@ export class PayoutService {
         await db.execute('UPDATE payouts SET return_entry_id = ? WHERE id = ?', [entry.id, id], t);
         const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(row.member_id, row.currency, t) };
         await once?.record(result, t);
-        t.afterCommit(() => this.deps.hooks.doAction(HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'cancelled', actor }));
+        await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'cancelled', actor });
         return result;
       });
       this.deps.logger.info('payouts', 'Payout cancelled', { payout_id: id, member_id: result.payout.member_id, amount: result.payout.amount, currency: result.payout.currency, entry_id: result.entry.id, actor });

@@ -222,12 +222,13 @@ describe('Awin: links, postbacks, offers', () => {
 
   it('lists offers page by page through POST + JSON', async () => {
     const { rt } = await start({ promotions: 250 });
-    const coupons = (await collect(awin.listCoupons!(rt))).flat();
+    const coupons = (await collect(awin.coupons!(rt, { after: null, updatedSince: null }))).flatMap((p) => p.items);
     expect(coupons).toHaveLength(250);
     const posts = fixture.requests.filter((r) => r.path.endsWith('/promotions'));
-    expect(posts.map((r) => [r.method, r.path, JSON.parse(r.body).pagination.page])).toEqual([
-      ['POST', '/publisher/45628/promotions', 1],
-      ['POST', '/publisher/45628/promotions', 2],
+    expect(posts.map((r) => [r.method, r.path, JSON.parse(r.body).filters.status, JSON.parse(r.body).pagination.page])).toEqual([
+      ['POST', '/publisher/45628/promotions', 'upcoming', 1],
+      ['POST', '/publisher/45628/promotions', 'active', 1],
+      ['POST', '/publisher/45628/promotions', 'active', 2],
     ]);
     expect(JSON.parse(posts[0].body).filters).toMatchObject({ membership: 'joined' });
     expect(coupons[0]).toMatchObject({ id: '556000', advertiser_id: '1001', code: 'SAVE0', url: 'https://www.shop-1001.test/sale', ends_at: new Date('2024-03-31T23:59:59.000Z') });

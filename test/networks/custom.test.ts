@@ -7,6 +7,7 @@ import { checkDefinition, fillTemplate, isLoopbackHost, type CustomDefinition } 
 import { atPath } from '../../src/networks/custom-feeds.js';
 import { customModule } from '../../src/networks/custom.js';
 import type { ModuleRuntime, ModuleSettings } from '../../src/networks/types.js';
+import { OutboundGuard } from '../../src/outbound/index.js';
 
 const PROGRAMS = { data: { programs: [
   { id: 501, name: 'Example Tea', url: 'https://www.example-tea.test/shop', logo: '//cdn.network.test/501.png', pay: { min: 4, max: 6 }, cats: ['Food & Drink'], geo: 'DE,AT,XX1', state: 'joined' },
@@ -60,8 +61,11 @@ afterAll(async () => {
   await new Promise<void>((r) => other.close(() => r()));
 });
 
+// The fixture servers listen on 127.0.0.1, which this guard allows (as config/test.json does).
+const outbound = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+
 function runtime(settings: ModuleSettings): ModuleRuntime {
-  return { settings, now: () => new Date('2024-03-05T00:00:00Z'), log: () => {} };
+  return { settings, outbound, now: () => new Date('2024-03-05T00:00:00Z'), log: () => {} };
 }
 
 async function all<T>(it: AsyncIterable<T[]>): Promise<T[]> {

@@ -209,9 +209,9 @@ describe('impact.com: links, postbacks, coupons', () => {
 
   it('lists coupon ads across pages', async () => {
     const { rt } = await start({ ads: 3, maxPageSize: 2 });
-    const coupons = (await collect(impact.listCoupons!(rt))).flat();
+    const coupons = (await collect(impact.coupons!(rt, { after: null, updatedSince: null }))).flatMap((p) => p.items);
     expect(coupons.map((c) => c.code)).toEqual(['SPRING0', null, 'SPRING2']);
     expect(coupons[1]).toMatchObject({ ends_at: null, url: 'https://www.gear-15746.test/sale', advertiser_id: '15746' });
-    expect(fixture.requests.every((r) => r.query.get('Type') === 'COUPON')).toBe(true);
+    expect(fixture.requests.filter((r) => r.path.endsWith('/Ads')).every((r) => r.query.get('Type') === 'COUPON')).toBe(true);
   });
 });

@@ -17,7 +17,7 @@ describe('the built-in network modules', () => {
       expect(m.isConfigured({})).toBe(false);
       expect(m.limits.maxWindowDays).toBeGreaterThan(0);
       expect(m.postbackTemplate).toBeTruthy();
-      expect(typeof m.listCoupons).toBe('function');
+      expect(typeof m.coupons).toBe('function');
       expect(new Set(Object.values(m.statusMap))).toEqual(new Set(['pending', 'approved', 'declined']));
     }
     expect(getBuiltInModule('awin')!.limits).toEqual({ maxWindowDays: 31, maxLookbackDays: null });

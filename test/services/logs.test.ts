@@ -98,3 +98,35 @@ it('redact keeps a __proto__ key of a client’s object as data instead of makin
   expect(JSON.parse(JSON.stringify(copy))).toEqual(JSON.parse('{"__proto__": {"is_admin": true, "token": "[redacted]"}, "note": "x"}'));
   expect(({} as Record<string, unknown>).is_admin).toBeUndefined();
 });
+
+describeEachDialect('log filters for readers that follow', (use) => {
+  const add = (level: 'debug' | 'info' | 'warning' | 'error', source: string, message: string) => ({ created_at: new Date(), level, source, message, context: null, request_id: null });
+
+  it('min_level keeps that level and those above it', async () => {
+    const { ctx } = use();
+    await ctx.logger.appendMany([add('debug', 'minlvl', 'd'), add('info', 'minlvl', 'i'), add('warning', 'minlvl', 'w'), add('error', 'minlvl', 'e')]);
+    const at = async (min_level: 'debug' | 'info' | 'warning' | 'error') => (await ctx.logger.list({ source: 'minlvl', min_level, page: 1, per_page: 10 })).items.map((e) => e.message);
+    expect(await at('debug')).toEqual(['e', 'w', 'i', 'd']);
+    expect(await at('info')).toEqual(['e', 'w', 'i']);
+    expect(await at('warning')).toEqual(['e', 'w']);
+    expect(await at('error')).toEqual(['e']);
+  });
+
+  it('after_id with order asc reads what came after an id, oldest first', async () => {
+    const { ctx } = use();
+    await ctx.logger.appendMany(Array.from({ length: 5 }, (_, i) => add('info', 'afterid', `m${i}`)));
+    const all = (await ctx.logger.list({ source: 'afterid', page: 1, per_page: 10 })).items;
+    const second = all[3].id; // newest first: index 3 is m1
+    const after = await ctx.logger.list({ source: 'afterid', after_id: second, order: 'asc', page: 1, per_page: 2 });
+    expect(after.items.map((e) => e.message)).toEqual(['m2', 'm3']);
+    expect(after.total).toBe(3);
+  });
+
+  it('lists the sources present, once each, alphabetically', async () => {
+    const { ctx } = use();
+    await ctx.logger.appendMany([add('info', 'zeta', 'z'), add('info', 'alpha', 'a'), add('info', 'zeta', 'z2')]);
+    const sources = await ctx.logger.sources();
+    expect(sources).toEqual([...new Set(sources)].sort());
+    expect(sources).toEqual(expect.arrayContaining(['alpha', 'zeta']));
+  });
+});

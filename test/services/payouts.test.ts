@@ -5,7 +5,7 @@ import { describeEachDialect } from '../helpers/context.js';
 
 describe('payout configuration', () => {
   it('refuses a minimum the site currency cannot express, naming the key', () => {
-    const build = (minimum: string, currency: string) => new PayoutService({ db: null as never, clock: systemClock, logger: null as never, ledger: null as never, hooks: null as never, currency, minimum });
+    const build = (minimum: string, currency: string) => new PayoutService({ db: null as never, clock: systemClock, logger: null as never, ledger: null as never, events: null as never, currency, minimum });
     expect(() => build('10.005', 'USD')).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'payouts.minimum' } }));
     expect(() => build('10.50', 'JPY')).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
     expect(build('1000', 'JPY').minimum).toEqual({ amount: '1000', currency: 'JPY' });

@@ -18,7 +18,7 @@ function printAdvertiser(io: Io, a: AdvertiserDetail): void {
     ['status', a.status],
     ['domain', a.domain],
     ['site', a.site_url],
-    ['logo', a.local_logo ?? a.logo_url],
+    ['logo', a.logo ?? a.logo_url],
     ['commission', commissionText(a)],
     ['cashback', rule ? `${String(rule.type)} ${String(rule.value)}${rule.currency ? ` ${String(rule.currency)}` : ''}${rule.source ? ` (${String(rule.source)})` : ''}` : null],
     ['validation', a.validation_days === null ? null : `${a.validation_days} days`],

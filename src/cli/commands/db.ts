@@ -1,6 +1,8 @@
-// `cashtrack db migrate|status`.
+// `cashtrack db migrate|status|backup`.
 import { buildContext } from '../../context.js';
 import { migrate as runMigrations, migrationStatus } from '../../db/migrator.js';
+import { backupDatabase } from '../../db/backup.js';
+import { parseDatabaseUrl } from '../../db/database.js';
 import { loadCliConfig, printJson, type Io } from '../io.js';
 
 async function withDb<T>(io: Io, fn: (ctx: ReturnType<typeof buildContext>) => Promise<T>): Promise<T> {
@@ -30,4 +32,11 @@ export async function status(io: Io, opts: { json?: boolean }): Promise<void> {
     for (const m of s.pending) io.stdout.write(`  pending   ${m}\n`);
     io.stdout.write(s.pending.length ? `${s.pending.length} pending: run cashtrack db migrate\n` : 'schema is current\n');
   });
+}
+
+export async function backup(io: Io, file: string, opts: { force?: boolean; json?: boolean }): Promise<void> {
+  const config = await loadCliConfig(io);
+  const result = await backupDatabase(parseDatabaseUrl(config.database.url), file, { force: opts.force, busyTimeoutMs: config.database.busy_timeout_ms });
+  if (opts.json) return printJson(io, result);
+  io.stdout.write(`backed up to ${result.file}: ${result.bytes} bytes, ${result.pages} pages, integrity ok, ${result.seconds.toFixed(2)} s\n`);
 }

@@ -1,11 +1,16 @@
-// `cashtrack logs` (interactive view on a terminal, plain lines otherwise) and `logs prune`.
+// `cashtrack logs` (the interactive view on a terminal; plain or JSON lines otherwise, once or
+// followed) and `logs prune`.
 import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs.js';
 import { printJson, UsageError, withContext, type Io } from '../io.js';
+import type { LogSource, ViewFilters } from '../logs-view.js';
 
 export interface ViewOptions {
   level?: string;
   source?: string;
   search?: string;
+  since?: string;
+  until?: string;
+  follow?: boolean;
   limit: number;
   json?: boolean;
 }
@@ -15,18 +20,82 @@ export function formatLine(e: LogRecord): string {
   return `${e.time} ${e.level.toUpperCase().padEnd(7)} [${e.source}] ${e.message}${ctx}`;
 }
 
-export async function view(io: Io, opts: ViewOptions): Promise<void> {
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `30m`, `1h`, `2d`, `1w` before `now`, or an ISO 8601 date or time. */
+export function parseTime(value: string, now: Date, option: string): Date {
+  const ago = /^(\d{1,6})([smhdw])$/.exec(value.trim());
+  if (ago) return new Date(now.getTime() - Number(ago[1]) * UNIT_MS[ago[2]]);
+  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) {
+    const d = new Date(value.trim());
+    if (!Number.isNaN(d.getTime())) return d;
+  }
+  throw new UsageError(`${option} must be a duration such as 30m, 1h, 2d or 1w, or an ISO 8601 time such as 2026-11-24T10:00:00Z`);
+}
+
+function filtersFrom(opts: ViewOptions, now: Date): ViewFilters {
   if (opts.level && !LOG_LEVELS.includes(opts.level as LogLevel)) throw new UsageError(`--level must be one of ${LOG_LEVELS.join(', ')}`);
-  const filters = { level: opts.level as LogLevel | undefined, source: opts.source, search: opts.search };
+  const after = opts.since ? parseTime(opts.since, now, '--since') : undefined;
+  const before = opts.until ? parseTime(opts.until, now, '--until') : undefined;
+  if (after && before && after >= before) throw new UsageError('--since must be earlier than --until');
+  return { min_level: opts.level as LogLevel | undefined, source: opts.source, search: opts.search, after, before };
+}
+
+export async function view(io: Io, opts: ViewOptions): Promise<void> {
+  const filters = filtersFrom(opts, new Date());
   if (io.stdout.isTTY && io.stdin.isTTY && !opts.json) {
     const { runLogsView } = await import('../logs-view.js');
     return withContext(io, (ctx) => runLogsView(ctx, filters));
   }
   await withContext(io, async (ctx) => {
+    if (opts.follow) return followUntilStopped(io, ctx.logger, filters, opts);
     const { items } = await ctx.logger.list({ ...filters, page: 1, per_page: Math.min(opts.limit, 1000) });
     if (opts.json) return printJson(io, items);
     for (const e of items.reverse()) io.stdout.write(formatLine(e) + '\n');
   });
+}
+
+/** `--follow` over a pipe: until SIGINT or SIGTERM, or until the reader goes away. */
+async function followUntilStopped(io: Io, source: LogSource, filters: ViewFilters, opts: ViewOptions): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  // EPIPE: whoever read the pipe (`| head`) has gone.
+  io.stdout.once('error', onSignal);
+  try {
+    await followLogs(source, filters, (e) => io.stdout.write((opts.json ? JSON.stringify(e) : formatLine(e)) + '\n'), { signal: stop.signal, initial: opts.limit });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    io.stdout.off('error', onSignal);
+  }
+}
+
+const PER_PAGE = 100;
+
+/**
+ * Writes the newest `initial` entries, oldest first, then every newer entry once, in order, polling
+ * until `signal` aborts. A burst is read a page at a time after the last id written: nothing is
+ * skipped, and no more than a page is held.
+ */
+export async function followLogs(source: LogSource, filters: ViewFilters, write: (e: LogRecord) => void, options: { signal: AbortSignal; initial: number; pollMs?: number }): Promise<void> {
+  const { signal } = options;
+  const first = await source.list({ ...filters, page: 1, per_page: Math.min(Math.max(options.initial, 1), PER_PAGE) });
+  for (const e of first.items.slice(0, options.initial).reverse()) write(e);
+  let lastId = first.items[0]?.id ?? 0;
+  while (!signal.aborted) {
+    for (;;) {
+      const { items } = await source.list({ ...filters, after_id: lastId, order: 'asc', page: 1, per_page: PER_PAGE });
+      for (const e of items) write(e);
+      if (items.length) lastId = items[items.length - 1].id;
+      if (items.length < PER_PAGE || signal.aborted) break;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, options.pollMs ?? 1000);
+      signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
 }
 
 export async function prune(io: Io, opts: { days?: number; json?: boolean }): Promise<void> {

@@ -1,8 +1,8 @@
 // `cashtrack serve`: the daemon.
-import cron from 'node-cron';
 import { buildContext, ensureSchema, loadContextExtensions, type Context } from '../../context.js';
 import { createServer } from '../../server.js';
-import { schedules } from '../../jobs/schedules.js';
+import { startMetricsListener } from '../../http/health-routes.js';
+import { Scheduler } from '../../jobs/scheduler.js';
 import { JobRunner } from '../../jobs/runner.js';
 import { NAMESPACE } from '../../http/rest/index-docs.js';
 import { ServiceError } from '../../errors.js';
@@ -51,8 +51,9 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
   const config = await loadCliConfig(io, overrides);
   const ctx = buildContext(config, { logStream: config.log.stdout ? io.stdout : null, holdInTransaction: testHold(io, config) });
   let server: Awaited<ReturnType<typeof createServer>> | null = null;
-  const tasks: { stop(): void | Promise<void> }[] = [];
+  let scheduler: Scheduler | null = null;
   let runner: JobRunner | null = null;
+  let metricsListener: Awaited<ReturnType<typeof startMetricsListener>> | null = null;
   try {
     const applied = await ensureSchema(ctx, opts.migrate ? true : undefined);
     if (applied.length) ctx.logger.info('db', 'Migrations applied', { migrations: applied });
@@ -74,30 +75,22 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
     const base = config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;
     const namespaceUrl = `${base}/${config.server.rest_root}/${NAMESPACE}`;
     await ensureAdministrator(ctx, io, namespaceUrl);
-    for (const s of schedules) {
-      if (!cron.validate(s.schedule)) throw new Error(`invalid schedule for ${s.name}: ${s.schedule}`);
-      tasks.push(
-        cron.schedule(
-          s.schedule,
-          async () => {
-            try {
-              ctx.logger.info('jobs', `Scheduled ${s.name} done`, await s.run(ctx));
-            } catch (err) {
-              ctx.logger.error('jobs', `Scheduled ${s.name} failed`, { error: (err as Error).message });
-            }
-          },
-          { timezone: 'UTC', name: s.name },
-        ),
-      );
-    }
+    if (config.metrics.enabled && config.metrics.port !== null) metricsListener = await startMetricsListener(ctx);
     // Jobs start once the server is up (a job may call the daemon's own URL) and stop before the
     // context closes. `jobs.concurrency` 0 makes this a daemon that serves requests only.
     runner = new JobRunner({ ctx, jobs: ctx.jobs, concurrency: config.jobs.concurrency, leaseMs: config.jobs.lease_seconds * 1000, pollIntervalMs: config.jobs.poll_interval_ms });
     runner.start();
-    ctx.logger.info('daemon', 'Listening', { url: server.info.uri, namespace: namespaceUrl, database: ctx.db.dialect, job_runner: runner.owner, job_concurrency: config.jobs.concurrency });
+    // Schedules fire once the runner is there to run what they queue; missed runs are caught up first.
+    scheduler = new Scheduler({ schedules: ctx.schedules, logger: ctx.logger });
+    await scheduler.start();
+    // Webhooks: a pass now sends what was queued while no daemon was sending (or before a crash).
+    if (config.webhooks.send) ctx.webhookSender.start();
+    ctx.logger.info('daemon', 'Listening', { url: server.info.uri, namespace: namespaceUrl, database: ctx.db.dialect, job_runner: runner.owner, job_concurrency: config.jobs.concurrency, webhook_sender: config.webhooks.send, ...(metricsListener ? { metrics: metricsListener.address() } : {}) });
     io.stderr.write(`cashtrack: listening on ${server.info.uri} (REST API ${namespaceUrl})\n`);
   } catch (err) {
+    await scheduler?.stop().catch(() => {});
     await runner?.stop().catch(() => {});
+    metricsListener?.close();
     await server?.stop().catch(() => {});
     await ctx.close().catch(() => {});
     throw err;
@@ -107,9 +100,12 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
       ctx.logger.info('daemon', 'Stopping', { signal });
-      for (const t of tasks) await t.stop();
+      // /readyz answers 503 from here on, so a balancer stops sending while requests drain.
+      ctx.health.markStopping();
+      metricsListener?.close();
+      await scheduler!.stop();
       // Running jobs are told to stop and given back to the queue while requests drain.
-      await Promise.all([runner!.stop(), server!.stop({ timeout: 10_000 })]);
+      await Promise.all([runner!.stop(), server!.stop({ timeout: 10_000 }), ctx.webhookSender.stop()]);
       await ctx.appPasswords.drain();
       await ctx.close();
       resolve();

@@ -1,4 +1,4 @@
-// The networks and what comes from them: `advertisers`, `jobs`, `networks`.
+// The networks and what comes from them: `advertisers`, `logos`, `jobs`, `schedules`, `networks`.
 import { Option, type Command } from 'commander';
 import { UsageError } from '../io.js';
 import { collect, json, paging, positiveInt, type Lazy } from './options.js';
@@ -6,6 +6,8 @@ import { collect, json, paging, positiveInt, type Lazy } from './options.js';
 const commands = {
   advertisers: () => import('../commands/advertisers.js'),
   jobs: () => import('../commands/jobs.js'),
+  schedules: () => import('../commands/schedules.js'),
+  logos: () => import('../commands/logos.js'),
   networks: () => import('../commands/networks.js'),
 };
 
@@ -45,6 +47,24 @@ export function registerCatalog(program: Command, lazy: Lazy): void {
     .addOption(json())
     .action(lazy(commands.advertisers, 'setCashback'));
 
+  const logos = program.command('logos').description("advertisers' logos: fetched into local media, one at a time or in bulk");
+  logos
+    .command('fetch <module> <advertiser>')
+    .description("fetch an advertiser's logo (the network's logo URL, else the shop's site icons, else /favicon.ico)")
+    .option('--force', 'fetch again although the advertiser has a logo')
+    .addOption(json())
+    .action(lazy(commands.logos, 'fetch'));
+  logos
+    .command('bulk')
+    .description('fetch the logos of every advertiser without one (enqueues a logos.bulk job and runs it here)')
+    .option('--network <id>', 'only advertisers of this network')
+    .addOption(new Option('--status <status>', 'only advertisers with this status').choices(['active', 'inactive']))
+    .option('--force', 'every advertiser in scope, those with a logo too')
+    .option('--no-progress', 'no progress line on a terminal')
+    .addOption(json())
+    .action(lazy(commands.logos, 'bulk'));
+  logos.command('status').description('the last bulk run, and the active advertisers with and without a logo').addOption(json()).action(lazy(commands.logos, 'status'));
+
   const jobs = program.command('jobs').description('persisted jobs (sync, polling, maintenance): progress, cancellation, running them without the daemon');
   paging(
     jobs
@@ -71,6 +91,15 @@ export function registerCatalog(program: Command, lazy: Lazy): void {
     .option('--concurrency <n>', 'jobs at once (default: jobs.concurrency, at least 1)', positiveInt)
     .addOption(json())
     .action(lazy(commands.jobs, 'runPending'));
+
+  const schedules = program.command('schedules').description('when the periodic jobs run (node-cron in the daemon, each run once across daemons)');
+  schedules.command('list').description('every schedule: expression, time zone, next due, last run and its job, enabled').addOption(json()).action(lazy(commands.schedules, 'list'));
+  schedules
+    .command('run <name>')
+    .description('run a schedule now, whether or not it is enabled (a run whose previous job is still under way is skipped)')
+    .option('--network <id>', 'per-network schedules: only this network')
+    .addOption(json())
+    .action(lazy(commands.schedules, 'run'));
 
   const networks = program.command('networks').description('affiliate networks: built-in modules and custom networks, their settings, state and postbacks');
   paging(

@@ -13,15 +13,20 @@ const commands = {
 export function registerSystem(program: Command, lazy: Lazy): void {
   program
     .command('serve')
-    .description('run the daemon: the svc/v1 REST namespace, cookie login and scheduled maintenance')
+    .description('run the daemon: the svc/v1 REST namespace, cookie login, the job runner and the schedules')
     .option('--port <n>', 'port to listen on (overrides CASHTRACK_PORT)', port)
     .option('--host <addr>', 'address to listen on (overrides CASHTRACK_HOST)')
     .option('--migrate', 'run pending migrations on MariaDB/MySQL before starting')
     .action(lazy(commands.serve, 'serve'));
 
-  const db = program.command('db').description('database schema');
+  const db = program.command('db').description('database schema and backups');
   db.command('migrate').description('run pending migrations').addOption(json()).action(lazy(commands.db, 'migrate'));
   db.command('status').description('list executed and pending migrations').addOption(json()).action(lazy(commands.db, 'status'));
+  db.command('backup <file>')
+    .description('copy the SQLite database to FILE while the daemon runs (on MariaDB/MySQL: prints the dump command)')
+    .option('--force', 'replace FILE when it exists')
+    .addOption(json())
+    .action(lazy(commands.db, 'backup'));
 
   const users = program.command('users').description('users and administrators');
   users
@@ -52,10 +57,13 @@ export function registerSystem(program: Command, lazy: Lazy): void {
 
   const logs = program.command('logs').description('the plugin log (interactive view on a terminal)').enablePositionalOptions();
   logs
-    .option('--level <level>', 'only this level (debug, info, warning, error)')
+    .option('--level <level>', 'this level and above (debug, info, warning, error)')
     .option('--source <source>', 'only this source')
     .option('--search <text>', 'message contains')
-    .option('--limit <n>', 'entries to print when not interactive', positiveInt, 50)
+    .option('--since <when>', 'entries after: 30m, 1h, 2d, 1w ago, or an ISO 8601 time')
+    .option('--until <when>', 'entries before: a duration ago or an ISO 8601 time')
+    .option('-f, --follow', 'when not on a terminal: keep printing new entries until interrupted')
+    .option('--limit <n>', 'entries to print when not interactive (with --follow: to start with)', positiveInt, 50)
     .addOption(json())
     .action(lazy(commands.logs, 'view'));
   logs.command('prune').description('delete entries older than the retention').option('--days <n>', 'retention in days (default: log.retention_days)', positiveInt).addOption(json()).action(lazy(commands.logs, 'prune'));

@@ -12,6 +12,7 @@ import { hostCheck } from './allowed-hosts.js';
 import { toRestError, restError, type RestError } from './errors.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
 import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
+import { PROBE_PATHS } from '../health-routes.js';
 
 export const SESSION_COOKIE = 'cashtrack_session';
 
@@ -177,7 +178,7 @@ export const restHost: Plugin<RestHostOptions> = {
       };
       request.app.cashtrack = st;
       // Every request, REST or not: a host we do not serve gets nothing but this refusal.
-      if (hostAllowed && !hostAllowed(request.info.host)) throw new ServiceError('svc_invalid_host', 'This site is not served at the host the request names.', 400);
+      if (hostAllowed && !PROBE_PATHS.has(request.path) && !hostAllowed(request.info.host)) throw new ServiceError('svc_invalid_host', 'This site is not served at the host the request names.', 400);
       const routeParam = request.query.rest_route;
       if (typeof routeParam === 'string' && (request.path === '/' || request.path === '/index.php')) {
         const params = new URLSearchParams(request.url.search);

@@ -1,7 +1,11 @@
 // Every job type, listed explicitly so the compiler checks the wiring. A new type is appended here.
 import type { JobType } from '../registry.js';
 import { advertisersSync } from './advertisers-sync.js';
+import { logosBulk } from './logos-bulk.js';
+import { couponsRefresh } from './coupons-refresh.js';
+import { aiBulk } from './ai-bulk.js';
 import { maintenancePrune } from './maintenance-prune.js';
 import { ordersPoll } from './orders-poll.js';
+import { pagesBulk } from './pages-bulk.js';
 
-export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll];
+export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk];

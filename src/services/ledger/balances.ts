@@ -5,14 +5,15 @@ import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
-import { HOOKS, type HookBus } from '../../hooks/index.js';
+import { HOOKS } from '../../hooks/index.js';
+import type { WebhookEvents } from '../webhooks/events.js';
 import { currencyExponent, MAX_BALANCE, toMinor } from '../../money.js';
 import { EARNED, overflow, shapeEntry, type EntryRow, type PostInput } from './rows.js';
 
 export interface CreditDeps {
   db: Database;
   clock: Clock;
-  hooks: HookBus;
+  events: WebhookEvents;
 }
 
 /**
@@ -75,7 +76,7 @@ export async function postCredits(deps: CreditDeps, inputs: PostInput[], t: Tran
     t,
   );
   rows.forEach((r, i) => (r.id = ids[i]));
-  for (const r of rows) t.afterCommit(() => deps.hooks.doAction(HOOKS.ledgerEntryPosted, shapeEntry(r)));
+  await deps.events.emitMany(t, rows.map((r) => [HOOKS.ledgerEntryPosted, shapeEntry(r)]));
   return rows;
 }
 

@@ -8,7 +8,8 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../../money.js';
-import { HOOKS, type HookBus } from '../../hooks/index.js';
+import { HOOKS } from '../../hooks/index.js';
+import type { WebhookEvents } from '../webhooks/events.js';
 import type { Once } from '../idempotency.js';
 import type { LogService } from '../logs.js';
 import type { UserService } from '../users.js';
@@ -23,7 +24,8 @@ export interface LedgerServiceDeps {
   clock: Clock;
   logger: LogService;
   users: UserService;
-  hooks: HookBus;
+  /** The outbox: entry_posted goes to webhooks in the entry's transaction, to hooks after commit. */
+  events: WebhookEvents;
   currency: string;
 }
 
@@ -158,8 +160,8 @@ export class LedgerService {
       actor: input.actor,
       created_at: now,
     };
-    // Only once the money has really moved: never for a transaction that rolls back or is retried.
-    t.afterCommit(() => this.deps.hooks.doAction(HOOKS.ledgerEntryPosted, shapeEntry(row)));
+    // In the entry's transaction: its webhooks are sent, and its hook fires, only once the money has really moved.
+    await this.deps.events.emit(t, HOOKS.ledgerEntryPosted, shapeEntry(row));
     return { row, balance: shapeBalance(balance) };
   }
 

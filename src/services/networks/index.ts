@@ -16,6 +16,7 @@ import { SecretBox, type Keys } from '../keys.js';
 import type { LogService } from '../logs.js';
 import type { SecretValues } from '../secret-values.js';
 import type { SettingsService } from '../settings.js';
+import type { OutboundGuard } from '../../outbound/index.js';
 import { PostbackTargets, type PostbackTarget, type PostbackView } from './postback-targets.js';
 import { encodeSettings, NETWORK_COLUMNS, NETWORK_ID, settingValues, shownSettings, toNetworkRow, type Network, type NetworkRow } from './rows.js';
 import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from '../postbacks/auth.js';
@@ -47,6 +48,8 @@ export interface NetworkServiceDeps {
   postbackBaseUrl?: () => string | null;
   /** Every secret this service opens (settings, postback secrets) is added here, so the log and stored errors scrub it. */
   secrets?: SecretValues;
+  /** The outbound guard module runtimes fetch through (custom network feeds). */
+  outbound?: OutboundGuard;
 }
 
 const MAX_PLAIN_SETTING = 1000;
@@ -164,7 +167,7 @@ export class NetworkService {
   /**
    * A network's module and the runtime it calls its network with: effective settings, the exact
    * values of its secret settings (which the module keeps out of its errors, and this process out
-   * of its log and stored errors), the log (source `networks`) and `signal`.
+   * of its log and stored errors), the log (source `networks`), the outbound guard and `signal`.
    */
   async runtime(id: string, signal?: AbortSignal): Promise<{ module: NetworkModule; runtime: ModuleRuntime }> {
     const { module, row } = await this.resolve(id);
@@ -176,6 +179,7 @@ export class NetworkService {
         settings,
         secrets: secretValuesOf(module, row, settings),
         signal,
+        outbound: this.deps.outbound,
         now: () => clock.now(),
         log: (level, message, context) => logger.write(level, 'networks', message, { network: module.id, ...(context ?? {}) }),
         addSecret: (value) => this.deps.secrets?.add(value),
@@ -369,7 +373,7 @@ export class NetworkService {
    * key of `last_sync_result`, keeping the other's. Read and written on the locked row, so a sync
    * and a poll of one network ending together both stay recorded.
    */
-  async recordRun(id: string, run: 'advertisers' | 'orders', counts: object, error: string | null): Promise<void> {
+  async recordRun(id: string, run: 'advertisers' | 'orders' | 'coupons', counts: object, error: string | null): Promise<void> {
     const at = this.deps.clock.now();
     await this.writeSync(id, at, (previous) => {
       const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};

@@ -10,6 +10,7 @@ import type { Database } from '../../db/database.js';
 import { translateDbError } from '../../db/errors.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
+import type { WebhookEvents } from '../webhooks/events.js';
 import type { Keys } from '../keys.js';
 import type { LogService } from '../logs.js';
 import type { NetworkService, PostbackView } from '../networks/index.js';
@@ -21,6 +22,7 @@ import { checkFields, decodeBody, decodeParams, EncodingError } from './input.js
 import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './records.js';
 import { aggregateKey, PostbackThrottle } from './throttle.js';
 import { PostbackTester, type TestInput, type TestResult } from './test.js';
+import { noMetrics, type Metrics } from '../../metrics.js';
 
 export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './records.js';
 
@@ -57,10 +59,14 @@ export interface PostbackServiceDeps {
   clock: Clock;
   logger: LogService;
   hooks: HookBus;
+  /** The outbox: a stored refusal goes to webhooks in its transaction (postback.rejected). */
+  events: WebhookEvents;
   keys: Keys;
   networks: NetworkService;
   orders: OrderService;
   config: Pick<Config, 'postbacks' | 'server'>;
+  /** Outcomes counted per network (none when absent). */
+  metrics?: Metrics;
 }
 
 /** The orders service's refusals, as the postback codes for the same problem. */
@@ -262,10 +268,16 @@ export class PostbackService {
       // The client's row stays locked to the end: its refusals are decided one at a time.
       const tally = await this.throttle.count(base.network, base.ip, authenticated, t);
       if (this.throttle.over(tally, authenticated)) return { tally, stored: null };
-      if (tally.refusals <= aggregateAfter) return { tally, stored: { created: true, record: await this.store.insert(rec, t) } as Aggregated };
+      if (tally.refusals <= aggregateAfter) {
+        const record = await this.store.insert(rec, t);
+        await this.deps.events.emit(t, HOOKS.postbackRejected, record);
+        return { tally, stored: { created: true, record } as Aggregated };
+      }
       return { tally, stored: await this.store.aggregate(rec, aggregateKey(base.network, base.ip, kind, tally.windowStart), t) };
     });
     const throttled = this.throttle.settle(base.network, base.ip, tally, authenticated);
+    // A stored record counts itself (announce); an aggregated or throttled refusal is counted here.
+    if (!stored?.created) (this.deps.metrics ?? noMetrics).postback(base.network, stored ? 'rejected' : 'throttled');
     if (!stored) return throttled ?? new ServiceError('svc_postback_throttled', 'Too many refused postbacks from this address: retry in 1 s.', 429, { retry_after: 1 }, { 'Retry-After': '1' });
     const id = stored.created ? stored.record.id : stored.id;
     if (stored.created) {
@@ -288,6 +300,7 @@ export class PostbackService {
   }
 
   private announce(record: PostbackRecord): void {
+    (this.deps.metrics ?? noMetrics).postback(record.network, record.outcome);
     if (record.outcome === 'accepted' || record.outcome === 'duplicate') this.deps.logger.debug('postbacks', 'Postback received', { network: record.network, postback_id: record.id, outcome: record.outcome, order_id: record.order_id, test: record.test }, record.request_id ?? undefined);
     this.deps.hooks.doAction(HOOKS.postbackReceived, record);
   }

@@ -1,0 +1,155 @@
+// `cashtrack pages list|show|create|update|delete|bulk|bulk-status|bulk-cancel`: the REST routes'
+// schemas and the page service, in-process. `bulk` enqueues a `pages.bulk` job and runs it here to
+// the end (progress bar on a terminal), or with --no-wait only queues it.
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline/promises';
+import { pageSchemas } from '../../http/routes/pages.js';
+import type { Page } from '../../services/pages/index.js';
+import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { jobProgressLine } from '../progress.js';
+import { runInProcess } from './jobs.js';
+
+function printPage(io: Io, p: Page, withBody = true): void {
+  const rows: [string, unknown][] = [
+    ['id', p.id],
+    ['advertiser', `${p.module}/${p.advertiser}`],
+    ['title', p.title],
+    ['slug', p.slug],
+    ['link', p.link],
+    ['status', p.status],
+    ['template', p.template],
+    ['author', p.author],
+    ['created', p.created_at],
+    ['updated', p.updated_at],
+    ['published', p.published_at],
+    ['excerpt', p.excerpt],
+  ];
+  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  if (withBody && p.body) io.stdout.write(`\n${p.body}\n`);
+}
+
+async function pageId(id: string): Promise<number> {
+  return (await validateInput(pageSchemas.pageId, { id })).id;
+}
+
+export async function list(
+  io: Io,
+  opts: { status?: string; network?: string; advertiser?: string; search?: string; orderby?: string; order?: string; page: number; perPage: number; json?: boolean },
+): Promise<void> {
+  const query = await validateInput(pageSchemas.list, {
+    status: opts.status, network: opts.network, advertiser: opts.advertiser, search: opts.search, orderby: opts.orderby, order: opts.order, page: opts.page, per_page: opts.perPage,
+  });
+  await withContext(io, async (ctx) => {
+    const { items, total } = await ctx.pages.list(query);
+    if (opts.json) return printJson(io, items);
+    printTable(io, items.map((p) => ({ ...p, advertiser: `${p.module}/${p.advertiser}` })), ['id', 'advertiser', 'title', 'slug', 'status', 'updated_at']);
+    io.stdout.write(`${total} page(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+  });
+}
+
+export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  const key = await pageId(id);
+  await withContext(io, async (ctx) => {
+    const page = await ctx.pages.get(key);
+    if (opts.json) return printJson(io, page);
+    printPage(io, page);
+  });
+}
+
+export async function create(io: Io, module: string, advertiser: string, opts: { status?: string; template?: string; json?: boolean }): Promise<void> {
+  const { advertiserSchemas } = await import('../../http/routes/advertisers.js');
+  const key = await validateInput(advertiserSchemas.key, { module, advertiser });
+  const input = await validateInput(pageSchemas.make, { status: opts.status, template: opts.template });
+  await withContext(io, async (ctx) => {
+    const page = await ctx.pages.create(key.module, key.advertiser, input, 'cli');
+    if (opts.json) return printJson(io, page);
+    io.stdout.write(`page ${page.id} created for ${page.module}/${page.advertiser}\n`);
+    printPage(io, page, false);
+  });
+}
+
+export async function update(io: Io, id: string, opts: { title?: string; slug?: string; body?: string; bodyFile?: string; excerpt?: string; status?: string; json?: boolean }): Promise<void> {
+  if (opts.body !== undefined && opts.bodyFile !== undefined) throw new UsageError('give --body or --body-file, not both');
+  let body = opts.body;
+  if (opts.bodyFile !== undefined) {
+    try {
+      body = opts.bodyFile === '-' ? await readStdin(io) : await readFile(opts.bodyFile, 'utf8');
+    } catch (err) {
+      throw new UsageError(`cannot read --body-file ${opts.bodyFile}: ${(err as Error).message}`);
+    }
+  }
+  const key = await pageId(id);
+  const patch = await validateInput(pageSchemas.update, { title: opts.title, slug: opts.slug, body, excerpt: opts.excerpt, status: opts.status });
+  if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --title, --slug, --body, --body-file, --excerpt or --status');
+  await withContext(io, async (ctx) => {
+    const page = await ctx.pages.update(key, patch, 'cli');
+    if (opts.json) return printJson(io, page);
+    io.stdout.write(`page ${page.id} updated\n`);
+    printPage(io, page, false);
+  });
+}
+
+/** Asks on a terminal; without one, `--yes` is the only way to say yes. */
+async function confirmed(io: Io, question: string, yes: boolean | undefined): Promise<boolean> {
+  if (yes) return true;
+  if (!io.stdin.isTTY || !io.stderr.isTTY) throw new UsageError('refusing to delete without --yes when not run on a terminal');
+  const rl = createInterface({ input: io.stdin, output: io.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export async function remove(io: Io, id: string, opts: { yes?: boolean; json?: boolean }): Promise<void> {
+  const key = await pageId(id);
+  await withContext(io, async (ctx) => {
+    const page = await ctx.pages.get(key);
+    if (!(await confirmed(io, `Delete page ${page.id} "${page.title}" (${page.slug})?`, opts.yes))) {
+      io.stderr.write('not deleted\n');
+      throw Object.assign(new Error('not confirmed'), { silent: true });
+    }
+    const result = await ctx.pages.remove(key, 'cli');
+    if (opts.json) return printJson(io, result);
+    io.stdout.write(`page ${page.id} deleted\n`);
+  });
+}
+
+export async function bulk(io: Io, opts: { network?: string; status?: string; template?: string; wait?: boolean; progress?: boolean; json?: boolean }): Promise<void> {
+  const input = await validateInput(pageSchemas.bulk, { network: opts.network, status: opts.status, template: opts.template });
+  await withContext(io, async (ctx) => {
+    const queued = await ctx.pages.startBulk(input, 'cli');
+    if (opts.wait === false) {
+      if (opts.json) return printJson(io, queued);
+      io.stdout.write(`job ${queued.id} pages.bulk queued (a daemon runs it, or: cashtrack jobs run-pending)\n`);
+      return;
+    }
+    if (!opts.json) io.stdout.write(`job ${queued.id} pages.bulk started\n`);
+    const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
+    if (opts.json) return printJson(io, job);
+    const result = (job.result ?? {}) as { created?: number; skipped?: number; failed?: number; failures?: { module: string; advertiser: string; error: string }[] };
+    io.stdout.write(`${result.created ?? 0} page(s) created, ${result.skipped ?? 0} skipped (made meanwhile), ${result.failed ?? 0} failed\n`);
+    for (const f of result.failures ?? []) io.stderr.write(`${f.module}/${f.advertiser}: ${f.error}\n`);
+  });
+}
+
+export async function bulkStatus(io: Io, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const state = await ctx.pages.bulkState();
+    if (opts.json) return printJson(io, state);
+    const a = state.advertisers;
+    io.stdout.write(`${a.active} active advertiser(s): ${a.with_page} with a page, ${a.without_page} without\n`);
+    const j = state.job;
+    if (!j) return void io.stdout.write('no pages.bulk job yet\n');
+    const progress = `${j.progress.done}${j.progress.total === null ? '' : `/${j.progress.total}`}${j.progress.failed ? ` (${j.progress.failed} failed)` : ''}`;
+    io.stdout.write(`job ${j.id} ${j.status}: ${progress} done, started ${j.started_at ?? j.created_at} by ${j.actor}${j.error ? ` (${j.error})` : ''}\n`);
+  });
+}
+
+export async function bulkCancel(io: Io, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const job = await ctx.pages.cancelBulk('cli');
+    if (opts.json) return printJson(io, job);
+    io.stdout.write(job.status === 'cancelled' ? `job ${job.id} cancelled\n` : `job ${job.id} is ${job.status}: its runner stops it at its next checkpoint\n`);
+  });
+}

@@ -1,0 +1,151 @@
+// `cashtrack webhooks add|list|show|update|remove|test|deliveries|delivery|redeliver`: the REST
+// routes' schemas and the webhook service, in-process. Deliveries queued by a command are sent by
+// the daemon's sender; `test` and `redeliver` attempt theirs here and now.
+import { webhookSchemas } from '../../http/routes/webhooks.js';
+import type { Delivery, Webhook } from '../../services/webhooks/index.js';
+import { idempotently } from '../idempotency.js';
+import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+
+/** The attempt was made and printed, and the receiver did not take it: exit 1, no further message. */
+export class NotDelivered extends Error {
+  readonly silent = true;
+  constructor(readonly id: string) {
+    super(`delivery ${id} not delivered`);
+  }
+}
+
+function printWebhook(io: Io, w: Webhook & { secret?: string | null }): void {
+  const rows: [string, unknown][] = [
+    ['id', w.id],
+    ['url', w.url],
+    ['events', w.events.join(', ')],
+    ['description', w.description],
+    ['enabled', w.enabled ? 'yes' : `no${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`],
+    ['failures', w.failure_count ? `${w.failure_count} in a row` : null],
+    ['created', `${w.created_at} by ${w.actor}`],
+    ['updated', w.updated_at],
+  ];
+  for (const [k, v] of rows) if (v !== null && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  if (w.secret) io.stdout.write(`secret      ${w.secret}\n            (shown once: keep it now to verify the webhook-signature header)\n`);
+}
+
+function printDelivery(io: Io, d: Delivery): void {
+  const rows: [string, unknown][] = [
+    ['id', d.id],
+    ['webhook', d.webhook_id],
+    ['event', d.event],
+    ['status', d.status],
+    ['attempts', d.attempts],
+    ['response', d.last_status],
+    ['error', d.last_error],
+    ['duration', d.duration_ms === null ? null : `${d.duration_ms} ms`],
+    ['next', d.next_attempt_at],
+    ['created', d.created_at],
+    ['delivered', d.delivered_at],
+  ];
+  for (const [k, v] of rows) if (v !== null && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  if (d.payload !== undefined) io.stdout.write(`payload     ${JSON.stringify(d.payload)}\n`);
+}
+
+async function webhookId(id: string): Promise<number> {
+  return (await validateInput(webhookSchemas.webhookId, { id })).id;
+}
+
+async function deliveryId(id: string): Promise<string> {
+  return (await validateInput(webhookSchemas.deliveryId, { id })).id;
+}
+
+export async function add(io: Io, url: string, opts: { event: string[]; description?: string; disabled?: boolean; idempotencyKey?: string; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const payload = await validateInput(webhookSchemas.create, { url, events: opts.event, description: opts.description, enabled: opts.disabled ? false : undefined });
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'webhooks.create', { params: {}, payload }, 201, (once) => ctx.webhooks.create(payload, 'cli', once));
+    if (opts.json) return printJson(io, result);
+    printWebhook(io, result);
+    if (replayed) io.stdout.write('(replayed: this Idempotency-Key was used before; nothing new happened, and the secret is not shown again: rotate it with `webhooks update ID --rotate-secret` if it was lost)\n');
+  });
+}
+
+export async function list(io: Io, opts: { enabled?: boolean; disabled?: boolean; page: number; perPage: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    if (opts.enabled && opts.disabled) throw new UsageError('--enabled and --disabled exclude each other');
+    const query = await validateInput(webhookSchemas.list, { enabled: opts.enabled ? true : opts.disabled ? false : undefined, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.webhooks.list(query);
+    if (opts.json) return printJson(io, items);
+    printTable(io, items.map((w) => ({ ...w, events: w.events.join(','), enabled: w.enabled ? 'yes' : 'no' })) as unknown as Record<string, unknown>[], ['id', 'url', 'events', 'enabled', 'failure_count', 'description']);
+    io.stdout.write(`${total} webhook(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+  });
+}
+
+export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const webhook = await ctx.webhooks.get(await webhookId(id));
+    if (opts.json) return printJson(io, webhook);
+    printWebhook(io, webhook);
+  });
+}
+
+export async function update(io: Io, id: string, opts: { url?: string; event?: string[]; description?: string; enable?: boolean; disable?: boolean; rotateSecret?: boolean; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    if (opts.enable && opts.disable) throw new UsageError('--enable and --disable exclude each other');
+    const params = await validateInput(webhookSchemas.webhookId, { id });
+    const payload = await validateInput(webhookSchemas.update, {
+      url: opts.url,
+      events: opts.event,
+      description: opts.description,
+      enabled: opts.enable ? true : opts.disable ? false : undefined,
+      rotate_secret: opts.rotateSecret ? true : undefined,
+    });
+    if (Object.keys(payload).length === 0) throw new UsageError('nothing to change: give --url, --event, --description, --enable, --disable or --rotate-secret');
+    const webhook = await ctx.webhooks.update(params.id, payload, 'cli');
+    if (opts.json) return printJson(io, webhook);
+    printWebhook(io, webhook);
+  });
+}
+
+export async function remove(io: Io, id: string, opts: { yes?: boolean; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const webhook = await webhookId(id);
+    if (!opts.yes) throw new UsageError(`removing webhook ${webhook} deletes its delivery log too: add --yes to confirm`);
+    const result = await ctx.webhooks.remove(webhook, 'cli');
+    if (opts.json) return printJson(io, result);
+    io.stdout.write(`webhook ${webhook} (${result.previous.url}) deleted\n`);
+  });
+}
+
+export async function test(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const delivery = await ctx.webhooks.test(await webhookId(id), 'cli');
+    if (opts.json) return printJson(io, delivery);
+    printDelivery(io, delivery);
+    // A script can tell from the exit code whether the receiver took the ping.
+    if (delivery.status !== 'delivered') throw new NotDelivered(delivery.id);
+  });
+}
+
+export async function deliveries(io: Io, id: string, opts: { status?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const webhook = await webhookId(id);
+    const query = await validateInput(webhookSchemas.deliveries, { status: opts.status, page: opts.page, per_page: opts.perPage });
+    const { items, total } = await ctx.webhooks.deliveries(webhook, query);
+    if (opts.json) return printJson(io, items);
+    printTable(io, items as unknown as Record<string, unknown>[], ['id', 'event', 'status', 'attempts', 'last_status', 'duration_ms', 'created_at', 'next_attempt_at']);
+    io.stdout.write(`${total} deliver${total === 1 ? 'y' : 'ies'}${total > items.length ? `, page ${query.page}` : ''}\n`);
+  });
+}
+
+export async function delivery(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const d = await ctx.webhooks.delivery(await deliveryId(id));
+    if (opts.json) return printJson(io, d);
+    printDelivery(io, d);
+  });
+}
+
+export async function redeliver(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const d = await ctx.webhooks.redeliver(await deliveryId(id), 'cli');
+    if (opts.json) return printJson(io, d);
+    printDelivery(io, d);
+    if (d.status !== 'delivered') throw new NotDelivered(d.id);
+  });
+}

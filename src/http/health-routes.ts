@@ -1,0 +1,101 @@
+// Outside the REST root, for load balancers, orchestrators and Prometheus: `GET /healthz` (the
+// process answers), `GET /readyz` (database, migrations, not stopping) and, when metrics are on and
+// have no listener of their own, `GET /metrics` behind a bearer token. None of them needs a user;
+// the probes answer whatever Host a balancer sends (it often dials the address itself).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import Joi from 'joi';
+import type { Context } from '../context.js';
+import { ServiceError } from '../errors.js';
+
+/** Paths answered without the Host check (see src/http/rest/host.ts). */
+export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+const NO_STORE = 'no-store';
+/** The probes and the metrics take no parameters; anything else is a 400, not ignored. */
+const noQuery = { query: Joi.object({}) };
+const publicRoute = { cashtrack: { auth: 'public' as const } };
+
+/** True when `header` is `Bearer <token>` for the configured token (constant time). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  if (!m) return false;
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(m[1]), digest(token));
+}
+
+function metricsRefused(): ServiceError {
+  return new ServiceError('svc_metrics_unauthorized', 'The metrics need the configured bearer token.', 401);
+}
+
+export function registerHealthRoutes(server: Server, ctx: Context): void {
+  server.route({
+    method: 'GET',
+    path: '/healthz',
+    options: { id: 'healthz', description: 'The process answers.', validate: noQuery, plugins: publicRoute },
+    handler: (_request: Request, h: ResponseToolkit) => h.response({ status: 'ok' }).header('Cache-Control', NO_STORE),
+  });
+  server.route({
+    method: 'GET',
+    path: '/readyz',
+    options: { id: 'readyz', description: 'The database answers, the schema is current and the daemon is not stopping.', validate: noQuery, plugins: publicRoute },
+    handler: async (_request: Request, h: ResponseToolkit) => {
+      const r = await ctx.health.readiness();
+      return h.response({ status: r.ready ? 'ready' : 'not_ready', ...r }).code(r.ready ? 200 : 503).header('Cache-Control', NO_STORE);
+    },
+  });
+
+  const { metrics } = ctx;
+  if (!metrics.enabled) return;
+  server.events.on('response', (request) => {
+    const response = request.response as { statusCode?: number } | null;
+    const status = response?.statusCode ?? 500;
+    // The route's id, or its path template (bounded either way, unlike request.path).
+    const route = request.route.settings.id ?? request.route.path;
+    metrics.request(route, request.method, status, (Date.now() - request.info.received) / 1000);
+  });
+  if (ctx.config.metrics.port !== null) return;
+  const token = ctx.config.metrics.token!;
+  server.route({
+    method: 'GET',
+    path: '/metrics',
+    options: { id: 'metrics', description: 'Prometheus metrics (bearer token).', validate: noQuery, plugins: publicRoute },
+    handler: async (request: Request, h: ResponseToolkit) => {
+      if (!bearerMatches(request.headers.authorization as string | undefined, token)) throw metricsRefused();
+      const { contentType, body } = await metrics.render();
+      return h.response(body).type(contentType).header('Cache-Control', NO_STORE);
+    },
+  });
+}
+
+/**
+ * The metrics on a listener of their own (`metrics.port`): a plain HTTP server answering only
+ * `GET /metrics`, usually bound to an address only the scraper reaches. The token is still checked
+ * when one is configured.
+ */
+export async function startMetricsListener(ctx: Context): Promise<HttpServer> {
+  const { token, host, port } = ctx.config.metrics;
+  const listener = createHttpServer((req: IncomingMessage, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': NO_STORE, 'X-Content-Type-Options': 'nosniff' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (path !== '/metrics') return answer(404, 'not found\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, 'method not allowed\n');
+    if (token !== null && !bearerMatches(req.headers.authorization, token)) return answer(401, 'unauthorized\n');
+    ctx.metrics.render().then(
+      ({ contentType, body }) => answer(200, body, contentType),
+      () => answer(500, 'metrics unavailable\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(port!, host, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  return listener;
+}

@@ -1,0 +1,38 @@
+// Schedules: /schedules (every schedule with its expression, next due time and last run) and
+// POST /schedules/{name}/run (run one now, through the same claim as a firing: 202 with the runs).
+import Joi from 'joi';
+import { SCHEDULE_NAMES } from '../../config.js';
+import { networkId, none } from '../../schemas/fields.js';
+import { accepted, route, type RouteDef } from '../rest/types.js';
+
+/** Input schemas, shared with `cashtrack schedules ...`. */
+export const scheduleSchemas = {
+  // Any name is let through to the service, which answers an unknown one with svc_unknown_schedule.
+  name: Joi.object<{ name: string }, true>({
+    name: Joi.string().max(64).pattern(/^[a-z0-9_.-]+$/, 'schedule name').required().description(`The schedule: ${SCHEDULE_NAMES.join(', ')}.`),
+  }),
+  run: Joi.object<{ network?: string }, true>({
+    network: networkId().description('Per-network schedules: only this network (default: each enabled, configured network).'),
+  }),
+};
+
+export const schedulesRoutes: RouteDef[] = [
+  route({
+    id: 'schedules.list',
+    method: 'GET',
+    path: '/schedules',
+    auth: 'manage_options',
+    description: 'Every schedule: its cron expression and time zone, whether it is on, the next due time and the last run with its job.',
+    validate: { query: none() },
+    handler: (_input, ctx) => ctx.schedules.list(),
+  }),
+  route({
+    id: 'schedules.run',
+    method: 'POST',
+    path: '/schedules/{name}/run',
+    auth: 'manage_options',
+    description: 'Run a schedule now (202 with its runs: each queued a job, or was skipped because the previous one is still under way).',
+    validate: { params: scheduleSchemas.name, payload: scheduleSchemas.run },
+    handler: async ({ params, payload, actor }, ctx) => accepted(await ctx.schedules.run(params.name, payload, actor)),
+  }),
+];
