@@ -91,7 +91,16 @@ function configuredSqlite3(busyTimeoutMs: number): typeof import('sqlite3') {
         if (err) return done(err);
         this.configure('busyTimeout', busyTimeoutMs);
         // WAL lets readers run beside the writer; synchronous=FULL makes each commit durable.
-        this.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;', (e) => done(e));
+        // Switching a fresh file to WAL needs it to itself, and SQLite answers SQLITE_BUSY at once
+        // (without its busy handler) when another process opens it at the same moment: the
+        // switch is tried again until the busy timeout runs out.
+        const deadline = Date.now() + busyTimeoutMs;
+        const configure = () =>
+          this.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;', (e) => {
+            if (e && (e as { code?: string }).code === 'SQLITE_BUSY' && Date.now() < deadline) setTimeout(configure, 10 + Math.random() * 40);
+            else done(e);
+          });
+        configure();
       });
     }
   }

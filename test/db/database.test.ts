@@ -264,6 +264,26 @@ describe('SQLite connections', () => {
       await tdb.drop();
     }
   });
+
+  it('open a fresh file from several processes at the same moment (the switch to WAL is tried again, not failed)', async () => {
+    // Switching a new file to WAL answers SQLITE_BUSY at once, without the busy handler, when
+    // another connection opens it meanwhile: two daemons or a daemon and a command starting together.
+    const root = mkdtempSync(join(tmpdir(), 'cashtrack-open-'));
+    try {
+      for (let round = 0; round < 40; round++) {
+        const url = `sqlite:${join(root, `fresh-${round}.sqlite`)}`;
+        const handles = Array.from({ length: 6 }, () => new Database({ url }));
+        try {
+          const modes = await Promise.all(handles.map((d) => d.select<{ journal_mode: string }>('PRAGMA journal_mode')));
+          expect(modes.map((m) => m[0].journal_mode)).toEqual(handles.map(() => 'wal'));
+        } finally {
+          await Promise.all(handles.map((d) => d.close()));
+        }
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
 
 // SQLite only: MariaDB's files are the server's.
