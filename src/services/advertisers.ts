@@ -289,7 +289,7 @@ export class AdvertiserService {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await this.deps.networks.recordRun(id, 'advertisers', { ...counts, error: message }, message);
+      await this.deps.networks.recordRun(id, 'advertisers', counts, message);
       logger.error('advertisers', 'Advertiser sync failed', { network: id, sync, ...counts, error: message.slice(0, 500) });
       throw err;
     }

@@ -146,7 +146,7 @@ export class OrderPoll {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await this.deps.networks.recordRun(module.id, 'orders', { ...counts, error: message }, message);
+      await this.deps.networks.recordRun(module.id, 'orders', counts, message);
       logger.error('orders', 'Order poll failed', { ...where, ...counts, error: message.slice(0, 500) });
       throw err;
     }

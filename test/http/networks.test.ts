@@ -51,10 +51,13 @@ describeEachDialect(
       const { ctx } = use();
       await Promise.all([ctx.networks.recordRun('fakenet', 'advertisers', { created: 2, failed: 0 }, null), ctx.networks.recordRun('fakenet', 'orders', { seen: 5, failed: 1 }, 'page 2: HTTP 502')]);
       const n = await ctx.networks.get('fakenet');
-      expect(n.last_sync_result).toMatchObject({ advertisers: { created: 2, failed: 0, at: expect.any(String) }, orders: { seen: 5, failed: 1, at: expect.any(String) } });
+      expect(n.last_sync_result).toMatchObject({ advertisers: { created: 2, failed: 0, error: null, at: expect.any(String) }, orders: { seen: 5, failed: 1, error: 'page 2: HTTP 502', at: expect.any(String) } });
       expect(n.last_error).toBe('page 2: HTTP 502');
       await ctx.networks.recordRun('fakenet', 'orders', { seen: 6, failed: 0 }, null);
-      expect((await ctx.networks.get('fakenet')).last_sync_result).toMatchObject({ advertisers: { created: 2 }, orders: { seen: 6, failed: 0 } });
+      // The poll's own outcome says it recovered; last_error keeps the latest error and its time.
+      const after = await ctx.networks.get('fakenet');
+      expect(after.last_sync_result).toMatchObject({ advertisers: { created: 2, error: null }, orders: { seen: 6, failed: 0, error: null } });
+      expect(after).toMatchObject({ last_error: 'page 2: HTTP 502', last_error_at: n.last_error_at });
     });
 
     it('refuses to define a built-in network (409 svc_network_not_custom)', async () => {

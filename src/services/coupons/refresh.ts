@@ -164,7 +164,7 @@ export class CouponRefresher {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await networks.recordRun(id, 'coupons', { ...counts, error: message }, message);
+      await networks.recordRun(id, 'coupons', counts, message);
       logger.error('coupons', 'Coupon refresh failed', { network: id, refresh, ...counts, error: message.slice(0, 500), ...(err instanceof ServiceError ? { code: err.code } : {}) });
       throw err;
     }

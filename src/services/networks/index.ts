@@ -369,7 +369,7 @@ export class NetworkService {
   }
 
   /**
-   * Records how one kind of run ended (`advertisers`: the sync; `orders`: the poll) under its own
+   * Records how one kind of run ended (`advertisers`: the sync; `orders`: the poll; `coupons`: the refresh) under its own
    * key of `last_sync_result`, keeping the other's. Read and written on the locked row, so a sync
    * and a poll of one network ending together both stay recorded.
    */
@@ -377,7 +377,9 @@ export class NetworkService {
     const at = this.deps.clock.now();
     await this.writeSync(id, at, (previous) => {
       const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
-      return { ...base, [run]: { ...counts, at: at.toISOString() } };
+      // Each kind's own outcome: `error` is null when its last run succeeded, whatever another
+      // kind's run left in `last_error` (the latest error of any run, kept with its time).
+      return { ...base, [run]: { ...counts, error, at: at.toISOString() } };
     }, error);
   }
 
