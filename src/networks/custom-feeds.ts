@@ -1,15 +1,17 @@
 // A custom network's feeds: one JSON or CSV document per request, fetched through the outbound
 // guard (bounded size and time, no private address unless allowed, redirects within the feed's
-// origin only), its records read through the definition's field mapping, in pages.
+// origin only), its records read through the definition's field mapping, in pages. A CSV feed is
+// parsed as it streams in, so a large one never sits in memory whole; a JSON one is read whole
+// (JSON.parse needs it), within the same size cap.
 import { parse } from 'csv-parse';
-import { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import type { FeedDefinition } from './custom-definition.js';
 import { fillTemplate, isLoopbackHost } from './custom-definition.js';
 import { NetworkError, bodyExcerpt, scrubSecrets } from './network-error.js';
 import type { ModuleRuntime } from './types.js';
 import { isServiceError, type ServiceError } from '../errors.js';
 import { dict, own } from '../objects.js';
-import { OutboundGuard, fetchBlocked, type FetchBlockedReason, type OutboundResponse } from '../outbound/index.js';
+import { OutboundGuard, fetchBlocked, type FetchBlockedReason, type OutboundStream } from '../outbound/index.js';
 
 export const FEED_PAGE = 500;
 const TIMEOUT_MS = 60_000;
@@ -98,21 +100,28 @@ export async function* feedRecords(
   // size bounded while reading); redirects are followed here, within the feed's origin only, so
   // its headers and the secrets in its URL never reach another origin.
   const deadline = performance.now() + timeoutMs;
-  let res: OutboundResponse;
+  // What the guard refused, in the network's codes (the feed's own words for timeout, size and reach).
+  const refusal = (err: unknown): unknown => {
+    if (rt.signal?.aborted) return new NetworkError('svc_network_aborted', `${name}: the feed request was stopped`, { network });
+    const reason = isServiceError(err) && err.code === 'svc_fetch_blocked' ? err.data.reason : null;
+    if (reason === 'timeout') return new NetworkError('svc_network_timeout', `${name} did not answer ${where} within ${timeoutMs / 1000} s`, { network, secrets });
+    if (reason === 'too_large') return new NetworkError('svc_network_bad_response', `${name}: the feed is larger than ${maxBytes} bytes`, { network, upstreamStatus: 200 });
+    if (reason === 'connection_failed') return new NetworkError('svc_network_unavailable', `${name} could not be reached for ${where}`, { network, secrets });
+    if (reason) return fetchBlocked(reason as FetchBlockedReason, `${name}: the feed ${where} was refused: ${(err as Error).message}`, { ...(err as ServiceError).data, network });
+    return err;
+  };
+  let res: OutboundStream;
   for (let hops = 0; ; hops++) {
     const left = Math.max(1, Math.round(deadline - performance.now()));
     try {
-      res = await guard.fetch(url, { headers, maxRedirects: 0, timeoutMs: left, connectTimeoutMs: left, maxBytes, signal: rt.signal });
+      // The time budget counts the server's time only: a reader writing a page to the database
+      // while the rest of the feed waits in the socket spends none of it.
+      res = await guard.stream(url, { headers, maxRedirects: 0, timeoutMs: left, connectTimeoutMs: left, maxBytes, signal: rt.signal });
     } catch (err) {
-      if (rt.signal?.aborted) throw new NetworkError('svc_network_aborted', `${name}: the feed request was stopped`, { network });
-      const reason = isServiceError(err) && err.code === 'svc_fetch_blocked' ? err.data.reason : null;
-      if (reason === 'timeout') throw new NetworkError('svc_network_timeout', `${name} did not answer ${where} within ${timeoutMs / 1000} s`, { network, secrets });
-      if (reason === 'too_large') throw new NetworkError('svc_network_bad_response', `${name}: the feed is larger than ${maxBytes} bytes`, { network, upstreamStatus: 200 });
-      if (reason === 'connection_failed') throw new NetworkError('svc_network_unavailable', `${name} could not be reached for ${where}`, { network, secrets });
-      if (reason) throw fetchBlocked(reason as FetchBlockedReason, `${name}: the feed ${where} was refused: ${(err as Error).message}`, { ...(err as ServiceError).data, network });
-      throw err;
+      throw refusal(err);
     }
     if (!REDIRECTS.has(res.status)) break;
+    res.body.destroy();
     const location = res.headers.location;
     let next: URL | null = null;
     try {
@@ -127,15 +136,22 @@ export async function* feedRecords(
     if (hops >= MAX_REDIRECTS) throw new NetworkError('svc_network_bad_response', `${name} redirected ${where} more than ${MAX_REDIRECTS} times`, { network, upstreamStatus: res.status, secrets });
     url = next;
   }
+  const body = res.body;
   if (res.status !== 200) {
-    const text = res.body.toString('utf8');
+    // Enough of the answer for the message's excerpt; the rest is not read.
+    const text = (await readUpTo(body, EXCERPT_BYTES).catch(() => Buffer.alloc(0))).toString('utf8');
     const code = res.status === 401 || res.status === 403 ? 'svc_network_unauthorized' : res.status === 429 ? 'svc_network_rate_limited' : res.status >= 500 ? 'svc_network_unavailable' : 'svc_network_bad_request';
     throw new NetworkError(code, `${name} answered ${where} with HTTP ${res.status}`, { network, upstreamStatus: res.status, excerpt: bodyExcerpt(text, secrets), secrets });
   }
   const bad = (what: string, text = '') => new NetworkError('svc_network_bad_response', `${name} answered ${where} with ${what}`, { network, upstreamStatus: 200, excerpt: bodyExcerpt(text, secrets), secrets });
 
   if (feed.format === 'json') {
-    const text = res.body.toString('utf8');
+    let text: string;
+    try {
+      text = (await readUpTo(body, Infinity)).toString('utf8');
+    } catch (err) {
+      throw refusal(err);
+    }
     let doc: unknown;
     try {
       doc = JSON.parse(text);
@@ -152,9 +168,12 @@ export async function* feedRecords(
     return;
   }
 
-  const parser = Readable.from([res.body]).pipe(
-    parse({ columns: true, delimiter: feed.delimiter ?? ',', bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, max_record_size: 1024 * 1024 }),
-  );
+  const parser = parse({ columns: true, delimiter: feed.delimiter ?? ',', bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, max_record_size: 1024 * 1024 });
+  // A refusal while reading (size, time, the job's cancel) reaches the parser, and so the loop; a
+  // loop left early (the job stopped) destroys the body, which closes the connection.
+  pipeline(body, parser, () => {
+    // Its error is the loop's to report (below).
+  });
   let page: FeedRecord[] = [];
   try {
     for await (const record of parser) {
@@ -166,7 +185,30 @@ export async function* feedRecords(
     }
   } catch (err) {
     if (err instanceof NetworkError) throw err;
+    // The body's failures are the guard's refusals or the job's cancel; anything else is the CSV.
+    if (rt.signal?.aborted || (isServiceError(err) && err.code === 'svc_fetch_blocked')) throw refusal(err);
     throw bad(`CSV that cannot be read (${String((err as Error).message).slice(0, 120)})`);
+  } finally {
+    body.destroy();
   }
   if (page.length) yield page;
+}
+
+/** What an error answer's excerpt needs, at most. */
+const EXCERPT_BYTES = 64 * 1024;
+
+/** Reads a stream into one buffer, stopping (and destroying it) once `limit` bytes are in. */
+async function readUpTo(stream: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream) {
+      chunks.push(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      if (size >= limit) break;
+    }
+  } finally {
+    stream.destroy();
+  }
+  return Buffer.concat(chunks);
 }

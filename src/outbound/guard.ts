@@ -9,11 +9,12 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
 import { ServiceError } from '../errors.js';
 import { dict } from '../objects.js';
 import { AllowList, bareHost, refusedRange } from './addresses.js';
 import { AddressRefused, GuardHttpAgent, GuardHttpsAgent } from './agents.js';
-import { fetchBlocked, type FetchBlockedReason, type OutboundGuardOptions, type OutboundRequest, type OutboundResponse } from './types.js';
+import { fetchBlocked, type FetchBlockedReason, type OutboundGuardOptions, type OutboundRequest, type OutboundResponse, type OutboundStream } from './types.js';
 
 export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -32,8 +33,48 @@ interface Hop {
   read(): Promise<Buffer>;
   /** Set by `read` when it cut the body off (`overflow: 'truncate'`). */
   truncated: boolean;
+  /** The body as a stream (bounded like `read`; refusals destroy it with svc_fetch_blocked); only called once. */
+  stream(): Readable;
   /** Drops the response unread. */
   discard(): void;
+}
+
+/**
+ * The whole-request time budget. It runs while the guard waits on the server: for `fetch`, from the
+ * first connection to the body's last byte; for `stream`, until the headers and then only while
+ * the reader is asking for more, so a reader that is slow to take the data (writing what it read
+ * to the database) spends none of it. Out of time, it calls `onOut` once.
+ */
+class WaitBudget {
+  private left: number;
+  private since: number | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private over = false;
+
+  constructor(ms: number, private readonly onOut: () => void) {
+    this.left = ms;
+  }
+
+  run(): void {
+    if (this.since !== null || this.over) return;
+    this.since = performance.now();
+    this.timer = setTimeout(() => {
+      this.over = true;
+      this.onOut();
+    }, Math.max(0, this.left));
+  }
+
+  pause(): void {
+    if (this.since === null) return;
+    clearTimeout(this.timer);
+    this.left -= performance.now() - this.since;
+    this.since = null;
+  }
+
+  stop(): void {
+    this.pause();
+    this.over = true;
+  }
 }
 
 /** Fetches administrator- and network-supplied URLs without letting them reach inside. */
@@ -105,58 +146,93 @@ export class OutboundGuard {
    * timeout, connection_failed. A caller's `signal` aborting rejects with the signal's reason.
    */
   async fetch(input: string | URL, request: OutboundRequest = {}): Promise<OutboundResponse> {
+    const whole = new AbortController();
+    const budget = new WaitBudget(request.timeoutMs ?? TIMEOUT_MS, () => whole.abort());
+    budget.run();
+    try {
+      const { hop, url, redirects, method } = await this.follow(input, request, whole.signal);
+      const read = method === 'HEAD' ? (hop.discard(), Buffer.alloc(0)) : await hop.read();
+      return { status: hop.status, headers: hop.headers, body: read, ...(hop.truncated ? { truncated: true as const } : {}), url: url.href, redirects };
+    } finally {
+      budget.stop();
+    }
+  }
+
+  /**
+   * `fetch` with the body as a stream, for documents too large to hold (a custom network's feed):
+   * the same checks, redirects and refusals up to the headers; then the size cap is enforced as the
+   * body is read, and the timeout counts only the time the reader waits for the server (see
+   * WaitBudget). A refusal while reading (too_large, timeout, connection_failed, the caller's
+   * abort) destroys the stream with that error. A reader that stops early destroys it, which
+   * closes the connection. `overflow: 'truncate'` does not apply (a stream is read as it comes).
+   */
+  async stream(input: string | URL, request: Omit<OutboundRequest, 'overflow'> = {}): Promise<OutboundStream> {
+    const whole = new AbortController();
+    const budget = new WaitBudget(request.timeoutMs ?? TIMEOUT_MS, () => whole.abort());
+    budget.run();
+    try {
+      const { hop, url, redirects, method } = await this.follow(input, request, whole.signal, budget);
+      budget.pause();
+      const body = method === 'HEAD' ? (hop.discard(), budget.stop(), Readable.from([])) : hop.stream();
+      return { status: hop.status, headers: hop.headers, body, url: url.href, redirects };
+    } catch (err) {
+      budget.stop();
+      throw err;
+    }
+  }
+
+  /** Sends the request and follows its redirects, each hop checked again: the final hop, unread. */
+  private async follow(
+    input: string | URL,
+    request: OutboundRequest,
+    whole: AbortSignal,
+    budget?: WaitBudget,
+  ): Promise<{ hop: Hop; url: URL; redirects: string[]; method: string }> {
     const timeoutMs = request.timeoutMs ?? TIMEOUT_MS;
     const maxRedirects = request.maxRedirects ?? MAX_REDIRECTS;
     const maxBytes = request.maxBytes ?? this.maxBytes;
-    const whole = new AbortController();
-    const timer = setTimeout(() => whole.abort(), timeoutMs);
-    try {
-      let url = this.check(input);
-      const origin = url.origin;
-      let method = request.method ?? 'GET';
-      let body = request.body;
-      const redirects: string[] = [];
-      const seen = new Set([url.href]);
-      for (;;) {
-        const sameOrigin = url.origin === origin;
-        const headers = Object.assign(dict<string>(), { 'user-agent': 'cashtrack' }, sameOrigin ? lower(request.headers) : {});
-        const hop = await this.hop(url, { method, headers, body, connectTimeoutMs: request.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, timeoutMs, maxBytes, truncate: request.overflow === 'truncate', whole: whole.signal, caller: request.signal }, redirects.length);
-        if (maxRedirects > 0 && REDIRECTS.has(hop.status) && hop.location !== null) {
-          hop.discard();
-          let next: URL;
-          try {
-            next = new URL(hop.location, url);
-          } catch {
-            throw this.refuse('invalid_url', 'The server redirected to an address that is not a URL.', url, { redirects: redirects.length });
-          }
-          if (redirects.length >= maxRedirects) {
-            throw this.refuse('too_many_redirects', `The server redirected more than ${maxRedirects} times.`, url, { redirects: redirects.length });
-          }
-          if (seen.has(next.href)) {
-            throw this.refuse('too_many_redirects', 'The server redirected in a loop.', url, { redirects: redirects.length });
-          }
-          url = this.checkHop(next, redirects.length);
-          redirects.push(url.href);
-          seen.add(url.href);
-          // As browsers do: 303 (and 301/302 after a POST) become a GET without a body.
-          if (hop.status === 303 || ((hop.status === 301 || hop.status === 302) && method === 'POST')) {
-            method = method === 'HEAD' ? 'HEAD' : 'GET';
-            body = undefined;
-          }
-          continue;
+    let url = this.check(input);
+    const origin = url.origin;
+    let method = request.method ?? 'GET';
+    let body = request.body;
+    const redirects: string[] = [];
+    const seen = new Set([url.href]);
+    for (;;) {
+      const sameOrigin = url.origin === origin;
+      const headers = Object.assign(dict<string>(), { 'user-agent': 'cashtrack' }, sameOrigin ? lower(request.headers) : {});
+      const hop = await this.hop(url, { method, headers, body, connectTimeoutMs: request.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, timeoutMs, maxBytes, truncate: request.overflow === 'truncate', whole, caller: request.signal, budget }, redirects.length);
+      if (maxRedirects > 0 && REDIRECTS.has(hop.status) && hop.location !== null) {
+        hop.discard();
+        let next: URL;
+        try {
+          next = new URL(hop.location, url);
+        } catch {
+          throw this.refuse('invalid_url', 'The server redirected to an address that is not a URL.', url, { redirects: redirects.length });
         }
-        const read = method === 'HEAD' ? (hop.discard(), Buffer.alloc(0)) : await hop.read();
-        return { status: hop.status, headers: hop.headers, body: read, ...(hop.truncated ? { truncated: true as const } : {}), url: url.href, redirects };
+        if (redirects.length >= maxRedirects) {
+          throw this.refuse('too_many_redirects', `The server redirected more than ${maxRedirects} times.`, url, { redirects: redirects.length });
+        }
+        if (seen.has(next.href)) {
+          throw this.refuse('too_many_redirects', 'The server redirected in a loop.', url, { redirects: redirects.length });
+        }
+        url = this.checkHop(next, redirects.length);
+        redirects.push(url.href);
+        seen.add(url.href);
+        // As browsers do: 303 (and 301/302 after a POST) become a GET without a body.
+        if (hop.status === 303 || ((hop.status === 301 || hop.status === 302) && method === 'POST')) {
+          method = method === 'HEAD' ? 'HEAD' : 'GET';
+          body = undefined;
+        }
+        continue;
       }
-    } finally {
-      clearTimeout(timer);
+      return { hop, url, redirects, method };
     }
   }
 
   /** One request: resolve and check the addresses, connect through a hop agent, wait for headers. */
   private async hop(
     url: URL,
-    o: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; connectTimeoutMs: number; timeoutMs: number; maxBytes: number; truncate?: boolean; whole: AbortSignal; caller?: AbortSignal },
+    o: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; connectTimeoutMs: number; timeoutMs: number; maxBytes: number; truncate?: boolean; whole: AbortSignal; caller?: AbortSignal; budget?: WaitBudget },
     hopIndex: number,
   ): Promise<Hop> {
     const host = bareHost(url.hostname);
@@ -305,6 +381,71 @@ export class OutboundGuard {
                 if (!res.complete) finish(stop ? new Error('stopped') : Object.assign(new Error('The connection closed early.'), { code: 'ECONNRESET' }));
               });
             }),
+          stream: () => {
+            let finished = false;
+            const finish = (err: unknown) => {
+              if (finished) return;
+              finished = true;
+              o.budget?.stop();
+              cleanup();
+              agent.destroy();
+              if (err) out.destroy(fail(err) as Error);
+            };
+            let size = 0;
+            const out = new Readable({
+              // The reader wants more: the server's time counts again until it is given some.
+              read: () => {
+                if (finished) return;
+                o.budget?.run();
+                res.resume();
+              },
+              destroy: (err, callback) => {
+                // The reader stopped early (or a refusal below): close the connection.
+                if (!finished) {
+                  finished = true;
+                  o.budget?.stop();
+                  cleanup();
+                  res.destroy();
+                  agent.destroy();
+                }
+                callback(err);
+              },
+            });
+            res.pause();
+            const declared = Number(res.headers['content-length'] ?? NaN);
+            if (stop) process.nextTick(() => finish(new Error('stopped')));
+            else if (declared > o.maxBytes) {
+              halt({ kind: 'too_large' });
+              res.destroy();
+              process.nextTick(() => finish(new Error('too large')));
+            }
+            res.on('data', (chunk: Buffer) => {
+              if (finished) return;
+              size += chunk.length;
+              if (size > o.maxBytes) {
+                halt({ kind: 'too_large' });
+                res.destroy();
+                return;
+              }
+              if (!out.push(chunk)) {
+                // The reader has enough for now: stop reading the socket, and the clock.
+                res.pause();
+                o.budget?.pause();
+              }
+            });
+            res.on('end', () => {
+              if (finished) return;
+              finished = true;
+              o.budget?.stop();
+              cleanup();
+              agent.destroy();
+              out.push(null);
+            });
+            res.on('close', () => {
+              if (!res.complete) finish(stop ? new Error('stopped') : Object.assign(new Error('The connection closed early.'), { code: 'ECONNRESET' }));
+            });
+            return out;
+          },
         };
         resolve(hop);
       });

@@ -2,5 +2,5 @@
 // the OutboundGuard (src/outbound/guard.ts). Services and network modules import it from here.
 export { OutboundGuard, DEFAULT_MAX_BYTES } from './guard.js';
 export { fetchBlocked } from './types.js';
-export type { FetchBlockedReason, OutboundRequest, OutboundResponse, OutboundGuardOptions } from './types.js';
+export type { FetchBlockedReason, OutboundRequest, OutboundResponse, OutboundStream, OutboundGuardOptions } from './types.js';
 export { AllowList, isAllowEntry, refusedRange } from './addresses.js';

@@ -51,6 +51,12 @@ export interface OutboundResponse {
   redirects: string[];
 }
 
+/** What `OutboundGuard.stream` answers: the response with its body still to be read. */
+export interface OutboundStream extends Omit<OutboundResponse, 'body' | 'truncated'> {
+  /** Bounded as it is read; destroyed with svc_fetch_blocked on a refusal. Destroy it to stop early. */
+  body: import('node:stream').Readable;
+}
+
 export interface OutboundGuardOptions {
   /** Host names, addresses and CIDRs that may be reached although private, on any port. */
   allow: string[];

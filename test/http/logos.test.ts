@@ -100,7 +100,7 @@ describeEachDialect('logos and media over REST', (use) => {
     expect(cancelled.result).toMatchObject({ status: 'cancelled' });
     const none = await send('DELETE', '/advertisers/logos');
     expect(none.statusCode).toBe(409);
-    expect(none.result).toMatchObject({ code: 'svc_job_not_running' });
+    expect(none.result).toMatchObject({ code: 'svc_job_not_running', data: { status: 409, type: 'logos.bulk' } });
   });
 
   it('validates the bulk filters', async () => {

@@ -82,7 +82,7 @@ describeEachDialect('shop pages over REST', (use) => {
     await addShops(ctx, 'bulknet', 5);
     const before = (await api.get('/advertisers/pages')).result as Json;
     expect(before.advertisers.without_page).toBeGreaterThanOrEqual(5);
-    expect((await del('/advertisers/pages')).result).toMatchObject({ code: 'svc_job_not_running', data: { status: 409 } });
+    expect((await del('/advertisers/pages')).result).toMatchObject({ code: 'svc_job_not_running', data: { status: 409, type: 'pages.bulk' } });
     const started = await api.post('/advertisers/pages', { network: 'bulknet', status: 'publish' });
     expect(started.statusCode).toBe(202);
     expect(started.result).toMatchObject({ type: 'pages.bulk', status: 'queued', params: { network: 'bulknet', status: 'publish' } });
@@ -93,6 +93,8 @@ describeEachDialect('shop pages over REST', (use) => {
     const cancelled = await del('/advertisers/pages');
     expect(cancelled.statusCode).toBe(200);
     expect(cancelled.result).toMatchObject({ id: (started.result as Json).id, status: 'cancelled' });
+    // Nothing left to cancel: the answer names the latest run.
+    expect((await del('/advertisers/pages')).result).toMatchObject({ code: 'svc_job_not_running', data: { type: 'pages.bulk', job: { id: (started.result as Json).id, status: 'cancelled' } } });
     expect((await api.post('/advertisers/pages', { template: 'nope' })).result).toMatchObject({ code: 'svc_invalid_page', data: { field: 'template' } });
     expect((await api.post('/advertisers/pages', { network: 'Bad Id' })).result).toMatchObject({ code: 'rest_invalid_param' });
   });

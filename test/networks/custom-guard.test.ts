@@ -13,12 +13,31 @@ const PROGRAMS = [{ id: 1, name: 'Tea Shop' }, { id: 2, name: 'Coffee Shop' }];
 const SECRET = 'secret-key-77';
 
 let feeds: Fixture;
+let release: () => void = () => {};
+const held = new Promise<void>((resolve) => (release = resolve));
 
 beforeAll(async () => {
   feeds = await serve((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname.startsWith('/big')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.from({ length: 5000 }, (_, i) => ({ id: i, name: `Shop ${i}` }))));
     if (url.pathname.startsWith('/hang')) return;
+    if (url.pathname === '/held.csv') {
+      // 600 rows, then nothing until the test lets the rest go.
+      res.writeHead(200, { 'content-type': 'text/csv' });
+      res.write(`id,name\n${Array.from({ length: 600 }, (_, i) => `${i},Shop ${i}`).join('\n')}\n`);
+      return void held.then(() => res.end('600,Last Shop\n'));
+    }
+    if (url.pathname === '/trickle.csv') {
+      res.writeHead(200, { 'content-type': 'text/csv' });
+      res.write('id,name\n');
+      let i = 0;
+      const timer = setInterval(() => res.write(`${i},Shop ${i++}\n`), 10);
+      return void res.on('close', () => clearInterval(timer));
+    }
+    if (url.pathname === '/many.csv') {
+      res.writeHead(200, { 'content-type': 'text/csv' });
+      return void res.end(`id,name\n${Array.from({ length: 2_000 }, (_, i) => `${i},Shop ${i} ${'x'.repeat(200)}`).join('\n')}\n`);
+    }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(PROGRAMS));
   });
 });
@@ -28,13 +47,13 @@ afterAll(async () => {
 });
 
 /** A stored definition (checkDefinition is not asked: some of these it would refuse up front). */
-function stored(url: string, headers?: Record<string, string>): CustomDefinition {
+function stored(url: string, headers?: Record<string, string>, format: 'json' | 'csv' = 'json'): CustomDefinition {
   return {
     name: 'Guarded Net',
     currency: 'EUR',
     settings: [{ name: 'api_key', secret: true, required: true }],
     statuses: { ok: 'approved' },
-    feeds: { advertisers: { url, format: 'json', headers, fields: { id: 'id', name: 'name' } } },
+    feeds: { advertisers: { url, format, headers, fields: { id: 'id', name: 'name' } } },
   };
 }
 
@@ -94,12 +113,42 @@ describe('a custom feed through the outbound guard', () => {
     expect(leaks(down)).toBe(false);
   });
 
+  it('reads a CSV feed as it streams in: the first page comes before the server has sent the rest', async () => {
+    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const pages = customModule('guarded', stored(`${feeds.base}/held.csv`, undefined, 'csv')).listAdvertisers(runtime(guard))[Symbol.asyncIterator]();
+    const first = await pages.next();
+    expect(first.value).toHaveLength(500);
+    release();
+    const rest: { name: string }[] = [];
+    for (let page = await pages.next(); !page.done; page = await pages.next()) rest.push(...page.value);
+    expect(rest.map((a) => a.name)).toEqual([...Array.from({ length: 100 }, (_, i) => `Shop ${500 + i}`), 'Last Shop']);
+  });
+
+  it("counts only the server's time against a CSV feed's timeout, not the time spent on each page", async () => {
+    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    let seen = 0;
+    // Four pages, 150 ms of work after each: 600 ms in all, past the 300 ms the server is given.
+    for await (const page of customModule('guarded', stored(`${feeds.base}/many.csv`, undefined, 'csv'), { timeoutMs: 300 }).listAdvertisers(runtime(guard))) {
+      seen += page.length;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    expect(seen).toBe(2_000);
+    // The size cap holds for a streamed feed too.
+    const big = await all(customModule('guarded', stored(`${feeds.base}/many.csv`, undefined, 'csv'), { maxBytes: 64 * 1024 }).listAdvertisers(runtime(guard))).catch((e) => e);
+    expect(big).toMatchObject({ code: 'svc_network_bad_response', message: expect.stringContaining('larger than 65536 bytes') });
+  });
+
   it('stops when its job is cancelled', async () => {
     const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('cancelled')), 50);
     const err = await all(customModule('guarded', stored(`${feeds.base}/hang`)).listAdvertisers(runtime(guard, { api_key: SECRET }, controller.signal))).catch((e) => e);
     expect(err).toMatchObject({ code: 'svc_network_aborted' });
+    // Also part-way through a CSV feed that is streaming in.
+    const midway = new AbortController();
+    setTimeout(() => midway.abort(new Error('cancelled')), 100);
+    const streamed = await all(customModule('guarded', stored(`${feeds.base}/trickle.csv`, undefined, 'csv'), { timeoutMs: 60_000 }).listAdvertisers(runtime(guard, { api_key: SECRET }, midway.signal))).catch((e) => e);
+    expect(streamed).toMatchObject({ code: 'svc_network_aborted' });
   });
 
   it('refuses a header that would inject another one, sending nothing', async () => {

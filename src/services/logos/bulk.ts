@@ -90,7 +90,7 @@ export class LogoBulkService {
   /** Cancels the queued or running run; 409 svc_job_not_running when there is none. */
   async cancel(actor: string): Promise<Job> {
     const job = await this.latest();
-    if (!job || !ACTIVE.has(job.status)) throw new ServiceError('svc_job_not_running', `No ${LOGOS_BULK_JOB} job is queued or running.`, 409, { job });
+    if (!job || !ACTIVE.has(job.status)) throw new ServiceError('svc_job_not_running', `No ${LOGOS_BULK_JOB} job is queued or running.`, 409, { type: LOGOS_BULK_JOB, job });
     return this.deps.jobs.cancel(job.id, actor);
   }
 

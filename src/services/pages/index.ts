@@ -326,7 +326,10 @@ export class PageService {
   /** Cancels the running `pages.bulk` job; 409 svc_job_not_running when none is queued or running. */
   async cancelBulk(actor: string): Promise<Job> {
     const job = await this.deps.jobs.activeOfType('pages.bulk');
-    if (!job) throw new ServiceError('svc_job_not_running', 'No pages.bulk job is queued or running.', 409, { type: 'pages.bulk' });
+    if (!job) {
+      const { job: latest } = await this.bulkState();
+      throw new ServiceError('svc_job_not_running', 'No pages.bulk job is queued or running.', 409, { type: 'pages.bulk', job: latest });
+    }
     return this.deps.jobs.cancel(job.id, actor);
   }
 }
