@@ -14,6 +14,7 @@ import { ServiceError } from '../errors.js';
 import { dict } from '../objects.js';
 import { AllowList, bareHost, refusedRange } from './addresses.js';
 import { AddressRefused, GuardHttpAgent, GuardHttpsAgent } from './agents.js';
+import { ResponseBody, WaitBudget, type Stop } from './body.js';
 import { fetchBlocked, type FetchBlockedReason, type OutboundGuardOptions, type OutboundRequest, type OutboundResponse, type OutboundStream } from './types.js';
 
 export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
@@ -21,61 +22,6 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const TIMEOUT_MS = 15_000;
 const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
-/** Why a hop ended early, decided by timers and the caller's signal (the socket error is secondary). */
-type Stop = { kind: 'timeout'; ms: number; what: string } | { kind: 'caller' } | { kind: 'too_large' } | null;
-
-interface Hop {
-  status: number;
-  headers: Record<string, string>;
-  location: string | null;
-  /** Reads the body (bounded); only called once. */
-  read(): Promise<Buffer>;
-  /** Set by `read` when it cut the body off (`overflow: 'truncate'`). */
-  truncated: boolean;
-  /** The body as a stream (bounded like `read`; refusals destroy it with svc_fetch_blocked); only called once. */
-  stream(): Readable;
-  /** Drops the response unread. */
-  discard(): void;
-}
-
-/**
- * The whole-request time budget. It runs while the guard waits on the server: for `fetch`, from the
- * first connection to the body's last byte; for `stream`, until the headers and then only while
- * the reader is asking for more, so a reader that is slow to take the data (writing what it read
- * to the database) spends none of it. Out of time, it calls `onOut` once.
- */
-class WaitBudget {
-  private left: number;
-  private since: number | null = null;
-  private timer: NodeJS.Timeout | undefined;
-  private over = false;
-
-  constructor(ms: number, private readonly onOut: () => void) {
-    this.left = ms;
-  }
-
-  run(): void {
-    if (this.since !== null || this.over) return;
-    this.since = performance.now();
-    this.timer = setTimeout(() => {
-      this.over = true;
-      this.onOut();
-    }, Math.max(0, this.left));
-  }
-
-  pause(): void {
-    if (this.since === null) return;
-    clearTimeout(this.timer);
-    this.left -= performance.now() - this.since;
-    this.since = null;
-  }
-
-  stop(): void {
-    this.pause();
-    this.over = true;
-  }
-}
 
 /** Fetches administrator- and network-supplied URLs without letting them reach inside. */
 export class OutboundGuard {
@@ -187,7 +133,7 @@ export class OutboundGuard {
     request: OutboundRequest,
     whole: AbortSignal,
     budget?: WaitBudget,
-  ): Promise<{ hop: Hop; url: URL; redirects: string[]; method: string }> {
+  ): Promise<{ hop: ResponseBody; url: URL; redirects: string[]; method: string }> {
     const timeoutMs = request.timeoutMs ?? TIMEOUT_MS;
     const maxRedirects = request.maxRedirects ?? MAX_REDIRECTS;
     const maxBytes = request.maxBytes ?? this.maxBytes;
@@ -234,7 +180,7 @@ export class OutboundGuard {
     url: URL,
     o: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; connectTimeoutMs: number; timeoutMs: number; maxBytes: number; truncate?: boolean; whole: AbortSignal; caller?: AbortSignal; budget?: WaitBudget },
     hopIndex: number,
-  ): Promise<Hop> {
+  ): Promise<ResponseBody> {
     const host = bareHost(url.hostname);
     const byName = !isIP(host) && this.allowList.allowsHost(host);
     let stop: Stop = null;
@@ -288,7 +234,7 @@ export class OutboundGuard {
     };
     const send = url.protocol === 'https:' ? https.request : http.request;
 
-    return new Promise<Hop>((resolve, reject) => {
+    return new Promise<ResponseBody>((resolve, reject) => {
       let settled = false;
       const done = (err: unknown) => {
         cleanup();
@@ -323,130 +269,19 @@ export class OutboundGuard {
       req.on('error', done);
       req.on('response', (res) => {
         clearTimeout(connectTimer);
-        const headers = dict<string>();
-        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
         settled = true;
-        res.on('error', () => undefined);
-        const hop: Hop = {
-          status: res.statusCode ?? 0,
-          truncated: false,
-          headers,
-          location: typeof res.headers.location === 'string' ? res.headers.location : null,
-          discard: () => {
+        const hop = new ResponseBody(res, {
+          maxBytes: o.maxBytes,
+          truncate: o.truncate ?? false,
+          budget: o.budget,
+          stopped: () => stop !== null,
+          halt: () => halt({ kind: 'too_large' }),
+          fail: (err) => fail(err),
+          release: () => {
             cleanup();
-            res.destroy();
             agent.destroy();
           },
-          read: () =>
-            new Promise<Buffer>((resolveBody, rejectBody) => {
-              let finished = false;
-              const finish = (err: unknown, value?: Buffer) => {
-                if (finished) return;
-                finished = true;
-                cleanup();
-                agent.destroy();
-                if (err) rejectBody(fail(err));
-                else resolveBody(value!);
-              };
-              if (stop) return finish(new Error('stopped'));
-              const declared = Number(res.headers['content-length'] ?? NaN);
-              if (declared > o.maxBytes && !o.truncate) {
-                halt({ kind: 'too_large' });
-                res.destroy();
-                return finish(new Error('too large'));
-              }
-              const chunks: Buffer[] = [];
-              let size = 0;
-              res.on('data', (chunk: Buffer) => {
-                if (finished) return;
-                size += chunk.length;
-                if (size > o.maxBytes && o.truncate) {
-                  // Enough read: keep up to the cap, close the socket, answer what came.
-                  chunks.push(chunk.subarray(0, chunk.length - (size - o.maxBytes)));
-                  hop.truncated = true;
-                  finish(null, Buffer.concat(chunks));
-                  res.destroy();
-                  return;
-                }
-                if (size > o.maxBytes) {
-                  // Stop reading now: the socket is closed before the rest arrives.
-                  halt({ kind: 'too_large' });
-                  res.destroy();
-                  return;
-                }
-                chunks.push(chunk);
-              });
-              res.on('end', () => finish(null, Buffer.concat(chunks)));
-              res.on('close', () => {
-                if (!res.complete) finish(stop ? new Error('stopped') : Object.assign(new Error('The connection closed early.'), { code: 'ECONNRESET' }));
-              });
-            }),
-          stream: () => {
-            let finished = false;
-            const finish = (err: unknown) => {
-              if (finished) return;
-              finished = true;
-              o.budget?.stop();
-              cleanup();
-              agent.destroy();
-              if (err) out.destroy(fail(err) as Error);
-            };
-            let size = 0;
-            const out = new Readable({
-              // The reader wants more: the server's time counts again until it is given some.
-              read: () => {
-                if (finished) return;
-                o.budget?.run();
-                res.resume();
-              },
-              destroy: (err, callback) => {
-                // The reader stopped early (or a refusal below): close the connection.
-                if (!finished) {
-                  finished = true;
-                  o.budget?.stop();
-                  cleanup();
-                  res.destroy();
-                  agent.destroy();
-                }
-                callback(err);
-              },
-            });
-            res.pause();
-            const declared = Number(res.headers['content-length'] ?? NaN);
-            if (stop) process.nextTick(() => finish(new Error('stopped')));
-            else if (declared > o.maxBytes) {
-              halt({ kind: 'too_large' });
-              res.destroy();
-              process.nextTick(() => finish(new Error('too large')));
-            }
-            res.on('data', (chunk: Buffer) => {
-              if (finished) return;
-              size += chunk.length;
-              if (size > o.maxBytes) {
-                halt({ kind: 'too_large' });
-                res.destroy();
-                return;
-              }
-              if (!out.push(chunk)) {
-                // The reader has enough for now: stop reading the socket, and the clock.
-                res.pause();
-                o.budget?.pause();
-              }
-            });
-            res.on('end', () => {
-              if (finished) return;
-              finished = true;
-              o.budget?.stop();
-              cleanup();
-              agent.destroy();
-              out.push(null);
-            });
-            res.on('close', () => {
-              if (!res.complete) finish(stop ? new Error('stopped') : Object.assign(new Error('The connection closed early.'), { code: 'ECONNRESET' }));
-            });
-            return out;
-          },
-        };
+        });
         resolve(hop);
       });
       req.end(o.body);
