@@ -22,6 +22,8 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const TIMEOUT_MS = 15_000;
 const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Failures of a destination that was allowed: the caller reports them, so they are logged at debug only. */
+const OPERATIONAL: ReadonlySet<FetchBlockedReason> = new Set(['timeout', 'connection_failed', 'too_large']);
 
 /** Fetches administrator- and network-supplied URLs without letting them reach inside. */
 export class OutboundGuard {
@@ -323,7 +325,8 @@ export class OutboundGuard {
    * a feed's credentials).
    */
   private refuse(reason: FetchBlockedReason, message: string, url: URL | null, data: Record<string, unknown> = {}, logged: Record<string, unknown> = {}): ServiceError {
-    this.logger?.write('warning', 'outbound', `Outbound request refused: ${message}`, { reason, host: url ? url.host : null, ...data, ...logged });
+    const level = OPERATIONAL.has(reason) ? 'debug' : 'warning';
+    this.logger?.write(level, 'outbound', `Outbound request refused: ${message}`, { reason, host: url ? url.host : null, ...data, ...logged });
     return fetchBlocked(reason, message, data);
   }
 }

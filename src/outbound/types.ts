@@ -65,8 +65,12 @@ export interface OutboundGuardOptions {
   maxBytes?: number;
   /** DNS lookup (tests resolve names of their own); default node:dns. */
   lookup?: LookupFunction;
-  /** Where refusals are logged (warning, source `outbound`). */
-  logger?: { write(level: 'warning', source: string, message: string, context?: Record<string, unknown>): void };
+  /**
+   * Where refusals are logged (source `outbound`): a refused destination at `warning`; a timeout, a
+   * body over the cap or a connection failure at `debug`, since the caller reports those in its own
+   * terms (a network's sync error, a logo's attempts, a webhook delivery's `last_error`).
+   */
+  logger?: { write(level: 'warning' | 'debug', source: string, message: string, context?: Record<string, unknown>): void };
 }
 
 /** 422 svc_fetch_blocked with `data.reason`: the one error of the guard, and of callers refusing what it fetched. */

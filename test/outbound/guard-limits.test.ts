@@ -219,4 +219,13 @@ describe('the log of refusals', () => {
     expect(lines[0]).toMatchObject({ level: 'warning', source: 'outbound', context: { reason: 'private_address', host: '10.1.1.1' } });
     expect(JSON.stringify(lines)).not.toContain('s3cret');
   });
+
+  it('logs a timeout, a body over the cap or a failed connection at debug only (the caller reports it)', async () => {
+    const lines: { level: string; context?: Record<string, unknown> }[] = [];
+    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443], logger: { write: (level, _source, _message, context) => void lines.push({ level, context }) } });
+    const gone = await serve((_req, res) => res.end());
+    await gone.close();
+    await refused(guard, `${gone.base}/`, 'connection_failed');
+    expect(lines).toEqual([{ level: 'debug', context: expect.objectContaining({ reason: 'connection_failed' }) }]);
+  });
 });
