@@ -1,0 +1,56 @@
+// A network's postback settings: the switch with its IP allowlist, and the secret, rotated with
+// an optional grace period. Token mode keeps only the secret's keyed hash, HMAC mode keeps it encrypted.
+import { ServiceError } from '../../errors.js';
+import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from '../postbacks/auth.js';
+import type { NetworkStore } from './store.js';
+
+const MAX_GRACE_HOURS = 24 * 7;
+
+/** Writes the switch of NetworkService.setPostbacks (which then reads the network back). */
+export async function writePostbackSwitch(store: NetworkStore, id: string, on: boolean, actor: string, options: { ip_allowlist?: string[] | null } = {}): Promise<void> {
+  const allowlist = options.ip_allowlist === undefined ? undefined : options.ip_allowlist === null ? [] : normaliseAllowlist(options.ip_allowlist);
+  await store.resolve(id);
+  await store.update(id, async (row, t) => {
+    if (on && !row.postback_secret) throw secretMissing(id);
+    if (on && row.kind === 'custom' && !row.definition?.postback) {
+      throw new ServiceError('svc_postback_no_mapping', `The custom network ${id} has no postback parameter mapping: add "postback" to its definition first.`, 409);
+    }
+    const sets = ['postbacks_enabled = ?', 'updated_at = ?'];
+    const params: unknown[] = [on, store.deps.clock.now()];
+    if (allowlist !== undefined) (sets.push('postback_ip_allowlist = ?'), params.push(allowlist.length ? JSON.stringify(allowlist) : null));
+    await store.deps.db.execute(`UPDATE networks SET ${sets.join(', ')} WHERE id = ?`, [...params, id], t);
+  });
+  store.deps.logger.info('networks', on ? 'Postbacks switched on' : 'Postbacks switched off', { network: id, ip_allowlist: allowlist, actor });
+}
+
+/** Generates and stores the secret of NetworkService.rotatePostbackSecret (which then reads the network back). */
+export async function rotateSecret(store: NetworkStore, id: string, actor: string, options: { mode?: PostbackMode; grace_hours?: number } = {}): Promise<{ secret: string; mode: PostbackMode }> {
+  if (options.mode !== undefined && !(POSTBACK_MODES as readonly string[]).includes(options.mode)) {
+    throw new ServiceError('svc_invalid_postback_mode', `The postback mode must be one of ${POSTBACK_MODES.join(', ')}.`, 400, { field: 'mode' });
+  }
+  const grace = options.grace_hours ?? 0;
+  if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_HOURS) {
+    throw new ServiceError('svc_invalid_grace', `The grace period must be 0 to ${MAX_GRACE_HOURS} hours.`, 400, { field: 'grace_hours' });
+  }
+  await store.resolve(id);
+  const secret = newPostbackSecret();
+  let mode: PostbackMode = 'token';
+  await store.update(id, async (row, t) => {
+    mode = options.mode ?? row.postback_mode;
+    const stored = mode === 'hmac' ? store.box.seal(secret, `network:${id}:postback`) : tokenHash(store.deps.keys.postback, id, secret);
+    const now = store.deps.clock.now();
+    const keepPrevious = grace > 0 && row.postback_secret !== null;
+    await store.deps.db.execute(
+      'UPDATE networks SET postback_mode = ?, postback_secret = ?, postback_secret_set_at = ?, postback_previous_secret = ?, postback_previous_until = ?, updated_at = ? WHERE id = ?',
+      [mode, stored, now, keepPrevious ? row.postback_secret : null, keepPrevious ? new Date(now.getTime() + grace * 3_600_000) : null, now, id],
+      t,
+    );
+  });
+  store.deps.secrets?.add(secret);
+  store.deps.logger.info('networks', 'Postback secret rotated', { network: id, mode, grace_hours: grace, actor });
+  return { secret, mode };
+}
+
+function secretMissing(id: string): ServiceError {
+  return new ServiceError('svc_postback_secret_missing', `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`, 409, { network: id });
+}

@@ -1,0 +1,78 @@
+// A network's settings: the keys it has (its module's and the review ceiling), the settings it
+// runs with (configuration, then stored, then the opened secret ones), and `configure`'s writes.
+// Secret settings are stored encrypted and only their names shown.
+import { ServiceError } from '../../errors.js';
+import type { ConfigKey, ModuleSettings, NetworkModule } from '../../networks/types.js';
+import { parseCeiling } from '../../money.js';
+import { REVIEW_SETTING } from '../order-review.js';
+import { dict, own } from '../../objects.js';
+import { encodeSettings, type NetworkRow } from './rows.js';
+import type { NetworkStore } from './store.js';
+
+const MAX_PLAIN_SETTING = 1000;
+
+/** The setting every network has beside its module's: the ceiling its orders are held for review above (order-review.ts). */
+const REVIEW_KEY: ConfigKey = {
+  name: REVIEW_SETTING,
+  description: 'Commission above which an order from this network is held for review: "1000.00" (units of the order\'s currency), "500.00 GBP, 80000 JPY", or "none"; unset: the site\'s orders.review_above.',
+  required: false,
+  secret: false,
+};
+
+/** A module's settings and the review ceiling. */
+export function keysOf(module: NetworkModule): ConfigKey[] {
+  return module.configKeys.some((k) => k.name === REVIEW_SETTING) ? module.configKeys : [...module.configKeys, REVIEW_KEY];
+}
+const MAX_SECRET_SETTING = 4096;
+
+/** The values of a network's secret settings: those stored encrypted, and those its module (or definition) declares secret. */
+export function secretValuesOf(module: NetworkModule, row: NetworkRow | null, settings: ModuleSettings): string[] {
+  const names = new Set([...(row?.secret_names ?? []), ...module.configKeys.filter((k) => k.secret).map((k) => k.name)]);
+  return [...names].map((n) => settings[n]).filter((v): v is string => typeof v === 'string' && v !== '');
+}
+
+/** The settings a module runs with; the secret ones, once opened, are known to the process's scrubbing. */
+export function effectiveSettings(store: NetworkStore, module: NetworkModule, row: NetworkRow | null): ModuleSettings {
+  const id = module.id;
+  const secrets = row?.secret_settings ? (JSON.parse(store.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {};
+  const settings: ModuleSettings = Object.assign(dict<string>(), fromConfig(store, id), row?.settings, secrets);
+  store.deps.secrets?.add(...secretValuesOf(module, row, settings));
+  return settings;
+}
+
+/**
+ * The settings of a network from the configuration. Settings objects have no prototype: a
+ * custom network may name a setting `constructor` or `toString`, which must read as unset, not
+ * as a function.
+ */
+export function fromConfig(store: NetworkStore, id: string): Record<string, string> {
+  return Object.assign(dict<string>(), own(store.deps.configured, id));
+}
+
+/** Checks and writes the settings of NetworkService.configure (which then reads the network back). */
+export async function configureSettings(store: NetworkStore, id: string, values: Record<string, string | null>, actor: string): Promise<void> {
+  const { module } = await store.resolve(id);
+  const keys = new Map(keysOf(module).map((k) => [k.name, k]));
+  for (const [name, value] of Object.entries(values)) {
+    const key = keys.get(name);
+    if (!key) throw new ServiceError('svc_unknown_setting', `${module.name} has no setting "${name.slice(0, 64)}". Settings: ${[...keys.keys()].join(', ') || '(none)'}.`, 400, { field: name.slice(0, 64), settings: [...keys.keys()] });
+    if (value !== null && (typeof value !== 'string' || value.length > (key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING) || /[\u0000-\u001f\u007f]/.test(value))) {
+      throw new ServiceError('svc_invalid_setting', `${name} must be text of at most ${key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING} characters without control characters.`, 400, { field: name });
+    }
+    if (name === REVIEW_SETTING && value) parseCeiling(value, name);
+  }
+  await store.update(id, async (row, t) => {
+    const plain = Object.assign(dict<string>(), row.settings);
+    const secrets = Object.assign(dict<string>(), row.secret_settings ? (JSON.parse(store.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {});
+    for (const [name, value] of Object.entries(values)) {
+      const target = keys.get(name)!.secret ? secrets : plain;
+      if (value === null || value === '') delete target[name];
+      else target[name] = value;
+    }
+    const sealed = Object.keys(secrets).length ? store.box.seal(JSON.stringify(secrets), `network:${id}:settings`) : null;
+    await store.deps.db.execute('UPDATE networks SET settings = ?, secret_settings = ?, updated_at = ? WHERE id = ?', [encodeSettings(plain, Object.keys(secrets)), sealed, store.deps.clock.now(), id], t);
+  });
+  store.deps.secrets?.add(...Object.entries(values).filter(([name]) => keys.get(name)!.secret).map(([, value]) => value));
+  // Names only: the values of secret settings never reach a log.
+  store.deps.logger.info('networks', 'Network configured', { network: id, keys: Object.keys(values), actor });
+}
