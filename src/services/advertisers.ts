@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { toInt } from '../db/values.js';
 import type { Transaction } from '../db/transaction.js';
-import { LOGO_COLUMNS, logoTarget, logoWhere, type LogoScope, type LogoTarget } from './advertiser-logo-rows.js';
+import { LOGO_COLUMNS, logoTarget, logoWhere, type LogoScope, type LogoTarget } from './advertisers/logo-rows.js';
 import { ServiceError } from '../errors.js';
 import type { CashbackRuleService, CashbackType } from './cashback.js';
 import type { LogService } from './logs.js';
@@ -22,7 +22,7 @@ import { syncAdvertisers, type SyncCounts, type SyncOptions } from './advertiser
 import { advertiserIdsAfter, countAdvertisers, listAdvertisers, lookupAdvertisers, type AdvertiserFilters } from './advertisers/listing.js';
 import { countPageSources, linkPages, pageCounts, pageSource, pageSources, unlinkPage, type PageSource } from './advertisers/page-sources.js';
 
-export type { LogoScope, LogoTarget } from './advertiser-logo-rows.js';
+export type { LogoScope, LogoTarget } from './advertisers/logo-rows.js';
 export { ADVERTISER_STATUSES, type Advertiser, type AdvertiserDetail, type AdvertiserStatus } from './advertisers/rows.js';
 export type { SyncCounts, SyncOptions, SyncState } from './advertisers/sync.js';
 export type { AdvertiserFilters } from './advertisers/listing.js';

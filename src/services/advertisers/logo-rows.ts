@@ -1,6 +1,6 @@
 // The advertiser columns the logo fetch reads, and the scope of a bulk logo run, as SQL: the
-// read side of AdvertiserService's logo methods (advertisers.ts stays the table's only writer).
-import { toInt } from '../db/values.js';
+// read side of AdvertiserService's logo methods (the service stays the table's only writer).
+import { toInt } from '../../db/values.js';
 
 /** What the logo fetch needs of an advertiser. */
 export interface LogoTarget {
