@@ -7,17 +7,9 @@ import { formatAmount, toMinor } from '../money.js';
 import type { Clock } from '../clock.js';
 import { ASCII_ID, decodeRule, encodeRule, type CashbackRule, type CashbackRuleService, type ScopedCashbackRule } from './cashback.js';
 import type { OrderReport } from './order-reports.js';
+import type { OrderSource, OrderStatus, ReviewReason, ReviewState } from './orders/states.js';
 
-export const ORDER_STATUSES = ['pending', 'approved', 'declined'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
-export const ORDER_SOURCES = ['postback', 'poll', 'manual'] as const;
-export type OrderSource = (typeof ORDER_SOURCES)[number];
-/** An order held for review, and what an administrator decided. */
-export const REVIEW_STATES = ['held', 'released', 'declined'] as const;
-export type ReviewState = (typeof REVIEW_STATES)[number];
-/** Why an order was held: its commission above the ceiling, in a currency the ceiling does not name, or above the sale. */
-export const REVIEW_REASONS = ['above_ceiling', 'currency_not_covered', 'commission_exceeds_sale'] as const;
-export type ReviewReason = (typeof REVIEW_REASONS)[number];
+export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './orders/states.js';
 
 export interface OrderRow {
   id: number;
