@@ -17,7 +17,7 @@ import type { Once } from './idempotency.js';
 import type { LogService } from './logs.js';
 import { OrderEffects, withNote } from './order-effects.js';
 import { aboutReport, checkStatus, invalid, membersOf, optionalText, prepareReport, type Amounts, type OrderReport, type RecordInput } from './order-reports.js';
-import { atRow, insertOrders, OrderReader, orderKey, REVIEW_STATES, type Order, type OrderFilters, type OrderRow, type OrderStatus, type ReviewReason } from './order-rows.js';
+import { atRow, insertOrders, orderKey, REVIEW_STATES, type Order, type OrderFilters, type OrderRow, type OrderStatus, type ReviewReason } from './order-rows.js';
 import { decideHeld, heldEvent, OrderReview, reviewReason } from './order-review.js';
 import type { ReferralService } from './referrals.js';
 import type { UserService } from './users.js';
@@ -25,6 +25,7 @@ import type { AdvertiserService } from './advertisers.js';
 import type { Job, JobService } from './jobs.js';
 import type { NetworkService } from './networks/index.js';
 import { OrderPoll, type PollCounts, type PollOptions } from './order-poll.js';
+import { OrderReader } from './orders/reader.js';
 
 export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type Order, type OrderFilters, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './order-rows.js';
 export type { OrderReport, RecordInput } from './order-reports.js';
