@@ -6,7 +6,7 @@ import { currencyExponent, parseAmount } from '../money.js';
 import { ASCII_ID, checkAdvertiser, checkNetwork } from './cashback.js';
 import { redact } from './logs.js';
 import type { UserService } from './users.js';
-import { ORDER_SOURCES, ORDER_STATUSES, type OrderSource, type OrderStatus } from './order-rows.js';
+import { ORDER_SOURCES, ORDER_STATUSES, type OrderSource, type OrderStatus } from './orders/states.js';
 
 /** One report of an order, from any source. Amounts are decimal strings in `currency`. */
 export interface RecordInput {

@@ -1,0 +1,182 @@
+// Reads and shapes orders: the locked reads a change starts from, orders by id, the counts per
+// network and the filtered list, each page with its standing credits added (one query per page).
+import type { Transaction } from '../../db/transaction.js';
+import { Database } from '../../db/database.js';
+import { toInt, toIso } from '../../db/values.js';
+import { formatAmount, toMinor } from '../../money.js';
+import { ASCII_ID, decodeRule } from '../cashback.js';
+import { ORDER_COLUMNS, orderKey, shapeReview, toOrderRow, type Order, type OrderFilters, type OrderRow } from '../order-rows.js';
+
+/** Reads and shapes orders. */
+export class OrderReader {
+  constructor(private readonly db: Database) {}
+
+  /** One order row, locked for the rest of the transaction on MariaDB. */
+  async lockById(id: number, t: Transaction): Promise<OrderRow | null> {
+    const [row] = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id = ?${this.db.forUpdate()}`, [id], t);
+    return row ? toOrderRow(row) : null;
+  }
+
+  /**
+   * The orders of these network transactions, keyed by `orderKey`, locked on MariaDB (a SQLite
+   * write transaction is exclusive). On MariaDB a locking read of a missing key would take a gap
+   * lock, and racing reports of a new transaction would then deadlock on their INSERTs; so the
+   * keys are looked up with a plain read and only the rows found are locked, by primary key and in
+   * id order (so concurrent batches lock in one order). A racing INSERT then fails on the unique
+   * key instead, and the caller runs again and finds the row.
+   */
+  async lockByTransactions(keys: { network: string; transactionId: string }[], t: Transaction): Promise<Map<string, OrderRow>> {
+    const byNetwork = new Map<string, Set<string>>();
+    for (const k of keys) {
+      if (!byNetwork.has(k.network)) byNetwork.set(k.network, new Set());
+      byNetwork.get(k.network)!.add(k.transactionId);
+    }
+    const found = new Map<string, OrderRow>();
+    const ids: number[] = [];
+    for (const [network, set] of byNetwork) {
+      const list = [...set];
+      for (let i = 0; i < list.length; i += 500) {
+        const chunk = list.slice(i, i + 500);
+        const where = `network = ? AND transaction_id IN (${chunk.map(() => '?').join(', ')})`;
+        if (!this.db.rowLocks) {
+          const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.${where}`, [network, ...chunk], t);
+          for (const r of rows.map(toOrderRow)) found.set(orderKey(r.network, r.transaction_id), r);
+        } else {
+          const rows = await this.db.select<{ id: unknown }>(`SELECT id FROM orders WHERE ${where}`, [network, ...chunk], t);
+          ids.push(...rows.map((r) => toInt(r.id)));
+        }
+      }
+    }
+    if (ids.length > 0) {
+      ids.sort((a, b) => a - b);
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id IN (${chunk.map(() => '?').join(', ')}) ORDER BY o.id${this.db.forUpdate()}`, chunk, t);
+        for (const r of rows.map(toOrderRow)) found.set(orderKey(r.network, r.transaction_id), r);
+      }
+    }
+    return found;
+  }
+
+  /** Orders by id, shaped (with `raw` when asked), in the order of `ids`. */
+  async byIds(ids: number[], options: { raw?: boolean; t?: Transaction } = {}): Promise<Order[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.select<Record<string, unknown>>(
+      `SELECT ${ORDER_COLUMNS}${options.raw ? ', o.raw' : ''}, u.login AS member_login, u.display_name AS member_display_name
+       FROM orders o LEFT JOIN users u ON u.id = o.member_id WHERE o.id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+      options.t,
+    );
+    const shaped = await this.shape(rows, options);
+    const byId = new Map(shaped.map((o) => [o.id, o]));
+    return ids.map((id) => byId.get(id)).filter((o): o is Order => o !== undefined);
+  }
+
+  /** How many orders each network has (only `networks` when given). */
+  async countByNetwork(networks?: string[]): Promise<Record<string, number>> {
+    if (networks?.length === 0) return {};
+    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
+    const rows = await this.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
+    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
+  }
+
+  /** Newest first, filtered and paged. */
+  async list(f: OrderFilters): Promise<{ items: Order[]; total: number }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (f.status) (where.push('o.status = ?'), params.push(f.status));
+    if (f.member_id !== undefined) (where.push('o.member_id = ?'), params.push(f.member_id));
+    if (f.network) (where.push('o.network = ?'), params.push(f.network));
+    if (f.advertiser) (where.push('o.advertiser = ?'), params.push(f.advertiser));
+    if (f.unmatched !== undefined) where.push(f.unmatched ? 'o.member_id IS NULL' : 'o.member_id IS NOT NULL');
+    if (f.review) (where.push('o.review = ?'), params.push(f.review));
+    if (f.search) {
+      const like = Database.likePrefix(f.search.trim());
+      // transaction_id is ASCII-only on MariaDB: comparing it with other characters is an error there.
+      if (ASCII_ID.test(f.search.trim())) (where.push("(o.transaction_id LIKE ? ESCAPE '!' OR o.merchant_ref LIKE ? ESCAPE '!')"), params.push(like, like));
+      else (where.push("o.merchant_ref LIKE ? ESCAPE '!'"), params.push(like));
+    }
+    if (f.after) (where.push('o.created_at > ?'), params.push(f.after));
+    if (f.before) (where.push('o.created_at < ?'), params.push(f.before));
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const offset = (f.page - 1) * f.per_page;
+    const [rows, count] = await Promise.all([
+      this.db.select<Record<string, unknown>>(
+        `SELECT ${ORDER_COLUMNS}, u.login AS member_login, u.display_name AS member_display_name
+         FROM orders o LEFT JOIN users u ON u.id = o.member_id ${clause} ORDER BY o.id DESC LIMIT ${f.per_page} OFFSET ${offset}`,
+        params,
+      ),
+      this.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM orders o ${clause}`, params),
+    ]);
+    return { items: await this.shape(rows, {}), total: toInt(count[0].n) };
+  }
+
+  /** Adds the standing credits: one query over the page's cashback and referral entries. */
+  private async shape(rows: Record<string, unknown>[], options: { raw?: boolean; t?: Transaction }): Promise<Order[]> {
+    const credits = new Map<number, { cashback?: number; referral?: Order['referral'] }>();
+    if (rows.length > 0) {
+      const ids = rows.map((r) => toInt(r.id));
+      const entries = await this.db.select<Record<string, unknown>>(
+        `SELECT e.id, e.type, e.amount, e.currency, e.order_id, e.source_id, e.member_id, u.login, u.display_name
+         FROM ledger_entries e LEFT JOIN ledger_entries x ON x.reverses_id = e.id JOIN users u ON u.id = e.member_id
+         WHERE e.order_id IN (${ids.map(() => '?').join(', ')}) AND e.type IN ('cashback', 'referral') AND x.id IS NULL ORDER BY e.id`,
+        ids,
+        options.t,
+      );
+      for (const e of entries) {
+        const orderId = toInt(e.order_id);
+        const c = credits.get(orderId) ?? {};
+        if (e.type === 'cashback') c.cashback = toInt(e.id);
+        else {
+          c.referral = {
+            referral_id: toInt(e.source_id),
+            referrer: { id: toInt(e.member_id), login: String(e.login), display_name: String(e.display_name) },
+            amount: formatAmount(toMinor(e.amount), String(e.currency)),
+            entry_id: toInt(e.id),
+          };
+        }
+        credits.set(orderId, c);
+      }
+    }
+    return rows.map((r) => {
+      const o = toOrderRow(r);
+      const c = credits.get(o.id) ?? {};
+      const order: Order = {
+        id: o.id,
+        network: o.network,
+        transaction_id: o.transaction_id,
+        merchant_ref: o.merchant_ref,
+        advertiser: o.advertiser,
+        member: o.member_id === null ? null : { id: o.member_id, login: String(r.member_login), display_name: String(r.member_display_name) },
+        sub_id: o.sub_id,
+        sale_amount: formatAmount(o.sale_amount, o.currency),
+        commission: formatAmount(o.commission, o.currency),
+        currency: o.currency,
+        cashback: formatAmount(o.cashback, o.currency),
+        cashback_rule: decodeRule(o.cashback_rule),
+        status: o.status,
+        source: o.source,
+        review: shapeReview(o),
+        cashback_entry_id: c.cashback ?? null,
+        referral: c.referral ?? null,
+        clicked_at: toIso(o.clicked_at),
+        event_at: toIso(o.event_at),
+        status_changed_at: o.status_changed_at.toISOString(),
+        created_at: o.created_at.toISOString(),
+        updated_at: o.updated_at.toISOString(),
+        note: o.note,
+      };
+      if (options.raw) order.raw = parseRaw(r.raw);
+      return order;
+    });
+  }
+}
+
+function parseRaw(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  try {
+    return JSON.parse(String(value));
+  } catch {
+    return String(value);
+  }
+}
