@@ -12,7 +12,7 @@ import type { WalkTotal } from './job-rows.js';
 import type { LogService } from './logs.js';
 import type { NetworkService } from './networks/index.js';
 import type { OrderReport, RecordInput } from './order-reports.js';
-import type { OrderChange } from './orders.js';
+import type { OrderChange } from './orders/types.js';
 
 export interface PollCounts {
   pages: number;

@@ -10,7 +10,7 @@ import { ceilingIn, formatAmount, parseCeiling, type Ceiling } from '../money.js
 import type { LogService } from './logs.js';
 import type { Amounts } from './order-reports.js';
 import type { OrderRow, ReviewReason } from './order-rows.js';
-import type { LogEvent } from './orders.js';
+import type { LogEvent } from './orders/types.js';
 
 /** The network setting (and `networks.<id>` config key) that overrides the site's ceiling. */
 export const REVIEW_SETTING = 'review_above';
