@@ -2,8 +2,8 @@
 // fields it fills) and the JSON Schema asked of the provider (strict mode: every property
 // required, nothing else allowed).
 import Joi from 'joi';
-import { couponSchemas } from '../http/routes/coupons.js';
-import { pageSchemas } from '../http/routes/pages.js';
+import { couponSchemas } from '../schemas/coupons.js';
+import { pageSchemas } from '../schemas/pages.js';
 
 export interface ShopOutput {
   /** Plain text: the advertiser's description. */

@@ -5,22 +5,15 @@
 import { useEffect, useReducer } from 'react';
 import { Box, Text, render, useApp, useInput, useStdout } from 'ink';
 import type { Context } from '../context.js';
-import type { LogFilters, LogLevel, LogRecord } from '../services/logs.js';
-import { formatLine } from './commands/logs.js';
+import type { LogLevel, LogRecord } from '../services/logs.js';
+import { formatLine, PER_PAGE, type LogSource } from './logs-source.js';
 import { describeFilters, initState, KEYS, reduce, visible, type Line, type State, type ViewFilters } from './logs-store.js';
 
 export type { ViewFilters } from './logs-store.js';
-
-/** What the view reads from; `LogService` is one. */
-export interface LogSource {
-  list(filters: LogFilters): Promise<{ items: LogRecord[]; total: number }>;
-  /** The sources present in the log, for the picker. */
-  sources?(): Promise<string[]>;
-}
+export type { LogSource } from './logs-source.js';
 
 /** Entries loaded when the filters change. */
 export const INITIAL_LINES = 500;
-const PER_PAGE = 100; // the service's largest page
 /** Most new entries one poll fetches (five queries); a burst beyond it is noted, not shown. */
 export const POLL_LIMIT = 500;
 const GAP_NOTE = `… more than ${POLL_LIMIT} new entries since the last poll; older ones skipped`;

@@ -2,30 +2,19 @@
 // transactions (retried on transient failures) on connections of our own (direct.ts), the
 // dialect helpers that keep SQL differences out of the services, and Sequelize for migrations.
 import { createRequire } from 'node:module';
-import { isAbsolute, resolve } from 'node:path';
 import type { Options, Sequelize, Transaction as SequelizeTransaction } from 'sequelize';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Database as SqliteConnection } from 'sqlite3';
 import { ServiceError } from '../errors.js';
-import { privateFile, tighten } from '../private-files.js';
-import { MysqlDirect, SqliteDirect, type DirectDriver, type PoolStats, type RunResult, type TxConnection } from './direct.js';
+import { MysqlDirect, SqliteDirect, type DirectDriver, type PoolStats, type RunResult } from './direct.js';
+import { isDeadlock, isTransientDbError } from './errors.js';
+import { configuredSqlite3, prepareSqliteStorage } from './sqlite.js';
 import type { Transaction } from './transaction.js';
+import { parseDatabaseUrl, type Dialect, type ParsedUrl } from './url.js';
+import { exactSum } from './values.js';
+import { runTransaction, WriteQueue, type DirectTransaction } from './writes.js';
 
 export type { Transaction };
-
-/** The transaction handle services receive; statements given it run on its connection. */
-class DirectTransaction implements Transaction {
-  readonly after: (() => unknown)[] = [];
-  constructor(readonly conn: TxConnection) {}
-  afterCommit(fn: () => unknown): void {
-    this.after.push(fn);
-  }
-}
-import { isDeadlock, isTransientDbError } from './errors.js';
-import { exactSum } from './values.js';
-
-export type Dialect = 'sqlite' | 'mysql';
+export { parseDatabaseUrl, type Dialect, type ParsedUrl };
 
 export interface DatabaseOptions {
   url: string;
@@ -33,79 +22,7 @@ export interface DatabaseOptions {
   poolMax?: number;
 }
 
-export interface ParsedUrl {
-  dialect: Dialect;
-  storage?: string;
-  host?: string;
-  port?: number;
-  username?: string;
-  password?: string;
-  database?: string;
-  /** A Unix socket to reach a MariaDB/MySQL server on the same host (`?socket=` in the URL). */
-  socketPath?: string;
-}
-
-/**
- * Parses `sqlite:path`, `sqlite:///abs/path`, `mysql://u:p@host:3306/db` or `mariadb://...`; a
- * server on the same host may be reached through its Unix socket with `?socket=/path/to.sock`.
- */
-export function parseDatabaseUrl(url: string): ParsedUrl {
-  if (url.startsWith('sqlite:')) {
-    let storage = url.slice('sqlite:'.length);
-    if (storage.startsWith('//')) storage = storage.slice(2);
-    if (!storage) throw new Error('sqlite URL needs a file path, e.g. sqlite:data/cashtrack.sqlite');
-    if (storage !== ':memory:' && !isAbsolute(storage)) storage = resolve(process.cwd(), storage);
-    return { dialect: 'sqlite', storage };
-  }
-  const u = new URL(url);
-  if (u.protocol !== 'mysql:' && u.protocol !== 'mariadb:') throw new Error(`unsupported database URL scheme ${u.protocol}`);
-  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
-  if (!database) throw new Error('the database URL names no database, e.g. mysql://root@127.0.0.1:3306/cashtrack');
-  const unknown = [...u.searchParams.keys()].filter((k) => k !== 'socket');
-  if (unknown.length) throw new Error(`unknown database URL parameter ${unknown[0]} (only socket is known)`);
-  const socket = u.searchParams.get('socket');
-  if (socket !== null && !isAbsolute(socket)) throw new Error('the socket parameter must be an absolute path, e.g. ?socket=/run/mysqld/mysqld.sock');
-  return {
-    dialect: 'mysql',
-    host: u.hostname || '127.0.0.1',
-    port: u.port ? Number(u.port) : 3306,
-    username: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password || ''),
-    database,
-    ...(socket ? { socketPath: socket } : {}),
-  };
-}
-
 const require = createRequire(import.meta.url);
-
-/**
- * sqlite3 with every connection configured on open: the direct driver's readers and writer and
- * Sequelize's migration connection all get the per-connection settings (busy timeout, synchronous).
- */
-function configuredSqlite3(busyTimeoutMs: number): typeof import('sqlite3') {
-  const sqlite3 = require('sqlite3') as typeof import('sqlite3');
-  class ConfiguredDatabase extends sqlite3.Database {
-    constructor(filename: string, mode?: number, callback?: (err: Error | null) => void) {
-      const done = callback ?? (() => {});
-      super(filename, mode ?? sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, (err) => {
-        if (err) return done(err);
-        this.configure('busyTimeout', busyTimeoutMs);
-        // WAL lets readers run beside the writer; synchronous=FULL makes each commit durable.
-        // Switching a fresh file to WAL needs it to itself, and SQLite answers SQLITE_BUSY at once
-        // (without its busy handler) when another process opens it at the same moment: the
-        // switch is tried again until the busy timeout runs out.
-        const deadline = Date.now() + busyTimeoutMs;
-        const configure = () =>
-          this.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;', (e) => {
-            if (e && (e as { code?: string }).code === 'SQLITE_BUSY' && Date.now() < deadline) setTimeout(configure, 10 + Math.random() * 40);
-            else done(e);
-          });
-        configure();
-      });
-    }
-  }
-  return { ...sqlite3, Database: ConfiguredDatabase as unknown as typeof sqlite3.Database };
-}
 
 // Sequelize serves the migrations (umzug, the query interface); every other statement goes to the
 // drivers directly (src/db/direct.ts). It is loaded on first use, so a command never pays for it.
@@ -121,8 +38,8 @@ export class Database {
   retriedTransactions = 0;
   /** Statements outside a transaction run again after a deadlock or a Galera certification conflict. */
   retriedStatements = 0;
-  /** Tail of the in-process queue of SQLite writers (SQLite has one writer at a time anyway). */
-  private writeQueue: Promise<void> = Promise.resolve();
+  /** The in-process queue of SQLite writers (SQLite has one writer at a time anyway). */
+  private readonly writeQueue: WriteQueue;
 
   constructor(options: DatabaseOptions) {
     try {
@@ -132,6 +49,7 @@ export class Database {
     }
     this.dialect = this.parsed.dialect;
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.writeQueue = new WriteQueue(this.busyTimeoutMs);
     const common: Options = {
       logging: false,
       define: { underscored: true, timestamps: false, freezeTableName: true },
@@ -174,18 +92,12 @@ export class Database {
 
   private storagePrepared = false;
 
-  /**
-   * Before the first connection to a SQLite file: its directory is created owner-only, the file
-   * is created (or tightened to) 0600, and so are its -wal and -shm files when they exist (SQLite
-   * gives new ones the database file's permissions).
-   */
+  /** Once, before the first connection to the SQLite file (see `prepareSqliteStorage`). */
   private prepareStorage(): void {
     const file = this.parsed.storage;
     if (this.storagePrepared || !file || file === ':memory:') return;
     this.storagePrepared = true;
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    privateFile(file);
-    for (const companion of [`${file}-wal`, `${file}-shm`, `${file}-journal`]) tighten(companion);
+    prepareSqliteStorage(file);
   }
 
   /** The statement connections: open, in use, waiting (for the metrics). */
@@ -206,7 +118,7 @@ export class Database {
   async transaction<T>(fn: (t: Transaction) => Promise<T>, retries = 5): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const { result, after } = this.dialect === 'sqlite' ? await this.exclusive(() => this.runTransaction(fn)) : await this.runTransaction(fn);
+        const { result, after } = this.dialect === 'sqlite' ? await this.writeQueue.exclusive(() => runTransaction(this.direct, fn)) : await runTransaction(this.direct, fn);
         for (const hook of after) {
           try {
             await hook();
@@ -222,52 +134,6 @@ export class Database {
         this.retriedTransactions++;
         await sleep(Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random()));
       }
-    }
-  }
-
-  private async runTransaction<T>(fn: (t: Transaction) => Promise<T>): Promise<{ result: T; after: (() => unknown)[] }> {
-    const conn = await this.direct.begin();
-    const tx = new DirectTransaction(conn);
-    let result: T;
-    try {
-      result = await fn(tx);
-    } catch (err) {
-      await conn.rollback().catch(() => {});
-      throw err;
-    }
-    await conn.commit();
-    return { result, after: tx.after };
-  }
-
-  /**
-   * Runs `fn` as this process's only SQLite writer. Writers waiting in SQLite's busy handler each
-   * hold a libuv thread; queued here instead, the lock holder always has a thread to commit with,
-   * and the busy timeout only arbitrates between processes. Waiting longer than the busy timeout
-   * fails as SQLITE_BUSY would (and is retried like it).
-   */
-  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const previous = this.writeQueue;
-    let release!: () => void;
-    this.writeQueue = new Promise<void>((r) => (release = r));
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        previous,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(Object.assign(new Error('timed out waiting for the SQLite write lock'), { code: 'SQLITE_BUSY' })), this.busyTimeoutMs);
-        }),
-      ]);
-    } catch (err) {
-      // Keep the queue order: whoever is behind us waits for our predecessor, not for us.
-      void previous.then(release);
-      clearTimeout(timer);
-      throw err;
-    }
-    clearTimeout(timer);
-    try {
-      return await fn();
-    } finally {
-      release();
     }
   }
 
@@ -292,7 +158,7 @@ export class Database {
    */
   async execute(sql: string, params: unknown[] = [], transaction?: Transaction): Promise<RunResult> {
     if (transaction) return (transaction as DirectTransaction).conn.run(sql, params);
-    if (this.dialect === 'sqlite') return this.exclusive(() => this.direct.run(sql, params));
+    if (this.dialect === 'sqlite') return this.writeQueue.exclusive(() => this.direct.run(sql, params));
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.direct.run(sql, params);

@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import type { Database as SqliteConnection } from 'sqlite3';
 import type { Pool, ResultSetHeader } from 'mysql2';
-import type { ParsedUrl } from './database.js';
+import type { ParsedUrl } from './url.js';
 
 export interface RunResult {
   affected: number;

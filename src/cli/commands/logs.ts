@@ -2,7 +2,10 @@
 // followed) and `logs prune`.
 import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs.js';
 import { printJson, UsageError, withContext, type Io } from '../io.js';
-import type { LogSource, ViewFilters } from '../logs-view.js';
+import { formatLine, PER_PAGE, type LogSource } from '../logs-source.js';
+import type { ViewFilters } from '../logs-store.js';
+
+export { formatLine };
 
 export interface ViewOptions {
   level?: string;
@@ -13,11 +16,6 @@ export interface ViewOptions {
   follow?: boolean;
   limit: number;
   json?: boolean;
-}
-
-export function formatLine(e: LogRecord): string {
-  const ctx = e.context && Object.keys(e.context).length ? ' ' + JSON.stringify(e.context) : '';
-  return `${e.time} ${e.level.toUpperCase().padEnd(7)} [${e.source}] ${e.message}${ctx}`;
 }
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
@@ -71,8 +69,6 @@ async function followUntilStopped(io: Io, source: LogSource, filters: ViewFilter
     io.stdout.off('error', onSignal);
   }
 }
-
-const PER_PAGE = 100;
 
 /**
  * Writes the newest `initial` entries, oldest first, then every newer entry once, in order, polling

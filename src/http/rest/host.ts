@@ -5,46 +5,23 @@ import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Serve
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
-import { dict, isPrototypeKey } from '../../objects.js';
 import { IdempotencyService, requestHash } from '../../services/idempotency.js';
-import { can, type Principal } from '../../services/auth.js';
+import { can } from '../../services/auth.js';
 import { hostCheck } from './allowed-hosts.js';
 import { toRestError, restError, type RestError } from './errors.js';
+import { parseFields, pickFields } from './fields.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
+import { clientIp, readCookie, SESSION_COOKIE, siteUrl, state, type RestState } from './request-state.js';
 import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
 import { PROBE_PATHS } from '../health-routes.js';
 
-export const SESSION_COOKIE = 'cashtrack_session';
+export { clientIp, isHttps, readCookie, SESSION_COOKIE, siteUrl, state, type RestState } from './request-state.js';
+export { pickFields } from './fields.js';
 
 /** Query parameters the host consumes itself; never passed to route validation. */
 const GLOBAL_PARAMS = ['_envelope', '_fields', '_method', '_wpnonce', '_locale', '_pretty', '_embed', 'rest_route', 'context'];
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
-
-export interface RestState {
-  rest: boolean;
-  requestId: string;
-  ip: string | null;
-  principal: Principal | null;
-  /** Original query string (global params included), kept for Link headers. */
-  search: string;
-  envelope: boolean;
-  fields: string[] | null;
-  links: string[];
-  noCache: boolean;
-  replayed?: boolean;
-  /** The body limit for this request when it is lower than the route's (no credentials). */
-  maxBodyBytes?: number;
-}
-
-declare module '@hapi/hapi' {
-  interface RequestApplicationState {
-    cashtrack?: RestState;
-  }
-  interface PluginSpecificConfiguration {
-    cashtrack?: { def?: RouteDef; auth?: 'public' | 'manage_options' | 'session' };
-  }
-}
 
 export interface RestHostOptions {
   ctx: Context;
@@ -53,79 +30,6 @@ export interface RestHostOptions {
 
 let requestCounter = 0;
 const processTag = Math.random().toString(36).slice(2, 6);
-
-export function state(request: Request): RestState {
-  return request.app.cashtrack!;
-}
-
-/** The client address, from X-Forwarded-For only when a trusted proxy is configured. */
-export function clientIp(request: Request, trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const fwd = request.headers['x-forwarded-for'];
-    // The rightmost entry is the one our own proxy appended; entries left of it are the client's word.
-    if (typeof fwd === 'string' && fwd.trim()) return fwd.split(',').pop()!.trim().slice(0, 45) || (request.info.remoteAddress ?? null);
-  }
-  return request.info.remoteAddress ?? null;
-}
-
-/** Scheme, host and port the client used (public_url when configured). */
-export function siteUrl(request: Request, ctx: Context): string {
-  if (ctx.config.server.public_url) return ctx.config.server.public_url.replace(/\/+$/, '');
-  const proto = ctx.config.server.trust_proxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'].split(',')[0].trim() : request.server.info.protocol;
-  return `${proto === 'https' ? 'https' : 'http'}://${request.info.host}`;
-}
-
-export function isHttps(request: Request, ctx: Context): boolean {
-  return siteUrl(request, ctx).startsWith('https:');
-}
-
-function parseFields(value: unknown): string[] | null {
-  if (typeof value !== 'string' || !value.trim()) return null;
-  const fields = value.split(/[\s,]+/).filter(Boolean);
-  // A segment that leads to a prototype names no field of any response: refused, so that no walk
-  // below can reach Object.prototype (and a client learns its request was wrong).
-  const bad = fields.find((f) => f.split('.').some(isPrototypeKey));
-  if (bad) {
-    const message = `_fields may not name __proto__, constructor or prototype (got "${bad.slice(0, 64)}").`;
-    throw new ServiceError('rest_invalid_param', 'Invalid parameter(s): _fields', 400, { params: { _fields: message }, details: { _fields: { code: 'rest_invalid_param', message, data: null } } });
-  }
-  return fields;
-}
-
-/**
- * Keeps only the requested fields (dot notation for nested keys). Reads own properties only and
- * builds the output on objects without a prototype, so no field name can reach a prototype.
- */
-export function pickFields(item: unknown, fields: string[]): unknown {
-  if (!item || typeof item !== 'object' || Array.isArray(item)) return item;
-  const out = dict();
-  // Objects made here; a value copied whole from the item (`a` before `a.b`) is never written into.
-  const made = new Set<object>([out]);
-  for (const field of fields) {
-    const parts = field.split('.');
-    if (parts.some(isPrototypeKey)) continue;
-    let src: unknown = item;
-    let dst = out;
-    for (let i = 0; i < parts.length; i++) {
-      const key = parts[i];
-      if (!src || typeof src !== 'object' || !Object.hasOwn(src, key)) break;
-      src = (src as Record<string, unknown>)[key];
-      if (i === parts.length - 1) {
-        if (!Object.hasOwn(dst, key)) dst[key] = src;
-        break;
-      }
-      if (!Object.hasOwn(dst, key)) {
-        const child = dict();
-        made.add(child);
-        dst[key] = child;
-      }
-      const next = dst[key];
-      if (!next || typeof next !== 'object' || !made.has(next)) break;
-      dst = next as Record<string, unknown>;
-    }
-  }
-  return out;
-}
 
 export const restHost: Plugin<RestHostOptions> = {
   name: 'cashtrack-rest-host',
@@ -412,16 +316,6 @@ export const restHost: Plugin<RestHostOptions> = {
     }
   },
 };
-
-/** One cookie's value from a Cookie header. */
-export function readCookie(header: string | undefined, name: string): string | null {
-  if (typeof header !== 'string') return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
-  }
-  return null;
-}
 
 function envelope(body: unknown, status: number, headers: Record<string, string>): Record<string, unknown> {
   return { body, status, headers };

@@ -1,0 +1,67 @@
+// Write transactions on the direct connections: the handle services receive, one BEGIN ... COMMIT
+// on a connection of its own, and the queue that makes this process SQLite's only writer.
+import type { DirectDriver, TxConnection } from './direct.js';
+import type { Transaction } from './transaction.js';
+
+/** The transaction handle services receive; statements given it run on its connection. */
+export class DirectTransaction implements Transaction {
+  readonly after: (() => unknown)[] = [];
+  constructor(readonly conn: TxConnection) {}
+  afterCommit(fn: () => unknown): void {
+    this.after.push(fn);
+  }
+}
+
+/** One attempt of `Database.transaction`: `fn` between BEGIN and COMMIT, rolled back if it throws. */
+export async function runTransaction<T>(direct: DirectDriver, fn: (t: Transaction) => Promise<T>): Promise<{ result: T; after: (() => unknown)[] }> {
+  const conn = await direct.begin();
+  const tx = new DirectTransaction(conn);
+  let result: T;
+  try {
+    result = await fn(tx);
+  } catch (err) {
+    await conn.rollback().catch(() => {});
+    throw err;
+  }
+  await conn.commit();
+  return { result, after: tx.after };
+}
+
+export class WriteQueue {
+  /** Tail of the in-process queue of SQLite writers (SQLite has one writer at a time anyway). */
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly timeoutMs: number) {}
+
+  /**
+   * Runs `fn` as this process's only SQLite writer. Writers waiting in SQLite's busy handler each
+   * hold a libuv thread; queued here instead, the lock holder always has a thread to commit with,
+   * and the busy timeout only arbitrates between processes. Waiting longer than the busy timeout
+   * fails as SQLITE_BUSY would (and is retried like it).
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((r) => (release = r));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        previous,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(Object.assign(new Error('timed out waiting for the SQLite write lock'), { code: 'SQLITE_BUSY' })), this.timeoutMs);
+        }),
+      ]);
+    } catch (err) {
+      // Keep the queue order: whoever is behind us waits for our predecessor, not for us.
+      void previous.then(release);
+      clearTimeout(timer);
+      throw err;
+    }
+    clearTimeout(timer);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
