@@ -12,7 +12,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Database as SqliteConnection } from 'sqlite3';
 import { ServiceError } from '../errors.js';
 import { privateFile } from '../private-files.js';
-import type { ParsedUrl } from './database.js';
+import type { ParsedUrl } from './url.js';
 
 const require = createRequire(import.meta.url);
 

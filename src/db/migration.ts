@@ -1,7 +1,7 @@
 // What a migration receives, and column helpers for the places where SQLite and MariaDB differ.
 import { createRequire } from 'node:module';
 import type { DataTypes as SequelizeDataTypes, QueryInterface, Sequelize } from 'sequelize';
-import type { Dialect } from './database.js';
+import type { Dialect } from './url.js';
 
 export interface MigrationContext {
   qi: QueryInterface;

@@ -4,9 +4,6 @@ import { none } from '../../schemas/fields.js';
 import { couponSchemas } from '../../schemas/coupons.js';
 import { accepted, PagedResult, route, type RouteDef } from '../rest/types.js';
 
-// Re-exported for `cashtrack coupons` (src/cli/commands/coupons.ts), which imports them from here.
-export { couponSchemas, type CouponEdit } from '../../schemas/coupons.js';
-
 /** Coupon routes. */
 export const couponsRoutes: RouteDef[] = [
   route({

@@ -6,9 +6,6 @@ import { pageSchemas } from '../../schemas/pages.js';
 import { accepted, created, PagedResult, route, type RouteDef } from '../rest/types.js';
 import { advertiserSchemas } from './advertisers.js';
 
-// Re-exported for `cashtrack pages` (src/cli/commands/pages.ts), which imports them from here.
-export { pageSchemas } from '../../schemas/pages.js';
-
 export const pagesRoutes: RouteDef[] = [
   route({
     id: 'advertisers.page',
