@@ -2,7 +2,6 @@
 // refusals up to the headers; then the size cap while reading, a time budget that counts only the
 // server's time (never a slow reader's), the caller's abort, and a reader that stops early
 // closing the connection. The server is never read far ahead of the reader.
-import { once } from 'node:events';
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +23,7 @@ function writeBody(res: http.ServerResponse, total: number, headers: http.Outgoi
   const sent: Sent = { bytes: 0, total, closedEarly: false, done: Promise.resolve() };
   res.writeHead(200, { 'content-type': 'text/plain', ...headers });
   const chunk = Buffer.alloc(64 * 1024, 'x');
+  const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
   sent.done = (async () => {
     while (sent.bytes < total) {
       if (res.destroyed) {
@@ -31,7 +31,7 @@ function writeBody(res: http.ServerResponse, total: number, headers: http.Outgoi
         return;
       }
       sent.bytes += chunk.length;
-      if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (!res.write(chunk)) await Promise.race([new Promise<void>((resolve) => res.once('drain', () => resolve())), closed]);
     }
     res.end();
   })();
