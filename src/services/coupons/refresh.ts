@@ -188,7 +188,6 @@ export class CouponRefresher {
     await db.execute(db.upsert('coupon_refreshes', cols, ['network'], set), [network, refresh, startedAt, incremental ? null : now, now]);
   }
 
-  /** Merges one page in one transaction; hooks fire after it commits. */
   /**
    * What the network's stored coupons are, by the network's id: read once per refresh (one scan,
    * a few bytes a coupon), so telling unchanged coupons apart and finding the unlisted ones
