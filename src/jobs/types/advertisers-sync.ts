@@ -14,18 +14,6 @@ export const advertisersSync: JobType<{ network?: string }> = {
     network: networkParam,
   }),
   run(ctx, job) {
-    return forEachNetwork<{ network?: string }, SyncCounts, SyncState>(ctx, job, (network, state, total) =>
-      ctx.advertisers.sync(network, {
-        resume: state.current?.network === network ? state.current : null,
-        signal: job.signal,
-        actor: `job:${job.id}`,
-        onProgress: (delta) => job.progress(delta),
-        onTotal: total,
-        onPage: async (s) => {
-          state.current = s;
-          await job.saveCheckpoint(state);
-        },
-      }),
-    );
+    return forEachNetwork<{ network?: string }, SyncCounts, SyncState>(ctx, job, (network, walk) => ctx.advertisers.sync(network, walk));
   },
 };

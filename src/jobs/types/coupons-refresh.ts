@@ -25,21 +25,9 @@ export const couponsRefresh: JobType<CouponsRefreshParams> = {
   async run(ctx, job) {
     // Without a network: those whose module has a coupon list (the others have nothing to refresh).
     const supported = async (network: string) => Boolean((await ctx.networks.module(network)).coupons);
-    return forEachNetwork<CouponsRefreshParams, RefreshCounts | { skipped: string }, RefreshState>(ctx, job, async (network, state, total) => {
+    return forEachNetwork<CouponsRefreshParams, RefreshCounts | { skipped: string }, RefreshState>(ctx, job, async (network, walk) => {
       if (!job.params.network && !(await supported(network))) return { skipped: 'no coupon list' };
-      return ctx.coupons.refresh(network, {
-        force: job.params.force === true,
-        full: job.params.full === true,
-        resume: state.current?.network === network ? state.current : null,
-        signal: job.signal,
-        actor: `job:${job.id}`,
-        onProgress: (delta) => job.progress(delta),
-        onTotal: total,
-        onPage: async (s) => {
-          state.current = s;
-          await job.saveCheckpoint(state);
-        },
-      });
+      return ctx.coupons.refresh(network, { ...walk, force: job.params.force === true, full: job.params.full === true });
     });
   },
 };

@@ -16,19 +16,11 @@ export const ordersPoll: JobType<{ network?: string; since?: Date }> = {
     since: Joi.date().iso().description('Start of the window (default: the oldest pending order minus 7 days, else 30 days ago).'),
   }),
   run(ctx, job) {
-    return forEachNetwork<{ network?: string; since?: Date }, PollCounts & { from: string; to: string }, PollState>(ctx, job, (network, state, total) =>
+    return forEachNetwork<{ network?: string; since?: Date }, PollCounts & { from: string; to: string }, PollState>(ctx, job, (network, walk) =>
       ctx.orders.poll(network, {
+        ...walk,
         since: job.params.since,
-        resume: state.current?.network === network ? state.current : null,
-        signal: job.signal,
-        actor: `job:${job.id}`,
-        onProgress: (delta) => job.progress(delta),
-        onTotal: total,
         onRefused: (context) => job.log('warning', 'Polled transaction refused', context),
-        onPage: async (s) => {
-          state.current = s;
-          await job.saveCheckpoint(state);
-        },
       }),
     );
   },
