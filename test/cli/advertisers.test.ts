@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdmitadFixture, type AdmitadFixture } from '../fixtures/networks/admitad.js';
-import { runCli } from '../helpers/cli.js';
+import { configureAdmitadCli, runCli } from '../helpers/cli.js';
 import { createTestDatabase, dialects, type TestDatabase } from '../helpers/context.js';
 
 type Json = Record<string, any>;
@@ -14,11 +14,7 @@ for (const dialect of dialects) {
       db = await createTestDatabase(dialect);
       expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
       fixture = await startAdmitadFixture({ advertisers: 5, actions: 6, actionsFrom: new Date(Date.now() - 5 * DAY), actionsTo: new Date(Date.now() - DAY) });
-      const s = fixture.settings;
-      const configured = await runCli(
-        ['networks', 'configure', 'admitad', '--set', `client_id=${s.client_id}`, '--set', `website_id=${s.website_id}`, '--set', `base_url=${s.base_url}`, '--secret-env', 'client_secret=ADM_SECRET'],
-        { db, env: { ADM_SECRET: String(s.client_secret) } },
-      );
+      const configured = await configureAdmitadCli(db, fixture);
       expect(configured.code, configured.stderr).toBe(0);
     });
     afterAll(async () => {
@@ -103,11 +99,7 @@ for (const dialect of dialects) {
       db = await createTestDatabase(dialect);
       expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
       fixture = await startAdmitadFixture({ advertisers: 3, actions: 4, actionsFrom: new Date(Date.now() - 5 * DAY), actionsTo: new Date(Date.now() - DAY) });
-      const s = fixture.settings;
-      const configured = await runCli(
-        ['networks', 'configure', 'admitad', '--set', `client_id=${s.client_id}`, '--set', `website_id=${s.website_id}`, '--set', `base_url=${s.base_url}`, '--secret-env', 'client_secret=ADM_SECRET'],
-        { db, env: { ADM_SECRET: String(s.client_secret) } },
-      );
+      const configured = await configureAdmitadCli(db, fixture);
       expect(configured.code, configured.stderr).toBe(0);
       expect((await runCli(['advertisers', 'sync', '--network', 'admitad'], { db })).code).toBe(0);
       const ann = await runCli(['users', 'create', 'ann', '--email', 'ann@example.com', '--json'], { db });

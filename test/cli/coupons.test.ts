@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdmitadFixture, type AdmitadFixture } from '../fixtures/networks/admitad.js';
 import { buildContext } from '../../src/context.js';
-import { CLI_SECRET, runCli } from '../helpers/cli.js';
+import { CLI_SECRET, configureAdmitadCli, runCli } from '../helpers/cli.js';
 import { createTestDatabase, dialects, testConfig, type TestDatabase } from '../helpers/context.js';
 
 type Json = Record<string, any>;
@@ -14,11 +14,7 @@ for (const dialect of dialects) {
       db = await createTestDatabase(dialect);
       expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
       fixture = await startAdmitadFixture({ coupons: 4, couponDates: { start: '2024-03-01T00:00:00', end: null } });
-      const s = fixture.settings;
-      const configured = await runCli(
-        ['networks', 'configure', 'admitad', '--set', `client_id=${s.client_id}`, '--set', `website_id=${s.website_id}`, '--set', `base_url=${s.base_url}`, '--secret-env', 'client_secret=ADM_SECRET'],
-        { db, env: { ADM_SECRET: String(s.client_secret) } },
-      );
+      const configured = await configureAdmitadCli(db, fixture);
       expect(configured.code, configured.stderr).toBe(0);
     });
     afterAll(async () => {

@@ -2,6 +2,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import type { TestDatabase } from './context.js';
+import type { AdmitadFixture } from '../fixtures/networks/admitad.js';
 
 export interface CliResult {
   code: number;
@@ -40,4 +41,13 @@ export async function runCli(argv: string[], options: { db?: TestDatabase; env?:
     stderr: stderr.text,
     json: <T>() => JSON.parse(stdout.text) as T,
   };
+}
+
+/** Configures the admitad module against its fixture through `cashtrack networks configure` (the secret from the environment). */
+export async function configureAdmitadCli(db: TestDatabase, fixture: AdmitadFixture): Promise<CliResult> {
+  const s = fixture.settings;
+  return runCli(
+    ['networks', 'configure', 'admitad', '--set', `client_id=${s.client_id}`, '--set', `website_id=${s.website_id}`, '--set', `base_url=${s.base_url}`, '--secret-env', 'client_secret=ADM_SECRET'],
+    { db, env: { ADM_SECRET: String(s.client_secret) } },
+  );
 }

@@ -305,8 +305,12 @@ export class PageService {
 
   /** The bulk run: the latest `pages.bulk` job (null: never run) and how many active advertisers have a page. */
   async bulkState(): Promise<{ job: Job | null; advertisers: { active: number; with_page: number; without_page: number } }> {
-    const [{ items }, advertisers] = await Promise.all([this.deps.jobs.list({ type: 'pages.bulk', page: 1, per_page: 1 }), this.deps.advertisers.pageCounts()]);
-    return { job: items[0] ?? null, advertisers };
+    const [job, advertisers] = await Promise.all([this.latestBulk(), this.deps.advertisers.pageCounts()]);
+    return { job, advertisers };
+  }
+
+  private async latestBulk(): Promise<Job | null> {
+    return (await this.deps.jobs.list({ type: 'pages.bulk', page: 1, per_page: 1 })).items[0] ?? null;
   }
 
   /**
@@ -327,8 +331,7 @@ export class PageService {
   async cancelBulk(actor: string): Promise<Job> {
     const job = await this.deps.jobs.activeOfType('pages.bulk');
     if (!job) {
-      const { job: latest } = await this.bulkState();
-      throw new ServiceError('svc_job_not_running', 'No pages.bulk job is queued or running.', 409, { type: 'pages.bulk', job: latest });
+      throw new ServiceError('svc_job_not_running', 'No pages.bulk job is queued or running.', 409, { type: 'pages.bulk', job: await this.latestBulk() });
     }
     return this.deps.jobs.cancel(job.id, actor);
   }
