@@ -4,8 +4,16 @@
 // instance has its own registry (not prom-client's global one): several servers in one process,
 // tests among them, never register a metric twice. Labels are bounded: route ids (never raw
 // paths), network ids, job types, event names and fixed outcome words.
-import client from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as Prom from 'prom-client';
 import type { PoolStats } from './db/direct.js';
+
+// prom-client is loaded when metrics are switched on: a command, or a daemon without metrics,
+// never pays for it.
+const require = createRequire(import.meta.url);
+const prom = () => require('prom-client') as typeof Prom;
+/** Prometheus's text format, as prom-client names it. */
+const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** What services and the HTTP layer report; every method is cheap and never throws. */
 export interface Metrics {
@@ -30,7 +38,7 @@ export const noMetrics: Metrics = {
   jobRun() {},
   webhookDelivery() {},
   async render() {
-    return { contentType: client.Registry.PROMETHEUS_CONTENT_TYPE, body: '' };
+    return { contentType: PROMETHEUS_CONTENT_TYPE, body: '' };
   },
 };
 
@@ -60,17 +68,19 @@ class BoundedLabel {
 /** prom-client over a registry of its own; the process and event-loop-lag defaults included. */
 export class PromMetrics implements Metrics {
   readonly enabled = true;
-  readonly registry = new client.Registry();
-  private readonly requests: client.Counter<'route' | 'method' | 'status'>;
-  private readonly latency: client.Histogram<'route' | 'method' | 'status'>;
-  private readonly postbacks: client.Counter<'network' | 'outcome'>;
-  private readonly jobs: client.Counter<'type' | 'outcome'>;
-  private readonly jobSeconds: client.Histogram<'type' | 'outcome'>;
-  private readonly deliveries: client.Counter<'event' | 'outcome'>;
-  private readonly deliverySeconds: client.Histogram<'event' | 'outcome'>;
+  readonly registry: Prom.Registry;
+  private readonly requests: Prom.Counter<'route' | 'method' | 'status'>;
+  private readonly latency: Prom.Histogram<'route' | 'method' | 'status'>;
+  private readonly postbacks: Prom.Counter<'network' | 'outcome'>;
+  private readonly jobs: Prom.Counter<'type' | 'outcome'>;
+  private readonly jobSeconds: Prom.Histogram<'type' | 'outcome'>;
+  private readonly deliveries: Prom.Counter<'event' | 'outcome'>;
+  private readonly deliverySeconds: Prom.Histogram<'event' | 'outcome'>;
   private readonly networks = new BoundedLabel(200);
 
   constructor(sources: MetricsSources) {
+    const client = prom();
+    this.registry = new client.Registry();
     const registers = [this.registry];
     client.collectDefaultMetrics({ register: this.registry, prefix: 'cashtrack_', eventLoopMonitoringPrecision: 20 });
     this.requests = new client.Counter({ name: 'cashtrack_http_requests_total', help: 'HTTP requests answered, by route id, method and status.', labelNames: ['route', 'method', 'status'], registers });

@@ -7,9 +7,14 @@
 // for a provider that refuses the schema (remembered per provider, so a run does not pay the
 // refusal on every call). The content is parsed and validated by the caller's Joi schema; anything
 // else is refused with `svc_ai_bad_output` and a reason, never half-used.
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { createRequire } from 'node:module';
+import type OpenAI from 'openai';
 import type Joi from 'joi';
 import { ServiceError } from '../errors.js';
+
+// The SDK is loaded with the first provider made: a command that calls no AI never pays for it.
+const require = createRequire(import.meta.url);
+const sdk = () => require('openai') as typeof import('openai');
 
 export interface ProviderSettings {
   base_url: string;
@@ -117,7 +122,7 @@ export function retryAfterMs(value: string | null | undefined, now = Date.now())
 
 /** True for a 400 that says the provider does not take `response_format: json_schema`. */
 function refusesSchema(err: unknown): boolean {
-  if (!(err instanceof APIError) || (err.status !== 400 && err.status !== 422)) return false;
+  if (!(err instanceof sdk().APIError) || (err.status !== 400 && err.status !== 422)) return false;
   const text = `${err.message} ${JSON.stringify(err.error ?? '')} ${err.param ?? ''}`.toLowerCase();
   return text.includes('response_format') || text.includes('json_schema');
 }
@@ -138,7 +143,7 @@ export class AiProvider {
     private readonly formats: Map<string, OutputFormat> = new Map(),
     private readonly random: () => number = Math.random,
   ) {
-    this.client = new OpenAI({ baseURL: settings.base_url, apiKey: settings.api_key, timeout: settings.timeout_ms, maxRetries: 0 });
+    this.client = new (sdk().OpenAI)({ baseURL: settings.base_url, apiKey: settings.api_key, timeout: settings.timeout_ms, maxRetries: 0 });
   }
 
   get model(): string {
@@ -239,10 +244,10 @@ export class AiProvider {
   }
 
   private classify(err: unknown, attempts: number): Failure {
-    if (err instanceof APIUserAbortError) return { retry: false, waitMs: null, error: providerError('aborted', 'The call was aborted.', null) };
-    if (err instanceof APIConnectionTimeoutError) return { retry: true, waitMs: null, error: providerError('timeout', `The provider did not answer within ${this.settings.timeout_ms} ms.`, null) };
-    if (err instanceof APIConnectionError) return { retry: true, waitMs: null, error: providerError('connection', 'The provider could not be reached.', null) };
-    if (err instanceof APIError && typeof err.status === 'number') {
+    if (err instanceof sdk().APIUserAbortError) return { retry: false, waitMs: null, error: providerError('aborted', 'The call was aborted.', null) };
+    if (err instanceof sdk().APIConnectionTimeoutError) return { retry: true, waitMs: null, error: providerError('timeout', `The provider did not answer within ${this.settings.timeout_ms} ms.`, null) };
+    if (err instanceof sdk().APIConnectionError) return { retry: true, waitMs: null, error: providerError('connection', 'The provider could not be reached.', null) };
+    if (err instanceof sdk().APIError && typeof err.status === 'number') {
       const status = err.status;
       const detail = typeof err.message === 'string' ? err.message.slice(0, 300) : '';
       if (status === 429) return { retry: true, waitMs: retryAfterMs(err.headers?.get('retry-after')), error: providerError('rate_limited', `The provider is rate limiting (429) after ${attempts} attempt(s).`, status) };

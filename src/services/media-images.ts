@@ -8,13 +8,24 @@
 // damaged, a header of one type over another) is `not_an_image` too. The output format follows the input: PNG for PNG and GIF (lossless,
 // keeps transparency; a GIF keeps its first frame), JPEG for JPEG, WebP for WebP.
 import { createHash } from 'node:crypto';
-import { fileTypeFromBuffer } from 'file-type';
-import sharp, { type Metadata, type OutputInfo } from 'sharp';
+import { createRequire } from 'node:module';
+import type Sharp from 'sharp';
+import type { Metadata, OutputInfo } from 'sharp';
 import { fetchBlocked } from '../outbound/index.js';
 
-// Two cores shared with the database and the daemon: one libvips thread, no cache of decoded images.
-sharp.concurrency(1);
-sharp.cache(false);
+// sharp (libvips) and file-type are loaded with the first image: a command or a daemon that
+// fetches no logo never pays for them.
+const require = createRequire(import.meta.url);
+let loaded: typeof Sharp | null = null;
+function sharp(...args: Parameters<typeof Sharp>): ReturnType<typeof Sharp> {
+  if (!loaded) {
+    loaded = require('sharp') as typeof Sharp;
+    // Two cores shared with the database and the daemon: one libvips thread, no cache of decoded images.
+    loaded.concurrency(1);
+    loaded.cache(false);
+  }
+  return loaded(...args);
+}
 
 export const MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 export type MediaType = 'image/png' | 'image/jpeg' | 'image/webp';
@@ -91,6 +102,7 @@ export function pngInsideIco(ico: Buffer): Buffer | null {
 /** Sniffs, bounds, decodes and re-encodes; every refusal is 422 svc_fetch_blocked with a `reason`. */
 export async function processImage(input: Buffer, limits: ImageLimits): Promise<ProcessedImage> {
   if (input.length === 0) throw fetchBlocked('not_an_image', 'The file is empty.');
+  const { fileTypeFromBuffer } = await import('file-type');
   const sniffed = await fileTypeFromBuffer(input);
   // file-type sees an SVG as nothing or as XML: told apart here only to say why it is refused.
   if ((!sniffed || sniffed.mime === 'application/xml') && looksLikeSvg(input)) throw fetchBlocked('unsupported_type', 'SVG images are not accepted (only PNG, JPEG, GIF and WebP).', { type: 'image/svg+xml' });

@@ -2,7 +2,12 @@
 // an administrator, the AI): markup and script are dropped, entities decoded, so a shop page can
 // escape the text once and show exactly what was stored.
 import { DomUtils, parseDocument } from 'htmlparser2';
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+import type sanitizeHtml from 'sanitize-html';
+
+// Loaded on first use: a command that never cleans HTML never pays for it.
+const require = createRequire(import.meta.url);
+const clean = (html: string, options: sanitizeHtml.IOptions): string => (require('sanitize-html') as typeof sanitizeHtml)(html, options);
 
 // Block ends become line breaks before the tags go, so "a<br>b" does not read "ab".
 const BREAKS = /<\s*br\s*\/?\s*>|<\s*\/\s*(p|div|li|h[1-6]|tr)\s*>/gi;
@@ -16,7 +21,7 @@ export function plainText(input: string, multiline: boolean): string {
   let text = input;
   // The common case (no markup, no entity) skips both parsers: a refresh cleans 100,000 titles.
   if (/[<&]/.test(text)) {
-    const stripped = sanitizeHtml(text.replace(BREAKS, '\n'), { allowedTags: [], allowedAttributes: {}, disallowedTagsMode: 'discard' });
+    const stripped = clean(text.replace(BREAKS, '\n'), { allowedTags: [], allowedAttributes: {}, disallowedTagsMode: 'discard' });
     // sanitize-html answers HTML-escaped text; decoding it once more gives the characters.
     text = DomUtils.textContent(parseDocument(stripped, { decodeEntities: true }));
   }

@@ -11,8 +11,13 @@
  * attribute. Links that leave the site carry `rel="nofollow sponsored noopener"`: shop pages link
  * to advertisers, and search engines ask for paid links to say so.
  */
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+import type sanitizeHtml from 'sanitize-html';
 import { Parser } from 'htmlparser2';
+
+// Loaded on first use: a command that never cleans HTML never pays for it.
+const require = createRequire(import.meta.url);
+const clean = (html: string, options: sanitizeHtml.IOptions): string => (require('sanitize-html') as typeof sanitizeHtml)(html, options);
 
 const GLOBAL_ATTRIBUTES = ['class', 'title', 'lang', 'dir', 'role', 'aria-*'];
 
@@ -91,7 +96,7 @@ const BODY_OPTIONS: sanitizeHtml.IOptions = {
 
 /** Sanitises HTML for a page body: allowlisted tags and attributes, safe URL schemes, outbound links marked. */
 export function sanitizeBody(html: string): string {
-  return sanitizeHtml(html, BODY_OPTIONS).trim();
+  return clean(html, BODY_OPTIONS).trim();
 }
 
 // Elements whose boundaries separate words: "<p>a</p><p>b</p>" reads "a b", not "ab".
