@@ -4,7 +4,7 @@
 // to the `cli` owner, apart from every REST caller's.
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { IdempotencyService, requestHash, type Once } from '../services/idempotency.js';
+import { IdempotencyService, requestHash, type Once } from '../services/idempotency/index.js';
 
 /** Whose keys the command line's are (the actor its commands record). */
 export const CLI_OWNER = 'cli';

@@ -1,7 +1,7 @@
 // What every command gets: its streams, and one way to build the context, print and fail.
 import type { Config, LoadOptions } from '../config.js';
 import type { Context } from '../context.js';
-import type { HoldInTransaction } from '../services/idempotency.js';
+import type { HoldInTransaction } from '../services/idempotency/index.js';
 import { translateDbError } from '../db/errors.js';
 import { isServiceError } from '../errors.js';
 

@@ -1,7 +1,7 @@
 // What both forms of `cashtrack logs` share, the plain or followed lines (commands/logs.ts) and
 // the terminal view (logs-view.tsx): the source entries are read from, the page they are read
 // in, and an entry as one line of text.
-import type { LogFilters, LogRecord } from '../services/logs.js';
+import type { LogFilters, LogRecord } from '../services/logs/index.js';
 
 /** What the view reads from; `LogService` is one. */
 export interface LogSource {

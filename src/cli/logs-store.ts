@@ -4,7 +4,7 @@
 // one entry's details, help). Everything here is a pure reducer, so keys are reduced against the
 // latest state (a useInput callback can be a render behind) and tests drive it without a terminal.
 import type { Key } from 'ink';
-import { LOG_LEVELS, type LogLevel, type LogRecord } from '../services/logs.js';
+import { LOG_LEVELS, type LogLevel, type LogRecord } from '../services/logs/index.js';
 
 export interface ViewFilters {
   /** Entries at this level and above. */

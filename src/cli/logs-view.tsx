@@ -5,7 +5,7 @@
 import { useEffect, useReducer } from 'react';
 import { Box, Text, render, useApp, useInput, useStdout } from 'ink';
 import type { Context } from '../context.js';
-import type { LogLevel, LogRecord } from '../services/logs.js';
+import type { LogLevel, LogRecord } from '../services/logs/index.js';
 import { formatLine, PER_PAGE, type LogSource } from './logs-source.js';
 import { describeFilters, initState, KEYS, reduce, visible, type Line, type State, type ViewFilters } from './logs-store.js';
 

@@ -2,7 +2,7 @@
 // one line on stderr, redrawn in place and erased at the end, only when stderr is a terminal.
 // A carriage return and "erase to end of line" are all it takes; Ink (used by `cashtrack logs`)
 // would add a React render loop and its own control of the stream for a single line of text.
-import type { JobProgress, JobProgressUpdate } from '../services/jobs.js';
+import type { JobProgress, JobProgressUpdate } from '../services/jobs/index.js';
 import type { Io } from './io.js';
 
 /** The stream the line is drawn on: stderr, so stdout stays clean for what the command prints. */

@@ -4,7 +4,7 @@ import Joi from 'joi';
 import { parseCeiling } from '../money.js';
 import { own } from '../objects.js';
 import { isAllowEntry } from '../outbound/addresses.js';
-import { CronSlots } from '../jobs/cron-slots.js';
+import { CronSlots } from '../cron-slots.js';
 import { PAGE_TEMPLATE_TAGS, unknownTags } from '../services/pages/templates.js';
 import { PER_NETWORK_SCHEDULES, SCHEDULE_NAMES, type Config, type ScheduleName } from './types.js';
 

@@ -5,8 +5,8 @@ import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
 import { dict } from '../objects.js';
-import type { JobProgress } from '../services/job-rows.js';
-import type { LogLevel } from '../services/logs.js';
+import type { JobProgress } from '../services/jobs/rows.js';
+import type { LogLevel } from '../services/logs/index.js';
 
 /** What a running job sees of itself. */
 export interface JobHandle<P = Record<string, any>> {

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Context } from '../context.js';
-import type { ClaimedJob, JobService } from '../services/jobs.js';
+import type { ClaimedJob, JobService } from '../services/jobs/index.js';
 import { Execution, failureMessage, type RunOutcome } from './execution.js';
 import type { JobRegistry } from './registry.js';
 

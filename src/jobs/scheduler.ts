@@ -3,8 +3,8 @@
 // once across daemons. node-cron hands every firing its slot (the due time computed from the
 // expression), so a daemon whose clock runs a few seconds off still fires the same slot.
 import cron, { type ScheduledTask, type TaskContext } from 'node-cron';
-import type { LogService } from '../services/logs.js';
-import type { CronTask, ScheduleService } from '../services/schedules.js';
+import type { LogService } from '../services/logs/index.js';
+import type { CronTask, ScheduleService } from '../services/schedules/index.js';
 
 /**
  * How late a firing may be and still run: node-cron drops a beat that comes later than this

@@ -4,10 +4,10 @@
 // checks Joi cannot express (unique names, placeholders) follow it, with the same field names.
 import Joi from 'joi';
 import { ServiceError } from '../errors.js';
-import { currency } from '../schemas/fields.js';
+import { currency } from '../fields.js';
 import { isCurrency } from '../money.js';
 import { dict, own } from '../objects.js';
-import { CASHBACK_TYPES, normaliseRule } from '../services/cashback.js';
+import { CASHBACK_TYPES, normaliseRule } from '../services/cashback/index.js';
 import type { TransactionStatus } from './types.js';
 
 export const TRANSACTION_STATUSES = ['pending', 'approved', 'declined'] as const;

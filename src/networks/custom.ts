@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js';
 import { own } from '../objects.js';
 import { atPath, feedRecords, type FeedOptions, type FeedRecord } from './custom-feeds.js';
 import { fillTemplate, type CustomDefinition, type FeedDefinition, type PostbackField } from './custom-definition.js';
-import { withoutTargetParam } from '../services/tracking-links.js';
+import { withoutTargetParam } from './tracking-links.js';
 import { checkSubId, checkTarget } from './module-support.js';
 import { PostbackParams } from './postback.js';
 import { discountFromText } from './coupon-values.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, render } from 'ink-testing-library';
 import { ServiceError } from '../../src/errors.js';
-import { LOG_LEVELS, type LogFilters, type LogLevel, type LogRecord } from '../../src/services/logs.js';
+import { LOG_LEVELS, type LogFilters, type LogLevel, type LogRecord } from '../../src/services/logs/index.js';
 import { LogsView, POLL_LIMIT, type LogSource } from '../../src/cli/logs-view.js';
 import { initState, reduce, visible, type ViewFilters } from '../../src/cli/logs-store.js';
 

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followLogs, parseTime } from '../../src/cli/commands/logs.js';
-import type { LogLevel, LogRecord, NewLogEntry } from '../../src/services/logs.js';
+import type { LogLevel, LogRecord, NewLogEntry } from '../../src/services/logs/index.js';
 import { BinaryRunner, requireCurrentBuild, ROOT } from '../helpers/binary.js';
 import { runCli } from '../helpers/cli.js';
 import { createTestContext, describeEachDialect, destroyTestContext, type TestContext } from '../helpers/context.js';

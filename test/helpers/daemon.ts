@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { Server } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import type { Job } from '../../src/services/job-rows.js';
+import type { Job } from '../../src/services/jobs/rows.js';
 import { JobRunner } from '../../src/jobs/runner.js';
 import { createServer } from '../../src/server.js';
 import { CLI_SECRET, runCli, type CliResult } from './cli.js';

@@ -1,6 +1,6 @@
 // Holds an idempotent request inside its transaction, right after it claimed its key (the
 // `holdInTransaction` test hook of the context), until the test lets it go.
-import type { HoldInTransaction } from '../../src/services/idempotency.js';
+import type { HoldInTransaction } from '../../src/services/idempotency/index.js';
 
 export class TransactionHold {
   private armed: { scope: string; entered: () => void; released: Promise<void> } | null = null;

@@ -6,7 +6,7 @@ import { Database } from '../../src/db/database.js';
 import { JobRegistry, type JobType } from '../../src/jobs/registry.js';
 import { JobRunner, type JobRunnerOptions } from '../../src/jobs/runner.js';
 import { jobTypes } from '../../src/jobs/types/index.js';
-import { JobService, type Job, type JobStatus } from '../../src/services/jobs.js';
+import { JobService, type Job, type JobStatus } from '../../src/services/jobs/index.js';
 import type { Clock } from '../../src/clock.js';
 
 /** What the test job types did, shared by every "process" of one test block. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Server } from '@hapi/hapi';
-import type { User } from '../../src/services/users.js';
+import type { User } from '../../src/services/users/index.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { adminClient, createActor, NS, testServer, type Actor } from '../helpers/http.js';
 import { shopnetDefinition } from '../helpers/networks.js';

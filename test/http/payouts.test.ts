@@ -278,7 +278,7 @@ describeEachDialect('payouts over REST', (use) => {
   it('answers 409 svc_idempotency_key_in_use to a key claimed by a daemon of the previous version, and frees it after 5 minutes', async () => {
     const { ctx } = use();
     const id = await member('30.00');
-    const { requestHash, LEGACY_RUNNING_MS } = await import('../../src/services/idempotency.js');
+    const { requestHash, LEGACY_RUNNING_MS } = await import('../../src/services/idempotency/index.js');
     const payload = { member_id: id, amount: '10.00', method: 'paypal' };
     // The previous version committed a `running` claim before the effect.
     const claim = (key: string, age: number) =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JobRunner } from '../../src/jobs/runner.js';
-import type { JobProgress } from '../../src/services/jobs.js';
+import type { JobProgress } from '../../src/services/jobs/index.js';
 import { startAdmitadFixture, type AdmitadFixture } from '../fixtures/networks/admitad.js';
 import { startAwinFixture, type AwinFixture } from '../fixtures/networks/awin.js';
 import { startImpactFixture, type ImpactFixture } from '../fixtures/networks/impact.js';

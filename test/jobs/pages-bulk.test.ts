@@ -2,7 +2,7 @@ import { expect, it, vi } from 'vitest';
 import type { JobHandle } from '../../src/jobs/registry.js';
 import { JobRunner } from '../../src/jobs/runner.js';
 import { pagesBulk, PAGES_BATCH } from '../../src/jobs/types/pages-bulk.js';
-import type { JobProgress } from '../../src/services/jobs.js';
+import type { JobProgress } from '../../src/services/jobs/index.js';
 import type { BulkInput } from '../../src/services/pages/index.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { addShop, addShops } from '../helpers/pages.js';

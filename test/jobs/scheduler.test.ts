@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { afterAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildContext, type Context } from '../../src/context.js';
-import { CronSlots } from '../../src/jobs/cron-slots.js';
+import { CronSlots } from '../../src/cron-slots.js';
 import { Scheduler } from '../../src/jobs/scheduler.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { waitFor } from '../helpers/jobs.js';

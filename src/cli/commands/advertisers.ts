@@ -2,7 +2,7 @@
 // advertiser service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to
 // the end, with a progress line on a terminal.
 import { advertiserSchemas } from '../../http/routes/advertisers.js';
-import type { Advertiser, AdvertiserDetail } from '../../services/advertisers.js';
+import type { Advertiser, AdvertiserDetail } from '../../services/advertisers/index.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from './jobs.js';

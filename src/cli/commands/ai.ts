@@ -2,7 +2,7 @@
 // in-process. `bulk` enqueues an `ai.bulk` job and runs it here to the end with a progress line.
 // The API key is read from standard input or an environment variable, never from the command
 // line (it would end up in shell history and the process list), and never printed.
-import { aiSchemas } from '../../schemas/ai.js';
+import { aiSchemas } from '../../services/ai/schemas.js';
 import { dict } from '../../objects.js';
 import type { AiSettingsView } from '../../services/ai/settings.js';
 import type { GenerationUsage } from '../../services/ai/index.js';

@@ -1,7 +1,7 @@
 // `cashtrack coupons list|show|update|revert|link|refresh`: the REST routes' schemas and the
 // coupon service, in-process. `refresh` enqueues a `coupons.refresh` job and runs it here to the
 // end, with a progress line (count, percent, estimate) on a terminal.
-import { couponSchemas, type CouponEdit } from '../../schemas/coupons.js';
+import { couponSchemas, type CouponEdit } from '../../services/coupons/schemas.js';
 import type { Coupon, CouponDetail } from '../../services/coupons/index.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { jobProgressLine } from '../progress.js';

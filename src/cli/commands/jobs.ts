@@ -3,7 +3,7 @@
 // without the daemon).
 import type { Context } from '../../context.js';
 import { jobSchemas } from '../../http/routes/jobs.js';
-import type { Job } from '../../services/jobs.js';
+import type { Job } from '../../services/jobs/index.js';
 import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import type { JobProgressLine } from '../progress.js';
 

@@ -1,6 +1,6 @@
 // `cashtrack logs` (the interactive view on a terminal; plain or JSON lines otherwise, once or
 // followed) and `logs prune`.
-import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs.js';
+import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs/index.js';
 import { printJson, UsageError, withContext, type Io } from '../io.js';
 import { formatLine, PER_PAGE, type LogSource } from '../logs-source.js';
 import type { ViewFilters } from '../logs-store.js';

@@ -3,7 +3,7 @@
 // the end (progress bar on a terminal), or with --no-wait only queues it.
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
-import { pageSchemas } from '../../schemas/pages.js';
+import { pageSchemas } from '../../services/pages/schemas.js';
 import type { Page } from '../../services/pages/index.js';
 import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { jobProgressLine } from '../progress.js';

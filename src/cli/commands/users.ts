@@ -1,6 +1,6 @@
 // `cashtrack users create|list|import|set-password`.
 import { readFile } from 'node:fs/promises';
-import type { Role } from '../../services/users.js';
+import type { Role } from '../../services/users/index.js';
 import { ServiceError } from '../../errors.js';
 import { printJson, printTable, readStdin, withContext, type Io } from '../io.js';
 

@@ -5,8 +5,8 @@ import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Serve
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
-import { IdempotencyService, requestHash } from '../../services/idempotency.js';
-import { can } from '../../services/auth.js';
+import { IdempotencyService, requestHash } from '../../services/idempotency/index.js';
+import { can } from '../../services/auth/index.js';
 import { hostCheck } from './allowed-hosts.js';
 import { toRestError, restError, type RestError } from './errors.js';
 import { parseFields, pickFields } from './fields.js';

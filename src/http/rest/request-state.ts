@@ -2,7 +2,7 @@
 // the client's address, the site URL the client used, and the session cookie.
 import type { Request } from '@hapi/hapi';
 import type { Context } from '../../context.js';
-import type { Principal } from '../../services/auth.js';
+import type { Principal } from '../../services/auth/index.js';
 import type { RouteDef } from './types.js';
 
 export const SESSION_COOKIE = 'cashtrack_session';

@@ -4,8 +4,8 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { Context } from '../../context.js';
-import type { Principal } from '../../services/auth.js';
-import type { KeyHold } from '../../services/idempotency.js';
+import type { Principal } from '../../services/auth/index.js';
+import type { KeyHold } from '../../services/idempotency/index.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

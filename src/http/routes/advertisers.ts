@@ -2,9 +2,9 @@
 // for a member (/link), POST /advertisers/sync (starts a sync job: 202), /lookup/advertisers
 // (typeahead).
 import Joi from 'joi';
-import { currency, flag, lookupPaging, networkId, none, paging, type Paging } from '../../schemas/fields.js';
-import { ADVERTISER_STATUSES, type AdvertiserFilters } from '../../services/advertisers.js';
-import { CASHBACK_TYPES, type CashbackType } from '../../services/cashback.js';
+import { currency, flag, lookupPaging, networkId, none, paging, type Paging } from '../../fields.js';
+import { ADVERTISER_STATUSES, type AdvertiserFilters } from '../../services/advertisers/index.js';
+import { CASHBACK_TYPES, type CashbackType } from '../../services/cashback/index.js';
 import { accepted, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 /** Input schemas, shared with `cashtrack advertisers ...`. */

@@ -1,8 +1,8 @@
 // AI content: POST /ai/shop/{id} (a shop's description and page body), POST /ai/coupon/{id} (a
 // coupon's title and description), both with `dry_run`; POST /ai/bulk (202 with the `ai.bulk`
 // job); GET and POST /ai/settings (the provider; the API key is write-only).
-import { aiSchemas } from '../../schemas/ai.js';
-import { none } from '../../schemas/fields.js';
+import { aiSchemas } from '../../services/ai/schemas.js';
+import { none } from '../../fields.js';
 import { accepted, route, type RouteDef } from '../rest/types.js';
 
 export const aiRoutes: RouteDef[] = [

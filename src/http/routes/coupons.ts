@@ -1,7 +1,7 @@
 // Coupons: /coupons (list), /coupons/{id} (one; POST edits), its link for a member (/link), the
 // revert of an AI rewrite (/revert) and POST /coupons/refresh (starts a refresh job: 202).
-import { none } from '../../schemas/fields.js';
-import { couponSchemas } from '../../schemas/coupons.js';
+import { none } from '../../fields.js';
+import { couponSchemas } from '../../services/coupons/schemas.js';
 import { accepted, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 /** Coupon routes. */

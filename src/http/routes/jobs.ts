@@ -1,9 +1,9 @@
 // Persisted jobs: /jobs (list), /jobs/{id} (one; DELETE cancels). Routes that start jobs live with
 // their noun (e.g. POST /advertisers/sync) and answer 202 with the job.
 import Joi from 'joi';
-import { id, none, paging } from '../../schemas/fields.js';
-import type { JobFilters } from '../../services/job-rows.js';
-import { JOB_STATUSES } from '../../services/jobs.js';
+import { id, none, paging } from '../../fields.js';
+import type { JobFilters } from '../../services/jobs/rows.js';
+import { JOB_STATUSES } from '../../services/jobs/index.js';
 import { PagedResult, route, type RouteDef } from '../rest/types.js';
 
 /** Input schemas, shared with `cashtrack jobs ...`. */

@@ -1,7 +1,7 @@
 // Member balances and ledger entries: /ledger/members, /ledger/entries, adjustments and reversals.
 import Joi from 'joi';
 import { ENTRY_TYPES, type LedgerService, type MemberFilters } from '../../services/ledger/index.js';
-import { amount, currency, id, none, note, paging } from '../../schemas/fields.js';
+import { amount, currency, id, none, note, paging } from '../../fields.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 /** What `GET /ledger/entries` and `cashtrack ledger entries` ask the service for. */

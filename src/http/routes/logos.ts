@@ -2,8 +2,8 @@
 // the logo on file), and the bulk run at /advertisers/logos (GET its state, POST starts it: 202,
 // DELETE cancels it). The media files themselves are served outside the namespace (media-routes.ts).
 import Joi from 'joi';
-import { flag, networkId, none } from '../../schemas/fields.js';
-import { ADVERTISER_STATUSES } from '../../services/advertisers.js';
+import { flag, networkId, none } from '../../fields.js';
+import { ADVERTISER_STATUSES } from '../../services/advertisers/index.js';
 import type { LogoBulkParams } from '../../services/logos/bulk.js';
 import { accepted, RestResponse, route, type RouteDef } from '../rest/types.js';
 import { advertiserSchemas } from './advertisers.js';

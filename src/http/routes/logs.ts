@@ -1,7 +1,7 @@
 // GET /logs: the plugin log, newest first.
 import Joi from 'joi';
-import { dateTime, paging } from '../../schemas/fields.js';
-import { LOG_LEVELS, type LogFilters } from '../../services/logs.js';
+import { dateTime, paging } from '../../fields.js';
+import { LOG_LEVELS, type LogFilters } from '../../services/logs/index.js';
 import { PagedResult, route, type RouteDef } from '../rest/types.js';
 
 export const logsQuery = Joi.object<LogFilters, true>({

@@ -1,6 +1,6 @@
 // Typeahead lookups for the administrative screens.
 import Joi from 'joi';
-import { lookupPaging, type Paging } from '../../schemas/fields.js';
+import { lookupPaging, type Paging } from '../../fields.js';
 import { PagedResult, route, type RouteDef } from '../rest/types.js';
 
 export const lookupRoutes: RouteDef[] = [

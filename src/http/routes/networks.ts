@@ -2,7 +2,7 @@
 // a network received, and test postbacks.
 import Joi from 'joi';
 import { customDefinitionPatchSchema } from '../../networks/custom-definition.js';
-import { dateTime, flag, networkId, none, paging, type Paging } from '../../schemas/fields.js';
+import { dateTime, flag, networkId, none, paging, type Paging } from '../../fields.js';
 import type { PostbackFilters } from '../../services/postbacks/records.js';
 import type { TestInput } from '../../services/postbacks/test.js';
 import { POSTBACK_OUTCOMES } from '../../services/postbacks/index.js';

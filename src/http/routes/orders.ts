@@ -2,9 +2,9 @@
 // assignment of an unmatched order to its member, the review of held orders (release, decline),
 // and POST /orders/poll (starts a poll job: 202).
 import Joi from 'joi';
-import type { OrderFilters } from '../../services/order-rows.js';
-import { ORDER_STATUSES, REVIEW_STATES, type OrderChange, type RecordInput, type UpdateInput } from '../../services/orders.js';
-import { advertiserId, amount as amountField, currency, dateTime, flag, id, networkId, networkRef, none, note, paging } from '../../schemas/fields.js';
+import type { OrderFilters } from '../../services/orders/rows.js';
+import { ORDER_STATUSES, REVIEW_STATES, type OrderChange, type RecordInput, type UpdateInput } from '../../services/orders/index.js';
+import { advertiserId, amount as amountField, currency, dateTime, flag, id, networkId, networkRef, none, note, paging } from '../../fields.js';
 import { accepted, created, PagedResult, RestResponse, route, type RouteDef } from '../rest/types.js';
 
 const amount = amountField().description('Decimal string in the order currency, e.g. "12.50".');

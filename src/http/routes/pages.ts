@@ -1,8 +1,8 @@
 // Shop pages: POST /advertisers/{module}/{advertiser}/page (one page, 201), the bulk run at
 // /advertisers/pages (GET state, POST start: 202 with the job, DELETE cancel), the pages
 // themselves at /pages and /pages/{id}, and /lookup/pages (typeahead).
-import { none } from '../../schemas/fields.js';
-import { pageSchemas } from '../../schemas/pages.js';
+import { none } from '../../fields.js';
+import { pageSchemas } from '../../services/pages/schemas.js';
 import { accepted, created, PagedResult, route, type RouteDef } from '../rest/types.js';
 import { advertiserSchemas } from './advertisers.js';
 

@@ -1,7 +1,7 @@
 // Members' payouts: /payouts (list, create), /payouts/{id}, and the two ways a payout closes.
 import Joi from 'joi';
-import { amount, currency, id, none, note, paging } from '../../schemas/fields.js';
-import { PAYOUT_STATUSES, type CreatePayoutInput, type PayoutFilters } from '../../services/payouts.js';
+import { amount, currency, id, none, note, paging } from '../../fields.js';
+import { PAYOUT_STATUSES, type CreatePayoutInput, type PayoutFilters } from '../../services/payouts/index.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 /** Input schemas, shared with `cashtrack payouts ...`. */

@@ -1,7 +1,7 @@
 // Referrals: who referred whom, what the referrer earned, adding and ending a referral.
 import Joi from 'joi';
-import { flag, id, none, paging } from '../../schemas/fields.js';
-import type { ReferralFilters } from '../../services/referrals.js';
+import { flag, id, none, paging } from '../../fields.js';
+import type { ReferralFilters } from '../../services/referrals/index.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 const memberId = id();

@@ -2,7 +2,7 @@
 // POST /schedules/{name}/run (run one now, through the same claim as a firing: 202 with the runs).
 import Joi from 'joi';
 import { SCHEDULE_NAMES } from '../../config.js';
-import { networkId, none } from '../../schemas/fields.js';
+import { networkId, none } from '../../fields.js';
 import { accepted, route, type RouteDef } from '../rest/types.js';
 
 /** Input schemas, shared with `cashtrack schedules ...`. */

@@ -1,7 +1,7 @@
 // Outgoing webhooks: /webhooks (list, create), /webhooks/{id} (get, update, delete), a test ping,
 // a subscription's delivery log, one delivery and its redelivery.
 import Joi from 'joi';
-import { flag, id, none, paging } from '../../schemas/fields.js';
+import { flag, id, none, paging } from '../../fields.js';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS, type CreateWebhookInput, type DeliveryFilters, type UpdateWebhookInput, type WebhookFilters } from '../../services/webhooks/index.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
 

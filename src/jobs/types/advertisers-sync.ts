@@ -2,7 +2,7 @@
 // network, counting advertisers (with a total once the network tells the list's size). Each
 // stored page is a checkpoint, so a sync whose process died resumes after it.
 import Joi from 'joi';
-import type { SyncCounts, SyncState } from '../../services/advertisers.js';
+import type { SyncCounts, SyncState } from '../../services/advertisers/index.js';
 import type { JobType } from '../registry.js';
 import { forEachNetwork, networkParam } from './per-network.js';
 

@@ -4,7 +4,7 @@
 import Joi from 'joi';
 import type { BulkInput } from '../../services/ai/index.js';
 import type { JobType } from '../registry.js';
-import { aiSchemas } from '../../schemas/ai.js';
+import { aiSchemas } from '../../services/ai/schemas.js';
 
 /** Bulk AI generation over shops or coupons. */
 export const aiBulk: JobType<BulkInput> = {

@@ -2,7 +2,7 @@
 // `force` only those with no logo), several hosts at once, at most `logos.per_host` requests to one
 // host. Resumable: each batch of advertisers is a checkpoint. Failures are counted, not fatal.
 import Joi from 'joi';
-import { ADVERTISER_STATUSES } from '../../services/advertisers.js';
+import { ADVERTISER_STATUSES } from '../../services/advertisers/index.js';
 import { LOGOS_BULK_JOB, type LogoBulkParams } from '../../services/logos/bulk.js';
 import type { JobType } from '../registry.js';
 import { networkParam } from './per-network.js';

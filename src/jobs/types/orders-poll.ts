@@ -3,7 +3,7 @@
 // and the retry one by one). Each page is a checkpoint, so a poll whose process died resumes
 // after it.
 import Joi from 'joi';
-import type { PollCounts, PollState } from '../../services/orders.js';
+import type { PollCounts, PollState } from '../../services/orders/index.js';
 import type { JobType } from '../registry.js';
 import { forEachNetwork, networkParam } from './per-network.js';
 

@@ -1,7 +1,7 @@
 // Advertisers as rows: the statuses, the shape the API and CLI show, and how a row becomes one.
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
-import type { ScopedCashbackRule } from '../cashback.js';
+import type { ScopedCashbackRule } from '../cashback/index.js';
 import type { AiGeneration } from '../ai/calls.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;

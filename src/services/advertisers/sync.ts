@@ -4,8 +4,8 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { toInt } from '../../db/values.js';
 import type { ModuleRuntime, NetworkAdvertiser, NetworkModule } from '../../networks/types.js';
-import type { WalkTotal } from '../jobs.js';
-import type { LogService } from '../logs.js';
+import type { WalkTotal } from '../jobs/index.js';
+import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
 
 export interface SyncCounts {

@@ -10,7 +10,7 @@
 import { setMaxListeners } from 'node:events';
 import { isServiceError } from '../../errors.js';
 import type { JobHandle } from '../../jobs/registry.js';
-import { ProviderCallError, type StructuredAnswer, type Usage } from '../../ai/provider.js';
+import { ProviderCallError, type StructuredAnswer, type Usage } from './provider.js';
 import type { AiService, BulkInput } from './index.js';
 
 /** Failures listed in a run's result (all are counted). */

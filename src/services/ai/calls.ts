@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toInt, toIso } from '../../db/values.js';
-import type { Usage } from '../../ai/provider.js';
+import type { Usage } from './provider.js';
 
 export type AiKind = 'shop' | 'coupon';
 export type AiOutcome = 'saved' | 'dry_run' | 'failed';

@@ -6,11 +6,11 @@ import Joi from 'joi';
 import type { AiConfig } from '../../config.js';
 import { ServiceError } from '../../errors.js';
 import { dict } from '../../objects.js';
-import type { ProviderSettings } from '../../ai/provider.js';
-import { SecretBox, type Keys } from '../keys.js';
-import type { LogService } from '../logs.js';
-import type { SecretValues } from '../secret-values.js';
-import type { SettingsService } from '../settings.js';
+import type { ProviderSettings } from './provider.js';
+import { SecretBox, type Keys } from '../../keys.js';
+import type { LogService } from '../logs/index.js';
+import type { SecretValues } from '../../secret-values.js';
+import type { SettingsService } from '../settings/index.js';
 import { PAGE_TEMPLATE_TAGS, unknownTags } from '../pages/templates.js';
 
 export const AI_TASKS = ['shop', 'coupon'] as const;

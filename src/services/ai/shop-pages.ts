@@ -2,7 +2,7 @@
 // body of the advertiser's page, made first as a draft from the default template when the
 // advertiser has none. Two generations racing for one new page both end on the same page.
 import { isServiceError } from '../../errors.js';
-import type { AdvertiserService } from '../advertisers.js';
+import type { AdvertiserService } from '../advertisers/index.js';
 import type { PageService } from '../pages/index.js';
 import type { ShopPages } from './index.js';
 

@@ -3,7 +3,7 @@
 // the result so a refresh can pass over a coupon that did not change.
 import { createHash } from 'node:crypto';
 import { DISCOUNT_TYPES, type NetworkCoupon } from '../../networks/types.js';
-import { parseLinkTarget } from '../tracking-links.js';
+import { parseLinkTarget } from '../../networks/tracking-links.js';
 import type { CouponField } from './rows.js';
 import { plainText } from './text.js';
 import { LIMITS, type FieldValue } from './values.js';

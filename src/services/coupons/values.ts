@@ -4,7 +4,7 @@
 import { ServiceError } from '../../errors.js';
 import { toIso } from '../../db/values.js';
 import { DISCOUNT_TYPES } from '../../networks/types.js';
-import { parseLinkTarget } from '../tracking-links.js';
+import { parseLinkTarget } from '../../networks/tracking-links.js';
 import { parseJson, type CouponField } from './rows.js';
 import { plainText } from './text.js';
 

@@ -7,7 +7,7 @@ import type { Database, Transaction } from '../../db/database.js';
 import { toDate, toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
-import type { LogService } from '../logs.js';
+import type { LogService } from '../logs/index.js';
 import type { IncomingCoupon } from './incoming.js';
 import type { RefreshCounts } from './refresh.js';
 import { AI_FIELDS, COUPON_FIELDS, LIST_COLUMNS, fieldList, parseJson, shapeCoupon, statusAt, statusCondition, type Coupon, type CouponField, type CouponStatus } from './rows.js';

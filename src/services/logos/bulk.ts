@@ -6,9 +6,9 @@
 import type { Config } from '../../config.js';
 import { ServiceError } from '../../errors.js';
 import type { JobHandle } from '../../jobs/registry.js';
-import type { AdvertiserService, AdvertiserStatus, LogoTarget } from '../advertisers.js';
-import type { Job, JobService } from '../jobs.js';
-import type { MediaService } from '../media.js';
+import type { AdvertiserService, AdvertiserStatus, LogoTarget } from '../advertisers/index.js';
+import type { Job, JobService } from '../jobs/index.js';
+import type { MediaService } from '../media/index.js';
 import type { NetworkService } from '../networks/index.js';
 import { HostLimiter } from './host-limiter.js';
 import type { LogoService } from './index.js';

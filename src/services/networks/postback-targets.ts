@@ -5,9 +5,9 @@
 import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import type { NetworkModule, PostbackFields } from '../../networks/types.js';
-import type { SecretBox } from '../keys.js';
-import type { SecretValues } from '../secret-values.js';
-import type { SettingsService } from '../settings.js';
+import type { SecretBox } from '../../keys.js';
+import type { SecretValues } from '../../secret-values.js';
+import type { SettingsService } from '../settings/index.js';
 import type { PostbackMode } from '../postbacks/auth.js';
 import { NETWORK_COLUMNS, NETWORK_ID, toNetworkRow, type NetworkRow } from './rows.js';
 

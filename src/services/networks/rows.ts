@@ -3,7 +3,7 @@
 import { toIso } from '../../db/values.js';
 import type { CustomDefinition } from '../../networks/custom-definition.js';
 import type { ConfigKey } from '../../networks/types.js';
-import type { ScopedCashbackRule } from '../cashback.js';
+import type { ScopedCashbackRule } from '../cashback/index.js';
 import type { PostbackMode } from '../postbacks/auth.js';
 
 export const NETWORK_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;

@@ -4,7 +4,7 @@
 import { ServiceError } from '../../errors.js';
 import type { ConfigKey, ModuleSettings, NetworkModule } from '../../networks/types.js';
 import { parseCeiling } from '../../money.js';
-import { REVIEW_SETTING } from '../order-review.js';
+import { REVIEW_SETTING } from '../orders/review.js';
 import { dict, own } from '../../objects.js';
 import { encodeSettings, type NetworkRow } from './rows.js';
 import type { NetworkStore } from './store.js';

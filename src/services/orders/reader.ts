@@ -4,8 +4,8 @@ import type { Transaction } from '../../db/transaction.js';
 import { Database } from '../../db/database.js';
 import { toInt, toIso } from '../../db/values.js';
 import { formatAmount, toMinor } from '../../money.js';
-import { ASCII_ID, decodeRule } from '../cashback.js';
-import { ORDER_COLUMNS, orderKey, shapeReview, toOrderRow, type Order, type OrderFilters, type OrderRow } from '../order-rows.js';
+import { ASCII_ID, decodeRule } from '../cashback/index.js';
+import { ORDER_COLUMNS, orderKey, shapeReview, toOrderRow, type Order, type OrderFilters, type OrderRow } from './rows.js';
 
 /** Reads and shapes orders. */
 export class OrderReader {

@@ -2,15 +2,15 @@
 // change to one order carries until its transaction commits.
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
-import type { AdvertiserService } from '../advertisers.js';
-import type { CashbackRuleService } from '../cashback.js';
-import type { JobService } from '../jobs.js';
+import type { AdvertiserService } from '../advertisers/index.js';
+import type { CashbackRuleService } from '../cashback/index.js';
+import type { JobService } from '../jobs/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import type { LogService } from '../logs.js';
+import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
-import type { Order, OrderRow } from '../order-rows.js';
-import type { ReferralService } from '../referrals.js';
-import type { UserService } from '../users.js';
+import type { Order, OrderRow } from './rows.js';
+import type { ReferralService } from '../referrals/index.js';
+import type { UserService } from '../users/index.js';
 import type { WebhookEvents } from '../webhooks/events.js';
 import type { OrderStatus } from './states.js';
 

@@ -5,9 +5,9 @@
 import type { Config, PageTemplate } from '../../config.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
-import type { PageSource } from '../advertisers.js';
-import { ruleKey, type CashbackRuleService, type ScopedCashbackRule } from '../cashback.js';
-import type { LogService } from '../logs.js';
+import type { PageSource } from '../advertisers/index.js';
+import { ruleKey, type CashbackRuleService, type ScopedCashbackRule } from '../cashback/index.js';
+import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
 import { cashbackText, pageTags } from './render.js';
 import { cutText, MAX_EXCERPT, MAX_TITLE, type PageStatus } from './rows.js';

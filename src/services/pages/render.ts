@@ -1,8 +1,8 @@
 // What a page says about its shop: the tag values of an advertiser, and the cashback as a member
 // reads it ("up to 5%"), both computed the same way for one page and for a bulk run.
 import { currencyExponent } from '../../money.js';
-import type { PageSource } from '../advertisers.js';
-import type { CashbackRule } from '../cashback.js';
+import type { PageSource } from '../advertisers/index.js';
+import type { CashbackRule } from '../cashback/index.js';
 import type { PageTemplateTag } from './templates.js';
 
 /** A decimal string cut (not rounded) to `digits` decimals, without trailing zeros: a member is never promised more. */

@@ -4,7 +4,7 @@
 import type { Transaction } from '../../db/transaction.js';
 import type { Database } from '../../db/database.js';
 import { toInt, toIso } from '../../db/values.js';
-import { redact } from '../logs.js';
+import { redact } from '../logs/index.js';
 
 export const POSTBACK_OUTCOMES = ['accepted', 'duplicate', 'rejected', 'error'] as const;
 export type PostbackOutcome = (typeof POSTBACK_OUTCOMES)[number];

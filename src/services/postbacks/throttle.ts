@@ -18,7 +18,7 @@ import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toDate, toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
-import type { LogService } from '../logs.js';
+import type { LogService } from '../logs/index.js';
 
 export interface RejectionLimits {
   window_seconds: number;

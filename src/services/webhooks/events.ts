@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
-import type { SettingsService } from '../settings.js';
+import type { SettingsService } from '../settings/index.js';
 import { newDeliveryId } from './signing.js';
 
 const WEBHOOKS_REVISION = 'webhooks_revision';

@@ -1,0 +1,58 @@
+// The field schemas every input shares: the REST routes, the CLI commands (through the routes'
+// schemas) and the job parameters import them from here, so a field means the same thing at
+// every door. Each is a function or a fresh object because Joi schemas are immutable: a caller's
+// `.required()` or `.description()` makes a new schema and never changes the shared one.
+import Joi from 'joi';
+import { NETWORK_ID } from './services/networks/rows.js';
+
+/** `page` and `per_page` as the host platform defines them. */
+export const paging = {
+  page: Joi.number().integer().min(1).max(1_000_000).default(1).description('Current page of the collection.'),
+  per_page: Joi.number().integer().min(1).max(100).default(10).description('Maximum number of items to be returned in result set.'),
+};
+
+/** `page` and `per_page` of a typeahead lookup: at most 20 a page. */
+export const lookupPaging = {
+  page: paging.page,
+  per_page: Joi.number().integer().min(1).max(20).default(20).description('Maximum number of items to be returned in result set (at most 20).'),
+};
+
+/** What `paging` and `lookupPaging` give a handler once validated (both have defaults). */
+export interface Paging {
+  page: number;
+  per_page: number;
+}
+
+/** An ISO 8601 date-time filter. */
+export const dateTime = () => Joi.date().iso();
+
+/** Query string booleans: true/false/1/0. */
+export const flag = () => Joi.boolean().truthy('1').falsy('0');
+
+/** A row id (order, payout, entry, job, member): a positive integer the database can hold exactly. */
+export const id = () => Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+
+/** A money amount as a decimal string; the service parses it in the currency's minor units. */
+export const amount = () => Joi.string().max(40).description('Decimal string in the currency, e.g. "12.50".');
+
+/** An ISO 4217 currency code. */
+export const currency = () => Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').description('ISO 4217 code (default: the site currency).');
+
+/** An administrator's free-text note (who asked and why). */
+export const note = () => Joi.string().trim().max(500);
+
+/** The id of a network as networks are named: lower case, digits, `_` and `-`, at most 64. */
+export const networkId = () => Joi.string().max(64).pattern(NETWORK_ID, 'network id');
+
+/**
+ * A network id as orders and postbacks carry it: any printable ASCII without spaces (documented
+ * in docs/api.md for the order filters and the manual order), so an id that no network has is
+ * "not found" or an empty list rather than a malformed request.
+ */
+export const networkRef = () => Joi.string().max(64).pattern(/^[\x21-\x7e]+$/, 'printable ASCII').description('Network id, e.g. awin.');
+
+/** A network's own advertiser id, as orders carry it. */
+export const advertiserId = () => Joi.string().trim().max(128).pattern(/^[\x20-\x7e]+$/, 'printable ASCII').description("The network's advertiser id.");
+
+/** The input of a route or command that takes none: nothing may be sent. */
+export const none = () => Joi.object<Record<string, never>, true>({});

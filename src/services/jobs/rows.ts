@@ -1,0 +1,128 @@
+// Jobs as rows: the statuses, the shapes the API shows and the runner receives, and how a row
+// becomes a job.
+import { toInt, toIso } from '../../db/values.js';
+
+export const JOB_STATUSES = ['queued', 'running', 'cancelling', 'cancelled', 'done', 'failed'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+/** Statuses of a job that is not finished: a `unique` enqueue refuses a second one of these. */
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'cancelling'];
+
+export interface JobProgress {
+  /** Items to do in all; null while unknown. Never below `done`. */
+  total: number | null;
+  /** Items handled so far, failed ones included. */
+  done: number;
+  /** How many of those failed. */
+  failed: number;
+}
+
+/**
+ * Progress as it is stored and shown: a known total is never below `done` (a network that lists
+ * more than it said it would raises it), so a client's percentage stays within 0-100.
+ */
+export function boundedProgress(p: JobProgress): JobProgress {
+  return { total: p.total === null ? null : Math.max(p.total, p.done), done: p.done, failed: p.failed };
+}
+
+/**
+ * What a service walking a list in a job (a sync, a poll) reports once it learns the list's size:
+ * its items in all, and how many of them it has handled so far (earlier attempts included), so the
+ * job can add its other work to it.
+ */
+export interface WalkTotal {
+  total: number;
+  handled: number;
+}
+
+/** What `JobService.onProgress` listeners receive: the counts written, and the checkpoint when one was saved. */
+export interface JobProgressUpdate {
+  id: number;
+  progress: JobProgress;
+  /** The job's checkpoint value, on checkpoint writes only. */
+  checkpoint?: unknown;
+}
+
+/** A job as the API and CLI show it. */
+export interface Job {
+  id: number;
+  type: string;
+  params: Record<string, unknown>;
+  status: JobStatus;
+  progress: JobProgress;
+  result: Record<string, unknown> | null;
+  error: string | null;
+  attempts: number;
+  actor: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
+export interface JobFilters {
+  status?: JobStatus;
+  type?: string;
+  page: number;
+  per_page: number;
+}
+
+/** Who holds a job: every runner write is guarded by all three. */
+export interface JobLease {
+  id: number;
+  owner: string;
+  /** The job's `attempts` after this claim. */
+  attempt: number;
+}
+
+/** A job as a runner receives it from `claim`. */
+export interface ClaimedJob {
+  lease: JobLease;
+  type: string;
+  params: Record<string, unknown>;
+  /** The last checkpoint value (null when none was saved). */
+  checkpoint: unknown;
+  /** Progress as of that checkpoint (a resumed job counts on from here). */
+  progress: JobProgress;
+  /** True when the claim took over an expired lease (the previous process died). */
+  takeover: boolean;
+}
+
+/** What a guarded write found: still ours, ours but cancel requested, or taken over. */
+export type LeaseState = 'ok' | 'cancelling' | 'lost';
+
+/** The checkpoint column holds the job's value and the progress counts saved with it. */
+export interface CheckpointEnvelope {
+  value: unknown;
+  progress: JobProgress;
+}
+
+export const COLUMNS = 'id, type, params, status, progress_total, progress_done, progress_failed, result, error, attempts, actor, created_at, started_at, finished_at, updated_at';
+
+export function parseJson(text: unknown): any {
+  if (text === null || text === undefined) return null;
+  try {
+    return JSON.parse(String(text));
+  } catch {
+    return null;
+  }
+}
+
+const optionalInt = (v: unknown): number | null => (v === null || v === undefined ? null : toInt(v));
+
+export function shapeJob(row: Record<string, unknown>): Job {
+  return {
+    id: toInt(row.id),
+    type: String(row.type),
+    params: parseJson(row.params) ?? {},
+    status: row.status as JobStatus,
+    progress: { total: optionalInt(row.progress_total), done: toInt(row.progress_done), failed: toInt(row.progress_failed) },
+    result: parseJson(row.result),
+    error: row.error === null || row.error === undefined ? null : String(row.error),
+    attempts: toInt(row.attempts),
+    actor: String(row.actor),
+    created_at: toIso(row.created_at)!,
+    started_at: toIso(row.started_at),
+    finished_at: toIso(row.finished_at),
+    updated_at: toIso(row.updated_at)!,
+  };
+}

@@ -1,0 +1,123 @@
+// Media: images stored in the database (logos are small), content-addressed by the sha256 of the
+// stored bytes, so every daemon serves the same files and a URL never changes meaning. Rows are
+// written once and never updated or deleted: a page body may embed a media URL, and browsers cache
+// it as immutable. Bytes reach this service only through the image pipeline (media-images.ts).
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import type { Transaction } from '../../db/transaction.js';
+import { toInt, toIso } from '../../db/values.js';
+import { ServiceError } from '../../errors.js';
+import { MEDIA_EXTENSIONS, type ProcessedImage } from './images.js';
+
+export interface Media {
+  /** `<sha256>.<ext>`: the file name under /media/, and what an advertiser's `local_logo` holds. */
+  name: string;
+  sha256: string;
+  type: string;
+  ext: string;
+  width: number;
+  height: number;
+  bytes: number;
+  source_url: string | null;
+  fetched_at: string | null;
+  created_at: string | null;
+  /** Where the file is served: absolute when the daemon knows its public URL, else a path. */
+  url: string;
+}
+
+/** A file to serve. */
+export interface MediaFile {
+  sha256: string;
+  type: string;
+  data: Buffer;
+}
+
+export interface MediaServiceDeps {
+  db: Database;
+  clock: Clock;
+  /** The daemon's base URL (server.public_url, else its listening address), or null when unknown (then URLs are paths). */
+  baseUrl: () => string | null;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+const FILE_NAME = /^([0-9a-f]{64})\.(png|jpg|webp)$/;
+
+const COLUMNS = 'sha256, type, ext, width, height, bytes, source_url, fetched_at, created_at';
+
+/** Stores and serves media (the `media` table's only writer). */
+export class MediaService {
+  constructor(private readonly deps: MediaServiceDeps) {}
+
+  /** The public URL of a media file name (`<sha256>.<ext>`). */
+  url(name: string): string {
+    const base = this.deps.baseUrl()?.replace(/\/+$/, '') ?? '';
+    return `${base}/media/${name}`;
+  }
+
+  /** The URL of a stored `local_logo` value, or null for none (or a value that names no media file). */
+  urlOf(name: string | null): string | null {
+    return name && FILE_NAME.test(name) ? this.url(name) : null;
+  }
+
+  /**
+   * Stores a processed image (a row whose sha256 exists already is kept as it is: same bytes) and
+   * returns it, with `created` telling whether this call wrote it. Run it in the transaction that
+   * also writes the reference to it, so neither exists without the other.
+   */
+  async store(image: ProcessedImage, sourceUrl: string | null, t: Transaction): Promise<Media & { created: boolean }> {
+    const { db, clock } = this.deps;
+    const now = clock.now();
+    const source = sourceUrl === null ? null : sourceUrl.slice(0, 2000);
+    const { affected } = await db.execute(
+      db.insertIgnore('media', ['sha256', 'type', 'ext', 'width', 'height', 'bytes', 'data', 'source_url', 'fetched_at', 'created_at']),
+      [image.sha256, image.type, image.ext, image.width, image.height, image.bytes, image.data, source, now, now],
+      t,
+    );
+    const media = await this.find(image.sha256, t);
+    if (!media) throw new ServiceError('svc_internal_error', 'The stored image could not be read back.', 500);
+    return { ...media, created: affected === 1 };
+  }
+
+  /** One media record (no bytes) by sha256, or null. */
+  async find(sha256: string, t?: Transaction): Promise<Media | null> {
+    if (!SHA256.test(sha256)) return null;
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM media WHERE sha256 = ?`, [sha256], t);
+    return row ? this.shape(row) : null;
+  }
+
+  /** The file to serve for `<sha256>.<ext>`; 404 svc_media_not_found for anything else (a wrong extension included). */
+  async file(sha256: string, ext: string): Promise<MediaFile> {
+    const type = Object.hasOwn(MEDIA_EXTENSIONS, ext) ? MEDIA_EXTENSIONS[ext] : undefined;
+    if (!type || !SHA256.test(sha256)) throw notFound();
+    const [row] = await this.deps.db.select<{ type: unknown; data: unknown }>('SELECT type, data FROM media WHERE sha256 = ? AND ext = ?', [sha256, ext]);
+    if (!row || !Buffer.isBuffer(row.data)) throw notFound();
+    return { sha256, type: String(row.type), data: row.data };
+  }
+
+  /** How many media files there are and their total size (the bulk logos state). */
+  async totals(): Promise<{ files: number; bytes: number }> {
+    const [row] = await this.deps.db.select<{ n: unknown; b: unknown }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM media');
+    return { files: toInt(row.n), bytes: toInt(row.b) };
+  }
+
+  private shape(r: Record<string, unknown>): Media {
+    const name = `${String(r.sha256)}.${String(r.ext)}`;
+    return {
+      name,
+      sha256: String(r.sha256),
+      type: String(r.type),
+      ext: String(r.ext),
+      width: toInt(r.width),
+      height: toInt(r.height),
+      bytes: toInt(r.bytes),
+      source_url: r.source_url === null || r.source_url === undefined ? null : String(r.source_url),
+      fetched_at: toIso(r.fetched_at),
+      created_at: toIso(r.created_at),
+      url: this.url(name),
+    };
+  }
+}
+
+function notFound(): ServiceError {
+  return new ServiceError('svc_media_not_found', 'Media not found.', 404);
+}

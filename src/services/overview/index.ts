@@ -1,0 +1,140 @@
+// The back office at a glance: members, what the site owes them, recent orders and the site's
+// margin on them, pending payouts, unmatched and held orders. Aggregate queries only, never rows;
+// every total is summed and read exactly (src/db/values.ts exactSum), however large.
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { readSum, toInt } from '../../db/values.js';
+import { formatAmount } from '../../money.js';
+import type { AiOverview } from '../ai/calls.js';
+
+/** The overview's AI block. */
+export type AiOverviewBlock = AiOverview & { configured: boolean; model: string | null };
+
+export const ORDER_STATUSES_SHOWN = ['pending', 'approved', 'declined'] as const;
+
+export interface OrderStatusSummary {
+  status: string;
+  currency: string;
+  count: number;
+  sale_amount: string;
+  commission: string;
+  /** Sum of the cashback stored on the orders. */
+  cashback: string;
+  /** Referral credits standing on the ledger for these orders (credits minus their reversals). */
+  referral: string;
+  /** commission − cashback − referral; null for declined orders (no commission is paid for them). */
+  margin: string | null;
+}
+
+export interface Overview {
+  generated_at: string;
+  currency: string;
+  members: { total: number; with_balance: number };
+  liabilities: { currency: string; available: string; pending: string; overdrawn: string; members_overdrawn: number }[];
+  orders: { days: number; since: string; by_status: OrderStatusSummary[] };
+  payouts: { pending: { count: number; by_currency: { currency: string; count: number; amount: string }[] } };
+  unmatched_orders: { count: number };
+  /** Orders held for review (their claimed amounts are in no other total here). */
+  held_orders: { count: number };
+  /** AI generations in the window: calls by outcome, tokens (in all and per model), whether a provider is set. */
+  ai?: AiOverviewBlock;
+}
+
+export interface OverviewServiceDeps {
+  db: Database;
+  clock: Clock;
+  /** The site currency. */
+  currency: string;
+  /** The AI block (the AI service owns its records), over the same window. */
+  ai?: (days: number) => Promise<AiOverviewBlock>;
+}
+
+const statusRank = (s: string) => {
+  const i = (ORDER_STATUSES_SHOWN as readonly string[]).indexOf(s);
+  return i < 0 ? ORDER_STATUSES_SHOWN.length : i;
+};
+
+/** Computes the overview with one aggregate query per section. */
+export class OverviewService {
+  constructor(private readonly deps: OverviewServiceDeps) {}
+
+  async get(options: { days?: number } = {}): Promise<Overview> {
+    const db = this.deps.db;
+    const now = this.deps.clock.now();
+    const days = options.days ?? 30;
+    const since = new Date(now.getTime() - days * 86_400_000);
+    const sum = (expr: string, alias: string) => db.exactSum(expr, alias);
+    const [members, liabilities, orders, referrals, payouts, unmatched, held] = await Promise.all([
+      db.select<Record<string, unknown>>(
+        `SELECT (SELECT COUNT(*) FROM users WHERE role = 'member') AS total,
+                (SELECT COUNT(DISTINCT b.member_id) FROM balances b JOIN users u ON u.id = b.member_id WHERE u.role = 'member' AND b.available <> 0) AS with_balance`,
+      ),
+      db.select<Record<string, unknown>>(
+        `SELECT currency, ${sum('available', 'available')}, ${sum('pending', 'pending')},
+                ${sum('CASE WHEN available < 0 THEN available ELSE 0 END', 'overdrawn')},
+                SUM(CASE WHEN available < 0 THEN 1 ELSE 0 END) AS members_overdrawn
+         FROM balances GROUP BY currency ORDER BY currency`,
+      ),
+      db.select<Record<string, unknown>>(
+        // Held orders are claims nobody has accepted: they stay out of the margins.
+        `SELECT status, currency, COUNT(*) AS n, ${sum('sale_amount', 'sale_amount')}, ${sum('commission', 'commission')}, ${sum('cashback', 'cashback')}
+         FROM orders WHERE created_at >= ? AND (review IS NULL OR review <> 'held') GROUP BY status, currency`,
+        [since],
+      ),
+      db.select<Record<string, unknown>>(
+        `SELECT o.status, o.currency, ${sum('e.amount', 'referral')}
+         FROM orders o JOIN ledger_entries e ON e.order_id = o.id LEFT JOIN ledger_entries x ON x.id = e.reverses_id
+         WHERE o.created_at >= ? AND e.currency = o.currency AND (e.type = 'referral' OR (e.type = 'reversal' AND x.type = 'referral'))
+         GROUP BY o.status, o.currency`,
+        [since],
+      ),
+      db.select<Record<string, unknown>>(`SELECT currency, COUNT(*) AS n, ${sum('amount', 'amount')} FROM payouts WHERE status = 'pending' GROUP BY currency ORDER BY currency`),
+      db.select<Record<string, unknown>>('SELECT COUNT(*) AS n FROM orders WHERE member_id IS NULL'),
+      db.select<Record<string, unknown>>("SELECT COUNT(*) AS n FROM orders WHERE review = 'held'"),
+    ]);
+    const ai = this.deps.ai ? await this.deps.ai(days) : undefined;
+
+    const referralBy = new Map(referrals.map((r) => [`${String(r.status)}/${String(r.currency)}`, readSum(r, 'referral')]));
+    const byStatus: OrderStatusSummary[] = orders
+      .map((r) => {
+        const status = String(r.status);
+        const currency = String(r.currency);
+        const commission = readSum(r, 'commission');
+        const cashback = readSum(r, 'cashback');
+        const referral = referralBy.get(`${status}/${currency}`) ?? 0n;
+        return {
+          status,
+          currency,
+          count: toInt(r.n),
+          sale_amount: formatAmount(readSum(r, 'sale_amount'), currency),
+          commission: formatAmount(commission, currency),
+          cashback: formatAmount(cashback, currency),
+          referral: formatAmount(referral, currency),
+          margin: status === 'declined' ? null : formatAmount(commission - cashback - referral, currency),
+        };
+      })
+      .sort((a, b) => statusRank(a.status) - statusRank(b.status) || a.status.localeCompare(b.status) || a.currency.localeCompare(b.currency));
+
+    const pendingPayouts = payouts.map((r) => ({ currency: String(r.currency), count: toInt(r.n), amount: formatAmount(readSum(r, 'amount'), String(r.currency)) }));
+    return {
+      generated_at: now.toISOString(),
+      currency: this.deps.currency,
+      members: { total: toInt(members[0].total), with_balance: toInt(members[0].with_balance) },
+      liabilities: liabilities.map((r) => {
+        const currency = String(r.currency);
+        return {
+          currency,
+          available: formatAmount(readSum(r, 'available'), currency),
+          pending: formatAmount(readSum(r, 'pending'), currency),
+          overdrawn: formatAmount(readSum(r, 'overdrawn'), currency),
+          members_overdrawn: toInt(r.members_overdrawn ?? 0),
+        };
+      }),
+      orders: { days, since: since.toISOString(), by_status: byStatus },
+      payouts: { pending: { count: pendingPayouts.reduce((n, p) => n + p.count, 0), by_currency: pendingPayouts } },
+      unmatched_orders: { count: toInt(unmatched[0].n) },
+      held_orders: { count: toInt(held[0].n) },
+      ...(ai ? { ai } : {}),
+    };
+  }
+}

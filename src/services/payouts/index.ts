@@ -1,0 +1,296 @@
+// Members' withdrawals. Creating a payout posts its `payout` debit at once, in the same
+// transaction (the funds are held; the ledger's guarded UPDATE refuses any overdraft); cancelling
+// posts a `payout_return` credit; a paid or cancelled payout never changes again.
+import type { Transaction } from '../../db/transaction.js';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { toInt, toIso } from '../../db/values.js';
+import { ServiceError } from '../../errors.js';
+import { HOOKS } from '../../hooks/index.js';
+import type { WebhookEvents } from '../webhooks/events.js';
+import { currencyExponent, formatAmount, parseAmount, toMinor } from '../../money.js';
+import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from '../ledger/index.js';
+import type { Once } from '../idempotency/index.js';
+import type { LogService } from '../logs/index.js';
+
+export const PAYOUT_STATUSES = ['pending', 'paid', 'cancelled'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+
+/** A payout as the API and CLI show it (decimal strings). `details` is for administrators only. */
+export interface Payout {
+  id: number;
+  member_id: number;
+  login: string;
+  display_name: string;
+  amount: string;
+  currency: string;
+  method: string;
+  details: string | null;
+  note: string | null;
+  status: PayoutStatus;
+  reference: string | null;
+  reason: string | null;
+  entry_id: number | null;
+  return_entry_id: number | null;
+  actor: string;
+  closed_by: string | null;
+  created_at: string;
+  closed_at: string | null;
+}
+
+export interface CreatePayoutInput {
+  member_id: number;
+  amount: string;
+  currency?: string;
+  method: string;
+  details?: string | null;
+  note?: string | null;
+}
+
+export interface PayoutFilters {
+  status?: PayoutStatus;
+  member_id?: number;
+  currency?: string;
+  page: number;
+  per_page: number;
+}
+
+export interface PayoutServiceDeps {
+  db: Database;
+  clock: Clock;
+  logger: LogService;
+  ledger: LedgerService;
+  /** The outbox: payout events go to webhooks in the payout's transaction, to hooks after commit. */
+  events: WebhookEvents;
+  /** The site currency: the one the minimum is expressed in. */
+  currency: string;
+  /** `payouts.minimum`, a decimal string in the site currency. */
+  minimum: string;
+}
+
+const COLUMNS =
+  'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.note, p.status, p.reference, p.reason, p.entry_id, p.return_entry_id, p.actor, p.closed_by, p.created_at, p.updated_at';
+const FROM = 'payouts p JOIN users u ON u.id = p.member_id';
+
+const optionalInt = (v: unknown): number | null => (v === null || v === undefined ? null : toInt(v));
+const optionalText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+/** Trimmed text, or null when there is none. */
+const clean = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
+
+function shapePayout(row: Record<string, unknown>): Payout {
+  const currency = String(row.currency);
+  const status = row.status as PayoutStatus;
+  return {
+    id: toInt(row.id),
+    member_id: toInt(row.member_id),
+    login: String(row.login),
+    display_name: String(row.display_name),
+    amount: formatAmount(toMinor(row.amount), currency),
+    currency,
+    method: String(row.method),
+    details: optionalText(row.details),
+    note: optionalText(row.note),
+    status,
+    reference: optionalText(row.reference),
+    reason: optionalText(row.reason),
+    entry_id: optionalInt(row.entry_id),
+    return_entry_id: optionalInt(row.return_entry_id),
+    actor: String(row.actor),
+    closed_by: optionalText(row.closed_by),
+    created_at: toIso(row.created_at)!,
+    // Only closing a payout updates its row.
+    closed_at: status === 'pending' ? null : toIso(row.updated_at),
+  };
+}
+
+/** Creates, completes, cancels and lists members' payouts. */
+export class PayoutService {
+  private readonly minimumMinor: number;
+
+  constructor(private readonly deps: PayoutServiceDeps) {
+    try {
+      this.minimumMinor = parseAmount(deps.minimum, deps.currency, { allowZero: true, field: 'payouts.minimum' });
+    } catch (err) {
+      throw new ServiceError('svc_invalid_config', `Invalid configuration payouts.minimum: ${(err as Error).message}`, 500, { key: 'payouts.minimum' });
+    }
+  }
+
+  /** The configured minimum, in the site currency (it applies to site-currency payouts only). */
+  get minimum(): { amount: string; currency: string } {
+    return { amount: formatAmount(this.minimumMinor, this.deps.currency), currency: this.deps.currency };
+  }
+
+  /**
+   * Creates a pending payout and posts its debit in one transaction: 201's body is the payout, the
+   * debit entry and the new balance. Refusals: 400 svc_invalid_amount / svc_invalid_currency /
+   * svc_method_required, 404 svc_member_not_found, 409 svc_payout_below_minimum /
+   * svc_insufficient_funds. The minimum is in the site currency and applies to payouts in that
+   * currency only (there are no exchange rates to convert it with).
+   */
+  async create(input: CreatePayoutInput, actor: string, once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
+    const currency = input.currency ?? this.deps.currency;
+    try {
+      const minor = parseAmount(input.amount, currency);
+      const method = clean(input.method);
+      if (!method) throw new ServiceError('svc_method_required', 'A payout needs a method, e.g. paypal or bank_transfer.', 400);
+      await this.deps.ledger.requireMember(input.member_id);
+      if (currency === this.deps.currency && minor < this.minimumMinor) {
+        const minimum = formatAmount(this.minimumMinor, currency);
+        throw new ServiceError('svc_payout_below_minimum', `The smallest payout is ${minimum} ${currency}.`, 409, { minimum, currency });
+      }
+      const { db, ledger } = this.deps;
+      const result = await db.transaction(async (t) => {
+        await once?.claim?.(t);
+        // Payouts of one member queue on the balance row instead of deadlocking.
+        await ledger.lockBalance(input.member_id, currency, t);
+        const now = this.deps.clock.now();
+        const { insertId } = await db.execute(
+          "INSERT INTO payouts (member_id, amount, currency, method, details, note, status, actor, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+          [input.member_id, minor, currency, method, clean(input.details), clean(input.note), actor, now, now],
+          t,
+        );
+        const id = insertId!;
+        const entry = await ledger.post({ memberId: input.member_id, currency, type: 'payout', amount: -minor, sourceType: 'payout', sourceId: id, note: `Payout ${id} via ${method}`.slice(0, 500), actor }, t);
+        await db.execute('UPDATE payouts SET entry_id = ? WHERE id = ?', [entry.id, id], t);
+        const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(input.member_id, currency, t) };
+        await once?.record(result, t);
+        await this.deps.events.emit(t, HOOKS.payoutCreated, result.payout, { actor });
+        return result;
+      });
+      this.deps.logger.info('payouts', 'Payout created', { payout_id: result.payout.id, member_id: input.member_id, amount: result.payout.amount, currency, method, entry_id: result.entry.id, actor });
+      return result;
+    } catch (err) {
+      // Never the details or the note: they may hold account data.
+      if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout refused', { code: err.code, member_id: input.member_id, amount: String(input.amount).slice(0, 40), currency: String(currency).slice(0, 8), actor });
+      throw err;
+    }
+  }
+
+  /** Marks a pending payout paid (the money has left). 404 svc_payout_not_found, 409 svc_payout_closed. */
+  async complete(id: number, input: { reference?: string | null }, actor: string, once?: Once<{ payout: Payout }>): Promise<{ payout: Payout }> {
+    try {
+      const result = await this.deps.db.transaction(async (t) => {
+        await once?.claim?.(t);
+        await this.lockPending(id, t);
+        await this.close(id, 'paid', { reference: clean(input.reference) }, actor, t);
+        const result = { payout: await this.read(id, t) };
+        await once?.record(result, t);
+        await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'paid', actor });
+        return result;
+      });
+      this.deps.logger.info('payouts', 'Payout completed', { payout_id: id, member_id: result.payout.member_id, amount: result.payout.amount, currency: result.payout.currency, actor });
+      return result;
+    } catch (err) {
+      if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout completion refused', { code: err.code, payout_id: id, actor });
+      throw err;
+    }
+  }
+
+  /**
+   * Cancels a pending payout and credits its amount back (`payout_return`) in one transaction.
+   * The reason is required. 404 svc_payout_not_found, 409 svc_payout_closed.
+   */
+  async cancel(id: number, input: { reason: string }, actor: string, once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
+    try {
+      const reason = clean(input.reason);
+      if (!reason) throw new ServiceError('svc_reason_required', 'Cancelling a payout needs a reason.', 400);
+      const { db, ledger } = this.deps;
+      const result = await db.transaction(async (t) => {
+        await once?.claim?.(t);
+        const row = await this.lockPending(id, t);
+        await this.close(id, 'cancelled', { reason }, actor, t);
+        await ledger.lockBalance(row.member_id, row.currency, t);
+        const entry = await ledger.post(
+          { memberId: row.member_id, currency: row.currency, type: 'payout_return', amount: row.amount, sourceType: 'payout', sourceId: id, note: `Payout ${id} cancelled: ${reason}`.slice(0, 500), actor },
+          t,
+        );
+        await db.execute('UPDATE payouts SET return_entry_id = ? WHERE id = ?', [entry.id, id], t);
+        const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(row.member_id, row.currency, t) };
+        await once?.record(result, t);
+        await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'cancelled', actor });
+        return result;
+      });
+      this.deps.logger.info('payouts', 'Payout cancelled', { payout_id: id, member_id: result.payout.member_id, amount: result.payout.amount, currency: result.payout.currency, entry_id: result.entry.id, actor });
+      return result;
+    } catch (err) {
+      if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout cancellation refused', { code: err.code, payout_id: id, actor });
+      throw err;
+    }
+  }
+
+  async get(id: number): Promise<Payout> {
+    return this.read(id);
+  }
+
+  /** Payouts, newest first; filtered by status, member and currency; paged. */
+  async list(filters: PayoutFilters): Promise<{ items: Payout[]; total: number }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filters.status) (where.push('p.status = ?'), params.push(filters.status));
+    if (filters.member_id !== undefined) (where.push('p.member_id = ?'), params.push(filters.member_id));
+    if (filters.currency) (currencyExponent(filters.currency), where.push('p.currency = ?'), params.push(filters.currency));
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const offset = (filters.page - 1) * filters.per_page;
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${FROM} ${clause} ORDER BY p.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`, params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM payouts p ${clause}`, params),
+    ]);
+    return { items: rows.map(shapePayout), total: toInt(count[0].n) };
+  }
+
+  /**
+   * Checks every payout against its ledger entries: a `payout` debit of its amount for each, a
+   * `payout_return` credit exactly for the cancelled ones, and no payout entry without its payout.
+   */
+  async verify(): Promise<Discrepancy[]> {
+    const db = this.deps.db;
+    const out: Discrepancy[] = [];
+    const bad = await db.select<Record<string, unknown>>(
+      `SELECT p.id, p.member_id, p.currency, p.status FROM payouts p
+       LEFT JOIN ledger_entries e ON e.id = p.entry_id
+       LEFT JOIN ledger_entries r ON r.id = p.return_entry_id
+       WHERE e.id IS NULL OR e.type <> 'payout' OR e.amount <> -p.amount OR e.member_id <> p.member_id OR e.currency <> p.currency
+          OR (CASE WHEN p.status = 'cancelled' THEN 1 ELSE 0 END) <> (CASE WHEN r.id IS NULL THEN 0 ELSE 1 END)
+          OR (r.id IS NOT NULL AND (r.type <> 'payout_return' OR r.amount <> p.amount OR r.member_id <> p.member_id OR r.currency <> p.currency))`,
+    );
+    for (const r of bad) {
+      out.push({ kind: 'payout_mismatch', member_id: toInt(r.member_id), currency: String(r.currency), detail: `payout ${toInt(r.id)} (${String(r.status)}) does not match its ledger entries` });
+    }
+    const orphans = await db.select<Record<string, unknown>>(
+      `SELECT e.id, e.member_id, e.currency FROM ledger_entries e
+       WHERE e.type IN ('payout', 'payout_return')
+         AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.entry_id = e.id)
+         AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.return_entry_id = e.id)`,
+    );
+    for (const r of orphans) out.push({ kind: 'payout_entry_orphan', entry_id: toInt(r.id), member_id: toInt(r.member_id), currency: String(r.currency), detail: 'payout entry that no payout points at' });
+    return out;
+  }
+
+  /** One payout (inside `t` when given); 404 svc_payout_not_found. */
+  private async read(id: number, t?: Transaction): Promise<Payout> {
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${FROM} WHERE p.id = ?`, [id], t);
+    if (!row) throw new ServiceError('svc_payout_not_found', `Payout ${id} not found.`, 404);
+    return shapePayout(row);
+  }
+
+  /**
+   * Locks the payout row (FOR UPDATE on MariaDB; a SQLite write transaction is exclusive already)
+   * and makes sure it is still pending, so two concurrent state changes apply exactly once.
+   */
+  private async lockPending(id: number, t: Transaction): Promise<{ member_id: number; currency: string; amount: number }> {
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT id, member_id, currency, amount, status FROM payouts WHERE id = ?${this.deps.db.forUpdate()}`, [id], t);
+    if (!row) throw new ServiceError('svc_payout_not_found', `Payout ${id} not found.`, 404);
+    if (row.status !== 'pending') throw new ServiceError('svc_payout_closed', `Payout ${id} is already ${String(row.status)}; it cannot change again.`, 409, { payout_status: row.status });
+    return { member_id: toInt(row.member_id), currency: String(row.currency), amount: toMinor(row.amount) };
+  }
+
+  /** The guarded status change: only a pending payout moves, whatever else raced. */
+  private async close(id: number, status: 'paid' | 'cancelled', fields: { reference?: string | null; reason?: string | null }, actor: string, t: Transaction): Promise<void> {
+    const { affected } = await this.deps.db.execute(
+      "UPDATE payouts SET status = ?, reference = COALESCE(?, reference), reason = COALESCE(?, reason), closed_by = ?, updated_at = ? WHERE id = ? AND status = 'pending'",
+      [status, fields.reference ?? null, fields.reason ?? null, actor, this.deps.clock.now(), id],
+      t,
+    );
+    if (affected !== 1) throw new ServiceError('svc_payout_closed', `Payout ${id} is no longer pending; it cannot change again.`, 409);
+  }
+}

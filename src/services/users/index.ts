@@ -1,0 +1,376 @@
+// Users and capabilities. Members are users; administrators hold `manage_options`.
+import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { parse as parseCsv } from 'csv-parse/sync';
+import Joi from 'joi';
+import type { Clock } from '../../clock.js';
+import { Database, type Transaction } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { toInt, toIso } from '../../db/values.js';
+import { ServiceError } from '../../errors.js';
+import { HOOKS, type HookBus } from '../../hooks/index.js';
+import type { LogService } from '../logs/index.js';
+import type { SettingsService } from '../settings/index.js';
+
+export const ROLES = ['administrator', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+export const USER_STATUSES = ['active', 'disabled'] as const;
+export type UserStatus = (typeof USER_STATUSES)[number];
+
+const CAPABILITIES: Record<Role, readonly string[]> = {
+  administrator: ['manage_options'],
+  member: [],
+};
+
+export function roleCan(role: string, capability: string): boolean {
+  return (CAPABILITIES[role as Role] ?? []).includes(capability);
+}
+
+export interface User {
+  id: number;
+  login: string;
+  email: string;
+  display_name: string;
+  role: Role;
+  status: UserStatus;
+  created_at: string;
+}
+
+/** Input schemas, shared by the CLI and (later) REST routes. */
+export const userSchemas = {
+  login: Joi.string().trim().min(1).max(60).pattern(/^[A-Za-z0-9._@+-]+$/).message('{{#label}} may contain letters, digits and . _ @ + - only'),
+  email: Joi.string().trim().max(191).email({ tlds: false }),
+  displayName: Joi.string().trim().min(1).max(191),
+  role: Joi.string().valid(...ROLES),
+  password: Joi.string().min(8).max(1024),
+};
+
+const createSchema = Joi.object({
+  login: userSchemas.login.required(),
+  email: userSchemas.email.required(),
+  display_name: userSchemas.displayName,
+  role: userSchemas.role.default('member'),
+  password: userSchemas.password,
+});
+
+export interface CreateUserInput {
+  login: string;
+  email: string;
+  display_name?: string;
+  role?: Role;
+  password?: string;
+}
+
+export interface ImportReport {
+  created: number;
+  skipped: { line: number; login: string | null; code: string; reason: string }[];
+}
+
+/** OWASP's floor for scrypt: N=2^17, r=8, p=1. Lower costs are accepted only in tests. */
+export const SCRYPT_LOG_N = 17;
+const SCRYPT_R = 8;
+const SCRYPT_P = 1;
+/** Stored hashes name their own cost; one that asks for more than this is refused as damaged. */
+const MAX_LOG_N = 22;
+const HASH_PATTERN = /^\$scrypt\$N=(\d+),r=(\d+),p=(\d+)\$([\w-]+)\$([\w-]+)$/;
+
+function scryptOptions(N: number, r: number, p: number): ScryptOptions {
+  // scrypt needs 128*r*(N+p+2) bytes (128 MiB at N=2^17, r=8); Node refuses anything above maxmem.
+  return { N, r, p, maxmem: 128 * r * (N + p + 2) + 1024 * 1024 };
+}
+
+function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => scryptCb(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
+}
+
+/** `$scrypt$N=131072,r=8,p=1$<salt>$<hash>` (base64url): the cost travels with the hash. */
+export async function hashPassword(password: string, logN = SCRYPT_LOG_N): Promise<string> {
+  const N = 2 ** logN;
+  const salt = randomBytes(16);
+  const key = await scrypt(password, salt, 32, scryptOptions(N, SCRYPT_R, SCRYPT_P));
+  return `$scrypt$N=${N},r=${SCRYPT_R},p=${SCRYPT_P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+}
+
+/**
+ * Checks `password` against a stored hash of any cost. Without a usable hash it spends the time of
+ * a check at `logN` (the current cost) so that a missing user or hash is not observable.
+ */
+export async function verifyPassword(password: string, stored: string | null, logN = SCRYPT_LOG_N): Promise<boolean> {
+  const m = stored?.match(HASH_PATTERN);
+  const [N, r, p] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
+  if (!m || N < 2 || N > 2 ** MAX_LOG_N || (N & (N - 1)) !== 0 || r < 1 || r > 32 || p < 1 || p > 16) {
+    await scrypt(password, Buffer.alloc(16), 32, scryptOptions(2 ** logN, SCRYPT_R, SCRYPT_P));
+    return false;
+  }
+  const expected = Buffer.from(m[5], 'base64url');
+  const key = await scrypt(password, Buffer.from(m[4], 'base64url'), expected.length, scryptOptions(N, r, p));
+  return timingSafeEqual(key, expected);
+}
+
+/** True when a stored hash is weaker than what `hashPassword(_, logN)` makes now (rehash on login). */
+export function needsRehash(stored: string, logN = SCRYPT_LOG_N): boolean {
+  const m = stored.match(HASH_PATTERN);
+  if (!m) return false;
+  return Number(m[1]) < 2 ** logN || Number(m[2]) < SCRYPT_R || Number(m[3]) < SCRYPT_P;
+}
+
+export const USER_COLUMNS = 'id, login, email, display_name, role, status, created_at';
+
+export function toUser(row: Record<string, unknown>): User {
+  return {
+    id: toInt(row.id),
+    login: String(row.login),
+    email: String(row.email),
+    display_name: String(row.display_name),
+    role: row.role as Role,
+    status: row.status as UserStatus,
+    created_at: toIso(row.created_at)!,
+  };
+}
+
+export interface UserServiceDeps {
+  db: Database;
+  clock: Clock;
+  logger: LogService;
+  settings: SettingsService;
+  hooks: HookBus;
+  /** log2 of scrypt's N for new hashes: 17 or more (lower only in tests, to keep them fast). */
+  scryptLogN?: number;
+}
+
+/** Creates, finds, lists and imports users. */
+export class UserService {
+  private readonly deps: UserServiceDeps;
+
+  constructor(deps: UserServiceDeps) {
+    this.deps = deps;
+  }
+
+  async create(input: CreateUserInput, actor: string = 'system'): Promise<User> {
+    const { value, error } = createSchema.validate(input, { errors: { wrap: { label: false } } });
+    if (error) {
+      const field = error.details[0].path.join('.');
+      this.deps.logger.warning('users', 'User not created: invalid input', { field, login: typeof input.login === 'string' ? input.login.slice(0, 60) : null, actor });
+      throw new ServiceError('svc_invalid_user', error.details[0].message, 400, { field });
+    }
+    const passwordHash = value.password ? await this.hashPassword(value.password) : null;
+    const now = this.deps.clock.now();
+    const displayName = value.display_name ?? value.login;
+    try {
+      const { insertId } = await this.deps.db.execute(
+        'INSERT INTO users (login, email, display_name, role, password_hash, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [value.login, value.email, displayName, value.role, passwordHash, 'active', now, now],
+      );
+      this.deps.logger.info('users', 'User created', { user_id: insertId, login: value.login, role: value.role, actor });
+      const user = (await this.get(insertId!))!;
+      this.deps.hooks.doAction(HOOKS.userCreated, user, { actor });
+      return user;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const clash = await this.findByLoginOrEmail(value.login, value.email);
+      const field = clash && clash.login.toLowerCase() === value.login.toLowerCase() ? 'login' : 'email';
+      const refusal = new ServiceError('svc_user_exists', `A user with this ${field} already exists.`, 409, { field });
+      this.deps.logger.warning('users', 'User not created: duplicate', { login: value.login, field, actor });
+      throw refusal;
+    }
+  }
+
+  async get(id: number): Promise<User | null> {
+    const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`, [id]);
+    return rows[0] ? toUser(rows[0]) : null;
+  }
+
+  /** 404 svc_member_not_found unless user `id` exists (inside `t` when given, so the answer holds for it). */
+  async requireMemberId(id: number, t?: Transaction): Promise<void> {
+    const [row] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [id], t);
+    if (!row) throw new ServiceError('svc_member_not_found', `Member ${id} not found.`, 404, { member_id: id });
+  }
+
+  /** Which of `ids` are users, in chunks of 500 (the orders' batches ask for many at once). */
+  async existingIds(ids: readonly number[]): Promise<Set<number>> {
+    const known = new Set<number>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rows = await this.deps.db.select<{ id: unknown }>(`SELECT id FROM users WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+      for (const row of rows) known.add(toInt(row.id));
+    }
+    return known;
+  }
+
+  /** The id of the user with this exact login (as the database's collation compares), or null. */
+  async idByLogin(login: string): Promise<number | null> {
+    const [row] = await this.deps.db.select<{ id: unknown }>('SELECT id FROM users WHERE login = ?', [login]);
+    return row ? toInt(row.id) : null;
+  }
+
+  async require(id: number): Promise<User> {
+    const user = await this.get(id);
+    if (!user) throw new ServiceError('svc_user_not_found', `User ${id} not found.`, 404);
+    return user;
+  }
+
+  /** Login first, then email (as the host platform does). */
+  async findByLogin(loginOrEmail: string): Promise<User | null> {
+    const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE login = ?`, [loginOrEmail]);
+    if (rows[0]) return toUser(rows[0]);
+    if (!loginOrEmail.includes('@')) return null;
+    const byEmail = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE email = ?`, [loginOrEmail]);
+    return byEmail[0] ? toUser(byEmail[0]) : null;
+  }
+
+  async requireByLogin(loginOrEmail: string): Promise<User> {
+    const user = await this.findByLogin(loginOrEmail);
+    if (!user) throw new ServiceError('svc_user_not_found', `No user with login or email "${loginOrEmail}".`, 404);
+    return user;
+  }
+
+  /**
+   * A member as administrators name one: digits are a user id, anything else a login or email.
+   * The one resolver behind every CLI command that takes a member and the tracking-link service;
+   * 404 svc_member_not_found with `member_id` or `member`.
+   */
+  async resolveMember(member: string | number): Promise<User> {
+    const key = typeof member === 'number' ? String(member) : typeof member === 'string' ? member.trim() : '';
+    const byId = /^\d{1,15}$/.test(key);
+    const user = byId ? await this.get(Number(key)) : key && key.length <= 191 ? await this.findByLogin(key) : null;
+    if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, byId ? { member_id: Number(key) } : { member: key.slice(0, 191) });
+    return user;
+  }
+
+  private async findByLoginOrEmail(login: string, email: string): Promise<User | null> {
+    const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE login = ? OR email = ? LIMIT 1`, [login, email]);
+    return rows[0] ? toUser(rows[0]) : null;
+  }
+
+  /** The stored password hash of a login or email, for the login form. */
+  async credentialsOf(loginOrEmail: string): Promise<{ user: User; passwordHash: string | null } | null> {
+    const user = await this.findByLogin(loginOrEmail);
+    if (!user) return null;
+    const rows = await this.deps.db.select<{ password_hash: string | null }>('SELECT password_hash FROM users WHERE id = ?', [user.id]);
+    return { user, passwordHash: rows[0]?.password_hash ?? null };
+  }
+
+  /** A new hash of `password` at the configured cost. */
+  hashPassword(password: string): Promise<string> {
+    return hashPassword(password, this.deps.scryptLogN);
+  }
+
+  /** Checks a login password against its stored hash (or spends the same time when there is none). */
+  checkPassword(password: string, stored: string | null): Promise<boolean> {
+    return verifyPassword(password, stored, this.deps.scryptLogN);
+  }
+
+  /** Whether a stored hash should be replaced at the configured cost once its password is known. */
+  needsRehash(stored: string | null): boolean {
+    return stored !== null && needsRehash(stored, this.deps.scryptLogN);
+  }
+
+  /**
+   * Replaces a hash that was just verified with a stronger one of the same password, unless the
+   * password changed in the meantime (then the newer hash stays).
+   */
+  async upgradePasswordHash(id: number, verified: string, rehashed: string, t?: Transaction): Promise<boolean> {
+    const { affected } = await this.deps.db.execute('UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?', [rehashed, id, verified], t);
+    if (affected > 0) this.deps.logger.info('users', 'Password hash upgraded', { user_id: id });
+    return affected > 0;
+  }
+
+  async setPassword(id: number, password: string): Promise<void> {
+    const { error } = userSchemas.password.validate(password);
+    if (error) throw new ServiceError('svc_invalid_user', 'The password must be 8 to 1024 characters.', 400, { field: 'password' });
+    await this.deps.db.execute('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [await this.hashPassword(password), this.deps.clock.now(), id]);
+    this.deps.logger.info('users', 'Password changed', { user_id: id });
+  }
+
+  async setStatus(id: number, status: UserStatus): Promise<User> {
+    await this.require(id);
+    await this.deps.db.transaction(async (t) => {
+      await this.deps.db.execute('UPDATE users SET status = ?, updated_at = ? WHERE id = ?', [status, this.deps.clock.now(), id], t);
+      await this.deps.settings.bumpAuthRevision(t);
+    });
+    this.deps.logger.info('users', `User ${status === 'active' ? 'enabled' : 'disabled'}`, { user_id: id });
+    return (await this.get(id))!;
+  }
+
+  async hasAdministrator(): Promise<boolean> {
+    const rows = await this.deps.db.select("SELECT id FROM users WHERE role = 'administrator' AND status = 'active' LIMIT 1");
+    return rows.length > 0;
+  }
+
+  /** Users whose login, email or display name starts with `search`; paged, by login. */
+  async list(filters: { search?: string; role?: Role; page: number; per_page: number }): Promise<{ items: User[]; total: number }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filters.search) {
+      const like = Database.likePrefix(filters.search);
+      where.push("(login LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!' OR display_name LIKE ? ESCAPE '!')");
+      params.push(like, like, like);
+    }
+    if (filters.role) (where.push('role = ?'), params.push(filters.role));
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const offset = (filters.page - 1) * filters.per_page;
+    const [rows, count] = await Promise.all([
+      // MariaDB would otherwise walk the whole login index to avoid a sort, testing every row.
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${USER_COLUMNS} FROM ${filters.search ? this.deps.db.indexHint('users', 'IGNORE INDEX FOR ORDER BY (users_login)') : 'users'} ${clause} ORDER BY login LIMIT ${filters.per_page} OFFSET ${offset}`,
+        params,
+      ),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users ${clause}`, params),
+    ]);
+    return { items: rows.map(toUser), total: toInt(count[0].n) };
+  }
+
+  /**
+   * Typeahead: a page of the users whose login, email or display name starts with `search`, by
+   * login, and how many there are. Each column is its own index range scan, cut at the end of the
+   * page, and their union is sorted: the cost grows with the page, never with the table.
+   */
+  async lookup(search: string, page = { page: 1, per_page: 20 }): Promise<{ items: { id: number; label: string }[]; total: number }> {
+    const prefix = search.trim();
+    const like = Database.likePrefix(prefix);
+    const end = page.page * page.per_page;
+    // An empty search matches every user by login alone: one ordered index walk, one count.
+    const columns = prefix === '' ? ['login'] : ['login', 'email', 'display_name'];
+    const branch = (column: string, select: string, limit: string) => `SELECT * FROM (SELECT ${select} FROM users WHERE ${column} LIKE ? ESCAPE '!'${limit}) AS m_${column}`;
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT * FROM (${columns.map((c) => branch(c, USER_COLUMNS, ` ORDER BY login, id LIMIT ${end}`)).join(' UNION ')}) AS matches ORDER BY login, id LIMIT ${page.per_page} OFFSET ${end - page.per_page}`,
+        columns.map(() => like),
+      ),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM (${columns.map((c) => branch(c, 'id', '')).join(' UNION ')}) AS matches`, columns.map(() => like)),
+    ]);
+    return { items: rows.map(toUser).map((u) => ({ id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` })), total: toInt(count[0].n) };
+  }
+
+  /**
+   * Imports `login,email,display_name[,role]` rows. Each row is created on its own, so a bad row
+   * is reported and skipped and never costs the good ones.
+   */
+  async importCsv(text: string, actor = 'system'): Promise<ImportReport> {
+    let records: { record: string[]; info: { lines: number } }[];
+    try {
+      records = parseCsv(text, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true, info: true }) as unknown as typeof records;
+    } catch (err) {
+      throw new ServiceError('svc_invalid_csv', `The file is not valid CSV: ${(err as Error).message}`, 400);
+    }
+    const report: ImportReport = { created: 0, skipped: [] };
+    let start = 0;
+    if (records[0] && records[0].record[0]?.toLowerCase() === 'login') start = 1;
+    for (let i = start; i < records.length; i++) {
+      const line = records[i].info.lines;
+      const [login, email, displayName, role, ...rest] = records[i].record;
+      if (rest.length > 0 || !login || !email) {
+        report.skipped.push({ line, login: login || null, code: 'svc_invalid_row', reason: 'expected login,email,display_name[,role]' });
+        continue;
+      }
+      try {
+        await this.create({ login, email, display_name: displayName || undefined, role: (role || 'member') as Role }, actor);
+        report.created++;
+      } catch (err) {
+        if (!(err instanceof ServiceError)) throw err;
+        report.skipped.push({ line, login, code: err.code, reason: err.message });
+      }
+    }
+    this.deps.logger.info('users', 'Users imported', { created: report.created, skipped: report.skipped.length, actor });
+    return report;
+  }
+}
