@@ -3,7 +3,7 @@
 // `logos.bulk` job to the end through the job runner, and reports the time and peak memory over IPC.
 const options = JSON.parse(process.argv[2]);
 
-const { loadConfig } = await import('../dist/src/config.js');
+const { loadConfig } = await import('../dist/src/config/index.js');
 const { buildContext, ensureSchema } = await import('../dist/src/context.js');
 const { JobRunner } = await import('../dist/src/jobs/runner.js');
 

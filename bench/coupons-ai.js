@@ -70,7 +70,7 @@ async function startFixture() {
 }
 
 async function runOne(dialect, fixture, options) {
-  const { loadConfig } = await import('../dist/src/config.js');
+  const { loadConfig } = await import('../dist/src/config/index.js');
   const { buildContext, ensureSchema } = await import('../dist/src/context.js');
   const { JobRunner } = await import('../dist/src/jobs/runner.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'cashtrack-bench-ai-'));

@@ -4,7 +4,7 @@
 // resident memory after the first refresh and the counts over IPC.
 const options = JSON.parse(process.argv[2]);
 
-const { loadConfig } = await import('../dist/src/config.js');
+const { loadConfig } = await import('../dist/src/config/index.js');
 const { buildContext, ensureSchema } = await import('../dist/src/context.js');
 
 const config = loadConfig({

@@ -3,7 +3,7 @@
 // reports the time and the process's peak resident memory over IPC.
 const options = JSON.parse(process.argv[2]);
 
-const { loadConfig } = await import('../dist/src/config.js');
+const { loadConfig } = await import('../dist/src/config/index.js');
 const { buildContext, ensureSchema } = await import('../dist/src/context.js');
 
 const config = loadConfig({

@@ -42,7 +42,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { builtInModules } from './networks/index.js';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { Database } from './db/database.js';
 import { migrate, migrationStatus } from './db/migrator.js';
 import { ServiceError } from './errors.js';

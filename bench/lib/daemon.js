@@ -10,7 +10,7 @@
  * namespace, ...whatever setup returned }`; closes everything again when any step fails.
  */
 export async function startDaemon(options, { overrides = {}, setup = async () => ({}), listen = true } = {}) {
-  const { loadConfig } = await import('../../dist/src/config.js');
+  const { loadConfig } = await import('../../dist/src/config/index.js');
   const { buildContext, ensureSchema } = await import('../../dist/src/context.js');
   const { createServer } = await import('../../dist/src/server.js');
   const { NAMESPACE } = await import('../../dist/src/http/rest/index-docs.js');

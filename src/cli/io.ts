@@ -1,5 +1,5 @@
 // What every command gets: its streams, and one way to build the context, print and fail.
-import type { Config, LoadOptions } from '../config.js';
+import type { Config, LoadOptions } from '../config/index.js';
 import type { Context } from '../context.js';
 import type { HoldInTransaction } from '../services/idempotency/index.js';
 import { translateDbError } from '../db/errors.js';
@@ -21,7 +21,7 @@ export class UsageError extends Error {
 }
 
 export async function loadCliConfig(io: Io, extra: Record<string, unknown> = {}): Promise<Config> {
-  const { loadConfig } = await import('../config.js');
+  const { loadConfig } = await import('../config/index.js');
   const options: LoadOptions = { env: io.env, overrides: { ...io.overrides, ...extra } };
   return loadConfig(options);
 }

@@ -4,7 +4,7 @@
 // node-cron fires them in the daemon only (src/jobs/scheduler.ts). A schedule enqueues a
 // persisted job rather than doing the work itself, so the work shows in GET /jobs, survives a
 // restart and runs on whichever daemon (or `cashtrack jobs run-pending`) claims it.
-import type { ScheduleName } from '../config.js';
+import type { ScheduleName } from '../config/index.js';
 import type { Network } from '../services/networks/rows.js';
 
 export interface ScheduleDefinition {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildContext } from '../../src/context.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { dumpCommand } from '../../src/db/backup.js';
 import { parseDatabaseUrl } from '../../src/db/database.js';
 import { runCli } from '../helpers/cli.js';

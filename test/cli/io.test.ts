@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import { testHold, validateInput, type Io } from '../../src/cli/io.js';
 import { orderSchemas } from '../../src/http/routes/orders.js';
 import { payoutSchemas } from '../../src/http/routes/payouts.js';

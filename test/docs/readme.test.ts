@@ -1,7 +1,7 @@
 // The README's tables are what a new operator reads first: they must name everything there is.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ENV_KEYS } from '../../src/config.js';
+import { ENV_KEYS } from '../../src/config/index.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { PassThrough } from 'node:stream';
 

@@ -3,7 +3,7 @@
 // every queued run's job exists once.
 import { Writable } from 'node:stream';
 import { afterAll, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { buildContext, type Context } from '../../src/context.js';
 import { CronSlots } from '../../src/cron-slots.js';
 import { Scheduler } from '../../src/jobs/scheduler.js';

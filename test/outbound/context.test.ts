@@ -1,7 +1,7 @@
 // The guard as the context builds it: its allow list, ports and size cap from `outbound.*`
 // (CASHTRACK_OUTBOUND_*), and its refusals in the plugin log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { AllowList, isAllowEntry, refusedRange } from '../../src/outbound/index.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { tempDir } from '../helpers/temp.js';

@@ -2,7 +2,7 @@
 // site URL of index documents, `Link` headers and paging links, so a request naming another host
 // could make us hand out links to it (and poison any cache keyed on the path alone). `public_url`
 // is required in production, and `server.allowed_hosts` narrows the hosts answered at all.
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 
 interface HostName {
   name: string;

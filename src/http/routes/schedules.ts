@@ -1,7 +1,7 @@
 // Schedules: /schedules (every schedule with its expression, next due time and last run) and
 // POST /schedules/{name}/run (run one now, through the same claim as a firing: 202 with the runs).
 import Joi from 'joi';
-import { SCHEDULE_NAMES } from '../../config.js';
+import { SCHEDULE_NAMES } from '../../config/index.js';
 import { networkId, none } from '../../fields.js';
 import { accepted, route, type RouteDef } from '../rest/types.js';
 

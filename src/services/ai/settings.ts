@@ -3,7 +3,7 @@
 // API key is write-only: stored sealed by the SecretBox, never shown, and known to the process's
 // scrubbing as soon as it is read so it cannot reach the log or a job's error.
 import Joi from 'joi';
-import type { AiConfig } from '../../config.js';
+import type { AiConfig } from '../../config/index.js';
 import { ServiceError } from '../../errors.js';
 import { dict } from '../../objects.js';
 import type { ProviderSettings } from './provider.js';

@@ -3,7 +3,7 @@
 // `concurrency` at once, and requests to one host are held to `per_host` at once (many logos live
 // on one network CDN). A failed advertiser is counted and sampled, never fatal. After each batch
 // the last id and the counts are the checkpoint, so a resumed run redoes at most one batch.
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { ServiceError } from '../../errors.js';
 import type { JobHandle } from '../../jobs/registry.js';
 import type { AdvertiserService, AdvertiserStatus, LogoTarget } from '../advertisers/index.js';

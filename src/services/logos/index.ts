@@ -4,7 +4,7 @@
 // outbound guard; every answer through the image pipeline. When nothing gives an image the answer
 // is 422 svc_logo_not_found listing each attempt and why it failed. The media row and the
 // advertiser's reference to it are written in one transaction, so a failure leaves neither.
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/database.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';

@@ -2,7 +2,7 @@
 // as a member reads it, its network's name, its coupon count), the template's title, excerpt and
 // body, the `cashtrack.page.body` filter, the sanitiser, and the slug the page starts from. One
 // batch reads the cashback rules and coupon counts once for all its advertisers.
-import type { Config, PageTemplate } from '../../config.js';
+import type { Config, PageTemplate } from '../../config/index.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
 import type { PageSource } from '../advertisers/index.js';

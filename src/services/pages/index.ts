@@ -4,7 +4,7 @@
 // unique index decides races: a loser allocates again). A page and its advertiser's `page_id`
 // are written in one transaction, so a failure leaves neither.
 import type { Clock } from '../../clock.js';
-import type { Config, PageTemplate } from '../../config.js';
+import type { Config, PageTemplate } from '../../config/index.js';
 import { Database, sleep, type Transaction } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { toInt } from '../../db/values.js';

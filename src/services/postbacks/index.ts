@@ -5,7 +5,7 @@
 // orders. Refusals are counted per client (throttle.ts): a flood of them is aggregated,
 // then answered 429 before any work, so it cannot fill the database or the log.
 import type { Clock } from '../../clock.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/database.js';
 import { translateDbError } from '../../db/errors.js';
 import { ServiceError } from '../../errors.js';

@@ -4,7 +4,7 @@
 // and never records an order for it.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { ServiceError } from '../../errors.js';
 import type { NetworkModule, PostbackFields } from '../../networks/types.js';
 import type { Keys } from '../../keys.js';

@@ -8,7 +8,7 @@
 // says why. node-cron fires the slots in the daemon (src/jobs/scheduler.ts); this service is what
 // the firing, the catch-up at start, `cashtrack schedules ...` and GET /schedules call.
 import type { Clock } from '../../clock.js';
-import type { ScheduleConfig, ScheduleName } from '../../config.js';
+import type { ScheduleConfig, ScheduleName } from '../../config/index.js';
 import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { isServiceError, ServiceError } from '../../errors.js';

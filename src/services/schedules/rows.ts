@@ -1,6 +1,6 @@
 // The shapes of the schedule service's answers (GET /schedules, `cashtrack schedules`) and how a
 // `schedule_runs` row (with its job's status) becomes one.
-import type { ScheduleName } from '../../config.js';
+import type { ScheduleName } from '../../config/index.js';
 import { toInt, toIso } from '../../db/values.js';
 
 export type RunTrigger = 'cron' | 'catch_up' | 'manual';

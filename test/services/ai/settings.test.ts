@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/index.js';
 import { describeEachDialect } from '../../helpers/context.js';
 import { insertCoupon } from '../../helpers/coupons.js';
 import { startOpenAiFixture, type OpenAiFixture } from '../../fixtures/openai-server.js';

@@ -1,6 +1,6 @@
 import { afterAll, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.js';
-import { loadConfig, type ScheduleConfig, type ScheduleName } from '../../../src/config.js';
+import { loadConfig, type ScheduleConfig, type ScheduleName } from '../../../src/config/index.js';
 import { buildContext, type Context } from '../../../src/context.js';
 import { jobTypes } from '../../../src/jobs/types/index.js';
 import type { JobType } from '../../../src/jobs/registry.js';

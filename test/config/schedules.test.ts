@@ -1,8 +1,8 @@
 // The `schedules` section of the configuration (src/config.ts): defaults, variables, and every
 // bad value refused at start with the key named.
 import { describe, expect, it } from 'vitest';
-import { ENV_KEYS, loadConfig, SCHEDULE_NAMES } from '../src/config.js';
-import { tempDir } from './helpers/temp.js';
+import { ENV_KEYS, loadConfig, SCHEDULE_NAMES } from '../../src/config/index.js';
+import { tempDir } from '../helpers/temp.js';
 
 const dataDir = () => tempDir('cashtrack-config-');
 const load = (env: Record<string, string> = {}, overrides: Record<string, unknown> = {}) => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), ...env }, overrides });

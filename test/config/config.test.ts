@@ -1,8 +1,8 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { tempDir } from './helpers/temp.js';
+import { loadConfig } from '../../src/config/index.js';
+import { tempDir } from '../helpers/temp.js';
 
 const dataDir = () => tempDir('cashtrack-config-');
 
@@ -126,7 +126,7 @@ describe('postback configuration', () => {
 describe('configuration keys that would reach a prototype', () => {
   const configDirWith = (extra: string) => {
     const dir = tempDir('cashtrack-config-dir-');
-    const defaults = readFileSync(join(import.meta.dirname, '../config/default.json'), 'utf8');
+    const defaults = readFileSync(join(import.meta.dirname, '../../config/default.json'), 'utf8');
     writeFileSync(join(dir, 'default.json'), defaults.replace(/\}\s*$/, `, ${extra} }`));
     return dir;
   };

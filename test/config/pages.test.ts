@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { tempDir } from './helpers/temp.js';
+import { loadConfig } from '../../src/config/index.js';
+import { tempDir } from '../helpers/temp.js';
 
 const load = (overrides: Record<string, unknown> = {}, env: Record<string, string> = {}) => loadConfig({ env: { CASHTRACK_DATA_DIR: tempDir('cashtrack-config-'), ...env }, overrides });
 const refused = (key: string, text: string) => expect.objectContaining({ code: 'svc_invalid_config', data: { key }, message: expect.stringContaining(text) });

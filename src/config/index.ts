@@ -5,19 +5,19 @@ import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ServiceError } from './errors.js';
-import { privateDir, tighten } from './private-files.js';
-import type { Config } from './config/types.js';
-import { coerceEnv, ENV_KEYS } from './config/env.js';
-import { schema } from './config/schema.js';
-import { deepMerge, getPath, readJson, setPath } from './config/merge.js';
+import { ServiceError } from '../errors.js';
+import { privateDir, tighten } from '../private-files.js';
+import type { Config } from './types.js';
+import { coerceEnv, ENV_KEYS } from './env.js';
+import { schema } from './schema.js';
+import { deepMerge, getPath, readJson, setPath } from './merge.js';
 
-export { SCHEDULE_NAMES, PER_NETWORK_SCHEDULES } from './config/types.js';
-export type { ScheduleName, ScheduleConfig, Config, PageTemplate, AiPrompt, AiConfig } from './config/types.js';
-export { ENV_KEYS } from './config/env.js';
-export { HOST_ENTRY } from './config/schema.js';
+export { SCHEDULE_NAMES, PER_NETWORK_SCHEDULES } from './types.js';
+export type { ScheduleName, ScheduleConfig, Config, PageTemplate, AiPrompt, AiConfig } from './types.js';
+export { ENV_KEYS } from './env.js';
+export { HOST_ENTRY } from './schema.js';
 
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../..' : '..');
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../..' : '../..');
 
 export interface LoadOptions {
   /** Environment to read CASHTRACK_* variables from (default: process.env). */
