@@ -1,40 +1,50 @@
 // The composition root: database, services and logger, with no hapi in it. The daemon and every
 // CLI command start here.
 //
-// Each table has one owning module, the only one that writes it; another domain reads it through
-// the owner's service (networks count orders through `orders.countByNetwork`, the orders' review
-// reads network settings through `networks.storedSetting`):
+// Each table has one owning module, the only one that writes it. Another domain reads it through
+// the owner's service (the orders' review reads network settings through `networks.storedSetting`)
+// or through a read model of the owner's domain: a small read-only class over the owner's tables,
+// exported by its face and built before the services that show its figures (networks count orders
+// through `OrderCounts` and advertisers through `AdvertiserCounts`, a shop page counts coupons
+// through `CouponCounts`, advertisers, coupons and the overview show the AI records through
+// `AiUsage`). So `buildContext` builds everything in dependency order: no service is handed a
+// closure over a service built after it.
 //
-//   users                          services/users.ts
-//   app_passwords                  services/app-passwords.ts
-//   sessions                       services/sessions.ts
-//   auth_throttle                  services/auth-throttle.ts
-//   settings                       services/settings.ts (revisions: auth, networks)
-//   idempotency_keys               services/idempotency.ts
+//   users                          services/users/
+//   app_passwords                  services/auth/app-passwords.ts
+//   sessions                       services/auth/sessions.ts
+//   auth_throttle                  services/auth/throttle.ts
+//   settings                       services/settings/ (revisions: auth, networks)
+//   idempotency_keys               services/idempotency/
 //   balances, ledger_entries       services/ledger/ (counters row 'balances')
-//   payouts                        services/payouts.ts
-//   referrals                      services/referrals.ts (counters row 'referral_changes')
+//   payouts                        services/payouts/
+//   referrals                      services/referrals/ (counters row 'referral_changes')
 //   networks                       services/networks/
-//   cashback_rules                 services/cashback.ts
-//   advertisers                    services/advertisers.ts (page_id through linkPages/unlinkPage)
+//   cashback_rules                 services/cashback/
+//   advertisers                    services/advertisers/ (page_id through linkPages/unlinkPage;
+//                                  read by AdvertiserCounts, advertisers/counts.ts)
 //   pages                          services/pages/
-//   advertisers                    services/advertisers.ts
-//   coupons, coupon_refreshes      services/coupons/
-//   orders                         services/orders.ts, order-rows.ts (reads), order-poll.ts
+//   coupons, coupon_refreshes      services/coupons/ (read by CouponCounts, coupons/counts.ts)
+//   orders                         services/orders/ (reads in reader.ts; read by OrderCounts,
+//                                  orders/counts.ts)
 //   postbacks                      services/postbacks/records.ts
 //   postback_rejections            services/postbacks/throttle.ts
-//   jobs                           services/jobs.ts
-//   schedule_runs                  services/schedules.ts
-//   logs                           services/logs.ts (counters row 'logs')
-//   media                          services/media.ts (advertisers.local_logo through advertisers.ts)
+//   jobs                           services/jobs/
+//   schedule_runs                  services/schedules/
+//   logs                           services/logs/ (counters row 'logs')
+//   media                          services/media/ (advertisers.local_logo through services/advertisers/)
 //   webhooks, webhook_deliveries   services/webhooks/ (settings row 'webhooks_revision'; the outbox
 //                                  rows are written by WebhookEvents.emit in other services' transactions)
-//   ai_calls                       services/ai/ (settings rows 'ai_settings', 'ai_api_key' through SettingsService)
+//   ai_calls                       services/ai/calls.ts (settings rows 'ai_settings', 'ai_api_key'
+//                                  through SettingsService; read by AiUsage, ai/usage.ts)
 //
 // Read-only joins for display stay in SQL where paging and sorting need them (a list of balances,
-// orders, payouts or referrals with the member's names joins users); services/overview.ts is a
+// orders, payouts or referrals with the member's names joins users); services/overview/ is a
 // report over every domain's tables and writes none. A bulk AI run walks the coupons table by id
 // (services/ai/coupon-source.ts, read-only) and writes coupons only through the coupon service.
+//
+// The daemon's own base URL (src/self-url.ts: server.public_url, else the address it listens on)
+// is a value built first: the server sets it once it listens; networks, media and postbacks read it.
 //
 // Every fetch of a URL an administrator or a network chose (logos, site icons, custom network
 // feeds, webhooks) goes through `outbound` (src/outbound/), which owns no table.
@@ -48,12 +58,9 @@ import { migrate, migrationStatus } from './db/migrator.js';
 import { ServiceError } from './errors.js';
 import { tighten } from './private-files.js';
 import { HookBus, loadExtensions } from './hooks/index.js';
-import { AdvertiserService } from './services/advertisers/index.js';
-import { CouponService } from './services/coupons/index.js';
-import { AppPasswordService } from './services/auth/app-passwords.js';
-import { AuthService } from './services/auth/index.js';
-import { AuthThrottle } from './services/auth/throttle.js';
-import { PasswordCheckGate } from './services/auth/password-checks.js';
+import { AdvertiserCounts, AdvertiserService } from './services/advertisers/index.js';
+import { CouponCounts, CouponService } from './services/coupons/index.js';
+import { AppPasswordService, AuthService, AuthThrottle, PasswordCheckGate, SessionService } from './services/auth/index.js';
 import { CashbackRuleService } from './services/cashback/index.js';
 import { IdempotencyService, type HoldInTransaction } from './services/idempotency/index.js';
 import { JobService } from './services/jobs/index.js';
@@ -61,35 +68,28 @@ import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
 import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs/index.js';
-import { AiService } from './services/ai/index.js';
-import { AiCalls } from './services/ai/calls.js';
-import { couponSource } from './services/ai/coupon-source.js';
-import { shopPages } from './services/ai/shop-pages.js';
-import { AiSettingsStore } from './services/ai/settings.js';
-import { LogoService } from './services/logos/index.js';
-import { LogoBulkService } from './services/logos/bulk.js';
+import { AiCalls, AiService, AiSettingsStore, AiUsage, couponSource, shopPages } from './services/ai/index.js';
+import { LogoBulkService, LogoService } from './services/logos/index.js';
 import { MediaService } from './services/media/index.js';
 import { NetworkService } from './services/networks/index.js';
 import { OutboundGuard } from './outbound/index.js';
 import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
-import { OrderService } from './services/orders/index.js';
+import { OrderCounts, OrderService } from './services/orders/index.js';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
 import { PayoutService } from './services/payouts/index.js';
 import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
 import { SecretValues } from './secret-values.js';
+import { SelfUrl } from './self-url.js';
 import { ScheduleService } from './services/schedules/index.js';
 import { scheduleDefinitions, type ScheduleDefinition } from './jobs/schedules.js';
-import { SessionService } from './services/auth/sessions.js';
 import { SettingsService } from './services/settings/index.js';
 import { UserService } from './services/users/index.js';
 import { HealthService } from './services/health/index.js';
 import { noMetrics, PromMetrics, type Metrics } from './metrics.js';
-import { WebhookEvents } from './services/webhooks/events.js';
-import { DeliveryStore, WebhookService } from './services/webhooks/index.js';
-import { WebhookSender } from './services/webhooks/sender.js';
+import { DeliveryStore, WebhookEvents, WebhookSender, WebhookService } from './services/webhooks/index.js';
 
 export interface Context {
   config: Config;
@@ -102,6 +102,8 @@ export interface Context {
   outbound: OutboundGuard;
   /** Secret values this process opened: scrubbed from the log, job errors and network errors. */
   secrets: SecretValues;
+  /** The daemon's own base URL: server.public_url, else the address the server sets once it listens. */
+  selfUrl: SelfUrl;
   settings: SettingsService;
   users: UserService;
   appPasswords: AppPasswordService;
@@ -163,6 +165,8 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   tighten(config.data_dir);
   const keys = deriveKeys(config.secret);
   const db = new Database({ url: config.database.url, busyTimeoutMs: config.database.busy_timeout_ms, poolMax: config.database.pool_max });
+  // Postback and media URLs are absolute on the daemon's own base (public_url, else its listening address).
+  const selfUrl = new SelfUrl(config.server);
   const secrets = new SecretValues();
   const logger = new LogService({
     db,
@@ -187,22 +191,27 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const idempotency = new IdempotencyService({ db, clock, holdInTransaction: config.env === 'test' ? options.holdInTransaction : null });
   const ledger = new LedgerService({ db, clock, logger, users, events, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
-  const overview = new OverviewService({ db, clock, currency: config.currency, ai: (days) => ai.overview(days) });
+  // The read models other domains show (see the header): read-only, before the services using them.
+  const orderCounts = new OrderCounts({ db });
+  const advertiserCounts = new AdvertiserCounts({ db });
+  const couponCounts = new CouponCounts({ db, clock });
+  const aiSettings = new AiSettingsStore({ config: config.ai, settings, keys, secrets, logger });
+  const aiUsage = new AiUsage({ db, clock, settings: aiSettings });
+  const overview = new OverviewService({ db, clock, currency: config.currency, ai: aiUsage });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger, users });
   const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets, events });
-  const networks: NetworkService = new NetworkService({
+  const networks = new NetworkService({
     db, clock, logger, keys, cashback, secrets, outbound,
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
-    postbackBaseUrl: () => postbacks.selfUrl,
-    countAdvertisers: (networks) => advertisers.countByModule(networks),
-    countOrders: (networks) => orders.countByNetwork(networks),
+    selfUrl,
+    advertiserCounts,
+    orderCounts,
     settings,
   });
-  // Media URLs are absolute on the daemon's own base (public_url, else its listening address), as postback URLs are.
-  const media = new MediaService({ db, clock, baseUrl: () => postbacks.selfUrl });
-  const advertisers: AdvertiserService = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs, mediaUrl: (name) => media.urlOf(name), lastAiGeneration: (ids) => ai.lastShopGenerations(ids) });
+  const media = new MediaService({ db, clock, selfUrl });
+  const advertisers = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs, mediaUrl: (name) => media.urlOf(name), aiUsage });
   const logos = new LogoService({ db, logger, hooks, events, advertisers, media, outbound, limits: config.logos });
   const logoBulk = new LogoBulkService({ logos, advertisers, media, jobs, networks, limits: config.logos });
   const orders = new OrderService({
@@ -214,8 +223,8 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     definitions: options.scheduleDefinitions ?? scheduleDefinitions,
     owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
   });
-  const pages = new PageService({ db, clock, logger, hooks, events, advertisers, cashback, networks, jobs, config: config.pages, currency: config.currency });
-  const postbacks: PostbackService = new PostbackService({ db, clock, logger, hooks, events, keys, networks, orders, config, metrics });
+  const pages = new PageService({ db, clock, logger, hooks, events, advertisers, cashback, networks, jobs, config: config.pages, currency: config.currency, couponCounts });
+  const postbacks = new PostbackService({ db, clock, logger, hooks, events, keys, networks, orders, config, selfUrl, metrics });
   const deliveries = new DeliveryStore({ db, clock });
   const webhookSender = new WebhookSender({
     db, clock, logger, events, store: deliveries, box: new SecretBox(keys.secretBox),
@@ -224,12 +233,12 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     metrics,
   });
   const webhooks = new WebhookService({ db, clock, logger, events, store: deliveries, sender: webhookSender, guard: outbound, secretBox: keys.secretBox, retentionDays: config.webhooks.retention_days });
-  const coupons = new CouponService({ db, clock, logger, hooks, networks, advertisers, jobs, maxRemovedShare: config.coupons.max_removed_share, lastAiGeneration: (ids) => ai.lastCouponGenerations(ids) });
-  pages.useCouponCounts((ids) => coupons.countActive(ids));
-  const ai: AiService = new AiService({
+  const coupons = new CouponService({ db, clock, logger, hooks, networks, advertisers, jobs, maxRemovedShare: config.coupons.max_removed_share, aiUsage });
+  const ai = new AiService({
     db, clock, logger, hooks, jobs, advertisers,
-    store: new AiSettingsStore({ config: config.ai, settings, keys, secrets, logger }),
+    store: aiSettings,
     calls: new AiCalls({ db, clock }),
+    usage: aiUsage,
     coupons: couponSource({ db, clock, coupons }),
     pages: shopPages({ pages, advertisers }),
   });
@@ -242,6 +251,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     logger,
     outbound,
     secrets,
+    selfUrl,
     settings,
     users,
     appPasswords,

@@ -42,8 +42,8 @@ function toRequest(request: Request, rawBody: Buffer | null, bodyTooLarge = fals
 
 export function registerPostbackRoutes(server: Server, ctx: Context): void {
   // The test postback calls this daemon at its own address once it listens.
-  server.ext('onPostStart', () => ctx.postbacks.setSelfUrl(server.info.uri));
-  server.ext('onPostStop', () => ctx.postbacks.setSelfUrl(null));
+  server.ext('onPostStart', () => ctx.selfUrl.setListening(server.info.uri));
+  server.ext('onPostStop', () => ctx.selfUrl.setListening(null));
 
   async function run(request: Request, h: ResponseToolkit, input: PostbackRequest) {
     const requestId = input.requestId;

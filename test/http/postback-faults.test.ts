@@ -61,7 +61,7 @@ describeEachDialect(
       await use().ctx.networks.rotatePostbackSecret('nourl', 'test');
       await use().ctx.networks.setPostbacks('nourl', true, 'test');
       // Not listening, whatever another test of this file told the service.
-      use().ctx.postbacks.setSelfUrl(null);
+      use().ctx.selfUrl.setListening(null);
       expect(use().ctx.postbacks.selfUrl).toBeNull();
       const res = await sendTest('nourl');
       expect(res.statusCode).toBe(503);
@@ -69,7 +69,7 @@ describeEachDialect(
     });
 
     it('answers 409 svc_postback_test_unsupported for a module without a template, and for a status its postbacks cannot carry', async () => {
-      use().ctx.postbacks.setSelfUrl('http://127.0.0.1:9');
+      use().ctx.selfUrl.setListening('http://127.0.0.1:9');
       const bare = await sendTest('barenet');
       expect(bare.statusCode).toBe(409);
       expect(bare.result).toEqual({ code: 'svc_postback_test_unsupported', message: expect.any(String), data: { status: 409 } });
@@ -80,7 +80,7 @@ describeEachDialect(
 
     it('answers 502 svc_postback_test_failed with the URL when the daemon cannot reach its own endpoint', async () => {
       // Port 9 (discard) on loopback: nothing listens there in a test run, so the connection is refused.
-      use().ctx.postbacks.setSelfUrl('http://127.0.0.1:9/');
+      use().ctx.selfUrl.setListening('http://127.0.0.1:9/');
       const res = await sendTest('flatnet');
       expect(res.statusCode).toBe(502);
       expect(res.result).toEqual({ code: 'svc_postback_test_failed', message: expect.any(String), data: { status: 502, url: 'http://127.0.0.1:9/postback/flatnet' } });

@@ -3,7 +3,8 @@
 // description) are never written by it. A sync is numbered per module: what a finished sync did
 // not see is marked inactive. Row shapes are in advertisers/rows.ts, the sync in
 // advertisers/sync.ts, the listings in advertisers/listing.ts, what pages read in
-// advertisers/page-sources.ts.
+// advertisers/page-sources.ts, the counts per network other domains show in advertisers/counts.ts
+// (AdvertiserCounts, a read model).
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { toInt } from '../../db/values.js';
@@ -16,12 +17,13 @@ import type { NetworkService } from '../networks/index.js';
 import { checkTargetDomain, parseLinkTarget } from '../../networks/tracking-links.js';
 import type { Job, JobService } from '../jobs/index.js';
 import type { UserService } from '../users/index.js';
-import type { AiGeneration } from '../ai/calls.js';
+import type { AiUsage } from '../ai/index.js';
 import { COLUMNS, json, notFound, shape, type Advertiser, type AdvertiserDetail, type AdvertiserStatus } from './rows.js';
 import { syncAdvertisers, type SyncCounts, type SyncOptions } from './sync.js';
 import { advertiserIdsAfter, countAdvertisers, listAdvertisers, lookupAdvertisers, type AdvertiserFilters } from './listing.js';
 import { countPageSources, linkPages, pageCounts, pageSource, pageSources, unlinkPage, type PageSource } from './page-sources.js';
 
+export { AdvertiserCounts } from './counts.js';
 export type { LogoScope, LogoTarget } from './logo-rows.js';
 export { ADVERTISER_STATUSES, type Advertiser, type AdvertiserDetail, type AdvertiserStatus } from './rows.js';
 export type { SyncCounts, SyncOptions, SyncState } from './sync.js';
@@ -39,8 +41,8 @@ export interface AdvertiserServiceDeps {
   jobs: Pick<JobService, 'enqueue'>;
   /** The public URL of a stored local logo (MediaService.urlOf); without it `logo` is null. */
   mediaUrl?: (name: string | null) => string | null;
-  /** The last AI generation of each advertiser (the AI service owns those records). */
-  lastAiGeneration?: (ids: number[]) => Promise<Map<number, AiGeneration>>;
+  /** The last AI generation of each advertiser: the AI domain's read model (the AI service owns those records). */
+  aiUsage: Pick<AiUsage, 'lastFor'>;
 }
 
 /** A tracking link crediting a member, as `GET /advertisers/{module}/{advertiser}/link` answers it. */
@@ -58,14 +60,6 @@ export interface TrackingLink {
 /** Syncs, lists and looks up advertisers; sets per-advertiser cashback. */
 export class AdvertiserService {
   constructor(private readonly deps: AdvertiserServiceDeps) {}
-
-  /** Advertisers per module (active ones), for the networks' counts. */
-  async countByModule(modules?: string[]): Promise<Record<string, number>> {
-    if (modules?.length === 0) return {};
-    const only = modules ? ` AND module IN (${modules.map(() => '?').join(', ')})` : '';
-    const rows = await this.deps.db.select<{ module: unknown; n: unknown }>(`SELECT module, COUNT(*) AS n FROM advertisers WHERE status = 'active'${only} GROUP BY module`, modules ?? []);
-    return Object.fromEntries(rows.map((r) => [String(r.module), toInt(r.n)]));
-  }
 
   /**
    * Walks the network's advertiser pages and upserts each page in one statement, then marks the
@@ -98,8 +92,8 @@ export class AdvertiserService {
 
   private async detail(row: Record<string, unknown>): Promise<AdvertiserDetail> {
     const a = shape(row, this.deps.mediaUrl);
-    const [cashback, ai] = await Promise.all([this.deps.cashback.resolve(a.module, a.advertiser), this.deps.lastAiGeneration?.([a.id])]);
-    return { ...a, raw: json<unknown>(row.raw, null), cashback_rule: cashback, ai: ai?.get(a.id) ?? null };
+    const [cashback, ai] = await Promise.all([this.deps.cashback.resolve(a.module, a.advertiser), this.deps.aiUsage.lastFor('shop', [a.id])]);
+    return { ...a, raw: json<unknown>(row.raw, null), cashback_rule: cashback, ai: ai.get(a.id) ?? null };
   }
 
   /**

@@ -18,10 +18,15 @@ import { sanitizeBody, sanitizeText } from '../pages/sanitize.js';
 import { renderTemplate, type TemplateTags } from '../pages/templates.js';
 import type { JobHandle } from '../../jobs/registry.js';
 import { runBulk, type BulkResult } from './bulk.js';
-import { AiCalls, type AiKind } from './calls.js';
-import { AiSettingsStore, type AiSettings, type AiSettingsView } from './settings.js';
+import type { AiCalls, AiKind } from './calls.js';
+import type { AiSettings, AiSettingsStore, AiSettingsView } from './settings.js';
+import type { AiUsage } from './usage.js';
 
-export type { AiGeneration, AiOverview, AiKind } from './calls.js';
+export { AiCalls, type AiKind } from './calls.js';
+export { AiSettingsStore } from './settings.js';
+export { AiUsage, type AiGeneration, type AiOverview, type AiOverviewBlock } from './usage.js';
+export { couponSource } from './coupon-source.js';
+export { shopPages } from './shop-pages.js';
 
 /** The coupon fields a rewrite reads. */
 export interface CouponForAi {
@@ -67,7 +72,10 @@ export interface AiServiceDeps {
   logger: LogService;
   hooks: HookBus;
   store: AiSettingsStore;
+  /** The `ai_calls` writer (and the reads of the AI service's own runs). */
   calls: AiCalls;
+  /** The read model of `ai_calls` other domains show (last generations, the overview's block). */
+  usage: AiUsage;
   advertisers: Pick<AdvertiserService, 'getById' | 'setDescription' | 'idsAfter' | 'count'>;
   pages: ShopPages;
   coupons: CouponSource;
@@ -218,18 +226,17 @@ export class AiService {
 
   /** The last generation of each advertiser of `ids` (for the advertiser answers). */
   lastShopGenerations(ids: number[]) {
-    return this.deps.calls.lastFor('shop', ids);
+    return this.deps.usage.lastFor('shop', ids);
   }
 
   /** The last generation of each coupon of `ids` (for the coupon answers). */
   lastCouponGenerations(ids: number[]) {
-    return this.deps.calls.lastFor('coupon', ids);
+    return this.deps.usage.lastFor('coupon', ids);
   }
 
   /** The overview's AI block: calls and tokens over the window, and whether a provider is set. */
-  async overview(days: number) {
-    const [usage, view] = await Promise.all([this.deps.calls.overview(days), this.deps.store.view()]);
-    return { configured: view.configured, model: view.model, ...usage };
+  overview(days: number) {
+    return this.deps.usage.overview(days);
   }
 
   /** Asks, checks and filters one generation; records a failed one with what it spent. */

@@ -1,5 +1,5 @@
 // Who is calling: application passwords over Basic, cookie sessions with the REST nonce, the login
-// form. Failures are throttled in the database (auth-throttle.ts): per client address for every
+// form. Failures are throttled in the database (throttle.ts): per client address for every
 // kind of credential, and per user (growing delays) for the login form only, since application
 // passwords are 24 random alphanumerics (~143 bits) that no rate of guessing can find, so a correct
 // one is never refused because of what others did. Login-form checks (scrypt) are also bounded in
@@ -14,6 +14,11 @@ import type { LogService } from '../logs/index.js';
 import type { PasswordCheckGate } from './password-checks.js';
 import type { Session, SessionService } from './sessions.js';
 import { roleCan, type User, type UserService } from '../users/index.js';
+
+export { AppPasswordService } from './app-passwords.js';
+export { PasswordCheckGate } from './password-checks.js';
+export { SessionService } from './sessions.js';
+export { AuthThrottle } from './throttle.js';
 
 export interface Principal {
   user: User;

@@ -5,6 +5,7 @@
 //     in `network_values`, so `reset` gives the field back to the network without a refresh;
 //   - an AI rewrite keeps the text from before the first rewrite (`original_*`) and who owned it
 //     (`original_owners`), so `revert` restores it even after later edits.
+// The active coupons per advertiser a shop page shows are a read model (counts.ts, CouponCounts).
 import type { Clock } from '../../clock.js';
 import type { Database, Transaction } from '../../db/database.js';
 import { ServiceError } from '../../errors.js';
@@ -18,9 +19,10 @@ import type { AdvertiserService, TrackingLink } from '../advertisers/index.js';
 import type { Job, JobService } from '../jobs/index.js';
 import type { NetworkService } from '../networks/index.js';
 import { CouponRefresher, type RefreshCounts, type RefreshOptions } from './refresh.js';
-import type { AiGeneration } from '../ai/calls.js';
+import type { AiUsage } from '../ai/index.js';
 
 export * from './rows.js';
+export { CouponCounts } from './counts.js';
 export type { RefreshCounts, RefreshOptions, RefreshState } from './refresh.js';
 
 export interface CouponFilters {
@@ -58,8 +60,8 @@ export interface CouponServiceDeps {
   jobs: Pick<JobService, 'enqueue' | 'list'>;
   /** 0..1: the largest share of a network's coupons one full refresh may mark removed unless forced. */
   maxRemovedShare: number;
-  /** The last AI generation of each coupon (the AI service owns those records): shown by `get`. */
-  lastAiGeneration?: (ids: number[]) => Promise<Map<number, AiGeneration>>;
+  /** The last AI generation of each coupon, shown by `get`: the AI domain's read model (the AI service owns those records). */
+  aiUsage: Pick<AiUsage, 'lastFor'>;
 }
 
 /** A member's link to a coupon: the advertiser's tracking link, landing on the coupon's page when the network allows it. */
@@ -149,25 +151,8 @@ export class CouponService {
     if (!Number.isSafeInteger(id) || id < 1) throw notFound(id);
     const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${DETAIL_COLUMNS} FROM ${JOIN} WHERE c.id = ?`, [id], t);
     if (!row) throw notFound(id);
-    const ai = t ? undefined : await this.deps.lastAiGeneration?.([id]);
+    const ai = t ? undefined : await this.deps.aiUsage.lastFor('coupon', [id]);
     return { ...shapeCoupon(row, this.deps.clock.now()), network_values: parseJson(row.network_values, {}), raw: parseJson<unknown>(row.raw, null), ai: ai?.get(id) ?? null };
-  }
-
-  /**
-   * How many coupons each advertiser has active at this instant (by the advertisers' numeric ids):
-   * a shop page's `%COUPONS_COUNT%`. Advertisers without one are absent from the map.
-   */
-  async countActive(advertiserIds: number[]): Promise<Map<number, number>> {
-    const counts = new Map<number, number>();
-    if (advertiserIds.length === 0) return counts;
-    const cond = statusCondition('active', this.deps.clock.now());
-    const rows = await this.deps.db.select<{ id: unknown; n: unknown }>(
-      `SELECT a.id, COUNT(*) AS n FROM advertisers a JOIN coupons c ON c.network = a.module AND c.advertiser = a.advertiser
-       WHERE a.id IN (${advertiserIds.map(() => '?').join(', ')}) AND ${cond.sql} GROUP BY a.id`,
-      [...advertiserIds, ...cond.params],
-    );
-    for (const r of rows) counts.set(Number(r.id), Number(r.n));
-    return counts;
   }
 
   /** Filtered, ordered and paged; the status filter is computed from the dates at this instant. */

@@ -7,6 +7,7 @@ import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
+import type { SelfUrl } from '../../self-url.js';
 import { MEDIA_EXTENSIONS, type ProcessedImage } from './images.js';
 
 export interface Media {
@@ -36,7 +37,7 @@ export interface MediaServiceDeps {
   db: Database;
   clock: Clock;
   /** The daemon's base URL (server.public_url, else its listening address), or null when unknown (then URLs are paths). */
-  baseUrl: () => string | null;
+  selfUrl: Pick<SelfUrl, 'get'>;
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -50,7 +51,7 @@ export class MediaService {
 
   /** The public URL of a media file name (`<sha256>.<ext>`). */
   url(name: string): string {
-    const base = this.deps.baseUrl()?.replace(/\/+$/, '') ?? '';
+    const base = this.deps.selfUrl.get()?.replace(/\/+$/, '') ?? '';
     return `${base}/media/${name}`;
   }
 

@@ -258,10 +258,10 @@ export class NetworkService {
   }
 
   private async orderCounts(networks?: string[]): Promise<Record<string, number>> {
-    return this.deps.countOrders(networks);
+    return this.deps.orderCounts.countByNetwork(networks);
   }
 
   private async advertiserCounts(networks?: string[]): Promise<Record<string, number>> {
-    return this.deps.countAdvertisers ? this.deps.countAdvertisers(networks) : {};
+    return this.deps.advertiserCounts.countByModule(networks);
   }
 }

@@ -7,10 +7,13 @@ import type { Database } from '../../db/database.js';
 import { ServiceError } from '../../errors.js';
 import { customModule } from '../../networks/custom.js';
 import type { NetworkModule } from '../../networks/types.js';
+import type { AdvertiserCounts } from '../advertisers/index.js';
 import type { CashbackRuleService } from '../cashback/index.js';
 import { SecretBox, type Keys } from '../../keys.js';
 import type { LogService } from '../logs/index.js';
+import type { OrderCounts } from '../orders/index.js';
 import type { SecretValues } from '../../secret-values.js';
+import type { SelfUrl } from '../../self-url.js';
 import type { SettingsService } from '../settings/index.js';
 import type { OutboundGuard } from '../../outbound/index.js';
 import { PostbackTargets } from './postback-targets.js';
@@ -26,17 +29,14 @@ export interface NetworkServiceDeps {
   modules: NetworkModule[];
   /** `networks` from the configuration: settings per network id, under those stored here. */
   configured?: Record<string, Record<string, string>>;
-  /**
-   * Hook point for the advertisers table (issue 4, item 5): advertiser counts per network id.
-   * Until it is wired, every network counts 0 advertisers.
-   */
-  countAdvertisers?: (networks?: string[]) => Promise<Record<string, number>>;
-  /** Order counts per network id, from the orders service (which owns the table). */
-  countOrders: (networks?: string[]) => Promise<Record<string, number>>;
+  /** Active advertiser counts per network id: the advertisers domain's read model (its service owns the table). */
+  advertiserCounts: Pick<AdvertiserCounts, 'countByModule'>;
+  /** Order counts per network id: the orders domain's read model (its service owns the table). */
+  orderCounts: Pick<OrderCounts, 'countByNetwork'>;
   /** The shared settings service (which keeps `networks_revision`). */
   settings: SettingsService;
   /** The base URL postbacks reach this daemon at (public_url, else the listening address), when known. */
-  postbackBaseUrl?: () => string | null;
+  selfUrl: Pick<SelfUrl, 'get'>;
   /** Every secret this service opens (settings, postback secrets) is added here, so the log and stored errors scrub it. */
   secrets?: SecretValues;
   /** The outbound guard module runtimes fetch through (custom network feeds). */

@@ -23,7 +23,7 @@ export async function networkView(store: NetworkStore, module: NetworkModule, ro
     configured = false;
   }
   const cashback = await store.deps.cashback.resolve(id, null);
-  const base = store.deps.postbackBaseUrl?.() ?? null;
+  const base = store.deps.selfUrl.get();
   const definition: CustomDefinition | null = row?.kind === 'custom' && row.definition ? { ...row.definition, cashback: cashback.source === 'network' ? { type: cashback.type, value: cashback.value, currency: cashback.currency } : null } : null;
   return {
     id,

@@ -3,7 +3,8 @@
 // transaction arriving twice, or by two routes at once, is counted once. A network's report past
 // the review rule (order-review.ts) is recorded but held: no ledger effect until an administrator
 // releases it. The service's parts are in orders/: its types and the order states, the reader, the
-// rules of a change (changes.ts) and an administrator's changes (admin.ts).
+// rules of a change (changes.ts) and an administrator's changes (admin.ts); the counts per network
+// other domains show are a read model (counts.ts, OrderCounts).
 import type { Transaction } from '../../db/transaction.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { ServiceError } from '../../errors.js';
@@ -20,6 +21,7 @@ import { OrderChanges } from './changes.js';
 import { OrderReader } from './reader.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
+export { OrderCounts } from './counts.js';
 export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type Order, type OrderFilters, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './rows.js';
 export type { OrderReport, RecordInput } from './reports.js';
 export type { PollCounts, PollOptions, PollState } from './poll.js';
@@ -184,11 +186,6 @@ export class OrderService {
     if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
     if (filters.status !== undefined) checkStatus(filters.status);
     return this.reader.list(filters);
-  }
-
-  /** How many orders each network has (only `networks` when given): the networks' counts. */
-  countByNetwork(networks?: string[]): Promise<Record<string, number>> {
-    return this.reader.countByNetwork(networks);
   }
 
   /**

@@ -1,5 +1,6 @@
-// Reads and shapes orders: the locked reads a change starts from, orders by id, the counts per
-// network and the filtered list, each page with its standing credits added (one query per page).
+// Reads and shapes orders: the locked reads a change starts from, orders by id and the filtered
+// list, each page with its standing credits added (one query per page). The counts per network
+// other domains show are a read model of their own (counts.ts).
 import type { Transaction } from '../../db/transaction.js';
 import { Database } from '../../db/database.js';
 import { toInt, toIso } from '../../db/values.js';
@@ -70,14 +71,6 @@ export class OrderReader {
     const shaped = await this.shape(rows, options);
     const byId = new Map(shaped.map((o) => [o.id, o]));
     return ids.map((id) => byId.get(id)).filter((o): o is Order => o !== undefined);
-  }
-
-  /** How many orders each network has (only `networks` when given). */
-  async countByNetwork(networks?: string[]): Promise<Record<string, number>> {
-    if (networks?.length === 0) return {};
-    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
-    const rows = await this.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
-    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
   }
 
   /** Newest first, filtered and paged. */

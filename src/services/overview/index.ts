@@ -5,10 +5,7 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { readSum, toInt } from '../../db/values.js';
 import { formatAmount } from '../../money.js';
-import type { AiOverview } from '../ai/calls.js';
-
-/** The overview's AI block. */
-export type AiOverviewBlock = AiOverview & { configured: boolean; model: string | null };
+import type { AiOverviewBlock, AiUsage } from '../ai/index.js';
 
 export const ORDER_STATUSES_SHOWN = ['pending', 'approved', 'declined'] as const;
 
@@ -45,8 +42,8 @@ export interface OverviewServiceDeps {
   clock: Clock;
   /** The site currency. */
   currency: string;
-  /** The AI block (the AI service owns its records), over the same window. */
-  ai?: (days: number) => Promise<AiOverviewBlock>;
+  /** The AI block over the same window: the AI domain's read model (the AI service owns its records). */
+  ai: Pick<AiUsage, 'overview'>;
 }
 
 const statusRank = (s: string) => {
@@ -92,7 +89,7 @@ export class OverviewService {
       db.select<Record<string, unknown>>('SELECT COUNT(*) AS n FROM orders WHERE member_id IS NULL'),
       db.select<Record<string, unknown>>("SELECT COUNT(*) AS n FROM orders WHERE review = 'held'"),
     ]);
-    const ai = this.deps.ai ? await this.deps.ai(days) : undefined;
+    const ai = await this.deps.ai.overview(days);
 
     const referralBy = new Map(referrals.map((r) => [`${String(r.status)}/${String(r.currency)}`, readSum(r, 'referral')]));
     const byStatus: OrderStatusSummary[] = orders

@@ -15,8 +15,10 @@ import { sanitizeBody, sanitizeText } from './sanitize.js';
 import { slugBase } from './slugs.js';
 import { escapeHtml, renderTemplate } from './templates.js';
 
-/** Coupons per advertiser row id, for `%COUPONS_COUNT%` (the coupons module plugs one in). */
-export type CouponCounter = (advertiserIds: number[]) => Promise<Map<number, number>>;
+/** Coupons per advertiser row id, for `%COUPONS_COUNT%` (the coupons domain's read model). */
+export interface CouponCounter {
+  countActive(advertiserIds: number[]): Promise<Map<number, number>>;
+}
 
 /** A page ready to insert, but for its final slug (`base` is where the slug starts from). */
 export interface Draft {
@@ -37,25 +39,24 @@ export interface PageDraftsDeps {
   config: Config['pages'];
   /** The site currency (a flat cashback rule without one is in it). */
   currency: string;
+  /** `%COUPONS_COUNT%` (0 when the counts cannot be read). */
+  couponCounts: CouponCounter;
 }
 
 export const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 300);
 
 /** Renders advertisers' pages from a template. */
 export class PageDrafts {
-  /** `%COUPONS_COUNT%` renders 0 without one. */
-  couponCounts: CouponCounter | null = null;
-
   constructor(private readonly deps: PageDraftsDeps) {}
 
   /** Renders each advertiser's page; an advertiser that cannot be rendered is returned in `failed`. */
   async draft(sources: PageSource[], chosen: { name: string; template: PageTemplate }, status: PageStatus): Promise<{ drafts: Draft[]; failed: { source: PageSource; error: unknown }[] }> {
     const { template } = chosen;
     const rules = await this.rules(sources);
-    const coupons = this.couponCounts ? await this.couponCounts(sources.map((s) => s.id)).catch((err: unknown) => {
+    const coupons = await this.deps.couponCounts.countActive(sources.map((s) => s.id)).catch((err: unknown) => {
       this.deps.logger.warning('pages', 'Coupon counts unavailable; pages say 0', { error: errorText(err) });
       return new Map<number, number>();
-    }) : new Map<number, number>();
+    });
     const names = new Map<string, string>();
     const drafts: Draft[] = [];
     const failed: { source: PageSource; error: unknown }[] = [];

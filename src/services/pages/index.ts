@@ -38,7 +38,8 @@ export interface PageServiceDeps {
   config: Config['pages'];
   /** The site currency (a flat cashback rule without one is in it). */
   currency: string;
-  couponCounts?: CouponCounter;
+  /** The active coupons per advertiser (`%COUPONS_COUNT%`): the coupons domain's read model. */
+  couponCounts: CouponCounter;
 }
 
 /** How a page is made: its status and template (defaults from the configuration). */
@@ -78,12 +79,6 @@ export class PageService {
 
   constructor(private readonly deps: PageServiceDeps) {
     this.drafts = new PageDrafts(deps);
-    this.drafts.couponCounts = deps.couponCounts ?? null;
-  }
-
-  /** Plugs in the coupon counts (`%COUPONS_COUNT%` renders 0 without). */
-  useCouponCounts(counter: CouponCounter | null): void {
-    this.drafts.couponCounts = counter;
   }
 
   /** The template names, default first. */

@@ -23,6 +23,7 @@ import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, t
 import { aggregateKey, PostbackThrottle } from './throttle.js';
 import { PostbackTester, type TestInput, type TestResult } from './test.js';
 import { noMetrics, type Metrics } from '../../metrics.js';
+import type { SelfUrl } from '../../self-url.js';
 
 export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './records.js';
 
@@ -64,7 +65,9 @@ export interface PostbackServiceDeps {
   keys: Keys;
   networks: NetworkService;
   orders: OrderService;
-  config: Pick<Config, 'postbacks' | 'server'>;
+  config: Pick<Config, 'postbacks'>;
+  /** The daemon's own base URL (server.public_url, else its listening address): test postbacks go there. */
+  selfUrl: SelfUrl;
   /** Outcomes counted per network (none when absent). */
   metrics?: Metrics;
 }
@@ -78,25 +81,19 @@ export class PostbackService {
   private readonly tester: PostbackTester;
   private readonly recorder: PostbackRecorder;
   private readonly throttle: PostbackThrottle;
-  private listening: string | null = null;
 
   constructor(private readonly deps: PostbackServiceDeps) {
     this.store = new PostbackStore(deps.db);
     this.throttle = new PostbackThrottle({ db: deps.db, clock: deps.clock, logger: deps.logger, limits: deps.config.postbacks.rejections });
-    this.tester = new PostbackTester({ ...deps, store: this.store, selfUrl: () => this.selfUrl });
+    this.tester = new PostbackTester({ ...deps, store: this.store });
     // SQLite has one writer: a second batch in flight would only wait for the first.
     const inFlight = deps.db.singleWriter ? 1 : deps.config.postbacks.batches_in_flight;
     this.recorder = new PostbackRecorder({ db: deps.db, networks: deps.networks, orders: deps.orders, store: this.store, batchMax: deps.config.postbacks.batch_max, inFlight });
   }
 
-  /** The daemon's listening address (the server calls this once it listens; null once it stops). */
-  setSelfUrl(url: string | null): void {
-    this.listening = url === null ? null : url.replace(/\/+$/, '');
-  }
-
   /** Where this daemon receives postbacks: `server.public_url`, else the listening address. */
   get selfUrl(): string | null {
-    return this.deps.config.server.public_url?.replace(/\/+$/, '') ?? this.listening;
+    return this.deps.selfUrl.get();
   }
 
   /**

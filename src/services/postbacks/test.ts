@@ -13,6 +13,7 @@ import { notFound, type NetworkService, type PostbackTarget } from '../networks/
 import type { OrderStatus } from '../orders/rows.js';
 import { SIGNATURE_HEADER, signPayload, testSigningKey } from './auth.js';
 import type { PostbackRecord, PostbackStore } from './records.js';
+import type { SelfUrl } from '../../self-url.js';
 
 export interface TestInput {
   status?: OrderStatus;
@@ -35,9 +36,10 @@ export interface PostbackTesterDeps {
   logger: LogService;
   keys: Keys;
   networks: NetworkService;
-  config: Pick<Config, 'postbacks' | 'server'>;
+  config: Pick<Config, 'postbacks'>;
   store: PostbackStore;
-  selfUrl: () => string | null;
+  /** The daemon's own base URL, where the test postback goes. */
+  selfUrl: Pick<SelfUrl, 'get'>;
 }
 
 const TIMEOUT_MS = 10_000;
@@ -83,7 +85,7 @@ export class PostbackTester {
       });
     }
     if (!target.secret) throw new ServiceError('svc_postback_secret_missing', `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`, 409, { network: id });
-    const base = this.deps.selfUrl();
+    const base = this.deps.selfUrl.get();
     if (!base) throw new ServiceError('svc_postback_url_unknown', 'The daemon does not know its own URL yet: set CASHTRACK_PUBLIC_URL (server.public_url).', 503);
 
     const query = new URLSearchParams({ ...this.params(target, input), test: '1' }).toString();

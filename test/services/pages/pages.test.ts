@@ -1,6 +1,7 @@
 import { expect, it, vi } from 'vitest';
 import { OUTBOUND_REL } from '../../../src/services/pages/sanitize.js';
 import type { Page } from '../../../src/services/pages/index.js';
+import { CouponCounts } from '../../../src/services/coupons/index.js';
 import { describeEachDialect } from '../../helpers/context.js';
 import { addShop } from '../../helpers/pages.js';
 import { insertCoupon } from '../../helpers/coupons.js';
@@ -127,13 +128,13 @@ describeEachDialect('shop pages', (use) => {
     const { ctx } = use();
     const id = await addShop(ctx, 'coupons', '1', { name: 'With Coupons' });
     await addShop(ctx, 'coupons', '2', { name: 'Counter Down' });
-    ctx.pages.useCouponCounts(async (ids) => new Map(ids.map((i) => [i, i === id ? 7 : 0])));
+    const counter = vi.spyOn(CouponCounts.prototype, 'countActive').mockImplementation(async (ids) => new Map(ids.map((i) => [i, i === id ? 7 : 0])));
     expect((await ctx.pages.create('coupons', '1', {}, 'cli')).body).toContain('Coupons: 7');
-    ctx.pages.useCouponCounts(async () => {
+    counter.mockImplementation(async () => {
       throw new Error('coupons table locked');
     });
     expect((await ctx.pages.create('coupons', '2', {}, 'cli')).body).toContain('Coupons: 0');
-    ctx.pages.useCouponCounts((ids) => ctx.coupons.countActive(ids));
+    counter.mockRestore();
   });
 
   it("counts the shop's coupons active now: not scheduled, expired or removed ones, nor another shop's", async () => {

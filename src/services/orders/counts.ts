@@ -1,0 +1,17 @@
+// A read model of the orders table for other domains' answers: how many orders each network has
+// (a network's `counts.orders`). SQL reads only; the orders service stays the table's only writer.
+// The composition root builds it before the networks service that shows the counts.
+import type { Database } from '../../db/database.js';
+import { toInt } from '../../db/values.js';
+
+export class OrderCounts {
+  constructor(private readonly deps: { db: Database }) {}
+
+  /** How many orders each network has (only `networks` when given). */
+  async countByNetwork(networks?: string[]): Promise<Record<string, number>> {
+    if (networks?.length === 0) return {};
+    const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
+    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
+    return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
+  }
+}
