@@ -8,7 +8,7 @@ import { registerPostbackRoutes } from './http/postback-routes.js';
 import { registerMediaRoutes } from './http/media-routes.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { registerHealthRoutes } from './http/health-routes.js';
-import { SESSION_COOKIE } from './http/rest/host.js';
+import { SESSION_COOKIE } from './http/rest/request-state.js';
 
 export interface ServerOptions {
   port?: number;

@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
 import { SIGNATURE_HEADER, TOKEN_HEADER } from '../services/postbacks/auth.js';
 import type { PostbackRequest } from '../services/postbacks/index.js';
-import { state } from './rest/host.js';
+import { state } from './rest/request-state.js';
 
 const validate = {
   params: Joi.object({ network: Joi.string().max(200).required() }),

@@ -6,7 +6,7 @@ import type { Request, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { isHttps, readCookie, SESSION_COOKIE, siteUrl, state } from './rest/host.js';
+import { isHttps, readCookie, SESSION_COOKIE, siteUrl, state } from './rest/request-state.js';
 
 const loginSchema = Joi.object({
   login: Joi.string().trim().min(1).max(191).required(),

@@ -8,15 +8,12 @@ import { ServiceError } from '../../errors.js';
 import { IdempotencyService, requestHash } from '../../services/idempotency/index.js';
 import { can } from '../../services/auth/index.js';
 import { hostCheck } from './allowed-hosts.js';
-import { toRestError, restError, type RestError } from './errors.js';
+import { toRestError } from './errors.js';
 import { parseFields, pickFields } from './fields.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
 import { clientIp, readCookie, SESSION_COOKIE, siteUrl, state, type RestState } from './request-state.js';
 import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
 import { PROBE_PATHS } from '../health-routes.js';
-
-export { clientIp, isHttps, readCookie, SESSION_COOKIE, siteUrl, state, type RestState } from './request-state.js';
-export { pickFields } from './fields.js';
 
 /** Query parameters the host consumes itself; never passed to route validation. */
 const GLOBAL_PARAMS = ['_envelope', '_fields', '_method', '_wpnonce', '_locale', '_pretty', '_embed', 'rest_route', 'context'];
@@ -320,6 +317,3 @@ export const restHost: Plugin<RestHostOptions> = {
 function envelope(body: unknown, status: number, headers: Record<string, string>): Record<string, unknown> {
   return { body, status, headers };
 }
-
-export type { RestError };
-export { restError };
