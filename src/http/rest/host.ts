@@ -1,7 +1,7 @@
 // The REST host: serves the `svc/v1` namespace under the REST root with the host platform's
 // conventions (auth before routing, validation before permission, the error JSON, paging headers,
 // method override, `?rest_route=`, `_envelope`, `_fields`, index documents, OPTIONS, discovery).
-import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
@@ -249,7 +249,7 @@ export const restHost: Plugin<RestHostOptions> = {
             },
           },
         },
-        handler: ((request: Request, h: ResponseToolkit) => runHandler(def, request, h)) as Lifecycle.Method,
+        handler: (request, h) => runHandler(def, request, h),
       });
     }
 
