@@ -3,12 +3,13 @@ import Hapi from '@hapi/hapi';
 import type { Context } from './context.js';
 import { restHost } from './http/rest/host.js';
 import { routeTable } from './http/routes/index.js';
-import { registerSessionRoutes } from './http/session-routes.js';
-import { registerPostbackRoutes } from './http/postback-routes.js';
-import { registerMediaRoutes } from './http/media-routes.js';
+import { registerPlainRoutes } from './http/plain-routes.js';
+import { sessionRoutes } from './http/session-routes.js';
+import { postbackRoutes } from './http/postback-routes.js';
+import { mediaRoutes } from './http/media-routes.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
-import { registerHealthRoutes } from './http/health-routes.js';
-import { SESSION_COOKIE } from './http/rest/host.js';
+import { healthRoutes, recordRequestMetrics } from './http/health-routes.js';
+import { SESSION_COOKIE } from './http/rest/request-state.js';
 
 export interface ServerOptions {
   port?: number;
@@ -31,10 +32,12 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
   });
   server.state(SESSION_COOKIE, { encoding: 'none', strictHeader: true, ignoreErrors: true, isHttpOnly: true, isSameSite: 'Lax', path: '/' });
   await server.register({ plugin: restHost, options: { ctx, routes: routeTable } });
-  registerSessionRoutes(server, ctx);
-  registerPostbackRoutes(server, ctx);
-  registerHealthRoutes(server, ctx);
-  registerMediaRoutes(server, ctx);
+  // The routes outside the namespace, each table listed here so the compiler checks the wiring.
+  registerPlainRoutes(server, [...sessionRoutes(ctx), ...postbackRoutes(ctx), ...healthRoutes(ctx), ...mediaRoutes(ctx)]);
+  // The test postback calls this daemon at its own address once it listens.
+  server.ext('onPostStart', () => ctx.selfUrl.setListening(server.info.uri));
+  server.ext('onPostStop', () => ctx.selfUrl.setListening(null));
+  recordRequestMetrics(server, ctx.metrics);
   // Last, so that it sees every response, the error JSON the REST host builds included.
   registerSecurityHeaders(server, ctx);
   return server;

@@ -4,10 +4,12 @@
 // the probes answer whatever Host a balancer sends (it often dials the address itself).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import type { PlainRouteDef } from './plain-routes.js';
 
 /** Paths answered without the Host check (see src/http/rest/host.ts). */
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
@@ -15,7 +17,6 @@ export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz'])
 const NO_STORE = 'no-store';
 /** The probes and the metrics take no parameters; anything else is a 400, not ignored. */
 const noQuery = { query: Joi.object({}) };
-const publicRoute = { cashtrack: { auth: 'public' as const } };
 
 /** True when `header` is `Bearer <token>` for the configured token (constant time). */
 export function bearerMatches(header: string | undefined, token: string): boolean {
@@ -29,24 +30,54 @@ function metricsRefused(): ServiceError {
   return new ServiceError('svc_metrics_unauthorized', 'The metrics need the configured bearer token.', 401);
 }
 
-export function registerHealthRoutes(server: Server, ctx: Context): void {
-  server.route({
-    method: 'GET',
-    path: '/healthz',
-    options: { id: 'healthz', description: 'The process answers.', validate: noQuery, plugins: publicRoute },
-    handler: (_request: Request, h: ResponseToolkit) => h.response({ status: 'ok' }).header('Cache-Control', NO_STORE),
-  });
-  server.route({
-    method: 'GET',
-    path: '/readyz',
-    options: { id: 'readyz', description: 'The database answers, the schema is current and the daemon is not stopping.', validate: noQuery, plugins: publicRoute },
-    handler: async (_request: Request, h: ResponseToolkit) => {
-      const r = await ctx.health.readiness();
-      return h.response({ status: r.ready ? 'ready' : 'not_ready', ...r }).code(r.ready ? 200 : 503).header('Cache-Control', NO_STORE);
+/** The probes, and the metrics when they are on and have no listener of their own. */
+export function healthRoutes(ctx: Context): PlainRouteDef[] {
+  const probes: PlainRouteDef[] = [
+    {
+      id: 'healthz',
+      method: 'GET',
+      path: '/healthz',
+      auth: 'public',
+      description: 'The process answers.',
+      validate: noQuery,
+      handler: (_request, h) => h.response({ status: 'ok' }).header('Cache-Control', NO_STORE),
     },
-  });
-
+    {
+      id: 'readyz',
+      method: 'GET',
+      path: '/readyz',
+      auth: 'public',
+      description: 'The database answers, the schema is current and the daemon is not stopping.',
+      validate: noQuery,
+      async handler(_request, h) {
+        const r = await ctx.health.readiness();
+        return h.response({ status: r.ready ? 'ready' : 'not_ready', ...r }).code(r.ready ? 200 : 503).header('Cache-Control', NO_STORE);
+      },
+    },
+  ];
   const { metrics } = ctx;
+  if (!metrics.enabled || ctx.config.metrics.port !== null) return probes;
+  const token = ctx.config.metrics.token!;
+  return [
+    ...probes,
+    {
+      id: 'metrics',
+      method: 'GET',
+      path: '/metrics',
+      auth: 'public',
+      description: 'Prometheus metrics (bearer token).',
+      validate: noQuery,
+      async handler(request, h) {
+        if (!bearerMatches(request.headers.authorization as string | undefined, token)) throw metricsRefused();
+        const { contentType, body } = await metrics.render();
+        return h.response(body).type(contentType).header('Cache-Control', NO_STORE);
+      },
+    },
+  ];
+}
+
+/** When metrics are on: every response of the server counted by route, method and status, with its duration. */
+export function recordRequestMetrics(server: Server, metrics: Metrics): void {
   if (!metrics.enabled) return;
   server.events.on('response', (request) => {
     const response = request.response as { statusCode?: number } | null;
@@ -54,18 +85,6 @@ export function registerHealthRoutes(server: Server, ctx: Context): void {
     // The route's id, or its path template (bounded either way, unlike request.path).
     const route = request.route.settings.id ?? request.route.path;
     metrics.request(route, request.method, status, (Date.now() - request.info.received) / 1000);
-  });
-  if (ctx.config.metrics.port !== null) return;
-  const token = ctx.config.metrics.token!;
-  server.route({
-    method: 'GET',
-    path: '/metrics',
-    options: { id: 'metrics', description: 'Prometheus metrics (bearer token).', validate: noQuery, plugins: publicRoute },
-    handler: async (request: Request, h: ResponseToolkit) => {
-      if (!bearerMatches(request.headers.authorization as string | undefined, token)) throw metricsRefused();
-      const { contentType, body } = await metrics.render();
-      return h.response(body).type(contentType).header('Cache-Control', NO_STORE);
-    },
   });
 }
 

@@ -1,13 +1,13 @@
 // The postback endpoint, outside the REST root: `GET|POST /postback/{network}`. Its own
 // authentication per network (never the admin credentials); the query string and body are handed
 // over raw, as the signature covers the exact bytes. Errors get the REST error JSON.
-import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Request, ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { SIGNATURE_HEADER, TOKEN_HEADER } from '../services/postbacks/auth.js';
-import type { PostbackRequest } from '../services/postbacks/index.js';
-import { state } from './rest/host.js';
+import { SIGNATURE_HEADER, TOKEN_HEADER, type PostbackRequest } from '../services/postbacks/index.js';
+import type { PlainRouteDef } from './plain-routes.js';
+import { state } from './rest/request-state.js';
 
 const validate = {
   params: Joi.object({ network: Joi.string().max(200).required() }),
@@ -40,11 +40,7 @@ function toRequest(request: Request, rawBody: Buffer | null, bodyTooLarge = fals
   };
 }
 
-export function registerPostbackRoutes(server: Server, ctx: Context): void {
-  // The test postback calls this daemon at its own address once it listens.
-  server.ext('onPostStart', () => ctx.selfUrl.setListening(server.info.uri));
-  server.ext('onPostStop', () => ctx.selfUrl.setListening(null));
-
+export function postbackRoutes(ctx: Context): PlainRouteDef[] {
   async function run(request: Request, h: ResponseToolkit, input: PostbackRequest) {
     const requestId = input.requestId;
     try {
@@ -57,31 +53,34 @@ export function registerPostbackRoutes(server: Server, ctx: Context): void {
     }
   }
 
-  server.route({
-    method: 'GET',
-    path: '/postback/{network}',
-    options: { id: 'postback.get', plugins: { cashtrack: { auth: 'public' } }, validate },
-    handler: ((request: Request, h: ResponseToolkit) => run(request, h, toRequest(request, null))) as Lifecycle.Method,
-  });
-
-  server.route({
-    method: 'POST',
-    path: '/postback/{network}',
-    options: {
+  return [
+    {
+      id: 'postback.get',
+      method: 'GET',
+      path: '/postback/{network}',
+      auth: 'public',
+      description: "A network's postback, its parameters in the query string.",
+      validate,
+      handler: (request, h) => run(request, h, toRequest(request, null)),
+    },
+    {
       id: 'postback.post',
-      plugins: { cashtrack: { auth: 'public' } },
+      method: 'POST',
+      path: '/postback/{network}',
+      auth: 'public',
+      description: "A network's postback, its parameters in the query string or the body (read raw).",
       validate,
       payload: {
         parse: false,
         output: 'data',
         maxBytes: ctx.config.postbacks.max_body_bytes,
         // Too large a body is refused and recorded like any other bad postback.
-        failAction: (async (request: Request, h: ResponseToolkit, err?: Error) => {
+        failAction: async (request, h, err) => {
           if ((err as { output?: { statusCode?: number } })?.output?.statusCode === 413) return (await run(request, h, toRequest(request, null, true))).takeover();
           throw err;
-        }) as Lifecycle.Method,
+        },
       },
+      handler: (request, h) => run(request, h, toRequest(request, Buffer.isBuffer(request.payload) ? request.payload : null)),
     },
-    handler: ((request: Request, h: ResponseToolkit) => run(request, h, toRequest(request, Buffer.isBuffer(request.payload) ? request.payload : null))) as Lifecycle.Method,
-  });
+  ];
 }

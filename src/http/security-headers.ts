@@ -3,7 +3,7 @@
 // extension, registered after the REST host's, so it also sees the error responses the host builds.
 import type { ResponseObject, Server } from '@hapi/hapi';
 import type { Context } from '../context.js';
-import { isHttps } from './rest/host.js';
+import { isHttps } from './rest/request-state.js';
 
 /** Sent on every response. None of our responses is meant to be framed, sniffed or referred from. */
 const ALWAYS: Readonly<Record<string, string>> = {

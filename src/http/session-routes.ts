@@ -2,11 +2,12 @@
 // text nonce api-fetch's `nonceEndpoint` reads). Outside the namespace, like the host's wp-login.
 // /login and /logout refuse requests another site's page made (cross-site request forgery): a
 // browser says where a request comes from in Origin and Sec-Fetch-Site.
-import type { Request, Server } from '@hapi/hapi';
+import type { Request } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { isHttps, readCookie, SESSION_COOKIE, siteUrl, state } from './rest/host.js';
+import type { PlainRouteDef } from './plain-routes.js';
+import { isHttps, readCookie, SESSION_COOKIE, siteUrl, state } from './rest/request-state.js';
 
 const loginSchema = Joi.object({
   login: Joi.string().trim().min(1).max(191).required(),
@@ -48,7 +49,7 @@ function logoutNonce(request: Request): string | null {
   return typeof header === 'string' ? header : null;
 }
 
-export function registerSessionRoutes(server: Server, ctx: Context): void {
+export function sessionRoutes(ctx: Context): PlainRouteDef[] {
   const cookieOptions = (request: Request, ttlSeconds: number) => ({
     isHttpOnly: true,
     isSameSite: 'Lax' as const,
@@ -60,12 +61,13 @@ export function registerSessionRoutes(server: Server, ctx: Context): void {
   });
   const noCache = { 'Cache-Control': 'no-cache, must-revalidate, max-age=0, no-store, private' };
 
-  server.route({
-    method: 'POST',
-    path: '/login',
-    options: {
+  return [
+    {
       id: 'session.login',
-      plugins: { cashtrack: { auth: 'public' } },
+      method: 'POST',
+      path: '/login',
+      auth: 'public',
+      description: 'Signs in with a login and password: the session cookie, and the REST nonce in the body.',
       payload: { maxBytes: 16 * 1024, allow: ['application/json', 'application/x-www-form-urlencoded'] },
       validate: {
         payload: loginSchema,
@@ -74,50 +76,46 @@ export function registerSessionRoutes(server: Server, ctx: Context): void {
           throw err;
         },
       },
+      async handler(request, h) {
+        requireSameOrigin(request, ctx);
+        const { login, password } = request.payload as { login: string; password: string };
+        const st = state(request);
+        const ua = typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null;
+        const { token, session, nonce } = await ctx.auth.login(login, password, st.ip, ua);
+        const { id, login: userLogin, email, display_name, role } = session.user;
+        const res = h.response({ user: { id, login: userLogin, email, display_name, role }, nonce, expires_at: session.expires_at.toISOString() });
+        res.state(SESSION_COOKIE, token, cookieOptions(request, ctx.config.auth.session_ttl_hours * 3600));
+        for (const [k, v] of Object.entries(noCache)) res.header(k, v);
+        return res;
+      },
     },
-    async handler(request, h) {
-      requireSameOrigin(request, ctx);
-      const { login, password } = request.payload as { login: string; password: string };
-      const st = state(request);
-      const ua = typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null;
-      const { token, session, nonce } = await ctx.auth.login(login, password, st.ip, ua);
-      const { id, login: userLogin, email, display_name, role } = session.user;
-      const res = h.response({ user: { id, login: userLogin, email, display_name, role }, nonce, expires_at: session.expires_at.toISOString() });
-      res.state(SESSION_COOKIE, token, cookieOptions(request, ctx.config.auth.session_ttl_hours * 3600));
-      for (const [k, v] of Object.entries(noCache)) res.header(k, v);
-      return res;
-    },
-  });
-
-  server.route({
-    method: 'POST',
-    path: '/logout',
-    options: {
+    {
       id: 'session.logout',
-      plugins: { cashtrack: { auth: 'session' } },
+      method: 'POST',
+      path: '/logout',
+      auth: 'session',
+      description: 'Ends the session of the cookie (with its REST nonce) and clears the cookie.',
       payload: { maxBytes: 16 * 1024, allow: ['application/json', 'application/x-www-form-urlencoded'], failAction: 'ignore' },
       validate: { payload: Joi.any(), query: Joi.object({}).unknown(true) },
+      async handler(request, h) {
+        requireSameOrigin(request, ctx);
+        const revoked = await ctx.auth.logout(sessionToken(request), logoutNonce(request), state(request).ip);
+        return h.response({ logged_out: revoked }).unstate(SESSION_COOKIE, { path: '/', isSecure: isHttps(request, ctx), isHttpOnly: true, isSameSite: 'Lax' });
+      },
     },
-    async handler(request, h) {
-      requireSameOrigin(request, ctx);
-      const revoked = await ctx.auth.logout(sessionToken(request), logoutNonce(request), state(request).ip);
-      return h.response({ logged_out: revoked }).unstate(SESSION_COOKIE, { path: '/', isSecure: isHttps(request, ctx), isHttpOnly: true, isSameSite: 'Lax' });
-    },
-  });
-
-  server.route({
-    method: 'GET',
-    path: '/rest-nonce',
-    options: {
+    {
       id: 'session.nonce',
-      plugins: { cashtrack: { auth: 'session' } },
+      method: 'GET',
+      path: '/rest-nonce',
+      auth: 'session',
+      description: "A fresh REST nonce for the cookie's session, as plain text (api-fetch's nonceEndpoint).",
       validate: { query: Joi.object({}).unknown(true) },
+      async handler(request, h) {
+        const token = sessionToken(request);
+        const session = token ? await ctx.sessions.resolve(token) : null;
+        if (!session) throw new ServiceError('rest_not_logged_in', 'You are not currently logged in.', 401);
+        return h.response(ctx.sessions.createNonce(session.user.id, session.uuid)).type('text/plain').header('Cache-Control', noCache['Cache-Control']);
+      },
     },
-    async handler(request, h) {
-      const token = sessionToken(request);
-      const session = token ? await ctx.sessions.resolve(token) : null;
-      if (!session) throw new ServiceError('rest_not_logged_in', 'You are not currently logged in.', 401);
-      return h.response(ctx.sessions.createNonce(session.user.id, session.uuid)).type('text/plain').header('Cache-Control', noCache['Cache-Control']);
-    },
-  });
+  ];
 }

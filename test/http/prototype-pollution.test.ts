@@ -3,7 +3,7 @@ import type { Server } from '@hapi/hapi';
 import { describeEachDialect } from '../helpers/context.js';
 import { createActor, NS, testServer, type Actor } from '../helpers/http.js';
 import { shopnetDefinition } from '../helpers/networks.js';
-import { pickFields } from '../../src/http/rest/host.js';
+import { pickFields } from '../../src/http/rest/fields.js';
 
 // Keys a client names that would reach Object.prototype if any code copied them naively.
 const FIELDS_ATTACKS = [

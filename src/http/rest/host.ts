@@ -1,22 +1,19 @@
 // The REST host: serves the `svc/v1` namespace under the REST root with the host platform's
 // conventions (auth before routing, validation before permission, the error JSON, paging headers,
 // method override, `?rest_route=`, `_envelope`, `_fields`, index documents, OPTIONS, discovery).
-import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
 import { IdempotencyService, requestHash } from '../../services/idempotency/index.js';
 import { can } from '../../services/auth/index.js';
 import { hostCheck } from './allowed-hosts.js';
-import { toRestError, restError, type RestError } from './errors.js';
+import { toRestError } from './errors.js';
 import { parseFields, pickFields } from './fields.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
 import { clientIp, readCookie, SESSION_COOKIE, siteUrl, state, type RestState } from './request-state.js';
 import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
 import { PROBE_PATHS } from '../health-routes.js';
-
-export { clientIp, isHttps, readCookie, SESSION_COOKIE, siteUrl, state, type RestState } from './request-state.js';
-export { pickFields } from './fields.js';
 
 /** Query parameters the host consumes itself; never passed to route validation. */
 const GLOBAL_PARAMS = ['_envelope', '_fields', '_method', '_wpnonce', '_locale', '_pretty', '_embed', 'rest_route', 'context'];
@@ -252,7 +249,7 @@ export const restHost: Plugin<RestHostOptions> = {
             },
           },
         },
-        handler: ((request: Request, h: ResponseToolkit) => runHandler(def, request, h)) as Lifecycle.Method,
+        handler: (request, h) => runHandler(def, request, h),
       });
     }
 
@@ -320,6 +317,3 @@ export const restHost: Plugin<RestHostOptions> = {
 function envelope(body: unknown, status: number, headers: Record<string, string>): Record<string, unknown> {
   return { body, status, headers };
 }
-
-export type { RestError };
-export { restError };

@@ -44,6 +44,9 @@ export interface PostbackRequest {
   bodyTooLarge?: boolean;
 }
 
+/** The headers a network may authenticate a postback with (read by the route, checked here). */
+export { SIGNATURE_HEADER, TOKEN_HEADER } from './auth.js';
+
 /** The answer to the network: 200 with `{ok, order_id, status, duplicate, test, postback_id}`. */
 export interface PostbackAnswer {
   ok: true;
