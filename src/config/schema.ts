@@ -5,7 +5,7 @@ import { parseCeiling } from '../money.js';
 import { own } from '../objects.js';
 import { isAllowEntry } from '../outbound/addresses.js';
 import { CronSlots } from '../cron-slots.js';
-import { PAGE_TEMPLATE_TAGS, unknownTags } from '../services/pages/templates.js';
+import { PAGE_TEMPLATE_TAGS, unknownTags } from './template-tags.js';
 import { PER_NETWORK_SCHEDULES, SCHEDULE_NAMES, type Config, type ScheduleName } from './types.js';
 
 /** An entry of `server.allowed_hosts`: `example.com`, `example.com:8443`, `127.0.0.1`, `[::1]:8080` (no scheme, path or wildcard). */

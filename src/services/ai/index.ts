@@ -14,8 +14,8 @@ import { aiJsonSchemas, aiOutputSchemas, type CouponOutput, type ShopOutput } fr
 import type { AdvertiserDetail, AdvertiserService } from '../advertisers/index.js';
 import type { Job, JobService } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
-import { sanitizeBody, sanitizeText } from '../pages/sanitize.js';
-import { renderTemplate, type TemplateTags } from '../pages/templates.js';
+import { renderTemplate, sanitizeBody, sanitizeText } from '../pages/index.js';
+import type { TemplateTags } from '../../config/template-tags.js';
 import type { JobHandle } from '../../jobs/registry.js';
 import { runBulk, type BulkResult } from './bulk.js';
 import { AiCalls, type AiKind } from './calls.js';

@@ -17,7 +17,7 @@ import { NetworkStore, type NetworkServiceDeps } from './store.js';
 import { writeRunOutcome, writeSyncOutcome } from './sync-runs.js';
 import { networkView } from './view.js';
 
-export { NETWORK_ID, type Network, type NetworkRow } from './rows.js';
+export type { Network, NetworkRow } from './rows.js';
 export type { PostbackTarget, PostbackView } from './postback-targets.js';
 export { notFound, type NetworkServiceDeps } from './store.js';
 

@@ -23,6 +23,9 @@ import type { WebhookEvents } from '../webhooks/events.js';
 
 export * from './rows.js';
 export type { CouponCounter } from './drafts.js';
+// The AI domain renders its prompts and checks its output as pages do.
+export { sanitizeBody, sanitizeText } from './sanitize.js';
+export { renderTemplate } from './templates.js';
 
 export interface PageServiceDeps {
   db: Database;
