@@ -8,7 +8,7 @@ import type { NetworkModule, PostbackFields } from '../../networks/types.js';
 import type { SecretBox } from '../../keys.js';
 import type { SecretValues } from '../../secret-values.js';
 import type { SettingsService } from '../settings/index.js';
-import type { PostbackMode } from '../postbacks/auth.js';
+import type { PostbackMode } from './postback-secrets.js';
 import { NETWORK_ID } from '../../fields.js';
 import { NETWORK_COLUMNS, toNetworkRow, type NetworkRow } from './rows.js';
 

@@ -4,7 +4,7 @@ import { toIso } from '../../db/values.js';
 import type { CustomDefinition } from '../../networks/custom-definition.js';
 import type { ConfigKey } from '../../networks/types.js';
 import type { ScopedCashbackRule } from '../cashback/index.js';
-import type { PostbackMode } from '../postbacks/auth.js';
+import type { PostbackMode } from './postback-secrets.js';
 
 export type NetworkKind = 'builtin' | 'custom';
 
