@@ -17,7 +17,7 @@ import type { NetworkService } from '../networks/index.js';
 import { checkTargetDomain, parseLinkTarget } from '../../networks/tracking-links.js';
 import type { Job, JobService } from '../jobs/index.js';
 import type { UserService } from '../users/index.js';
-import type { AiGeneration } from '../ai/calls.js';
+import type { AiGeneration } from '../ai/index.js';
 import { COLUMNS, json, notFound, shape, type Advertiser, type AdvertiserDetail, type AdvertiserStatus } from './rows.js';
 import { syncAdvertisers, type SyncCounts, type SyncOptions } from './sync.js';
 import { advertiserIdsAfter, countAdvertisers, listAdvertisers, lookupAdvertisers, type AdvertiserFilters } from './listing.js';

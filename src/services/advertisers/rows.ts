@@ -2,7 +2,7 @@
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import type { ScopedCashbackRule } from '../cashback/index.js';
-import type { AiGeneration } from '../ai/calls.js';
+import type { AiGeneration } from '../ai/index.js';
 
 export const ADVERTISER_STATUSES = ['active', 'inactive'] as const;
 export type AdvertiserStatus = (typeof ADVERTISER_STATUSES)[number];

@@ -18,7 +18,7 @@ import type { AdvertiserService, TrackingLink } from '../advertisers/index.js';
 import type { Job, JobService } from '../jobs/index.js';
 import type { NetworkService } from '../networks/index.js';
 import { CouponRefresher, type RefreshCounts, type RefreshOptions } from './refresh.js';
-import type { AiGeneration } from '../ai/calls.js';
+import type { AiGeneration } from '../ai/index.js';
 
 export * from './rows.js';
 export type { RefreshCounts, RefreshOptions, RefreshState } from './refresh.js';

@@ -13,7 +13,7 @@ import { ServiceError } from '../../errors.js';
 import { requestHash } from '../idempotency/index.js';
 import type { LogService } from '../logs/index.js';
 import type { SecretValues } from '../../secret-values.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 import { HOOKS } from '../../hooks/index.js';
 import { boundedProgress, COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './rows.js';
 import type { JobCatalog } from './catalog.js';

@@ -9,6 +9,8 @@ import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { MEDIA_EXTENSIONS, type ProcessedImage } from './images.js';
 
+export { processImage, type ProcessedImage } from './images.js';
+
 export interface Media {
   /** `<sha256>.<ext>`: the file name under /media/, and what an advertiser's `local_logo` holds. */
   name: string;

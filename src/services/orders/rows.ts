@@ -11,7 +11,6 @@ import type { CashbackRule } from '../../cashback-rule.js';
 import type { OrderReport } from './reports.js';
 import type { OrderSource, OrderStatus, ReviewReason, ReviewState } from './states.js';
 
-export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './states.js';
 
 export interface OrderRow {
   id: number;

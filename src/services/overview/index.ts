@@ -5,7 +5,7 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { readSum, toInt } from '../../db/values.js';
 import { formatAmount } from '../../money.js';
-import type { AiOverview } from '../ai/calls.js';
+import type { AiOverview } from '../ai/index.js';
 
 /** The overview's AI block. */
 export type AiOverviewBlock = AiOverview & { configured: boolean; model: string | null };

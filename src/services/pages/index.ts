@@ -19,7 +19,7 @@ import { errorText, PageDrafts, type CouponCounter, type Draft } from './drafts.
 import { cutText, invalidPage, MAX_EXCERPT, MAX_TITLE, PAGE_COLUMNS, pageExists, pageNotFound, publicPage, shapePage, type Page, type PageFilters, type PageRow, type PageStatus } from './rows.js';
 import { sanitizeBody, sanitizeText } from './sanitize.js';
 import { slugOf, uniqueSlugs } from './slugs.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 
 export * from './rows.js';
 export type { CouponCounter } from './drafts.js';

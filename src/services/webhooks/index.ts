@@ -14,7 +14,7 @@ import { DeliveryStore, type Delivery, type DeliveryFilters } from './outbox.js'
 import type { WebhookSender } from './sender.js';
 import { newDeliveryId, newSecret } from './signing.js';
 
-export { WEBHOOK_EVENTS, PING_EVENT } from './events.js';
+export { WEBHOOK_EVENTS, PING_EVENT, WebhookEvents } from './events.js';
 export { DELIVERY_STATUSES, type Delivery, type DeliveryFilters, type DeliveryStatus } from './outbox.js';
 
 /** A subscription as the API shows it: never its secret. */
