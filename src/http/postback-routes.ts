@@ -5,8 +5,7 @@ import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
-import { SIGNATURE_HEADER, TOKEN_HEADER } from '../services/postbacks/auth.js';
-import type { PostbackRequest } from '../services/postbacks/index.js';
+import { SIGNATURE_HEADER, TOKEN_HEADER, type PostbackRequest } from '../services/postbacks/index.js';
 import { state } from './rest/host.js';
 
 const validate = {

@@ -16,7 +16,7 @@ import type { HostLimiter } from './host-limiter.js';
 import { findIcons } from './site-icons.js';
 import type { WebhookEvents } from '../webhooks/index.js';
 
-export { LOGOS_BULK_JOB, LogoBulkService, type LogoBulkCounts, type LogoBulkDeps, type LogoBulkParams, type LogoBulkState } from './bulk.js';
+export { LOGOS_BULK_JOB, LogoBulkService, type LogoBulkCounts, type LogoBulkParams, type LogoBulkState } from './bulk.js';
 
 export type LogoSource = 'network' | 'icon' | 'favicon';
 

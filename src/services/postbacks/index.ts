@@ -25,6 +25,7 @@ import { PostbackTester, type TestInput, type TestResult } from './test.js';
 import { noMetrics, type Metrics } from '../../metrics.js';
 
 export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './records.js';
+export { SIGNATURE_HEADER, TOKEN_HEADER } from './auth.js';
 
 /** One request to `/postback/{network}`, as the route hands it over. */
 export interface PostbackRequest {
