@@ -1,6 +1,7 @@
 // The Joi schema every merged configuration is validated against, section by section, with the
 // custom checks (review ceilings, cron expressions and time zones, page template tags) it uses.
 import Joi from 'joi';
+import { CASHBACK_TYPES } from '../cashback-rule.js';
 import { parseCeiling } from '../money.js';
 import { own } from '../objects.js';
 import { isAllowEntry } from '../outbound/addresses.js';
@@ -145,7 +146,7 @@ export const schema = Joi.object({
     stdout: Joi.boolean().required(),
   }).required(),
   cashback: Joi.object({
-    default_type: Joi.string().valid('percent_commission', 'percent_sale', 'flat').required(),
+    default_type: Joi.string().valid(...CASHBACK_TYPES).required(),
     default_value: Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/).message('{{#label}} must be a decimal number such as 50 or 12.5').required(),
   }).required(),
   referrals: Joi.object({
