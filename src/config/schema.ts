@@ -2,6 +2,7 @@
 // custom checks (review ceilings, cron expressions and time zones, page template tags) it uses.
 import Joi from 'joi';
 import { CASHBACK_TYPES } from '../cashback-rule.js';
+import { NETWORK_ID } from '../fields.js';
 import { parseCeiling } from '../money.js';
 import { own } from '../objects.js';
 import { isAllowEntry } from '../outbound/addresses.js';
@@ -58,7 +59,7 @@ function scheduleSchema(name: ScheduleName): Joi.ObjectSchema {
   return Joi.object({
     ...base,
     networks: Joi.object()
-      .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.object({ cron: cronExpression, enabled: Joi.boolean() }))
+      .pattern(NETWORK_ID, Joi.object({ cron: cronExpression, enabled: Joi.boolean() }))
       .default({}),
   }).required();
 }
@@ -225,7 +226,7 @@ export const schema = Joi.object({
   }).required(),
   networks: Joi.object()
     .pattern(
-      /^[a-z0-9][a-z0-9_-]{0,63}$/,
+      NETWORK_ID,
       Joi.object({ review_above: Joi.string().max(1000).allow('').custom(ceilingText) }).pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')),
     )
     .required(),
