@@ -83,8 +83,8 @@ import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
 import { SecretValues } from './secret-values.js';
 import { SelfUrl } from './self-url.js';
-import { ScheduleService } from './services/schedules/index.js';
-import { scheduleDefinitions, type ScheduleDefinition } from './jobs/schedules.js';
+import { ScheduleService, type ScheduleDefinition } from './services/schedules/index.js';
+import { scheduleDefinitions } from './jobs/schedules.js';
 import { SettingsService } from './services/settings/index.js';
 import { UserService } from './services/users/index.js';
 import { HealthService } from './services/health/index.js';
@@ -119,7 +119,7 @@ export interface Context {
   orders: OrderService;
   networks: NetworkService;
   postbacks: PostbackService;
-  jobs: JobService;
+  jobs: JobService<JobRegistry>;
   schedules: ScheduleService;
   advertisers: AdvertiserService;
   /** Readiness of this process (the daemon's /readyz). */

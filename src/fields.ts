@@ -3,7 +3,6 @@
 // every door. Each is a function or a fresh object because Joi schemas are immutable: a caller's
 // `.required()` or `.description()` makes a new schema and never changes the shared one.
 import Joi from 'joi';
-import { NETWORK_ID } from './services/networks/rows.js';
 
 /** `page` and `per_page` as the host platform defines them. */
 export const paging = {
@@ -40,6 +39,9 @@ export const currency = () => Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code'
 
 /** An administrator's free-text note (who asked and why). */
 export const note = () => Joi.string().trim().max(500);
+
+/** A network's id as networks are named: lower case, digits, `_` and `-`, at most 64 (the networks domain checks ids with it too). */
+export const NETWORK_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** The id of a network as networks are named: lower case, digits, `_` and `-`, at most 64. */
 export const networkId = () => Joi.string().max(64).pattern(NETWORK_ID, 'network id');

@@ -1,11 +1,13 @@
 // The Joi schema every merged configuration is validated against, section by section, with the
 // custom checks (review ceilings, cron expressions and time zones, page template tags) it uses.
 import Joi from 'joi';
+import { CASHBACK_TYPES } from '../cashback-rule.js';
+import { NETWORK_ID } from '../fields.js';
 import { parseCeiling } from '../money.js';
 import { own } from '../objects.js';
 import { isAllowEntry } from '../outbound/addresses.js';
 import { CronSlots } from '../cron-slots.js';
-import { PAGE_TEMPLATE_TAGS, unknownTags } from '../services/pages/templates.js';
+import { PAGE_TEMPLATE_TAGS, unknownTags } from './template-tags.js';
 import { PER_NETWORK_SCHEDULES, SCHEDULE_NAMES, type Config, type ScheduleName } from './types.js';
 
 /** An entry of `server.allowed_hosts`: `example.com`, `example.com:8443`, `127.0.0.1`, `[::1]:8080` (no scheme, path or wildcard). */
@@ -57,7 +59,7 @@ function scheduleSchema(name: ScheduleName): Joi.ObjectSchema {
   return Joi.object({
     ...base,
     networks: Joi.object()
-      .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.object({ cron: cronExpression, enabled: Joi.boolean() }))
+      .pattern(NETWORK_ID, Joi.object({ cron: cronExpression, enabled: Joi.boolean() }))
       .default({}),
   }).required();
 }
@@ -145,7 +147,7 @@ export const schema = Joi.object({
     stdout: Joi.boolean().required(),
   }).required(),
   cashback: Joi.object({
-    default_type: Joi.string().valid('percent_commission', 'percent_sale', 'flat').required(),
+    default_type: Joi.string().valid(...CASHBACK_TYPES).required(),
     default_value: Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/).message('{{#label}} must be a decimal number such as 50 or 12.5').required(),
   }).required(),
   referrals: Joi.object({
@@ -224,7 +226,7 @@ export const schema = Joi.object({
   }).required(),
   networks: Joi.object()
     .pattern(
-      /^[a-z0-9][a-z0-9_-]{0,63}$/,
+      NETWORK_ID,
       Joi.object({ review_above: Joi.string().max(1000).allow('').custom(ceilingText) }).pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')),
     )
     .required(),

@@ -1,5 +1,6 @@
 // The configuration's shape: the Config type and the types of its sections, with the schedule names
-// that key `schedules`. src/config.ts re-exports all of it.
+// that key `schedules`. src/config/index.ts re-exports all of it.
+import type { CashbackType } from '../cashback-rule.js';
 
 /** The configurable schedules (`schedules.<name>`); src/jobs/schedules.ts says what each runs. */
 export const SCHEDULE_NAMES = ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune'] as const;
@@ -52,7 +53,7 @@ export interface Config {
   };
   log: { level: 'debug' | 'info'; retention_days: number; stdout: boolean };
   /** Member share when neither the network nor the advertiser has a rule. */
-  cashback: { default_type: 'percent_commission' | 'percent_sale' | 'flat'; default_value: string };
+  cashback: { default_type: CashbackType; default_value: string };
   /** The referrer's share of the referee's approved cashback, in percent. */
   referrals: { share_percent: string };
   /** Smallest payout, a decimal string in the site currency. */

@@ -4,9 +4,9 @@
 import type { Context } from '../context.js';
 import { translateDbError } from '../db/errors.js';
 import { isServiceError } from '../errors.js';
-import { boundedProgress, type ClaimedJob, type JobProgress, type JobService, type LeaseState } from '../services/jobs/index.js';
+import { boundedProgress, JobStopped, type ClaimedJob, type JobHandle, type JobProgress, type JobService, type JobStopReason, type LeaseState } from '../services/jobs/index.js';
 import type { LogLevel } from '../services/logs/index.js';
-import { JobStopped, type JobHandle, type JobRegistry, type JobStopReason } from './registry.js';
+import type { JobRegistry } from './registry.js';
 
 /** How a job this runner ran ended. */
 export interface RunOutcome {

@@ -11,11 +11,9 @@ import type { ClaimedJob, JobService } from '../services/jobs/index.js';
 import { Execution, failureMessage, type RunOutcome } from './execution.js';
 import type { JobRegistry } from './registry.js';
 
-export { failureMessage, type RunOutcome } from './execution.js';
-
 export interface JobRunnerOptions {
   ctx: Context;
-  jobs: JobService;
+  jobs: JobService<JobRegistry>;
   /** The types this runner runs (default: the service's registry). */
   registry?: JobRegistry;
   /** Jobs run at once (`jobs.concurrency`). */

@@ -1,23 +1,11 @@
 // Declarative schedules: which job each configurable schedule (`schedules.<name>` in config) runs,
 // and for which networks. When they run is configuration (cron expression, time zone, switches);
-// src/services/schedules.ts claims each run for its slot in the database and enqueues the job;
+// src/services/schedules/ claims each run for its slot in the database and enqueues the job;
 // node-cron fires them in the daemon only (src/jobs/scheduler.ts). A schedule enqueues a
 // persisted job rather than doing the work itself, so the work shows in GET /jobs, survives a
 // restart and runs on whichever daemon (or `cashtrack jobs run-pending`) claims it.
-import type { ScheduleName } from '../config/index.js';
-import type { Network } from '../services/networks/rows.js';
-
-export interface ScheduleDefinition {
-  name: ScheduleName;
-  /** The job type it enqueues; a schedule whose type this build lacks is listed, never fired. */
-  job: string;
-  description: string;
-  /**
-   * Per-network schedules run one job per network (`{ network: id }`) for each enabled and
-   * configured network this accepts; the others run one job without parameters.
-   */
-  perNetwork?: (network: Network) => boolean;
-}
+import type { Network } from '../services/networks/index.js';
+import type { ScheduleDefinition } from '../services/schedules/index.js';
 
 /** A custom network has what a job needs only when its definition has that feed. */
 const hasFeed = (kind: 'advertisers' | 'transactions') => (n: Network) => n.kind === 'builtin' || !!n.definition?.feeds?.[kind];

@@ -1,13 +1,13 @@
 // Admitad publisher API (reference/networks.md §2): OAuth2 client credentials (admitad-auth.ts),
 // lists paged by limit/offset (at most 500) with `_meta.count`, protocol-relative images,
 // `approved_but_stalled`, and "NOT REQUIRED" as a coupon's promo code.
-import { ServiceError } from '../errors.js';
 import { AdmitadTokens, type AdmitadAccount } from './admitad-auth.js';
 import { NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { RateLimiters } from './rate-limit.js';
-import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { linkFromTemplate } from './tracking-links.js';
 import { discountFromText } from './coupon-values.js';
 import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
@@ -168,20 +168,20 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     },
 
     trackingLink(_settings, input) {
-      const template = input.tracking_template?.trim();
       // The link carries a hash per programme and ad space (`gotolink`), so it cannot be built
       // from ids: the advertiser's stored template is required.
-      if (!template) throw new ServiceError('svc_tracking_link_unavailable', 'Admitad tracking links need the advertiser\'s gotolink: sync the advertiser first.', 409, { network: 'admitad', advertiser: input.advertiser_id });
-      let url: URL;
-      try {
-        url = new URL(template);
-      } catch {
-        throw new ServiceError('svc_tracking_link_unavailable', 'The stored Admitad gotolink is not a URL.', 409, { network: 'admitad', advertiser: input.advertiser_id });
-      }
-      url.searchParams.set('subid', checkSubId(input.sub_id, 50, 'Admitad'));
-      const target = checkTarget(input.url);
-      if (target) url.searchParams.set('ulp', target);
-      return url.toString();
+      return linkFromTemplate(
+        {
+          network: 'admitad',
+          name: 'Admitad',
+          missing: 'Admitad tracking links need the advertiser\'s gotolink: sync the advertiser first.',
+          notUrl: 'The stored Admitad gotolink is not a URL.',
+          subIdParam: 'subid',
+          maxSubId: 50,
+          targetParam: 'ulp',
+        },
+        input,
+      );
     },
 
     parsePostback(query, body) {

@@ -7,7 +7,7 @@ import { ServiceError } from '../errors.js';
 import { currency } from '../fields.js';
 import { isCurrency } from '../money.js';
 import { dict, own } from '../objects.js';
-import { CASHBACK_TYPES, normaliseRule } from '../services/cashback/index.js';
+import { CASHBACK_TYPES, normaliseRule } from '../cashback-rule.js';
 import type { TransactionStatus } from './types.js';
 
 export const TRANSACTION_STATUSES = ['pending', 'approved', 'declined'] as const;

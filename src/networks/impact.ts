@@ -2,13 +2,13 @@
 // only when asked (`Accept: application/json`, which the HTTP client always sends, so no XML is
 // ever parsed), `Page`/`PageSize` with `@numpages`, numbers as strings, dotted action ids,
 // Actions in windows of at most 45 days starting at most 3 years back, hourly quotas per group.
-import { ServiceError } from '../errors.js';
 import { NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { PER_HOUR, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
-import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { linkFromTemplate } from './tracking-links.js';
 import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
   absoluteUrl, commissionRange, countryCodes, currencyCode, daysBefore, decimalAmount, domainOf, inclusiveEnd, isNegative, isoUtc, list, obj, parseDate, splitWindows, text, type Rec,
@@ -199,20 +199,20 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     },
 
     trackingLink(_settings, input) {
-      const template = input.tracking_template?.trim();
       // Links are {brand}.sjv.io/c/{partner}/{ad}/{campaign}: the ad id and vanity host come
       // only with the campaign's TrackingLink.
-      if (!template) throw new ServiceError('svc_tracking_link_unavailable', 'impact.com tracking links need the campaign\'s TrackingLink: sync the advertiser first.', 409, { network: 'impact', advertiser: input.advertiser_id });
-      let url: URL;
-      try {
-        url = new URL(template);
-      } catch {
-        throw new ServiceError('svc_tracking_link_unavailable', 'The stored impact.com tracking link is not a URL.', 409, { network: 'impact', advertiser: input.advertiser_id });
-      }
-      url.searchParams.set('subId1', checkSubId(input.sub_id, 100, 'impact.com'));
-      const target = checkTarget(input.url);
-      if (target) url.searchParams.set('u', target);
-      return url.toString();
+      return linkFromTemplate(
+        {
+          network: 'impact',
+          name: 'impact.com',
+          missing: 'impact.com tracking links need the campaign\'s TrackingLink: sync the advertiser first.',
+          notUrl: 'The stored impact.com tracking link is not a URL.',
+          subIdParam: 'subId1',
+          maxSubId: 100,
+          targetParam: 'u',
+        },
+        input,
+      );
     },
 
     parsePostback(query, body) {

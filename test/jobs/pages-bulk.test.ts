@@ -1,5 +1,5 @@
 import { expect, it, vi } from 'vitest';
-import type { JobHandle } from '../../src/jobs/registry.js';
+import type { JobHandle } from '../../src/services/jobs/index.js';
 import { JobRunner } from '../../src/jobs/runner.js';
 import { pagesBulk, PAGES_BATCH } from '../../src/jobs/types/pages-bulk.js';
 import type { JobProgress } from '../../src/services/jobs/index.js';

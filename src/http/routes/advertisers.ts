@@ -4,7 +4,7 @@
 import Joi from 'joi';
 import { currency, flag, lookupPaging, networkId, none, paging, type Paging } from '../../fields.js';
 import { ADVERTISER_STATUSES, type AdvertiserFilters } from '../../services/advertisers/index.js';
-import { CASHBACK_TYPES, type CashbackType } from '../../services/cashback/index.js';
+import { CASHBACK_TYPES, type CashbackType } from '../../cashback-rule.js';
 import { accepted, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 /** Input schemas, shared with `cashtrack advertisers ...`. */

@@ -3,7 +3,7 @@
 // host. Resumable: each batch of advertisers is a checkpoint. Failures are counted, not fatal.
 import Joi from 'joi';
 import { ADVERTISER_STATUSES } from '../../services/advertisers/index.js';
-import { LOGOS_BULK_JOB, type LogoBulkParams } from '../../services/logos/bulk.js';
+import { LOGOS_BULK_JOB, type LogoBulkParams } from '../../services/logos/index.js';
 import type { JobType } from '../registry.js';
 import { networkParam } from './per-network.js';
 

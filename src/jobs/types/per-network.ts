@@ -3,9 +3,8 @@
 // and the one in progress in the checkpoint, so a resumed job skips what is done; and the options
 // (resume point, stop signal, progress and checkpoint callbacks) each network's walk is given.
 import type { Context } from '../../context.js';
-import type { WalkTotal } from '../../services/jobs/index.js';
+import type { JobHandle, WalkTotal } from '../../services/jobs/index.js';
 import { networkId } from '../../fields.js';
-import type { JobHandle } from '../registry.js';
 
 export const networkParam = networkId().description('Only this network (default: every enabled, configured network).');
 

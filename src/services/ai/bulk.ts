@@ -9,7 +9,7 @@
 // job's signal aborts the calls in flight and any backoff.
 import { setMaxListeners } from 'node:events';
 import { isServiceError } from '../../errors.js';
-import type { JobHandle } from '../../jobs/registry.js';
+import type { JobHandle } from '../jobs/index.js';
 import { ProviderCallError, type StructuredAnswer, type Usage } from './provider.js';
 import type { AiService, BulkInput } from './index.js';
 

@@ -11,7 +11,7 @@ import { SecretBox, type Keys } from '../../keys.js';
 import type { LogService } from '../logs/index.js';
 import type { SecretValues } from '../../secret-values.js';
 import type { SettingsService } from '../settings/index.js';
-import { PAGE_TEMPLATE_TAGS, unknownTags } from '../pages/templates.js';
+import { PAGE_TEMPLATE_TAGS, unknownTags } from '../../config/template-tags.js';
 
 export const AI_TASKS = ['shop', 'coupon'] as const;
 export type AiTask = (typeof AI_TASKS)[number];

@@ -7,23 +7,14 @@ import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
-import { applyRate, currencyExponent, formatAmount, parseAmount, parsePercent } from '../../money.js';
+import { applyRate, parseAmount, parsePercent } from '../../money.js';
+import { CASHBACK_TYPES, invalidRule, normaliseRule, type CashbackRule, type CashbackType } from '../../cashback-rule.js';
 import type { LogService } from '../logs/index.js';
-
-export const CASHBACK_TYPES = ['percent_commission', 'percent_sale', 'flat'] as const;
-export type CashbackType = (typeof CASHBACK_TYPES)[number];
 
 /** Network ids and network transaction ids: printable ASCII without spaces (stored as ASCII on MariaDB). */
 export const ASCII_ID = /^[\x21-\x7e]+$/;
 /** Advertiser ids: printable ASCII; spaces allowed (some networks key shops by name). */
 export const ASCII_TEXT = /^[\x20-\x7e]+$/;
-
-/** A rule as stored and shown: `value` is a percent ("50", "12.5") or, for flat, an amount in `currency`. */
-export interface CashbackRule {
-  type: CashbackType;
-  value: string;
-  currency: string | null;
-}
 
 /** A rule with where it applies and where it came from. */
 export interface ScopedCashbackRule extends CashbackRule {
@@ -51,10 +42,6 @@ export function ruleKey(network: string, advertiser: string | null): string {
   return `${network}\0${advertiser ?? ''}`;
 }
 
-function invalid(field: string, message: string): ServiceError {
-  return new ServiceError('svc_invalid_cashback_rule', message, 400, { field });
-}
-
 /** Validates a network id (1-64 printable ASCII characters, no spaces). */
 export function checkNetwork(network: unknown, code = 'svc_invalid_cashback_rule'): string {
   if (typeof network !== 'string' || network.length > 64 || !ASCII_ID.test(network)) {
@@ -72,31 +59,6 @@ export function checkAdvertiser(advertiser: unknown, code = 'svc_invalid_cashbac
     throw new ServiceError(code, 'advertiser must be at most 128 printable ASCII characters.', 400, { field: 'advertiser' });
   }
   return text;
-}
-
-/** "050.50" → "50.5": the canonical text of a valid percentage. */
-function canonicalPercent(text: string): string {
-  const [whole, fraction = ''] = text.trim().split('.');
-  const w = whole.replace(/^0+(?=\d)/, '');
-  const f = fraction.replace(/0+$/, '');
-  return f ? `${w}.${f}` : w;
-}
-
-/** Validates and normalises a rule; flat rules get the site currency when none is given. */
-export function normaliseRule(type: unknown, value: unknown, currency: unknown, siteCurrency: string): CashbackRule {
-  if (typeof type !== 'string' || !(CASHBACK_TYPES as readonly string[]).includes(type)) {
-    throw invalid('type', `type must be one of ${CASHBACK_TYPES.join(', ')}.`);
-  }
-  if (typeof value !== 'string' && typeof value !== 'number') throw invalid('value', 'value must be a decimal string.');
-  if (type === 'flat') {
-    const code = currency === undefined || currency === null || currency === '' ? siteCurrency : String(currency);
-    currencyExponent(code);
-    const minor = parseAmount(value, code, { allowZero: true, field: 'value' });
-    return { type, value: formatAmount(minor, code), currency: code };
-  }
-  if (currency !== undefined && currency !== null && currency !== '') throw invalid('currency', 'Only a flat rule has a currency.');
-  parsePercent(value, 'value');
-  return { type: type as CashbackType, value: canonicalPercent(String(value)), currency: null };
 }
 
 /** "percent_commission:50", "flat:5.00:USD": the rule as kept on an order. */
@@ -230,7 +192,7 @@ export class CashbackRuleService {
         break;
       }
       default:
-        throw invalid('type', `Unknown cashback rule type ${String((rule as CashbackRule).type)}.`);
+        throw invalidRule('type', `Unknown cashback rule type ${String((rule as CashbackRule).type)}.`);
     }
     // Extensions may change the amount (a promotion, a member tier); the bounds still hold.
     const filtered = this.deps.hooks.applyFilters(HOOKS.cashbackAmount, amount, { rule, order });

@@ -10,22 +10,25 @@ import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
-import type { JobRegistry } from '../../jobs/registry.js';
 import { requestHash } from '../idempotency/index.js';
 import type { LogService } from '../logs/index.js';
 import type { SecretValues } from '../../secret-values.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 import { HOOKS } from '../../hooks/index.js';
 import { boundedProgress, COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './rows.js';
+import type { JobCatalog } from './catalog.js';
 
 // The shapes are part of this service's API.
 export * from './rows.js';
+export type { JobCatalog, JobTypeInfo } from './catalog.js';
+export { JobStopped, type JobHandle, type JobStopReason } from './handle.js';
 
-export interface JobServiceDeps {
+export interface JobServiceDeps<C extends JobCatalog = JobCatalog> {
   db: Database;
   clock: Clock;
   logger: LogService;
-  registry: JobRegistry;
+  /** The job types this process knows (src/jobs/registry.ts). */
+  registry: C;
   /** A job started this many times whose last process died is failed instead of run again. */
   maxAttempts?: number;
   /** Secret values scrubbed from a job's error and result before they are stored (GET /jobs shows both). */
@@ -36,14 +39,14 @@ export interface JobServiceDeps {
 
 const MAX_ERROR_CHARS = 2000;
 
-/** Enqueues, lists and cancels jobs, and hands them to runners under a lease. */
-export class JobService {
-  readonly registry: JobRegistry;
+/** Enqueues, lists and cancels jobs, and hands them to runners under a lease. `C`: the catalog's own type, which the runtime reads back. */
+export class JobService<C extends JobCatalog = JobCatalog> {
+  readonly registry: C;
   private readonly enqueueListeners = new Set<(job: Job) => void>();
   private readonly cancelListeners = new Set<(id: number) => void>();
   private readonly progressListeners = new Set<(update: JobProgressUpdate) => void>();
 
-  constructor(private readonly deps: JobServiceDeps) {
+  constructor(private readonly deps: JobServiceDeps<C>) {
     this.registry = deps.registry;
   }
 

@@ -6,7 +6,7 @@ import type { Transaction } from '../../db/transaction.js';
 import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS } from '../../hooks/index.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 import { currencyExponent, MAX_BALANCE, toMinor } from '../../money.js';
 import { EARNED, overflow, shapeEntry, type EntryRow, type PostInput } from './rows.js';
 

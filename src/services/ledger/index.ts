@@ -9,7 +9,7 @@ import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../../money.js';
 import { HOOKS } from '../../hooks/index.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 import type { Once } from '../idempotency/index.js';
 import type { LogService } from '../logs/index.js';
 import type { UserService } from '../users/index.js';

@@ -5,9 +5,8 @@
 // the last id and the counts are the checkpoint, so a resumed run redoes at most one batch.
 import type { Config } from '../../config/index.js';
 import { ServiceError } from '../../errors.js';
-import type { JobHandle } from '../../jobs/registry.js';
 import type { AdvertiserService, AdvertiserStatus, LogoTarget } from '../advertisers/index.js';
-import type { Job, JobService } from '../jobs/index.js';
+import type { Job, JobHandle, JobService } from '../jobs/index.js';
 import type { MediaService } from '../media/index.js';
 import type { NetworkService } from '../networks/index.js';
 import { HostLimiter } from './host-limiter.js';

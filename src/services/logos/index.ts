@@ -11,13 +11,12 @@ import { HOOKS, type HookBus } from '../../hooks/index.js';
 import type { OutboundGuard, OutboundResponse } from '../../outbound/index.js';
 import type { AdvertiserService, LogoTarget } from '../advertisers/index.js';
 import type { LogService } from '../logs/index.js';
-import { processImage, type ProcessedImage } from '../media/images.js';
-import type { Media, MediaService } from '../media/index.js';
+import { processImage, type Media, type MediaService, type ProcessedImage } from '../media/index.js';
 import type { HostLimiter } from './host-limiter.js';
 import { findIcons } from './site-icons.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 
-export { LogoBulkService } from './bulk.js';
+export { LOGOS_BULK_JOB, LogoBulkService, type LogoBulkCounts, type LogoBulkParams, type LogoBulkState } from './bulk.js';
 
 export type LogoSource = 'network' | 'icon' | 'favicon';
 

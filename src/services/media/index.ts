@@ -10,6 +10,8 @@ import { ServiceError } from '../../errors.js';
 import type { SelfUrl } from '../../self-url.js';
 import { MEDIA_EXTENSIONS, type ProcessedImage } from './images.js';
 
+export { processImage, type ProcessedImage } from './images.js';
+
 export interface Media {
   /** `<sha256>.<ext>`: the file name under /media/, and what an advertiser's `local_logo` holds. */
   name: string;

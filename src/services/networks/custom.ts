@@ -3,7 +3,7 @@
 import { ServiceError } from '../../errors.js';
 import { checkDefinition, mergeDefinition, REQUIRED_DEFINITION_FIELDS } from '../../networks/custom-definition.js';
 import { own } from '../../objects.js';
-import { NETWORK_ID } from './rows.js';
+import { NETWORK_ID } from '../../fields.js';
 import type { NetworkStore } from './store.js';
 
 /** Checks and writes a custom network for NetworkService.saveCustom (which then reads it back); whether it was created. */

@@ -9,7 +9,7 @@ import { customModule } from '../../networks/custom.js';
 import type { ModuleRuntime, ModuleSettings, NetworkModule } from '../../networks/types.js';
 import type { PostbackTarget, PostbackView } from './postback-targets.js';
 import { NETWORK_COLUMNS, settingValues, toNetworkRow, type Network } from './rows.js';
-import type { PostbackMode } from '../postbacks/auth.js';
+import type { PostbackMode } from './postback-secrets.js';
 import { saveCustomDefinition } from './custom.js';
 import { rotateSecret, writePostbackSwitch } from './postback-settings.js';
 import { configureSettings, effectiveSettings, secretValuesOf } from './settings.js';
@@ -17,9 +17,11 @@ import { NetworkStore, type NetworkServiceDeps } from './store.js';
 import { writeRunOutcome, writeSyncOutcome } from './sync-runs.js';
 import { networkView } from './view.js';
 
-export { NETWORK_ID, type Network, type NetworkRow } from './rows.js';
+export type { Network, NetworkRow } from './rows.js';
+export { tokenHash, type PostbackMode } from './postback-secrets.js';
 export type { PostbackTarget, PostbackView } from './postback-targets.js';
 export { notFound, type NetworkServiceDeps } from './store.js';
+export { REVIEW_SETTING } from './settings.js';
 
 /** Lists, defines, configures and switches networks. */
 export class NetworkService {

@@ -1,7 +1,7 @@
 // A network's postback settings: the switch with its IP allowlist, and the secret, rotated with
 // an optional grace period. Token mode keeps only the secret's keyed hash, HMAC mode keeps it encrypted.
 import { ServiceError } from '../../errors.js';
-import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from '../postbacks/auth.js';
+import { newPostbackSecret, normaliseAllowlist, POSTBACK_MODES, tokenHash, type PostbackMode } from './postback-secrets.js';
 import type { NetworkStore } from './store.js';
 
 const MAX_GRACE_HOURS = 24 * 7;

@@ -8,8 +8,9 @@ import type { NetworkModule, PostbackFields } from '../../networks/types.js';
 import type { SecretBox } from '../../keys.js';
 import type { SecretValues } from '../../secret-values.js';
 import type { SettingsService } from '../settings/index.js';
-import type { PostbackMode } from '../postbacks/auth.js';
-import { NETWORK_COLUMNS, NETWORK_ID, toNetworkRow, type NetworkRow } from './rows.js';
+import type { PostbackMode } from './postback-secrets.js';
+import { NETWORK_ID } from '../../fields.js';
+import { NETWORK_COLUMNS, toNetworkRow, type NetworkRow } from './rows.js';
 
 /** What the postback endpoint needs of a network: its module, switches and credentials. */
 export interface PostbackTarget {

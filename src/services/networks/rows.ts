@@ -4,9 +4,8 @@ import { toIso } from '../../db/values.js';
 import type { CustomDefinition } from '../../networks/custom-definition.js';
 import type { ConfigKey } from '../../networks/types.js';
 import type { ScopedCashbackRule } from '../cashback/index.js';
-import type { PostbackMode } from '../postbacks/auth.js';
+import type { PostbackMode } from './postback-secrets.js';
 
-export const NETWORK_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export type NetworkKind = 'builtin' | 'custom';
 
 export interface NetworkRow {

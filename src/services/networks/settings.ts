@@ -4,14 +4,16 @@
 import { ServiceError } from '../../errors.js';
 import type { ConfigKey, ModuleSettings, NetworkModule } from '../../networks/types.js';
 import { parseCeiling } from '../../money.js';
-import { REVIEW_SETTING } from '../orders/review.js';
 import { dict, own } from '../../objects.js';
 import { encodeSettings, type NetworkRow } from './rows.js';
 import type { NetworkStore } from './store.js';
 
+/** The network setting (and `networks.<id>` config key) that overrides the site's ceiling (services/orders/review.ts). */
+export const REVIEW_SETTING = 'review_above';
+
 const MAX_PLAIN_SETTING = 1000;
 
-/** The setting every network has beside its module's: the ceiling its orders are held for review above (order-review.ts). */
+/** The setting every network has beside its module's: the ceiling its orders are held for review above (services/orders/review.ts). */
 const REVIEW_KEY: ConfigKey = {
   name: REVIEW_SETTING,
   description: 'Commission above which an order from this network is held for review: "1000.00" (units of the order\'s currency), "500.00 GBP, 80000 JPY", or "none"; unset: the site\'s orders.review_above.',

@@ -17,7 +17,8 @@ import type { SelfUrl } from '../../self-url.js';
 import type { SettingsService } from '../settings/index.js';
 import type { OutboundGuard } from '../../outbound/index.js';
 import { PostbackTargets } from './postback-targets.js';
-import { NETWORK_COLUMNS, NETWORK_ID, toNetworkRow, type NetworkRow } from './rows.js';
+import { NETWORK_ID } from '../../fields.js';
+import { NETWORK_COLUMNS, toNetworkRow, type NetworkRow } from './rows.js';
 
 export interface NetworkServiceDeps {
   db: Database;

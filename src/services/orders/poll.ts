@@ -8,7 +8,7 @@ import type { Database } from '../../db/database.js';
 import { toDate } from '../../db/values.js';
 import { isServiceError, type ServiceError } from '../../errors.js';
 import type { ModuleRuntime, NetworkTransaction } from '../../networks/types.js';
-import type { WalkTotal } from '../jobs/rows.js';
+import type { WalkTotal } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
 import type { OrderReport, RecordInput } from './reports.js';

@@ -4,16 +4,14 @@
 // token holder can make up, so the rule is checked on every report that brings amounts (a new
 // order, a correction while pending), for postbacks and polls alike; an administrator's own
 // entries and corrections are never held (they are the review).
-import type { NetworkService } from '../networks/index.js';
+import { REVIEW_SETTING, type NetworkService } from '../networks/index.js';
 import { HOOKS } from '../../hooks/index.js';
 import { ceilingIn, formatAmount, parseCeiling, type Ceiling } from '../../money.js';
 import type { LogService } from '../logs/index.js';
 import type { Amounts } from './reports.js';
-import type { OrderRow, ReviewReason } from './rows.js';
+import type { OrderRow } from './rows.js';
+import type { ReviewReason } from './states.js';
 import type { LogEvent } from './types.js';
-
-/** The network setting (and `networks.<id>` config key) that overrides the site's ceiling. */
-export const REVIEW_SETTING = 'review_above';
 
 export interface OrderReviewDeps {
   /** The networks service, which owns their stored settings. */

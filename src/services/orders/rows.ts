@@ -6,11 +6,11 @@ import type { Database } from '../../db/database.js';
 import { toDate, toInt, toIso } from '../../db/values.js';
 import { formatAmount, toMinor } from '../../money.js';
 import type { Clock } from '../../clock.js';
-import { decodeRule, encodeRule, type CashbackRule, type CashbackRuleService, type ScopedCashbackRule } from '../cashback/index.js';
+import { decodeRule, encodeRule, type CashbackRuleService, type ScopedCashbackRule } from '../cashback/index.js';
+import type { CashbackRule } from '../../cashback-rule.js';
 import type { OrderReport } from './reports.js';
 import type { OrderSource, OrderStatus, ReviewReason, ReviewState } from './states.js';
 
-export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './states.js';
 
 export interface OrderRow {
   id: number;

@@ -11,7 +11,7 @@ import type { NetworkService } from '../networks/index.js';
 import type { Order, OrderRow } from './rows.js';
 import type { ReferralService } from '../referrals/index.js';
 import type { UserService } from '../users/index.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 import type { OrderStatus } from './states.js';
 
 /** An administrator's change to one order. */

@@ -19,10 +19,13 @@ import { errorText, PageDrafts, type CouponCounter, type Draft } from './drafts.
 import { cutText, invalidPage, MAX_EXCERPT, MAX_TITLE, PAGE_COLUMNS, pageExists, pageNotFound, publicPage, shapePage, type Page, type PageFilters, type PageRow, type PageStatus } from './rows.js';
 import { sanitizeBody, sanitizeText } from './sanitize.js';
 import { slugOf, uniqueSlugs } from './slugs.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 
 export * from './rows.js';
 export type { CouponCounter } from './drafts.js';
+// The AI domain renders its prompts and checks its output as pages do.
+export { sanitizeBody, sanitizeText } from './sanitize.js';
+export { renderTemplate } from './templates.js';
 
 export interface PageServiceDeps {
   db: Database;

@@ -2,8 +2,8 @@
 // reads it ("up to 5%"), both computed the same way for one page and for a bulk run.
 import { currencyExponent } from '../../money.js';
 import type { PageSource } from '../advertisers/index.js';
-import type { CashbackRule } from '../cashback/index.js';
-import type { PageTemplateTag } from './templates.js';
+import type { CashbackRule } from '../../cashback-rule.js';
+import type { PageTemplateTag } from '../../config/template-tags.js';
 
 /** A decimal string cut (not rounded) to `digits` decimals, without trailing zeros: a member is never promised more. */
 function decimal(value: number, digits: number): string {

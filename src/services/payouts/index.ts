@@ -7,7 +7,7 @@ import type { Database } from '../../db/database.js';
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS } from '../../hooks/index.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 import { currencyExponent, formatAmount, parseAmount, toMinor } from '../../money.js';
 import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerService } from '../ledger/index.js';
 import type { Once } from '../idempotency/index.js';

@@ -4,27 +4,13 @@
 // constant-time over equal-length digests.
 import { BlockList, isIP } from 'node:net';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ServiceError } from '../../errors.js';
-import type { PostbackTarget } from '../networks/index.js';
+import { tokenHash, type PostbackTarget } from '../networks/index.js';
 import type { ParamMap } from './input.js';
-
-export const POSTBACK_MODES = ['token', 'hmac'] as const;
-export type PostbackMode = (typeof POSTBACK_MODES)[number];
 
 /** Header carrying the shared token (or the `token` query parameter). */
 export const TOKEN_HEADER = 'x-postback-token';
 /** Header carrying `t=<unix seconds>,v1=<hex>` (several v1 allowed). */
 export const SIGNATURE_HEADER = 'x-postback-signature';
-
-/** A new postback secret: 256 bits from the CSPRNG, URL-safe (43 characters). */
-export function newPostbackSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-/** `h1:<hex>`: the keyed hash a token is stored as, bound to its network. */
-export function tokenHash(key: Buffer, network: string, token: string): string {
-  return `h1:${createHmac('sha256', key).update(`${network}\0${token}`).digest('hex')}`;
-}
 
 /** Constant-time equality of two strings of any length (both are hashed to 32 bytes first). */
 export function safeEqual(a: string, b: string): boolean {
@@ -79,27 +65,6 @@ export function signatureMatches(secret: string | Buffer, t: number, payload: Bu
 /** The daemon's own key for signing test postbacks of one network (never leaves the process). */
 export function testSigningKey(key: Buffer, network: string): Buffer {
   return createHmac('sha256', key).update(`postback-test\0${network}`).digest();
-}
-
-const MAX_ALLOWLIST = 100;
-
-/** Validates CIDRs (or bare addresses) and returns them canonical; 400 svc_invalid_ip_allowlist. */
-export function normaliseAllowlist(entries: unknown): string[] {
-  if (!Array.isArray(entries)) throw new ServiceError('svc_invalid_ip_allowlist', 'The IP allowlist must be a list of addresses or CIDR ranges.', 400);
-  if (entries.length > MAX_ALLOWLIST) throw new ServiceError('svc_invalid_ip_allowlist', `The IP allowlist holds at most ${MAX_ALLOWLIST} entries.`, 400);
-  const out: string[] = [];
-  for (const entry of entries) {
-    const text = typeof entry === 'string' ? entry.trim() : '';
-    const [address, prefix, extra] = text.split('/');
-    const family = isIP(address ?? '');
-    const max = family === 6 ? 128 : 32;
-    const bits = prefix === undefined ? max : /^\d{1,3}$/.test(prefix) ? Number(prefix) : NaN;
-    if (!family || extra !== undefined || !(bits >= 0 && bits <= max)) {
-      throw new ServiceError('svc_invalid_ip_allowlist', `"${String(entry).slice(0, 64)}" is not an IP address or CIDR range (e.g. 203.0.113.0/24 or 2001:db8::/32).`, 400, { entry: String(entry).slice(0, 64) });
-    }
-    out.push(`${address.toLowerCase()}/${bits}`);
-  }
-  return [...new Set(out)];
 }
 
 /** An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as the IPv4 address it is. */

@@ -10,7 +10,7 @@ import type { Database } from '../../db/database.js';
 import { translateDbError } from '../../db/errors.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
-import type { WebhookEvents } from '../webhooks/events.js';
+import type { WebhookEvents } from '../webhooks/index.js';
 import type { Keys } from '../../keys.js';
 import type { LogService } from '../logs/index.js';
 import type { NetworkService, PostbackView } from '../networks/index.js';

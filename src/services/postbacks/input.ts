@@ -7,7 +7,7 @@ import { lookupStatus } from '../../networks/custom.js';
 import { parsePostbackJson } from '../../networks/postback.js';
 import type { NetworkModule, PostbackFields } from '../../networks/types.js';
 import { roundDecimal } from '../../networks/values.js';
-import type { OrderStatus } from '../orders/rows.js';
+import type { OrderStatus } from '../orders/index.js';
 
 export type ParamMap = Record<string, string | string[]>;
 

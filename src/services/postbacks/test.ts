@@ -10,7 +10,7 @@ import type { NetworkModule, PostbackFields } from '../../networks/types.js';
 import type { Keys } from '../../keys.js';
 import type { LogService } from '../logs/index.js';
 import { notFound, type NetworkService, type PostbackTarget } from '../networks/index.js';
-import type { OrderStatus } from '../orders/rows.js';
+import type { OrderStatus } from '../orders/index.js';
 import { SIGNATURE_HEADER, signPayload, testSigningKey } from './auth.js';
 import type { PostbackRecord, PostbackStore } from './records.js';
 import type { SelfUrl } from '../../self-url.js';

@@ -13,14 +13,15 @@ import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
 import { isServiceError, ServiceError } from '../../errors.js';
 import { CronError, CronSlots } from '../../cron-slots.js';
-import type { ScheduleDefinition } from '../../jobs/schedules.js';
 import type { Job, JobService } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
-import type { Network } from '../networks/rows.js';
+import type { Network } from '../networks/index.js';
+import type { ScheduleDefinition } from './definitions.js';
 import { RUN_COLUMNS, shapeRun, type CronTask, type RunTrigger, type ScheduleRun, type ScheduleTarget, type ScheduleView } from './rows.js';
 
 // The shapes are part of this service's API.
 export * from './rows.js';
+export type { ScheduleDefinition } from './definitions.js';
 
 interface Entry {
   def: ScheduleDefinition;

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { CashbackRule } from '../../../src/services/cashback/index.js';
+import type { CashbackRule } from '../../../src/cashback-rule.js';
 import { describeEachDialect } from '../../helpers/context.js';
 
 describeEachDialect('cashback rules', (use) => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ServiceError } from '../../../src/errors.js';
-import type { JobHandle } from '../../../src/jobs/registry.js';
+import type { JobHandle } from '../../../src/services/jobs/index.js';
 import { JobRunner } from '../../../src/jobs/runner.js';
 import { LogoBulkService, type LogoBulkParams } from '../../../src/services/logos/bulk.js';
 import type { LogoService } from '../../../src/services/logos/index.js';

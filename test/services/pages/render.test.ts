@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PageSource } from '../../../src/services/advertisers/index.js';
-import type { CashbackRule } from '../../../src/services/cashback/index.js';
+import type { CashbackRule } from '../../../src/cashback-rule.js';
 import { cashbackText, pageTags } from '../../../src/services/pages/render.js';
 import { slugBase, slugOf } from '../../../src/services/pages/slugs.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, PAGE_TEMPLATE_TAGS, renderTemplate, templateTags, unknownTags } from '../../../src/services/pages/templates.js';
+import { escapeHtml, renderTemplate } from '../../../src/services/pages/templates.js';
+import { PAGE_TEMPLATE_TAGS, templateTags, unknownTags } from '../../../src/config/template-tags.js';
 
 describe('page templates', () => {
   it('replaces known tags with their values', () => {

@@ -2,7 +2,8 @@
 // writes it, the IP allowlist, and the token hash. Expected signatures come from node:crypto.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ipAllowed, normaliseAllowlist, parseSignatureHeader, safeEqual, signatureMatches, tokenHash } from '../../../src/services/postbacks/auth.js';
+import { ipAllowed, parseSignatureHeader, safeEqual, signatureMatches } from '../../../src/services/postbacks/auth.js';
+import { normaliseAllowlist, tokenHash } from '../../../src/services/networks/postback-secrets.js';
 
 const hex = (c: string) => c.repeat(64);
 const sign = (secret: string, t: number, payload: string) => createHmac('sha256', secret).update(`${t}.${payload}`).digest('hex');

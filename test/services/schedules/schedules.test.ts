@@ -5,7 +5,7 @@ import { buildContext, type Context } from '../../../src/context.js';
 import { jobTypes } from '../../../src/jobs/types/index.js';
 import type { JobType } from '../../../src/jobs/registry.js';
 import { scheduleDefinitions } from '../../../src/jobs/schedules.js';
-import type { Network } from '../../../src/services/networks/rows.js';
+import type { Network } from '../../../src/services/networks/index.js';
 import { ScheduleService } from '../../../src/services/schedules/index.js';
 import { describeEachDialect, type TestContext } from '../../helpers/context.js';
 
