@@ -1,7 +1,7 @@
 // `cashtrack advertisers list|show|link|sync|set-cashback`: the REST routes' schemas and the
 // advertiser service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to
 // the end, with a progress line on a terminal.
-import { advertiserSchemas } from '../../http/routes/advertisers.js';
+import { advertiserSchemas } from '../../services/advertisers/schemas.js';
 import type { Advertiser, AdvertiserDetail } from '../../services/advertisers/index.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { jobProgressLine } from '../progress.js';

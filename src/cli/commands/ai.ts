@@ -4,8 +4,7 @@
 // line (it would end up in shell history and the process list), and never printed.
 import { aiSchemas } from '../../services/ai/schemas.js';
 import { dict } from '../../objects.js';
-import type { AiSettingsView } from '../../services/ai/settings.js';
-import type { GenerationUsage } from '../../services/ai/index.js';
+import type { AiSettingsView, GenerationUsage } from '../../services/ai/index.js';
 import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from './jobs.js';

@@ -2,7 +2,7 @@
 // service, in-process. `run-pending` is a runner that stops when the queue is empty (cron on hosts
 // without the daemon).
 import type { Context } from '../../context.js';
-import { jobSchemas } from '../../http/routes/jobs.js';
+import { jobSchemas } from '../../services/jobs/schemas.js';
 import type { Job } from '../../services/jobs/index.js';
 import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import type { JobProgressLine } from '../progress.js';

@@ -1,5 +1,5 @@
 // `cashtrack ledger members|entries|adjust|reverse|verify`.
-import { ledgerSchemas } from '../../http/routes/ledger.js';
+import { ledgerSchemas } from '../../services/ledger/schemas.js';
 import { idempotently } from '../idempotency.js';
 import { memberId, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 

@@ -1,9 +1,9 @@
 // `cashtrack logos fetch|bulk|status`: the logo routes' schemas and services, in-process. `bulk`
 // enqueues a `logos.bulk` job and runs it here to the end, with a progress line (count,
 // percentage, estimate) on a terminal.
-import { advertiserSchemas } from '../../http/routes/advertisers.js';
-import { logoSchemas } from '../../http/routes/logos.js';
-import type { LogoBulkCounts } from '../../services/logos/bulk.js';
+import { advertiserSchemas } from '../../services/advertisers/schemas.js';
+import type { LogoBulkCounts } from '../../services/logos/index.js';
+import { logoSchemas } from '../../services/logos/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from './jobs.js';

@@ -6,9 +6,9 @@ import { readFile } from 'node:fs/promises';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
 import { dict } from '../../objects.js';
-import { networkSchemas } from '../../http/routes/networks.js';
 import type { Network } from '../../services/networks/index.js';
-import type { PostbackMode } from '../../services/postbacks/auth.js';
+import { networkSchemas } from '../../services/networks/schemas.js';
+import type { PostbackMode } from '../../services/postbacks/index.js';
 import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 
 async function networkId(id: string): Promise<string> {

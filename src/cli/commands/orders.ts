@@ -1,6 +1,6 @@
 // `cashtrack orders list|show|create|update|assign|release|decline|poll`: the REST routes' schemas and services, in-process.
-import { changeStatus, orderSchemas } from '../../http/routes/orders.js';
 import type { Order, OrderChange } from '../../services/orders/index.js';
+import { changeStatus, orderSchemas } from '../../services/orders/schemas.js';
 import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
 

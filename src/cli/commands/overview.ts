@@ -1,5 +1,5 @@
 // `cashtrack overview`: the same figures as GET /overview.
-import { overviewQuery } from '../../http/routes/overview.js';
+import { overviewQuery } from '../../services/overview/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 
 export async function show(io: Io, opts: { days?: number; json?: boolean }): Promise<void> {

@@ -57,7 +57,7 @@ export async function show(io: Io, id: string, opts: { json?: boolean }): Promis
 }
 
 export async function create(io: Io, module: string, advertiser: string, opts: { status?: string; template?: string; json?: boolean }): Promise<void> {
-  const { advertiserSchemas } = await import('../../http/routes/advertisers.js');
+  const { advertiserSchemas } = await import('../../services/advertisers/schemas.js');
   const key = await validateInput(advertiserSchemas.key, { module, advertiser });
   const input = await validateInput(pageSchemas.make, { status: opts.status, template: opts.template });
   await withContext(io, async (ctx) => {

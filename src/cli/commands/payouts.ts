@@ -1,7 +1,7 @@
 // `cashtrack payouts list|show|create|complete|cancel`: the REST routes' schemas and services,
 // in-process.
-import { payoutSchemas } from '../../http/routes/payouts.js';
 import type { Payout } from '../../services/payouts/index.js';
+import { payoutSchemas } from '../../services/payouts/schemas.js';
 import { memberId, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
 

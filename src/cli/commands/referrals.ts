@@ -1,6 +1,6 @@
 // `cashtrack referrals list|add|remove`.
-import { referralSchemas } from '../../http/routes/referrals.js';
 import type { Referral } from '../../services/referrals/index.js';
+import { referralSchemas } from '../../services/referrals/schemas.js';
 import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 
 

@@ -1,7 +1,7 @@
 // `cashtrack schedules list|run`: the REST routes' schemas and the schedule service, in-process.
 // `run` goes through the same claim as a firing in the daemon.
-import { scheduleSchemas } from '../../http/routes/schedules.js';
 import type { ScheduleRun } from '../../services/schedules/index.js';
+import { scheduleSchemas } from '../../services/schedules/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 
 const runText = (r: ScheduleRun | null) => {

@@ -1,10 +1,8 @@
 // `cashtrack serve`: the daemon.
 import { buildContext, ensureSchema, loadContextExtensions, type Context } from '../../context.js';
-import { createServer } from '../../server.js';
-import { startMetricsListener } from '../../http/health-routes.js';
+import { createServer, namespaceUrl as namespaceUrlOf, startMetricsListener } from '../../server.js';
 import { Scheduler } from '../../jobs/scheduler.js';
 import { JobRunner } from '../../jobs/runner.js';
-import { NAMESPACE } from '../../http/rest/index-docs.js';
 import { ServiceError } from '../../errors.js';
 import { loadCliConfig, testHold, type Io } from '../io.js';
 
@@ -72,8 +70,7 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
         { address: config.server.host, port: config.server.port },
       );
     }
-    const base = config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;
-    const namespaceUrl = `${base}/${config.server.rest_root}/${NAMESPACE}`;
+    const namespaceUrl = namespaceUrlOf(ctx, server);
     await ensureAdministrator(ctx, io, namespaceUrl);
     if (config.metrics.enabled && config.metrics.port !== null) metricsListener = await startMetricsListener(ctx);
     // Jobs start once the server is up (a job may call the daemon's own URL) and stop before the

@@ -1,8 +1,8 @@
 // `cashtrack webhooks add|list|show|update|remove|test|deliveries|delivery|redeliver`: the REST
 // routes' schemas and the webhook service, in-process. Deliveries queued by a command are sent by
 // the daemon's sender; `test` and `redeliver` attempt theirs here and now.
-import { webhookSchemas } from '../../http/routes/webhooks.js';
 import type { Delivery, Webhook } from '../../services/webhooks/index.js';
+import { webhookSchemas } from '../../services/webhooks/schemas.js';
 import { idempotently } from '../idempotency.js';
 import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 

@@ -1,7 +1,7 @@
 // `coupons`: coupons and deals from the networks: listing, edits that survive refreshes, revert of
 // an AI rewrite, members' links and the refresh.
 import { Option, type Command } from 'commander';
-import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES } from '../../services/coupons/rows.js';
+import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES } from '../../services/coupons/schemas.js';
 import { DISCOUNT_TYPES } from '../../networks/types.js';
 import { collect, json, paging, type Lazy } from './options.js';
 

@@ -22,6 +22,7 @@ import { AiCalls, type AiKind } from './calls.js';
 import { AiSettingsStore, type AiSettings, type AiSettingsView } from './settings.js';
 
 export type { AiGeneration, AiOverview, AiKind } from './calls.js';
+export type { AiSettingsView } from './settings.js';
 
 /** The coupon fields a rewrite reads. */
 export interface CouponForAi {

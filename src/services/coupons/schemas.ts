@@ -3,7 +3,10 @@
 import Joi from 'joi';
 import { DISCOUNT_TYPES, type DiscountType } from '../../networks/types.js';
 import { advertiserId, dateTime, flag, id, networkId, paging } from '../../fields.js';
-import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, type CouponField, type CouponFilters } from './index.js';
+import type { CouponFilters } from './index.js';
+import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, type CouponField } from './rows.js';
+
+export { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES };
 
 /** An edit as `POST /coupons/{id}` and `cashtrack coupons update` take it. */
 export interface CouponEdit {

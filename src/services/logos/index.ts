@@ -17,6 +17,8 @@ import type { HostLimiter } from './host-limiter.js';
 import { findIcons } from './site-icons.js';
 import type { WebhookEvents } from '../webhooks/events.js';
 
+export type { LogoBulkCounts } from './bulk.js';
+
 export type LogoSource = 'network' | 'icon' | 'favicon';
 
 /** One source tried and why it gave no logo. */
