@@ -8,7 +8,7 @@ import { ServiceError } from '../../errors.js';
 import { dict } from '../../objects.js';
 import type { Network } from '../../services/networks/index.js';
 import { networkSchemas } from '../../services/networks/schemas.js';
-import type { PostbackMode } from '../../services/postbacks/index.js';
+import type { PostbackMode } from '../../services/postbacks/schemas.js';
 import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 
 async function networkId(id: string): Promise<string> {

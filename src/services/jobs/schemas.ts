@@ -3,6 +3,8 @@ import Joi from 'joi';
 import { id, paging } from '../../fields.js';
 import { JOB_STATUSES, type JobFilters } from './rows.js';
 
+export { JOB_STATUSES };
+
 /** Input schemas, shared with `cashtrack jobs ...`. */
 export const jobSchemas = {
   list: Joi.object<JobFilters, true>({

@@ -4,6 +4,9 @@ import { amount, currency, id, note, paging } from '../../fields.js';
 import type { LedgerService, MemberFilters } from './index.js';
 import { ENTRY_TYPES } from './rows.js';
 
+/** What the member balances can be ordered by. */
+export const MEMBER_ORDERBY = ['available', 'pending', 'name', 'last_entry_at'] as const;
+
 /** What `GET /ledger/entries` and `cashtrack ledger entries` ask the service for. */
 export type EntryFilters = Parameters<LedgerService['listEntries']>[0];
 /** A credit or debit by an administrator. */
@@ -16,7 +19,7 @@ export const ledgerSchemas = {
     search: Joi.string().max(191).description('Prefix of the login, email or display name.'),
     currency: currency(),
     min_balance: amount().description('Only members whose available balance is at least this.'),
-    orderby: Joi.string().valid('available', 'pending', 'name', 'last_entry_at').default('available'),
+    orderby: Joi.string().valid(...MEMBER_ORDERBY).default('available'),
     order: Joi.string().valid('asc', 'desc').description('Default: desc (asc for name).'),
   }),
   entries: Joi.object<EntryFilters, true>({

@@ -8,6 +8,8 @@ import type { OrderFilters } from './rows.js';
 import { ORDER_STATUSES, REVIEW_STATES } from './states.js';
 import type { OrderChange, UpdateInput } from './types.js';
 
+export { ORDER_STATUSES, REVIEW_STATES };
+
 const amount = amountField().description('Decimal string in the order currency, e.g. "12.50".');
 const status = Joi.string().valid(...ORDER_STATUSES);
 

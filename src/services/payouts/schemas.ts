@@ -3,6 +3,8 @@ import Joi from 'joi';
 import { amount, currency, id, note, paging } from '../../fields.js';
 import { PAYOUT_STATUSES, type CreatePayoutInput, type PayoutFilters } from './index.js';
 
+export { PAYOUT_STATUSES };
+
 /** Input schemas, shared with `cashtrack payouts ...`. */
 export const payoutSchemas = {
   list: Joi.object<PayoutFilters, true>({

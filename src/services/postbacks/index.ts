@@ -24,9 +24,7 @@ import { aggregateKey, PostbackThrottle } from './throttle.js';
 import { PostbackTester, type TestInput, type TestResult } from './test.js';
 import { noMetrics, type Metrics } from '../../metrics.js';
 
-export { POSTBACK_OUTCOMES, type PostbackFilters, type PostbackOutcome, type PostbackRecord } from './records.js';
-export { POSTBACK_MODES, type PostbackMode } from './auth.js';
-export type { TestInput } from './test.js';
+export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './records.js';
 
 /** One request to `/postback/{network}`, as the route hands it over. */
 export interface PostbackRequest {

@@ -5,6 +5,8 @@ import { WEBHOOK_EVENTS } from './events.js';
 import type { CreateWebhookInput, UpdateWebhookInput, WebhookFilters } from './index.js';
 import { DELIVERY_STATUSES, type DeliveryFilters } from './outbox.js';
 
+export { DELIVERY_STATUSES };
+
 const url = () => Joi.string().trim().max(2048).uri({ scheme: ['http', 'https'] }).description('Where deliveries are POSTed (http or https; checked by the outbound guard).');
 const events = () =>
   Joi.array()
