@@ -67,7 +67,7 @@ export function printJson(io: Io, value: unknown): void {
 }
 
 /** A plain aligned table; the columns are the keys to show. */
-export function printTable(io: Io, rows: Record<string, unknown>[], columns: string[]): void {
+export function printTable<T extends object>(io: Io, rows: readonly T[], columns: (keyof T & string)[]): void {
   if (rows.length === 0) {
     io.stdout.write('(none)\n');
     return;
