@@ -1,14 +1,17 @@
-// The daemon's hapi server, built on a context. Tests call createServer and use server.inject.
+// The daemon's hapi server, built on a context (tests call createServer and use server.inject),
+// and the metrics' own listener when they have a port of their own.
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import Hapi from '@hapi/hapi';
 import type { Context } from './context.js';
 import { restHost } from './http/rest/host.js';
+import { NAMESPACE } from './http/rest/index-docs.js';
 import { routeTable } from './http/routes/index.js';
 import { registerPlainRoutes } from './http/plain-routes.js';
 import { sessionRoutes } from './http/session-routes.js';
 import { postbackRoutes } from './http/postback-routes.js';
 import { mediaRoutes } from './http/media-routes.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
-import { healthRoutes, recordRequestMetrics } from './http/health-routes.js';
+import { bearerMatches, healthRoutes, recordRequestMetrics } from './http/health-routes.js';
 import { SESSION_COOKIE } from './http/rest/request-state.js';
 
 export interface ServerOptions {
@@ -41,4 +44,41 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
   // Last, so that it sees every response, the error JSON the REST host builds included.
   registerSecurityHeaders(server, ctx);
   return server;
+}
+
+/** The URL of the svc/v1 namespace as clients reach it: the public URL when one is set, else the server's own. */
+export function namespaceUrl(ctx: Context, server: Hapi.Server): string {
+  const base = ctx.config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;
+  return `${base}/${ctx.config.server.rest_root}/${NAMESPACE}`;
+}
+
+/**
+ * The metrics on a listener of their own (`metrics.port`): a plain HTTP server answering only
+ * `GET /metrics`, usually bound to an address only the scraper reaches. The token is still checked
+ * when one is configured.
+ */
+export async function startMetricsListener(ctx: Context): Promise<HttpServer> {
+  const { token, host, port } = ctx.config.metrics;
+  const listener = createHttpServer((req: IncomingMessage, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (path !== '/metrics') return answer(404, 'not found\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, 'method not allowed\n');
+    if (token !== null && !bearerMatches(req.headers.authorization, token)) return answer(401, 'unauthorized\n');
+    ctx.metrics.render().then(
+      ({ contentType, body }) => answer(200, body, contentType),
+      () => answer(500, 'metrics unavailable\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(port!, host, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  return listener;
 }

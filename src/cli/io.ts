@@ -3,7 +3,7 @@ import type { Config, LoadOptions } from '../config/index.js';
 import type { Context } from '../context.js';
 import type { HoldInTransaction } from '../services/idempotency/index.js';
 import { translateDbError } from '../db/errors.js';
-import { isServiceError } from '../errors.js';
+import { invalidInput, isServiceError, ServiceError } from '../errors.js';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -67,7 +67,7 @@ export function printJson(io: Io, value: unknown): void {
 }
 
 /** A plain aligned table; the columns are the keys to show. */
-export function printTable(io: Io, rows: Record<string, unknown>[], columns: string[]): void {
+export function printTable<T extends object>(io: Io, rows: readonly T[], columns: (keyof T & string)[]): void {
   if (rows.length === 0) {
     io.stdout.write('(none)\n');
     return;
@@ -134,20 +134,18 @@ export async function readStdin(io: Io): Promise<string> {
 }
 
 /**
- * Validates command input with a route's Joi schema; errors read like the REST ones. The result
+ * Validates command input with its domain's Joi schema (the routes' own); errors read like the REST ones. The result
  * has the schema's type, and `value` may only name the schema's keys (a misspelt option name is
  * a compile error, not a silently ignored field).
  */
 export async function validateInput<T>(schema: import('joi').ObjectSchema<T>, value: { [K in keyof T]?: unknown }): Promise<T> {
-  const { fromJoi } = await import('../http/rest/errors.js');
-  const { ServiceError } = await import('../errors.js');
   const clean = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
   const { value: valid, error } = schema.validate(clean, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
   if (error) {
-    const { body } = fromJoi(error);
-    const params = body.data.params;
+    const invalid = invalidInput(error);
+    const params = invalid.data.params;
     const detail = Array.isArray(params) ? '' : ` (${Object.values(params as Record<string, string>).join('; ')})`;
-    throw new ServiceError(body.code, body.message + detail, 400);
+    throw new ServiceError(invalid.code, invalid.message + detail, 400);
   }
   return valid as T;
 }

@@ -9,9 +9,6 @@ import type { LogLevel, LogRecord } from '../services/logs/index.js';
 import { formatLine, PER_PAGE, type LogSource } from './logs-source.js';
 import { describeFilters, initState, KEYS, reduce, visible, type Line, type State, type ViewFilters } from './logs-store.js';
 
-export type { ViewFilters } from './logs-store.js';
-export type { LogSource } from './logs-source.js';
-
 /** Entries loaded when the filters change. */
 export const INITIAL_LINES = 500;
 /** Most new entries one poll fetches (five queries); a burst beyond it is noted, not shown. */

@@ -1,31 +1,60 @@
-// The `cashtrack` command line. Each command's module is imported only when it runs, so a CLI
-// command never pays for hapi or Ink at start-up. The commands are declared by group in
-// src/cli/program/; this file is the program, its usage errors and the exit code.
+// The `cashtrack` command line: the program, its usage errors and the exit code. Each command
+// group is one file, src/cli/commands/<group>.ts, declaring its commands with their actions; this
+// file knows only the groups' names and descriptions, and imports the group a command line names
+// (every group only to print the program's help or a usage error). So `--version` loads no group,
+// a command loads only its own group, and the group loads the context only when a command runs.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { reportError, UsageError, writeError, type Io } from './io.js';
-import { registerAi } from './program/ai.js';
-import { registerCatalog } from './program/catalog.js';
-import { registerCoupons } from './program/coupons.js';
-import { registerMoney } from './program/money.js';
-import { registerPages } from './program/pages.js';
-import type { Lazy } from './program/options.js';
-import { registerSystem } from './program/system.js';
-import { registerWebhooks } from './program/webhooks.js';
+import type { CommandGroup, Run } from './options.js';
 
 const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ? '../../../package.json' : '../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export const VERSION = pkg.version;
 
-type Action = (io: Io, ...args: any[]) => Promise<void>;
+/** The command groups, in the order the help lists them. */
+const GROUPS: { name: string; description: string; load: () => Promise<CommandGroup> }[] = [
+  { name: 'serve', description: 'run the daemon: the svc/v1 REST namespace, cookie login, the job runner and the schedules', load: () => import('./commands/serve.js') },
+  { name: 'db', description: 'database schema and backups', load: () => import('./commands/db.js') },
+  { name: 'users', description: 'users and administrators', load: () => import('./commands/users.js') },
+  { name: 'app-passwords', description: 'application passwords (HTTP Basic credentials for the REST API)', load: () => import('./commands/app-passwords.js') },
+  { name: 'logs', description: 'the plugin log (interactive view on a terminal)', load: () => import('./commands/logs.js') },
+  { name: 'ledger', description: 'member balances and ledger entries', load: () => import('./commands/ledger.js') },
+  { name: 'payouts', description: "members' payouts: the amount leaves the balance when the payout is created", load: () => import('./commands/payouts.js') },
+  { name: 'overview', description: 'members, liabilities, recent orders and margin, pending payouts, unmatched orders', load: () => import('./commands/overview.js') },
+  { name: 'orders', description: 'orders from the networks or entered by hand, and their cashback', load: () => import('./commands/orders.js') },
+  { name: 'referrals', description: "who referred whom; referrers earn a share of their referees' approved cashback", load: () => import('./commands/referrals.js') },
+  { name: 'advertisers', description: 'advertisers (programmes joined on the networks): sync, listing, tracking links, cashback overrides', load: () => import('./commands/advertisers.js') },
+  { name: 'logos', description: "advertisers' logos: fetched into local media, one at a time or in bulk", load: () => import('./commands/logos.js') },
+  { name: 'jobs', description: 'persisted jobs (sync, polling, maintenance): progress, cancellation, running them without the daemon', load: () => import('./commands/jobs.js') },
+  { name: 'schedules', description: 'when the periodic jobs run (node-cron in the daemon, each run once across daemons)', load: () => import('./commands/schedules.js') },
+  { name: 'networks', description: 'affiliate networks: built-in modules and custom networks, their settings, state and postbacks', load: () => import('./commands/networks.js') },
+  { name: 'pages', description: 'shop pages: made from templates, one per advertiser, singly or in bulk; edited and deleted', load: () => import('./commands/pages.js') },
+  { name: 'webhooks', description: 'outgoing webhooks: subscriptions, their delivery log, tests and redelivery', load: () => import('./commands/webhooks.js') },
+  { name: 'coupons', description: 'coupons and deals from the networks: listing, edits a refresh keeps, revert of AI rewrites, refresh', load: () => import('./commands/coupons.js') },
+  { name: 'ai', description: 'AI content with an OpenAI-compatible provider: shop descriptions and pages, coupon rewrites, bulk runs, provider settings', load: () => import('./commands/ai.js') },
+];
+
+/**
+ * The groups a command line needs: none for the version (it is printed before anything else is
+ * read), the group it names, or every group (for the help of the whole program, or to report an
+ * unknown command as commander does).
+ */
+async function loadGroups(argv: string[]): Promise<Map<string, CommandGroup>> {
+  const first = argv[0];
+  const named = GROUPS.filter((g) => g.name === first);
+  const groups = first === '-V' || first === '--version' ? [] : named.length ? named : GROUPS;
+  return new Map(await Promise.all(groups.map(async (g) => [g.name, await g.load()] as const)));
+}
 
 const USAGE_HINT = '(run cashtrack --help for usage)';
 
 /**
- * The program. With `json`, commander's own messages (usage errors, help shown because of one)
- * are not written: main() reports them as one JSON object instead.
+ * The program: every group by name and description, the `loaded` ones with their commands. With
+ * `json`, commander's own messages (usage errors, help shown because of one) are not written:
+ * main() reports them as one JSON object instead.
  */
-export function buildProgram(io: Io, result: { run?: () => Promise<void> }, options: { json?: boolean } = {}): Command {
+export function buildProgram(io: Io, result: { run?: () => Promise<void> }, options: { json?: boolean; loaded?: Map<string, CommandGroup> } = {}): Command {
   const silent = options.json === true;
   const program = new Command('cashtrack')
     .description('Back office of a cashback site: networks, postbacks, member ledger, payouts and shop content.')
@@ -36,22 +65,17 @@ export function buildProgram(io: Io, result: { run?: () => Promise<void> }, opti
     .showHelpAfterError(USAGE_HINT);
 
   // Commander parses synchronously; the chosen action is run afterwards by main().
-  const lazy: Lazy =
-    (load, name) =>
+  const run: Run =
+    <A extends unknown[]>(action: (io: Io, ...args: A) => Promise<void>) =>
     (...args: unknown[]) => {
-      result.run = async () => {
-        const mod = await load();
-        await (mod as Record<string, Action>)[name](io, ...args.slice(0, -1));
-      };
+      // The last argument is commander's Command, which no action takes.
+      result.run = () => action(io, ...(args.slice(0, -1) as A));
     };
 
-  registerSystem(program, lazy);
-  registerMoney(program, lazy);
-  registerCatalog(program, lazy);
-  registerPages(program, lazy);
-  registerWebhooks(program, lazy);
-  registerCoupons(program, lazy);
-  registerAi(program, lazy);
+  for (const { name, description } of GROUPS) {
+    const group = program.command(name).description(description);
+    options.loaded?.get(name)?.register(group, run);
+  }
   return program;
 }
 
@@ -73,7 +97,13 @@ function usage(message: string): UsageError {
 export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
   const json = wantsJson(argv);
   const result: { run?: () => Promise<void> } = {};
-  const program = buildProgram(io, result, { json });
+  let loaded: Map<string, CommandGroup>;
+  try {
+    loaded = await loadGroups(argv);
+  } catch (err) {
+    return reportError(io, err, json);
+  }
+  const program = buildProgram(io, result, { json, loaded });
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

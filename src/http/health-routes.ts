@@ -3,7 +3,6 @@
 // have no listener of their own, `GET /metrics` behind a bearer token. None of them needs a user;
 // the probes answer whatever Host a balancer sends (it often dials the address itself).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../context.js';
@@ -86,35 +85,4 @@ export function recordRequestMetrics(server: Server, metrics: Metrics): void {
     const route = request.route.settings.id ?? request.route.path;
     metrics.request(route, request.method, status, (Date.now() - request.info.received) / 1000);
   });
-}
-
-/**
- * The metrics on a listener of their own (`metrics.port`): a plain HTTP server answering only
- * `GET /metrics`, usually bound to an address only the scraper reaches. The token is still checked
- * when one is configured.
- */
-export async function startMetricsListener(ctx: Context): Promise<HttpServer> {
-  const { token, host, port } = ctx.config.metrics;
-  const listener = createHttpServer((req: IncomingMessage, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
-      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': NO_STORE, 'X-Content-Type-Options': 'nosniff' });
-      res.end(req.method === 'HEAD' ? undefined : body);
-    };
-    if (path !== '/metrics') return answer(404, 'not found\n');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, 'method not allowed\n');
-    if (token !== null && !bearerMatches(req.headers.authorization, token)) return answer(401, 'unauthorized\n');
-    ctx.metrics.render().then(
-      ({ contentType, body }) => answer(200, body, contentType),
-      () => answer(500, 'metrics unavailable\n'),
-    );
-  });
-  await new Promise<void>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen(port!, host, () => {
-      listener.off('error', reject);
-      resolve();
-    });
-  });
-  return listener;
 }

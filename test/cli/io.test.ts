@@ -2,8 +2,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/index.js';
 import { testHold, validateInput, type Io } from '../../src/cli/io.js';
-import { orderSchemas } from '../../src/http/routes/orders.js';
-import { payoutSchemas } from '../../src/http/routes/payouts.js';
+import { orderSchemas } from '../../src/services/orders/schemas.js';
+import { payoutSchemas } from '../../src/services/payouts/schemas.js';
 
 const io = (env: NodeJS.ProcessEnv): Io & { err: () => string } => {
   const stderr = new PassThrough();

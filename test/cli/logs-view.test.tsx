@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, render } from 'ink-testing-library';
 import { ServiceError } from '../../src/errors.js';
 import { LOG_LEVELS, type LogFilters, type LogLevel, type LogRecord } from '../../src/services/logs/index.js';
-import { LogsView, POLL_LIMIT, type LogSource } from '../../src/cli/logs-view.js';
+import { LogsView, POLL_LIMIT } from '../../src/cli/logs-view.js';
+import type { LogSource } from '../../src/cli/logs-source.js';
 import { initState, reduce, visible, type ViewFilters } from '../../src/cli/logs-store.js';
 
 // An in-memory log with the service's contract: newest first (or oldest first), filtered, paged.

@@ -1,7 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import type { Server } from '@hapi/hapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearerMatches, startMetricsListener } from '../../src/http/health-routes.js';
+import { bearerMatches } from '../../src/http/health-routes.js';
+import { startMetricsListener } from '../../src/server.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createTestContext, describeEachDialect, destroyTestContext, dialects, type TestContext } from '../helpers/context.js';
 import { adminClient, NS, testServer } from '../helpers/http.js';

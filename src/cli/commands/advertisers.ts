@@ -1,16 +1,62 @@
-// `cashtrack advertisers list|show|link|sync|set-cashback`: the REST routes' schemas and the
-// advertiser service, in-process. `sync` enqueues an `advertisers.sync` job and runs it here to
-// the end, with a progress line on a terminal.
-import { advertiserSchemas } from '../../http/routes/advertisers.js';
+// `cashtrack advertisers list|show|link|sync|set-cashback`: the advertiser schemas and service,
+// in-process. `sync` enqueues an `advertisers.sync` job and runs it here to the end, with a
+// progress line on a terminal.
+import { Option, type Command } from 'commander';
 import type { Advertiser, AdvertiserDetail } from '../../services/advertisers/index.js';
+import { ADVERTISER_STATUSES, advertiserSchemas } from '../../services/advertisers/schemas.js';
+import { CASHBACK_TYPES } from '../../cashback-rule.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
-import { runInProcess } from './jobs.js';
+import { runInProcess } from '../run-job.js';
+
+export function register(advertisers: Command, run: Run): void {
+  listCommand(
+    advertisers
+      .command('list')
+      .description('advertisers, by name')
+      .option('--network <id>', 'only this network')
+      .option('--search <s>', 'prefix of the name')
+      .addOption(new Option('--status <status>', 'only this status').choices(ADVERTISER_STATUSES)),
+    {
+      items: 'advertisers',
+      perPage: 20,
+      row: (a: Advertiser) => ({ ...a, commission: commissionText(a) }),
+      columns: ['module', 'advertiser', 'name', 'status', 'domain', 'commission', 'updated_at'],
+      count: (total) => `${total} advertiser(s)`,
+    },
+    run,
+    list,
+  );
+  advertisers.command('show <module> <advertiser>').description('one advertiser, with its effective cashback rule').addOption(json()).action(run(show));
+  advertisers
+    .command('link <module> <advertiser>')
+    .description("print the network's tracking link crediting a member for a visit to the advertiser")
+    .requiredOption('--member <member>', 'the member credited (id, login or email)')
+    .option('--url <url>', "deep link: the page to land on (http(s), on the advertiser's domain)")
+    .addOption(json())
+    .action(run(link));
+  advertisers
+    .command('sync')
+    .description('sync advertisers from the networks (enqueues an advertisers.sync job and runs it here)')
+    .option('--network <id>', 'only this network (default: every enabled, configured network)')
+    .option('--no-progress', 'no progress line on a terminal')
+    .addOption(json())
+    .action(run(sync));
+  advertisers
+    .command('set-cashback <module> <advertiser>')
+    .description("set the advertiser's member cashback override")
+    .addOption(new Option('--type <type>', 'rule type').choices(CASHBACK_TYPES).makeOptionMandatory())
+    .requiredOption('--value <v>', 'percent, or a flat amount (decimal string)')
+    .option('--currency <code>', 'currency of a flat amount')
+    .addOption(json())
+    .action(run(setCashback));
+}
 
 const commissionText = (a: Advertiser) => (a.commission ? `${a.commission.type} ${a.commission.min ?? ''}${a.commission.max && a.commission.max !== a.commission.min ? `-${a.commission.max}` : ''}${a.commission.currency ? ` ${a.commission.currency}` : ''}`.trim() : '');
 
 function printAdvertiser(io: Io, a: AdvertiserDetail): void {
-  const rule = a.cashback_rule as unknown as Record<string, unknown>;
+  const rule: AdvertiserDetail['cashback_rule'] | null = a.cashback_rule;
   const rows: [string, unknown][] = [
     ['module', a.module],
     ['advertiser', a.advertiser],
@@ -20,7 +66,7 @@ function printAdvertiser(io: Io, a: AdvertiserDetail): void {
     ['site', a.site_url],
     ['logo', a.logo ?? a.logo_url],
     ['commission', commissionText(a)],
-    ['cashback', rule ? `${String(rule.type)} ${String(rule.value)}${rule.currency ? ` ${String(rule.currency)}` : ''}${rule.source ? ` (${String(rule.source)})` : ''}` : null],
+    ['cashback', rule ? `${rule.type} ${rule.value}${rule.currency ? ` ${rule.currency}` : ''}${rule.source ? ` (${rule.source})` : ''}` : null],
     ['validation', a.validation_days === null ? null : `${a.validation_days} days`],
     ['categories', a.categories.join(', ')],
     ['countries', a.countries.join(', ')],
@@ -30,17 +76,10 @@ function printAdvertiser(io: Io, a: AdvertiserDetail): void {
   for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
 }
 
-export async function list(io: Io, opts: { network?: string; search?: string; status?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
+export async function list(io: Io, opts: ListOptions & { network?: string; search?: string; status?: string }): Promise<ListPage<Advertiser>> {
+  return withContext(io, async (ctx) => {
     const query = await validateInput(advertiserSchemas.list, { network: opts.network, search: opts.search, status: opts.status, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.advertisers.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(
-      io,
-      items.map((a) => ({ ...a, commission: commissionText(a) })),
-      ['module', 'advertiser', 'name', 'status', 'domain', 'commission', 'updated_at'],
-    );
-    io.stdout.write(`${total} advertiser(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.advertisers.list(query)), page: query.page };
   });
 }
 
@@ -72,7 +111,7 @@ export async function sync(io: Io, opts: { network?: string; json?: boolean; pro
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, number>>; failed?: Record<string, string> };
-    const rows = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
+    const rows: Record<string, unknown>[] = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
     if (rows.length) printTable(io, rows, ['network', 'pages', 'seen', 'created', 'updated', 'deactivated', 'failed']);
     else io.stdout.write('no enabled, configured network to sync\n');
     for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);

@@ -1,14 +1,49 @@
-// `cashtrack ai shop|coupon|bulk|configure`: the AI routes' schemas and the same service,
+// `cashtrack ai shop|coupon|bulk|configure`: AI content through the AI schemas and service,
 // in-process. `bulk` enqueues an `ai.bulk` job and runs it here to the end with a progress line.
 // The API key is read from standard input or an environment variable, never from the command
 // line (it would end up in shell history and the process list), and never printed.
-import { aiSchemas } from '../../services/ai/schemas.js';
+import { Option, type Command } from 'commander';
+import { AI_BULK_KINDS, aiSchemas } from '../../services/ai/schemas.js';
+import { COUPON_TYPES } from '../../services/coupons/schemas.js';
 import { dict } from '../../objects.js';
-import type { AiSettingsView } from '../../services/ai/settings.js';
-import type { GenerationUsage } from '../../services/ai/index.js';
+import type { AiSettingsView, GenerationUsage } from '../../services/ai/index.js';
 import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { collect, json, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
-import { runInProcess } from './jobs.js';
+import { runInProcess } from '../run-job.js';
+
+export function register(ai: Command, run: Run): void {
+  ai.command('shop <id>')
+    .description("generate an advertiser's description and page body (ID: the advertiser's number, see advertisers show)")
+    .option('--dry-run', 'print the proposal without saving it')
+    .addOption(json())
+    .action(run(shop));
+  ai.command('coupon <id>')
+    .description("rewrite a coupon's title and description (the original is kept: coupons revert ID)")
+    .option('--dry-run', 'print the proposal without saving it')
+    .addOption(json())
+    .action(run(coupon));
+  ai.command('bulk')
+    .description('generate for every shop or coupon of a filter as an ai.bulk job, run here with a progress line')
+    .addOption(new Option('--kind <kind>', 'what to write').choices(AI_BULK_KINDS).makeOptionMandatory())
+    .option('--network <id>', 'only this network')
+    .option('--status <status>', 'only this status (shops: active, inactive; coupons: active, scheduled, expired, removed)')
+    .option('--advertiser <id>', "coupons: only this advertiser (the network's id)")
+    .addOption(new Option('--type <type>', 'coupons: with a code, or deals').choices(COUPON_TYPES))
+    .option('--search <prefix>', 'shops: prefix of the name')
+    .option('--overwrite', 'also items whose text the AI already wrote')
+    .option('--no-progress', 'no progress line on a terminal')
+    .addOption(json())
+    .action(run(bulk));
+  ai.command('configure')
+    .description('show the provider settings, or store some; the API key only from standard input or the environment')
+    .option('--set <key=value>', 'a setting: base_url, model, temperature, timeout_ms, concurrency, token_budget, language, prompts.<shop|coupon>.<system|user> (repeatable)', collect)
+    .option('--unset <key>', 'give a setting back to the configuration (repeatable; api_key removes the stored key)', collect)
+    .option('--api-key-stdin', 'read the API key from standard input')
+    .option('--api-key-env <VAR>', 'take the API key from environment variable VAR')
+    .addOption(json())
+    .action(run(configure));
+}
 
 const usageLine = (g: GenerationUsage) => `${g.model}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
 

@@ -1,11 +1,78 @@
-// `cashtrack coupons list|show|update|revert|link|refresh`: the REST routes' schemas and the
-// coupon service, in-process. `refresh` enqueues a `coupons.refresh` job and runs it here to the
-// end, with a progress line (count, percent, estimate) on a terminal.
-import { couponSchemas, type CouponEdit } from '../../services/coupons/schemas.js';
+// `cashtrack coupons list|show|update|revert|link|refresh`: coupons and deals from the networks,
+// through the coupon schemas and service, in-process: listing, edits that survive refreshes, revert
+// of an AI rewrite, members' links and the refresh. `refresh` enqueues a `coupons.refresh` job and
+// runs it here to the end, with a progress line (count, percent, estimate) on a terminal.
+import { Option, type Command } from 'commander';
 import type { Coupon, CouponDetail } from '../../services/coupons/index.js';
+import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, COUPON_TYPES, couponSchemas, DISCOUNT_TYPES, type CouponEdit } from '../../services/coupons/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
-import { runInProcess } from './jobs.js';
+import { runInProcess } from '../run-job.js';
+
+export function register(coupons: Command, run: Run): void {
+  listCommand(
+    coupons
+      .command('list')
+      .description('coupons, newest first')
+      .option('--network <id>', 'only this network')
+      .option('--advertiser <id>', "only this advertiser (the network's advertiser id)")
+      .addOption(new Option('--status <status>', 'only this status (as of now)').choices(COUPON_STATUSES))
+      .addOption(new Option('--type <type>', 'codes or deals').choices(COUPON_TYPES))
+      .option('--search <s>', 'part of the title, or the start of the code')
+      .option('--expires-before <time>', 'only coupons ending before this ISO 8601 time')
+      .option('--ai', 'only coupons with AI-written text')
+      .option('--edited', "only coupons with an administrator's edits")
+      .addOption(new Option('--orderby <field>', 'order by').choices(COUPON_ORDERBY).default('id'))
+      .addOption(new Option('--order <order>', 'direction').choices(['asc', 'desc']).default('desc')),
+    {
+      items: 'coupons',
+      perPage: 20,
+      row: (c: Coupon) => ({ ...c, discount: discountText(c), title: c.title.length > 50 ? `${c.title.slice(0, 49)}…` : c.title }),
+      columns: ['id', 'network', 'advertiser', 'status', 'code', 'title', 'discount', 'ends_at'],
+      count: (total) => `${total} coupon(s)`,
+    },
+    run,
+    list,
+  );
+  coupons.command('show <id>').description("one coupon, with the network's values of the fields an administrator edited").addOption(json()).action(run(show));
+  coupons
+    .command('update <id>')
+    .description('edit fields of a coupon (a refresh keeps them); --reset gives a field back to the network')
+    .option('--code <code>', 'the code ("" for a deal)')
+    .option('--title <text>', 'the title')
+    .option('--description <text>', 'the description ("" for none)')
+    .option('--terms <text>', 'the terms ("" for none)')
+    .addOption(new Option('--discount-type <type>', 'the kind of discount').choices(DISCOUNT_TYPES))
+    .option('--discount-value <decimal>', 'the percent or amount ("none" for none)')
+    .option('--discount-currency <code>', 'the currency of an amount ("none" for none)')
+    .option('--discount-text <text>', 'the discount in words ("" for none)')
+    .option('--landing-url <url>', 'the page members land on ("none" for none)')
+    .option('--starts-at <time>', 'ISO 8601 with a zone ("none" for none)')
+    .option('--ends-at <time>', 'ISO 8601 with a zone ("none" for none)')
+    .option('--exclusive', 'mark it exclusive')
+    .option('--no-exclusive', 'mark it not exclusive')
+    .option('--regions <codes>', 'comma-separated country codes ("" for everywhere)')
+    .addOption(new Option('--reset <field>', `give FIELD back to the network (repeatable): ${COUPON_FIELDS.join(', ')}`).argParser(collect))
+    .addOption(json())
+    .action(run(update));
+  coupons.command('revert <id>').description('restore the text from before the AI rewrite').addOption(json()).action(run(revert));
+  coupons
+    .command('link <id>')
+    .description("print the link a member gets: the advertiser's tracking link landing on the coupon's page")
+    .requiredOption('--member <member>', 'the member credited (id, login or email)')
+    .addOption(json())
+    .action(run(link));
+  coupons
+    .command('refresh')
+    .description('refresh coupons from the networks (enqueues a coupons.refresh job and runs it here)')
+    .option('--network <id>', 'only this network (default: every enabled, configured network with coupons)')
+    .option('--force', 'mark removed what the network no longer lists, even past coupons.max_removed_share')
+    .option('--full', 'read the whole list where the network could list only changes (Awin)')
+    .option('--no-progress', 'no progress line on a terminal')
+    .addOption(json())
+    .action(run(refresh));
+}
 
 const discountText = (c: Coupon) =>
   c.discount.text ?? (c.discount.value ? `${c.discount.value}${c.discount.type === 'percent' ? '%' : c.discount.currency ? ` ${c.discount.currency}` : ''}` : c.discount.type === 'free_shipping' ? 'free shipping' : '');
@@ -36,22 +103,17 @@ function printCoupon(io: Io, c: CouponDetail): void {
   for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
 }
 
-type ListOptions = {
+type ListFilters = {
   network?: string; advertiser?: string; status?: string; type?: string; search?: string; expiresBefore?: string; ai?: boolean; edited?: boolean;
-  orderby?: string; order?: string; page: number; perPage: number; json?: boolean;
+  orderby?: string; order?: string;
 };
 
-export async function list(io: Io, opts: ListOptions): Promise<void> {
+export async function list(io: Io, opts: ListOptions & ListFilters): Promise<ListPage<Coupon>> {
   const query = await validateInput(couponSchemas.list, {
     network: opts.network, advertiser: opts.advertiser, status: opts.status, type: opts.type, search: opts.search, expires_before: opts.expiresBefore,
     ai: opts.ai, edited: opts.edited, orderby: opts.orderby, order: opts.order, page: opts.page, per_page: opts.perPage,
   });
-  await withContext(io, async (ctx) => {
-    const { items, total } = await ctx.coupons.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(io, items.map((c) => ({ ...c, discount: discountText(c), title: c.title.length > 50 ? `${c.title.slice(0, 49)}…` : c.title })), ['id', 'network', 'advertiser', 'status', 'code', 'title', 'discount', 'ends_at']);
-    io.stdout.write(`${total} coupon(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
-  });
+  return withContext(io, async (ctx) => ({ ...(await ctx.coupons.list(query)), page: query.page }));
 }
 
 export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
@@ -116,7 +178,7 @@ export async function refresh(io: Io, opts: { network?: string; force?: boolean;
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, unknown>>; failed?: Record<string, string> };
-    const rows = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
+    const rows: Record<string, unknown>[] = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
     if (rows.length) printTable(io, rows, ['network', 'incremental', 'seen', 'created', 'updated', 'unchanged', 'removed', 'expired', 'failed', 'duplicates', 'bad_dates', 'skipped']);
     else io.stdout.write('no enabled, configured network with coupons to refresh\n');
     for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);

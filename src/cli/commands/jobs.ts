@@ -1,11 +1,41 @@
-// `cashtrack jobs list|show|cancel|enqueue|types|run-pending`: the REST routes' schemas and the job
-// service, in-process. `run-pending` is a runner that stops when the queue is empty (cron on hosts
-// without the daemon).
+// `cashtrack jobs list|show|cancel|enqueue|types|run-pending`: the job schemas and service,
+// in-process. `run-pending` is a runner that stops when the queue is empty (cron on hosts without
+// the daemon).
+import { Option, type Command } from 'commander';
 import type { Context } from '../../context.js';
-import { jobSchemas } from '../../http/routes/jobs.js';
 import type { Job } from '../../services/jobs/index.js';
+import { JOB_STATUSES, jobSchemas } from '../../services/jobs/schemas.js';
 import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
-import type { JobProgressLine } from '../progress.js';
+import { json, listCommand, positiveInt, type ListOptions, type ListPage, type Run } from '../options.js';
+
+export function register(jobs: Command, run: Run): void {
+  listCommand(
+    jobs
+      .command('list')
+      .description('jobs, newest first')
+      .addOption(new Option('--status <status>', 'only this status').choices(JOB_STATUSES))
+      .option('--type <type>', 'only this job type'),
+    { items: 'jobs', perPage: 20, row: (j: Job) => ({ ...j, progress: progressText(j) }), columns: ['id', 'type', 'status', 'progress', 'actor', 'created_at', 'finished_at'], count: (total) => `${total} job(s)` },
+    run,
+    list,
+  );
+  jobs.command('show <id>').description('one job, with its progress, result or error').addOption(json()).action(run(show));
+  jobs.command('cancel <id>').description('cancel a job: a queued one at once, a running one at its next checkpoint').addOption(json()).action(run(cancel));
+  jobs
+    .command('enqueue <type>')
+    .description('queue a job of TYPE (see jobs types); a daemon or jobs run-pending runs it')
+    .option('--params <json>', 'parameters, a JSON object')
+    .option('--unique', 'refuse when a job of this type with these parameters is queued or running')
+    .addOption(json())
+    .action(run(enqueue));
+  jobs.command('types').description('the job types this version knows, with their parameters').addOption(json()).action(run(types));
+  jobs
+    .command('run-pending')
+    .description('run queued jobs (and jobs whose process died) in this process until none is left, then exit; exit 1 if one failed')
+    .option('--concurrency <n>', 'jobs at once (default: jobs.concurrency, at least 1)', positiveInt)
+    .addOption(json())
+    .action(run(runPending));
+}
 
 const progressText = (j: Job) => `${j.progress.done}${j.progress.total === null ? '' : `/${j.progress.total}`}${j.progress.failed ? ` (${j.progress.failed} failed)` : ''}`;
 
@@ -31,17 +61,10 @@ async function jobId(id: string): Promise<number> {
   return (await validateInput(jobSchemas.jobId, { id })).id;
 }
 
-export async function list(io: Io, opts: { status?: string; type?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
+export async function list(io: Io, opts: ListOptions & { status?: string; type?: string }): Promise<ListPage<Job>> {
+  return withContext(io, async (ctx) => {
     const query = await validateInput(jobSchemas.list, { status: opts.status, type: opts.type, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.jobs.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(
-      io,
-      items.map((j) => ({ ...j, progress: progressText(j) })),
-      ['id', 'type', 'status', 'progress', 'actor', 'created_at', 'finished_at'],
-    );
-    io.stdout.write(`${total} job(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.jobs.list(query)), page: query.page };
   });
 }
 
@@ -123,47 +146,4 @@ export async function runPending(io: Io, opts: { concurrency?: number; json?: bo
       throw Object.assign(new Error(`${failed} job(s) failed`), { silent: true });
     }
   });
-}
-
-/**
- * Runs a job just enqueued in this process until it finishes (`orders poll`, `advertisers sync`):
- * a runner limited to the job's type that stops when none of that type is left. Returns the job
- * as it ended; a failed or cancelled job is an error (exit 1). With `line`, the job's progress is
- * drawn on it while it runs and erased before this returns or throws.
- */
-export async function runInProcess(ctx: Context, queued: Job, line: JobProgressLine | null = null): Promise<Job> {
-  const { JobRunner } = await import('../../jobs/runner.js');
-  const { JobRegistry } = await import('../../jobs/registry.js');
-  const config = ctx.config.jobs;
-  const runner = new JobRunner({
-    ctx,
-    jobs: ctx.jobs,
-    registry: new JobRegistry([ctx.jobs.registry.require(queued.type)]),
-    concurrency: 1,
-    leaseMs: config.lease_seconds * 1000,
-    pollIntervalMs: config.poll_interval_ms,
-  });
-  const onSignal = () => void runner.stop();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const unsubscribe = line
-    ? ctx.jobs.onProgress((update) => {
-        if (update.id === queued.id) line.update(update);
-      })
-    : null;
-  line?.start(queued);
-  try {
-    await runner.runPending();
-  } finally {
-    unsubscribe?.();
-    line?.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-  const job = await ctx.jobs.get(queued.id);
-  if (job.status !== 'done') {
-    const { ServiceError } = await import('../../errors.js');
-    throw new ServiceError('svc_job_failed', `job ${job.id} ${job.type} ${job.status}${job.error ? `: ${job.error}` : ''}`, 500, { job_id: job.id });
-  }
-  return job;
 }

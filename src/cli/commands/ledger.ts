@@ -1,9 +1,62 @@
-// `cashtrack ledger members|entries|adjust|reverse|verify`.
-import { ledgerSchemas } from '../../http/routes/ledger.js';
+// `cashtrack ledger members|entries|adjust|reverse|verify`: member balances and ledger entries.
+import { Option, type Command } from 'commander';
+import type { Entry, MemberBalance } from '../../services/ledger/index.js';
+import { ledgerSchemas, MEMBER_ORDERBY } from '../../services/ledger/schemas.js';
 import { idempotently } from '../idempotency.js';
-import { memberId, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printJson, validateInput, withContext, type Io } from '../io.js';
+import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 
-export async function members(io: Io, opts: { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
+export function register(ledger: Command, run: Run): void {
+  listCommand(
+    ledger
+      .command('members')
+      .description('balances per member and currency')
+      .option('--search <s>', 'prefix of a login, email or display name')
+      .option('--currency <code>', 'only this currency')
+      .option('--min-balance <amount>', 'only available balances of at least this')
+      .addOption(new Option('--orderby <field>', 'sort by').choices(MEMBER_ORDERBY).default('available'))
+      .addOption(new Option('--order <dir>', 'asc or desc').choices(['asc', 'desc'])),
+    { items: 'rows', perPage: 20, columns: ['member_id', 'login', 'currency', 'available', 'pending', 'lifetime_earned', 'lifetime_paid', 'last_entry_at'], count: (total) => `${total} balance(s)`, pageInCount: false },
+    run,
+    members,
+  );
+  listCommand(
+    ledger
+      .command('entries <member>')
+      .description("one member's entries, newest first (member id or login)")
+      .option('--type <type>', 'only this entry type')
+      .option('--currency <code>', 'only this currency'),
+    {
+      items: 'entries',
+      perPage: 20,
+      row: (e: Entry) => ({ ...e, source: `${e.source.type}${e.source.id ? ':' + e.source.id : ''}`, reversed_by: e.reversed_by ?? '' }),
+      columns: ['id', 'created_at', 'type', 'amount', 'balance_after', 'currency', 'source', 'reversed_by', 'actor', 'note'],
+      count: (total) => `${total} entr${total === 1 ? 'y' : 'ies'}`,
+      pageInCount: false,
+    },
+    run,
+    entries,
+  );
+  ledger
+    .command('adjust <member> <type> <amount>')
+    .description('credit or debit a member: TYPE is credit or debit, AMOUNT a decimal string such as 12.50')
+    .requiredOption('--note <text>', 'who asked for it and why')
+    .option('--currency <code>', 'currency (default: the site currency)')
+    .option('--allow-negative', 'let a debit take the balance below zero')
+    .option('--idempotency-key <key>', 'run at most once for this key (retries replay the first result)')
+    .addOption(json())
+    .action(run(adjust));
+  ledger
+    .command('reverse <entry-id>')
+    .description('reverse an entry (not a payout, not a reversal, at most once)')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(run(reverse));
+  ledger.command('verify').description('recompute every balance from the entries and check every invariant; exit 1 on any discrepancy').addOption(json()).action(run(verify));
+}
+
+export async function members(io: Io, opts: ListOptions & { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string }): Promise<ListPage<MemberBalance>> {
   const query = await validateInput(ledgerSchemas.members, {
     search: opts.search,
     currency: opts.currency,
@@ -13,26 +66,14 @@ export async function members(io: Io, opts: { search?: string; currency?: string
     page: opts.page,
     per_page: opts.perPage,
   });
-  await withContext(io, async (ctx) => {
-    const { items, total } = await ctx.ledger.listMembers(query);
-    if (opts.json) return printJson(io, items);
-    printTable(io, items as unknown as Record<string, unknown>[], ['member_id', 'login', 'currency', 'available', 'pending', 'lifetime_earned', 'lifetime_paid', 'last_entry_at']);
-    io.stdout.write(`${total} balance(s)\n`);
-  });
+  return withContext(io, async (ctx) => ({ ...(await ctx.ledger.listMembers(query)), page: query.page }));
 }
 
-export async function entries(io: Io, member: string, opts: { type?: string; currency?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
+export async function entries(io: Io, member: string, opts: ListOptions & { type?: string; currency?: string }): Promise<ListPage<Entry>> {
+  return withContext(io, async (ctx) => {
     const member_id = await memberId(ctx, member);
     const query = await validateInput(ledgerSchemas.entries, { member_id, type: opts.type, currency: opts.currency, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.ledger.listEntries(query);
-    if (opts.json) return printJson(io, items);
-    printTable(
-      io,
-      items.map((e) => ({ ...e, source: `${e.source.type}${e.source.id ? ':' + e.source.id : ''}`, reversed_by: e.reversed_by ?? '' })),
-      ['id', 'created_at', 'type', 'amount', 'balance_after', 'currency', 'source', 'reversed_by', 'actor', 'note'],
-    );
-    io.stdout.write(`${total} entr${total === 1 ? 'y' : 'ies'}\n`);
+    return { ...(await ctx.ledger.listEntries(query)), page: query.page };
   });
 }
 

@@ -1,12 +1,33 @@
-// `cashtrack logos fetch|bulk|status`: the logo routes' schemas and services, in-process. `bulk`
-// enqueues a `logos.bulk` job and runs it here to the end, with a progress line (count,
-// percentage, estimate) on a terminal.
-import { advertiserSchemas } from '../../http/routes/advertisers.js';
-import { logoSchemas } from '../../http/routes/logos.js';
-import type { LogoBulkCounts } from '../../services/logos/bulk.js';
+// `cashtrack logos fetch|bulk|status`: the logo schemas and services, in-process. `bulk` enqueues
+// a `logos.bulk` job and runs it here to the end, with a progress line (count, percentage,
+// estimate) on a terminal.
+import { Option, type Command } from 'commander';
+import { ADVERTISER_STATUSES, advertiserSchemas } from '../../services/advertisers/schemas.js';
+import type { LogoBulkCounts } from '../../services/logos/index.js';
+import { logoSchemas } from '../../services/logos/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { json, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
-import { runInProcess } from './jobs.js';
+import { runInProcess } from '../run-job.js';
+
+export function register(logos: Command, run: Run): void {
+  logos
+    .command('fetch <module> <advertiser>')
+    .description("fetch an advertiser's logo (the network's logo URL, else the shop's site icons, else /favicon.ico)")
+    .option('--force', 'fetch again although the advertiser has a logo')
+    .addOption(json())
+    .action(run(fetch));
+  logos
+    .command('bulk')
+    .description('fetch the logos of every advertiser without one (enqueues a logos.bulk job and runs it here)')
+    .option('--network <id>', 'only advertisers of this network')
+    .addOption(new Option('--status <status>', 'only advertisers with this status').choices(ADVERTISER_STATUSES))
+    .option('--force', 'every advertiser in scope, those with a logo too')
+    .option('--no-progress', 'no progress line on a terminal')
+    .addOption(json())
+    .action(run(bulk));
+  logos.command('status').description('the last bulk run, and the active advertisers with and without a logo').addOption(json()).action(run(status));
+}
 
 export async function fetch(io: Io, module: string, advertiser: string, opts: { force?: boolean; json?: boolean }): Promise<void> {
   const key = await validateInput(advertiserSchemas.key, { module, advertiser });

@@ -1,11 +1,26 @@
 // `cashtrack logs` (the interactive view on a terminal; plain or JSON lines otherwise, once or
 // followed) and `logs prune`.
+import type { Command } from 'commander';
 import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs/index.js';
 import { printJson, UsageError, withContext, type Io } from '../io.js';
 import { formatLine, PER_PAGE, type LogSource } from '../logs-source.js';
 import type { ViewFilters } from '../logs-store.js';
+import { json, positiveInt, type Run } from '../options.js';
 
-export { formatLine };
+export function register(logs: Command, run: Run): void {
+  logs.enablePositionalOptions();
+  logs
+    .option('--level <level>', 'this level and above (debug, info, warning, error)')
+    .option('--source <source>', 'only this source')
+    .option('--search <text>', 'message contains')
+    .option('--since <when>', 'entries after: 30m, 1h, 2d, 1w ago, or an ISO 8601 time')
+    .option('--until <when>', 'entries before: a duration ago or an ISO 8601 time')
+    .option('-f, --follow', 'when not on a terminal: keep printing new entries until interrupted')
+    .option('--limit <n>', 'entries to print when not interactive (with --follow: to start with)', positiveInt, 50)
+    .addOption(json())
+    .action(run(view));
+  logs.command('prune').description('delete entries older than the retention').option('--days <n>', 'retention in days (default: log.retention_days)', positiveInt).addOption(json()).action(run(prune));
+}
 
 export interface ViewOptions {
   level?: string;

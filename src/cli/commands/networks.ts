@@ -1,21 +1,87 @@
 // `cashtrack networks list|show|save|configure|enable|disable|postbacks|postback-secret`: the
-// REST routes' schemas and the same services, in-process. Secret settings are read from standard
-// input or an environment variable, never from the command line (it ends up in shell history and
-// the process list).
+// network schemas and services, in-process. Secret settings are read from standard input or an
+// environment variable, never from the command line (it ends up in shell history and the process
+// list).
 import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
 import type { Context } from '../../context.js';
 import { ServiceError } from '../../errors.js';
 import { dict } from '../../objects.js';
-import { networkSchemas } from '../../http/routes/networks.js';
 import type { Network } from '../../services/networks/index.js';
-import type { PostbackMode } from '../../services/networks/index.js';
-import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { NETWORK_KINDS, networkSchemas, POSTBACK_MODES, type PostbackMode } from '../../services/networks/schemas.js';
+import type { PostbackRecord } from '../../services/postbacks/index.js';
+import { POSTBACK_OUTCOMES } from '../../services/postbacks/schemas.js';
+import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { collect, json, listCommand, positiveInt, type ListOptions, type ListPage, type Run } from '../options.js';
+
+export function register(networks: Command, run: Run): void {
+  listCommand(
+    networks
+      .command('list')
+      .description('every network and its state, built-in then custom, by id')
+      .addOption(new Option('--kind <kind>', 'only built-in or only custom networks').choices(NETWORK_KINDS)),
+    { items: 'networks', perPage: 20, row, columns: ['id', 'kind', 'name', 'enabled', 'configured', 'postbacks', 'orders', 'advertisers', 'last_sync_at'], count: (total) => `${total} network(s)` },
+    run,
+    list,
+  );
+  networks.command('show <id>').description('one network: settings (secrets only as set or not), cashback, postbacks, sync state').addOption(json()).action(run(show));
+  networks.command('save <id> <file>').description('create or update a custom network from a JSON definition (FILE, or - for standard input)').addOption(json()).action(run(save));
+  networks
+    .command('configure <id>')
+    .description('set settings of a network; secret settings only from standard input or the environment')
+    .option('--set <key=value>', 'a non-secret setting (repeatable)', collect)
+    .option('--unset <key>', 'remove a setting (repeatable)', collect)
+    .option('--secret-stdin <key>', 'read the value of secret setting KEY from standard input')
+    .option('--secret-env <key=VAR>', 'take the value of secret setting KEY from environment variable VAR (repeatable)', collect)
+    .addOption(json())
+    .action(run(configure));
+  networks.command('enable <id>').description('switch a network on (sync, polling, tracking links)').addOption(json()).action(run(enable));
+  networks.command('disable <id>').description('switch a network off (postbacks have their own switch)').addOption(json()).action(run(disable));
+  listCommand(
+    networks
+      .command('postbacks <id> [state]')
+      .description("switch a network's postbacks on or off (STATE), or list the postbacks it sent (no STATE)")
+      .option('--allow-ip <cidrs>', 'with on/off: accept postbacks only from these addresses or CIDR ranges (comma-separated)')
+      .option('--any-ip', 'with on/off: accept postbacks from any address')
+      .addOption(new Option('--outcome <outcome>', 'list: only this outcome').choices(POSTBACK_OUTCOMES))
+      .option('--test', 'list: only test postbacks')
+      .option('--no-test', 'list: only real postbacks')
+      .option('--after <time>', 'list: received after this ISO 8601 time')
+      .option('--before <time>', 'list: received before this ISO 8601 time'),
+    {
+      items: 'postbacks',
+      perPage: 20,
+      row: (r: PostbackRecord) => ({ ...r, test: r.test ? 'test' : '' }),
+      columns: ['id', 'received_at', 'ip', 'method', 'outcome', 'code', 'repeat_count', 'transaction_id', 'status', 'order_id', 'test'],
+      count: (total) => `${total} postback(s)`,
+    },
+    run,
+    postbacks,
+  );
+  networks
+    .command('postback-secret <id>')
+    .description("show whether a network has a postback secret, or make a new one (--rotate): shown once")
+    .option('--rotate', 'generate a new secret (the old one stops working)')
+    .addOption(new Option('--mode <mode>', 'token (default) or hmac; the mode changes only with a new secret').choices(POSTBACK_MODES))
+    .option('--grace-hours <n>', 'keep accepting the old secret for N hours (at most 168)', (v: string) => {
+      if (!/^\d+$/.test(v)) throw new UsageError(`--grace-hours expects a whole number of hours, got "${v}"`);
+      return Number(v);
+    })
+    .addOption(json())
+    .action(run(postbackSecret));
+  networks
+    .command('prune-postbacks')
+    .description('delete stored postback records older than the retention')
+    .option('--days <n>', 'retention in days (default: postbacks.retention_days)', positiveInt)
+    .addOption(json())
+    .action(run(prunePostbacks));
+}
 
 async function networkId(id: string): Promise<string> {
   return (await validateInput(networkSchemas.networkId, { id })).id;
 }
 
-function row(n: Network): Record<string, unknown> {
+function row(n: Network) {
   return {
     id: n.id,
     kind: n.kind,
@@ -29,13 +95,10 @@ function row(n: Network): Record<string, unknown> {
   };
 }
 
-export async function list(io: Io, opts: { kind?: 'builtin' | 'custom'; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
+export async function list(io: Io, opts: ListOptions & { kind?: (typeof NETWORK_KINDS)[number] }): Promise<ListPage<Network>> {
+  return withContext(io, async (ctx) => {
     const query = await validateInput(networkSchemas.list, { kind: opts.kind, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.networks.listPage(query);
-    if (opts.json) return printJson(io, items);
-    printTable(io, items.map(row), ['id', 'kind', 'name', 'enabled', 'configured', 'postbacks', 'orders', 'advertisers', 'last_sync_at']);
-    io.stdout.write(`${total} network(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.networks.listPage(query)), page: query.page };
   });
 }
 
@@ -137,38 +200,34 @@ async function switchNetwork(io: Io, id: string, on: boolean, opts: { json?: boo
   });
 }
 
-interface PostbacksOptions {
+interface PostbacksOptions extends ListOptions {
   allowIp?: string;
   anyIp?: boolean;
   outcome?: string;
   test?: boolean;
   after?: string;
   before?: string;
-  page: number;
-  perPage: number;
-  json?: boolean;
 }
 
-/** `postbacks ID on|off [--allow-ip CIDRS | --any-ip]` switches; `postbacks ID` lists what arrived. */
-export async function postbacks(io: Io, id: string, state: string | undefined, opts: PostbacksOptions): Promise<void> {
+/** `postbacks ID on|off [--allow-ip CIDRS | --any-ip]` switches (and prints the switch); `postbacks ID` lists what arrived. */
+export async function postbacks(io: Io, id: string, state: string | undefined, opts: PostbacksOptions): Promise<ListPage<PostbackRecord> | null> {
   if (state !== undefined && state !== 'on' && state !== 'off') throw new UsageError(`expected on or off, got "${state.slice(0, 16)}"`);
   if ((opts.allowIp !== undefined || opts.anyIp) && state === undefined) throw new UsageError('--allow-ip and --any-ip go with on or off');
   if (opts.allowIp !== undefined && opts.anyIp) throw new UsageError('--allow-ip and --any-ip exclude each other');
-  await withContext(io, async (ctx) => {
+  return withContext(io, async (ctx) => {
     const network = await networkId(id);
     if (state !== undefined) {
       const allowlist = opts.anyIp ? null : opts.allowIp === undefined ? undefined : opts.allowIp.split(',').map((s) => s.trim()).filter(Boolean);
       const n = await ctx.networks.setPostbacks(network, state === 'on', 'cli', { ip_allowlist: allowlist });
-      if (opts.json) return printJson(io, n);
-      io.stdout.write(`postbacks ${state} for ${n.id}${n.postbacks.ip_allowlist.length ? ` from ${n.postbacks.ip_allowlist.join(', ')}` : ' from any address'}\n`);
-      if (state === 'on' && !ctx.config.postbacks.enabled) io.stderr.write('note: postbacks are still off globally: set CASHTRACK_POSTBACKS_ENABLED=true for the daemon\n');
-      return;
+      if (opts.json) printJson(io, n);
+      else {
+        io.stdout.write(`postbacks ${state} for ${n.id}${n.postbacks.ip_allowlist.length ? ` from ${n.postbacks.ip_allowlist.join(', ')}` : ' from any address'}\n`);
+        if (state === 'on' && !ctx.config.postbacks.enabled) io.stderr.write('note: postbacks are still off globally: set CASHTRACK_POSTBACKS_ENABLED=true for the daemon\n');
+      }
+      return null;
     }
     const filters = await validateInput(networkSchemas.postbacks, { outcome: opts.outcome, test: opts.test, after: opts.after, before: opts.before, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.postbacks.list({ ...filters, network });
-    if (opts.json) return printJson(io, items);
-    printTable(io, items.map((r) => ({ ...r, test: r.test ? 'test' : '' })) as unknown as Record<string, unknown>[], ['id', 'received_at', 'ip', 'method', 'outcome', 'code', 'repeat_count', 'transaction_id', 'status', 'order_id', 'test']);
-    io.stdout.write(`${total} postback(s)${total > items.length ? `, page ${filters.page}` : ''}\n`);
+    return { ...(await ctx.postbacks.list({ ...filters, network })), page: filters.page };
   });
 }
 

@@ -1,9 +1,98 @@
-// `cashtrack orders list|show|create|update|assign|release|decline|poll`: the REST routes' schemas and services, in-process.
-import { changeStatus, orderSchemas } from '../../http/routes/orders.js';
+// `cashtrack orders list|show|create|update|assign|release|decline|poll`: the order schemas and
+// services, in-process.
+import { Option, type Command } from 'commander';
 import type { Order, OrderChange } from '../../services/orders/index.js';
+import { changeStatus, ORDER_STATUSES, orderSchemas, REVIEW_STATES } from '../../services/orders/schemas.js';
 import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
+import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 
+export function register(orders: Command, run: Run): void {
+  listCommand(
+    orders
+      .command('list')
+      .description('orders, newest first')
+      .addOption(new Option('--status <status>', 'only this status').choices(ORDER_STATUSES))
+      .option('--member <member>', "only this member's orders (id or login)")
+      .option('--network <id>', 'only this network')
+      .option('--advertiser <id>', 'only this advertiser id')
+      .option('--unmatched', 'only orders without a member')
+      .option('--matched', 'only orders with a member')
+      .addOption(new Option('--review <state>', 'only orders held for review (held), or released or declined after it').choices(REVIEW_STATES))
+      .option('--search <s>', 'prefix of the transaction id or merchant order ref')
+      .option('--after <time>', 'recorded after this ISO 8601 time')
+      .option('--before <time>', 'recorded before this ISO 8601 time'),
+    {
+      items: 'orders',
+      perPage: 20,
+      row: (o: Order) => ({ ...o, member: o.member?.login ?? '(unmatched)', review: o.review?.state ?? '' }),
+      columns: ['id', 'created_at', 'network', 'transaction_id', 'member', 'status', 'review', 'sale_amount', 'commission', 'cashback', 'currency'],
+      count: (total) => `${total} order(s)`,
+    },
+    run,
+    list,
+  );
+  orders.command('show <id>').description('one order, with its credits').addOption(json()).action(run(show));
+  orders
+    .command('create')
+    .description('record an order by hand (e.g. a missing-cashback claim); a known transaction is not recorded twice')
+    .requiredOption('--network <id>', 'network id, e.g. awin')
+    .requiredOption('--transaction-id <id>', "the network's transaction id")
+    .requiredOption('--sale-amount <amount>', 'sale amount, a decimal string such as 120.00')
+    .requiredOption('--commission <amount>', "the site's commission, a decimal string")
+    .requiredOption('--note <text>', 'who asked for it and why')
+    .option('--member <member>', 'the member (id or login; default: matched from --sub-id)')
+    .option('--sub-id <s>', 'tracking sub id: digits are a user id, anything else a login')
+    .option('--advertiser <id>', "the network's advertiser id")
+    .option('--merchant-ref <ref>', "the shop's order reference")
+    .option('--currency <code>', 'currency (default: the site currency)')
+    .addOption(new Option('--status <status>', 'status').choices(ORDER_STATUSES).default('pending'))
+    .option('--clicked-at <time>', 'click time, ISO 8601')
+    .option('--event-at <time>', 'purchase time, ISO 8601')
+    .option('--idempotency-key <key>', 'run at most once for this key (retries replay the first result)')
+    .addOption(json())
+    .action(run(create));
+  orders
+    .command('update <id>')
+    .description('change the status of an order, or its amounts while pending')
+    .addOption(new Option('--status <status>', 'new status').choices(ORDER_STATUSES))
+    .option('--sale-amount <amount>', 'corrected sale amount (pending orders only)')
+    .option('--commission <amount>', 'corrected commission (pending orders only)')
+    .option('--currency <code>', 'corrected currency (with both amounts)')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(run(update));
+  orders
+    .command('assign <id> <member>')
+    .description('give an unmatched order its member (id or login) and apply the effects of its status')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(run(assign));
+  orders
+    .command('release <id>')
+    .description('release an order held for review: the ledger effects of its current status apply, once')
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(run(release));
+  orders
+    .command('decline <id>')
+    .description("decline an order held for review: declined with no ledger effect; the network's later reports of it are ignored")
+    .option('--note <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(run(decline));
+  orders
+    .command('poll')
+    .description("fetch the networks' transactions and record them (enqueues an orders.poll job and runs it here); status changes reach the ledger")
+    .option('--network <id>', 'only this network (default: every enabled, configured network)')
+    .option('--since <date>', 'start of the window, ISO 8601 (default: oldest pending order minus 7 days, else 30 days ago)')
+    .option('--no-progress', 'no progress line on a terminal')
+    .addOption(json())
+    .action(run(poll));
+}
 
 const who = (o: Order) => (o.member ? `${o.member.login} (id ${o.member.id})` : 'unmatched');
 
@@ -41,10 +130,10 @@ function printChange(io: Io, c: OrderChange, replayed: boolean): void {
 
 export async function list(
   io: Io,
-  opts: { status?: string; member?: string; network?: string; advertiser?: string; unmatched?: boolean; matched?: boolean; review?: string; search?: string; after?: string; before?: string; page: number; perPage: number; json?: boolean },
-): Promise<void> {
+  opts: ListOptions & { status?: string; member?: string; network?: string; advertiser?: string; unmatched?: boolean; matched?: boolean; review?: string; search?: string; after?: string; before?: string },
+): Promise<ListPage<Order>> {
   if (opts.unmatched && opts.matched) throw new UsageError('--unmatched and --matched exclude each other');
-  await withContext(io, async (ctx) => {
+  return withContext(io, async (ctx) => {
     const query = await validateInput(orderSchemas.list, {
       status: opts.status,
       member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
@@ -58,14 +147,7 @@ export async function list(
       page: opts.page,
       per_page: opts.perPage,
     });
-    const { items, total } = await ctx.orders.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(
-      io,
-      items.map((o) => ({ ...o, member: o.member?.login ?? '(unmatched)', review: o.review?.state ?? '' })),
-      ['id', 'created_at', 'network', 'transaction_id', 'member', 'status', 'review', 'sale_amount', 'commission', 'cashback', 'currency'],
-    );
-    io.stdout.write(`${total} order(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.orders.list(query)), page: query.page };
   });
 }
 
@@ -115,7 +197,7 @@ export async function create(
       note: opts.note,
     });
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.create', { params: {}, payload }, changeStatus, (once) =>
-      ctx.orders.record({ ...(payload), source: 'manual' }, 'cli', once),
+      ctx.orders.record({ ...payload, source: 'manual' }, 'cli', once),
     );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
@@ -163,14 +245,14 @@ export async function poll(io: Io, opts: { network?: string; since?: string; jso
   if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) throw new UsageError(`--since must be an ISO 8601 date, got "${opts.since}"`);
   const input = await validateInput(orderSchemas.poll, { network: opts.network, since: opts.since });
   await withContext(io, async (ctx) => {
-    const { runInProcess } = await import('./jobs.js');
+    const { runInProcess } = await import('../run-job.js');
     const { jobProgressLine } = await import('../progress.js');
     const queued = await ctx.orders.startPoll(input, 'cli');
     if (!opts.json) io.stdout.write(`job ${queued.id} orders.poll started\n`);
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, unknown>>; failed?: Record<string, string> };
-    const rows = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
+    const rows: Record<string, unknown>[] = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
     if (rows.length) printTable(io, rows, ['network', 'from', 'to', 'pages', 'seen', 'created', 'updated', 'duplicate', 'failed']);
     else io.stdout.write('no enabled, configured network to poll\n');
     for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);

@@ -1,6 +1,12 @@
 // `cashtrack overview`: the same figures as GET /overview.
-import { overviewQuery } from '../../http/routes/overview.js';
+import type { Command } from 'commander';
+import { overviewQuery } from '../../services/overview/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { json, positiveInt, type Run } from '../options.js';
+
+export function register(overview: Command, run: Run): void {
+  overview.option('--days <n>', 'order window in days (1-366)', positiveInt, 30).addOption(json()).action(run(show));
+}
 
 export async function show(io: Io, opts: { days?: number; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
@@ -14,7 +20,7 @@ export async function show(io: Io, opts: { days?: number; json?: boolean }): Pro
     printTable(io, o.liabilities, ['currency', 'available', 'pending', 'overdrawn', 'members_overdrawn']);
     out('');
     out(`orders recorded in the last ${o.orders.days} days (since ${o.orders.since}):`);
-    printTable(io, o.orders.by_status as unknown as Record<string, unknown>[], ['status', 'currency', 'count', 'commission', 'cashback', 'referral', 'margin']);
+    printTable(io, o.orders.by_status, ['status', 'currency', 'count', 'commission', 'cashback', 'referral', 'margin']);
     out('');
     out(`pending payouts: ${o.payouts.pending.count}`);
     if (o.payouts.pending.count > 0) printTable(io, o.payouts.pending.by_currency, ['currency', 'count', 'amount']);

@@ -1,13 +1,70 @@
-// `cashtrack pages list|show|create|update|delete|bulk|bulk-status|bulk-cancel`: the REST routes'
-// schemas and the page service, in-process. `bulk` enqueues a `pages.bulk` job and runs it here to
-// the end (progress bar on a terminal), or with --no-wait only queues it.
+// `cashtrack pages list|show|create|update|delete|bulk|bulk-status|bulk-cancel`: the page schemas
+// and service, in-process. `bulk` enqueues a `pages.bulk` job and runs it here to the end
+// (progress bar on a terminal), or with --no-wait only queues it.
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
-import { pageSchemas } from '../../services/pages/schemas.js';
+import { Option, type Command } from 'commander';
 import type { Page } from '../../services/pages/index.js';
-import { printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { PAGE_ORDERBY, PAGE_STATUSES, pageSchemas } from '../../services/pages/schemas.js';
+import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
-import { runInProcess } from './jobs.js';
+import { runInProcess } from '../run-job.js';
+
+export function register(pages: Command, run: Run): void {
+  const status = () => new Option('--status <status>', 'page status').choices(PAGE_STATUSES);
+  listCommand(
+    pages
+      .command('list')
+      .description('pages, newest first')
+      .addOption(status())
+      .option('--network <id>', 'only pages of this network')
+      .option('--advertiser <id>', "only the page of this advertiser (the network's id)")
+      .option('--search <s>', 'prefix of the title or the slug')
+      .addOption(new Option('--orderby <field>', 'sort field').choices(PAGE_ORDERBY).default('date'))
+      .addOption(new Option('--order <order>', 'sort order').choices(['asc', 'desc']).default('desc')),
+    { items: 'pages', perPage: 20, row: (p: Page) => ({ ...p, advertiser: `${p.module}/${p.advertiser}` }), columns: ['id', 'advertiser', 'title', 'slug', 'status', 'updated_at'], count: (total) => `${total} page(s)` },
+    run,
+    list,
+  );
+  pages.command('show <id>').description('one page, with its body').addOption(json()).action(run(show));
+  pages
+    .command('create <module> <advertiser>')
+    .description("make the advertiser's page from a template")
+    .addOption(status())
+    .option('--template <name>', 'template name (default: pages.default_template)')
+    .addOption(json())
+    .action(run(create));
+  pages
+    .command('update <id>')
+    .description('change a page: title, slug, body (sanitised), excerpt, status')
+    .option('--title <text>', 'new title (plain text, at most 200 characters)')
+    .option('--slug <slug>', 'new slug (made unique with -2, -3 ... when taken)')
+    .option('--body <html>', 'new body (HTML)')
+    .option('--body-file <file>', 'new body from FILE, or - for standard input')
+    .option('--excerpt <text>', 'new excerpt (plain text)')
+    .addOption(status())
+    .addOption(json())
+    .action(run(update));
+  pages
+    .command('delete <id>')
+    .description('delete a page for good (asks on a terminal; --yes otherwise)')
+    .option('--yes', 'delete without asking')
+    .addOption(json())
+    .action(run(remove));
+  pages
+    .command('bulk')
+    .description('make a page for every active advertiser without one (enqueues a pages.bulk job and runs it here)')
+    .option('--network <id>', 'only advertisers of this network')
+    .addOption(status())
+    .option('--template <name>', 'template name (default: pages.default_template)')
+    .option('--no-wait', 'only queue the job (a daemon or jobs run-pending runs it)')
+    .option('--no-progress', 'no progress line on a terminal')
+    .addOption(json())
+    .action(run(bulk));
+  pages.command('bulk-status').description('the latest pages.bulk job and how many active advertisers have a page').addOption(json()).action(run(bulkStatus));
+  pages.command('bulk-cancel').description('cancel the running pages.bulk job').addOption(json()).action(run(bulkCancel));
+}
 
 function printPage(io: Io, p: Page, withBody = true): void {
   const rows: [string, unknown][] = [
@@ -32,19 +89,11 @@ async function pageId(id: string): Promise<number> {
   return (await validateInput(pageSchemas.pageId, { id })).id;
 }
 
-export async function list(
-  io: Io,
-  opts: { status?: string; network?: string; advertiser?: string; search?: string; orderby?: string; order?: string; page: number; perPage: number; json?: boolean },
-): Promise<void> {
+export async function list(io: Io, opts: ListOptions & { status?: string; network?: string; advertiser?: string; search?: string; orderby?: string; order?: string }): Promise<ListPage<Page>> {
   const query = await validateInput(pageSchemas.list, {
     status: opts.status, network: opts.network, advertiser: opts.advertiser, search: opts.search, orderby: opts.orderby, order: opts.order, page: opts.page, per_page: opts.perPage,
   });
-  await withContext(io, async (ctx) => {
-    const { items, total } = await ctx.pages.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(io, items.map((p) => ({ ...p, advertiser: `${p.module}/${p.advertiser}` })), ['id', 'advertiser', 'title', 'slug', 'status', 'updated_at']);
-    io.stdout.write(`${total} page(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
-  });
+  return withContext(io, async (ctx) => ({ ...(await ctx.pages.list(query)), page: query.page }));
 }
 
 export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
@@ -57,7 +106,7 @@ export async function show(io: Io, id: string, opts: { json?: boolean }): Promis
 }
 
 export async function create(io: Io, module: string, advertiser: string, opts: { status?: string; template?: string; json?: boolean }): Promise<void> {
-  const { advertiserSchemas } = await import('../../http/routes/advertisers.js');
+  const { advertiserSchemas } = await import('../../services/advertisers/schemas.js');
   const key = await validateInput(advertiserSchemas.key, { module, advertiser });
   const input = await validateInput(pageSchemas.make, { status: opts.status, template: opts.template });
   await withContext(io, async (ctx) => {

@@ -1,15 +1,54 @@
-// `cashtrack payouts list|show|create|complete|cancel`: the REST routes' schemas and services,
-// in-process.
-import { payoutSchemas } from '../../http/routes/payouts.js';
+// `cashtrack payouts list|show|create|complete|cancel`: the payout schemas and service, in-process.
+import { Option, type Command } from 'commander';
 import type { Payout } from '../../services/payouts/index.js';
-import { memberId, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { PAYOUT_STATUSES, payoutSchemas } from '../../services/payouts/schemas.js';
+import { memberId, printJson, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
+import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 
+export function register(payouts: Command, run: Run): void {
+  listCommand(
+    payouts
+      .command('list')
+      .description('payouts, newest first')
+      .addOption(new Option('--status <status>', 'only this status').choices(PAYOUT_STATUSES))
+      .option('--member <member>', 'only this member (id or login)')
+      .option('--currency <code>', 'only this currency'),
+    { items: 'payouts', perPage: 20, columns: ['id', 'login', 'amount', 'currency', 'method', 'status', 'created_at', 'closed_at'], count: (total) => `${total} payout(s)` },
+    run,
+    list,
+  );
+  payouts.command('show <id>').description('one payout, with its payment details').addOption(json()).action(run(show));
+  payouts
+    .command('create <member> <amount>')
+    .description('pay a member out (member id or login; AMOUNT a decimal string such as 25.00): debits the balance now')
+    .requiredOption('--method <method>', 'how the money is sent, e.g. paypal or bank_transfer')
+    .option('--currency <code>', 'currency (default: the site currency)')
+    .option('--details <text>', 'where it is sent (PayPal address, IBAN...); never logged')
+    .option('--note <text>', 'a note for administrators')
+    .option('--idempotency-key <key>', 'run at most once for this key (retries replay the first result)')
+    .addOption(json())
+    .action(run(create));
+  payouts
+    .command('complete <id>')
+    .description('mark a pending payout paid')
+    .option('--reference <ref>', "the payment's reference, e.g. the PayPal transaction id")
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(run(complete));
+  payouts
+    .command('cancel <id>')
+    .description('cancel a pending payout and credit its amount back')
+    .requiredOption('--reason <text>', 'why')
+    .option('--idempotency-key <key>', 'run at most once for this key')
+    .addOption(json())
+    .action(run(cancel));
+}
 
 const replayNote = (replayed: boolean) => (replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : '');
 
-export async function list(io: Io, opts: { status?: string; member?: string; currency?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
+export async function list(io: Io, opts: ListOptions & { status?: string; member?: string; currency?: string }): Promise<ListPage<Payout>> {
+  return withContext(io, async (ctx) => {
     const query = await validateInput(payoutSchemas.list, {
       status: opts.status,
       member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
@@ -17,10 +56,7 @@ export async function list(io: Io, opts: { status?: string; member?: string; cur
       page: opts.page,
       per_page: opts.perPage,
     });
-    const { items, total } = await ctx.payouts.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(io, items as unknown as Record<string, unknown>[], ['id', 'login', 'amount', 'currency', 'method', 'status', 'created_at', 'closed_at']);
-    io.stdout.write(`${total} payout(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.payouts.list(query)), page: query.page };
   });
 }
 

@@ -1,14 +1,38 @@
 // `cashtrack referrals list|add|remove`.
-import { referralSchemas } from '../../http/routes/referrals.js';
+import type { Command } from 'commander';
 import type { Referral } from '../../services/referrals/index.js';
-import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { referralSchemas } from '../../services/referrals/schemas.js';
+import { memberId, printJson, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 
+export function register(referrals: Command, run: Run): void {
+  listCommand(
+    referrals
+      .command('list')
+      .description('referrals with what each referrer earned, newest first')
+      .option('--referrer <member>', 'only referrals by this member (id or login)')
+      .option('--referee <member>', 'only referrals of this member (id or login)')
+      .option('--active', 'only live referrals')
+      .option('--ended', 'only ended referrals'),
+    {
+      items: 'referrals',
+      perPage: 20,
+      row: (r: Referral) => ({ id: r.id, referrer: r.referrer.login, referee: r.referee.login, since: r.since, ended_at: r.ended_at ?? '', earned: earned(r) }),
+      columns: ['id', 'referrer', 'referee', 'since', 'ended_at', 'earned'],
+      count: (total) => `${total} referral(s)`,
+    },
+    run,
+    list,
+  );
+  referrals.command('add <referrer> <referee>').description('make REFERRER the referrer of REFEREE (ids or logins)').addOption(json()).action(run(add));
+  referrals.command('remove <referee>').description("end a member's live referral (future cashback only; past credits stay)").addOption(json()).action(run(remove));
+}
 
 const earned = (r: Referral) => r.earned.map((e) => `${e.amount} ${e.currency}`).join(', ') || '0';
 
-export async function list(io: Io, opts: { referrer?: string; referee?: string; active?: boolean; ended?: boolean; page: number; perPage: number; json?: boolean }): Promise<void> {
+export async function list(io: Io, opts: ListOptions & { referrer?: string; referee?: string; active?: boolean; ended?: boolean }): Promise<ListPage<Referral>> {
   if (opts.active && opts.ended) throw new UsageError('--active and --ended exclude each other');
-  await withContext(io, async (ctx) => {
+  return withContext(io, async (ctx) => {
     const query = await validateInput(referralSchemas.list, {
       referrer_id: opts.referrer === undefined ? undefined : await memberId(ctx, opts.referrer),
       referee_id: opts.referee === undefined ? undefined : await memberId(ctx, opts.referee),
@@ -16,14 +40,7 @@ export async function list(io: Io, opts: { referrer?: string; referee?: string; 
       page: opts.page,
       per_page: opts.perPage,
     });
-    const { items, total } = await ctx.referrals.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(
-      io,
-      items.map((r) => ({ id: r.id, referrer: r.referrer.login, referee: r.referee.login, since: r.since, ended_at: r.ended_at ?? '', earned: earned(r) })),
-      ['id', 'referrer', 'referee', 'since', 'ended_at', 'earned'],
-    );
-    io.stdout.write(`${total} referral(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.referrals.list(query)), page: query.page };
   });
 }
 

@@ -1,8 +1,20 @@
-// `cashtrack schedules list|run`: the REST routes' schemas and the schedule service, in-process.
-// `run` goes through the same claim as a firing in the daemon.
-import { scheduleSchemas } from '../../http/routes/schedules.js';
+// `cashtrack schedules list|run`: the schedule schemas and service, in-process. `run` goes through
+// the same claim as a firing in the daemon.
+import type { Command } from 'commander';
 import type { ScheduleRun } from '../../services/schedules/index.js';
+import { scheduleSchemas } from '../../services/schedules/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { json, type Run } from '../options.js';
+
+export function register(schedules: Command, run: Run): void {
+  schedules.command('list').description('every schedule: expression, time zone, next due, last run and its job, enabled').addOption(json()).action(run(list));
+  schedules
+    .command('run <name>')
+    .description('run a schedule now, whether or not it is enabled (a run whose previous job is still under way is skipped)')
+    .option('--network <id>', 'per-network schedules: only this network')
+    .addOption(json())
+    .action(run(runNow));
+}
 
 const runText = (r: ScheduleRun | null) => {
   if (!r) return '';
@@ -32,7 +44,7 @@ export async function list(io: Io, opts: { json?: boolean }): Promise<void> {
   });
 }
 
-export async function run(io: Io, name: string, opts: { network?: string; json?: boolean }): Promise<void> {
+export async function runNow(io: Io, name: string, opts: { network?: string; json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
     const params = await validateInput(scheduleSchemas.name, { name });
     const payload = await validateInput(scheduleSchemas.run, { network: opts.network });

@@ -1,12 +1,21 @@
-// `cashtrack serve`: the daemon.
-import { buildContext, ensureSchema, loadContextExtensions, type Context } from '../../context.js';
-import { createServer } from '../../server.js';
-import { startMetricsListener } from '../../http/health-routes.js';
-import { Scheduler } from '../../jobs/scheduler.js';
-import { JobRunner } from '../../jobs/runner.js';
-import { NAMESPACE } from '../../http/rest/index-docs.js';
+// `cashtrack serve`: the daemon. The context, hapi and the job runner load when it starts, not when
+// its help is shown.
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import type { JobRunner } from '../../jobs/runner.js';
+import type { Scheduler } from '../../jobs/scheduler.js';
+import type { createServer, startMetricsListener } from '../../server.js';
 import { ServiceError } from '../../errors.js';
 import { loadCliConfig, testHold, type Io } from '../io.js';
+import { port, type Run } from '../options.js';
+
+export function register(serve: Command, run: Run): void {
+  serve
+    .option('--port <n>', 'port to listen on (overrides CASHTRACK_PORT)', port)
+    .option('--host <addr>', 'address to listen on (overrides CASHTRACK_HOST)')
+    .option('--migrate', 'run pending migrations on MariaDB/MySQL before starting')
+    .action(run(start));
+}
 
 /** First start with no administrator: create `admin` with a one-time application password. */
 export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: string): Promise<boolean> {
@@ -44,11 +53,15 @@ export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: st
   return true;
 }
 
-export async function serve(io: Io, opts: { port?: number; host?: string; migrate?: boolean }): Promise<void> {
+export async function start(io: Io, opts: { port?: number; host?: string; migrate?: boolean }): Promise<void> {
   const overrides: Record<string, unknown> = {};
   if (opts.port !== undefined) overrides['server.port'] = opts.port;
   if (opts.host !== undefined) overrides['server.host'] = opts.host;
   const config = await loadCliConfig(io, overrides);
+  const { buildContext, ensureSchema, loadContextExtensions } = await import('../../context.js');
+  const { createServer, namespaceUrl: namespaceUrlOf, startMetricsListener } = await import('../../server.js');
+  const { JobRunner } = await import('../../jobs/runner.js');
+  const { Scheduler } = await import('../../jobs/scheduler.js');
   const ctx = buildContext(config, { logStream: config.log.stdout ? io.stdout : null, holdInTransaction: testHold(io, config) });
   let server: Awaited<ReturnType<typeof createServer>> | null = null;
   let scheduler: Scheduler | null = null;
@@ -72,8 +85,7 @@ export async function serve(io: Io, opts: { port?: number; host?: string; migrat
         { address: config.server.host, port: config.server.port },
       );
     }
-    const base = config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;
-    const namespaceUrl = `${base}/${config.server.rest_root}/${NAMESPACE}`;
+    const namespaceUrl = namespaceUrlOf(ctx, server);
     await ensureAdministrator(ctx, io, namespaceUrl);
     if (config.metrics.enabled && config.metrics.port !== null) metricsListener = await startMetricsListener(ctx);
     // Jobs start once the server is up (a job may call the daemon's own URL) and stop before the

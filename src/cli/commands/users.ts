@@ -1,8 +1,34 @@
 // `cashtrack users create|list|import|set-password`.
 import { readFile } from 'node:fs/promises';
-import type { Role } from '../../services/users/index.js';
+import { Option, type Command } from 'commander';
+import { ROLES, type Role, type User } from '../../services/users/index.js';
 import { ServiceError } from '../../errors.js';
-import { printJson, printTable, readStdin, withContext, type Io } from '../io.js';
+import { printJson, readStdin, withContext, type Io } from '../io.js';
+import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+
+export function register(users: Command, run: Run): void {
+  users
+    .command('create <login>')
+    .description('create a user')
+    .requiredOption('--email <email>', 'email address')
+    .addOption(new Option('--role <role>', 'role').choices(ROLES).default('member'))
+    .option('--display-name <name>', 'display name (default: the login)')
+    .option('--password-stdin', 'read a login password from standard input')
+    .addOption(json())
+    .action(run(create));
+  listCommand(
+    users
+      .command('list')
+      .description('list users (prefix search on login, email or display name)')
+      .option('--search <s>', 'prefix of a login, email or display name')
+      .addOption(new Option('--role <role>', 'only this role').choices(ROLES)),
+    { items: 'users', perPage: 100, columns: ['id', 'login', 'email', 'display_name', 'role', 'status'], count: (total) => `${total} user(s)` },
+    run,
+    list,
+  );
+  users.command('set-password <login>').description('set a login password, read from standard input; revokes their sessions').addOption(json()).action(run(setPassword));
+  users.command('import <file>').description('import users from CSV: login,email,display_name[,role]').addOption(json()).action(run(importCsv));
+}
 
 export async function create(io: Io, login: string, opts: { email: string; role: Role; displayName?: string; passwordStdin?: boolean; json?: boolean }): Promise<void> {
   const password = opts.passwordStdin ? (await readStdin(io)).replace(/\r?\n$/, '') : undefined;
@@ -13,13 +39,8 @@ export async function create(io: Io, login: string, opts: { email: string; role:
   });
 }
 
-export async function list(io: Io, opts: { search?: string; role?: Role; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
-    const { items, total } = await ctx.users.list({ search: opts.search, role: opts.role, page: opts.page, per_page: opts.perPage });
-    if (opts.json) return printJson(io, items);
-    printTable(io, items as unknown as Record<string, unknown>[], ['id', 'login', 'email', 'display_name', 'role', 'status']);
-    io.stdout.write(`${total} user(s)${total > items.length ? `, page ${opts.page}` : ''}\n`);
-  });
+export async function list(io: Io, opts: ListOptions & { search?: string; role?: Role }): Promise<ListPage<User>> {
+  return withContext(io, async (ctx) => ({ ...(await ctx.users.list({ search: opts.search, role: opts.role, page: opts.page, per_page: opts.perPage })), page: opts.page }));
 }
 
 export async function importCsv(io: Io, file: string, opts: { json?: boolean }): Promise<void> {

@@ -1,10 +1,71 @@
-// `cashtrack webhooks add|list|show|update|remove|test|deliveries|delivery|redeliver`: the REST
-// routes' schemas and the webhook service, in-process. Deliveries queued by a command are sent by
-// the daemon's sender; `test` and `redeliver` attempt theirs here and now.
-import { webhookSchemas } from '../../http/routes/webhooks.js';
+// `cashtrack webhooks add|list|show|update|remove|test|deliveries|delivery|redeliver`: the webhook
+// schemas and service, in-process. Deliveries queued by a command are sent by the daemon's sender;
+// `test` and `redeliver` attempt theirs here and now.
+import { Option, type Command } from 'commander';
 import type { Delivery, Webhook } from '../../services/webhooks/index.js';
+import { DELIVERY_STATUSES, webhookSchemas } from '../../services/webhooks/schemas.js';
 import { idempotently } from '../idempotency.js';
-import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { printJson, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+
+export function register(webhooks: Command, run: Run): void {
+  const events = 'an event to send (repeatable), e.g. order.status_changed or ledger.entry_posted, or * for all (docs/api.md lists them)';
+  webhooks
+    .command('add <url>')
+    .description('subscribe a URL to events; prints the signing secret once')
+    .requiredOption('--event <event>', events, collect)
+    .option('--description <text>', 'what it is for')
+    .option('--disabled', 'create it paused')
+    .option('--idempotency-key <key>', 'run at most once for this key (retries replay the first result)')
+    .addOption(json())
+    .action(run(add));
+  listCommand(
+    webhooks
+      .command('list')
+      .description('subscriptions, newest first')
+      .option('--enabled', 'only enabled ones')
+      .option('--disabled', 'only disabled ones'),
+    {
+      items: 'webhooks',
+      perPage: 20,
+      row: (w: Webhook) => ({ ...w, events: w.events.join(','), enabled: w.enabled ? 'yes' : 'no' }),
+      columns: ['id', 'url', 'events', 'enabled', 'failure_count', 'description'],
+      count: (total) => `${total} webhook(s)`,
+    },
+    run,
+    list,
+  );
+  webhooks.command('show <id>').description('one subscription').addOption(json()).action(run(show));
+  webhooks
+    .command('update <id>')
+    .description('change a subscription (what is not given is kept)')
+    .option('--url <url>', 'new URL')
+    .option('--event <event>', `${events}; replaces the list`, collect)
+    .option('--description <text>', 'what it is for ("" clears it)')
+    .option('--enable', 'enable it: clears its failures and resumes its waiting deliveries')
+    .option('--disable', 'pause it: deliveries wait until it is enabled')
+    .option('--rotate-secret', 'a new signing secret, printed once')
+    .addOption(json())
+    .action(run(update));
+  webhooks.command('remove <id>').description('delete a subscription and its delivery log').option('--yes', 'confirm').addOption(json()).action(run(remove));
+  webhooks.command('test <id>').description('send a ping event now and print its delivery; exit 1 unless delivered').addOption(json()).action(run(test));
+  listCommand(
+    webhooks
+      .command('deliveries <id>')
+      .description("a subscription's delivery log, newest first")
+      .addOption(new Option('--status <status>', 'only this status').choices(DELIVERY_STATUSES)),
+    {
+      items: 'deliveries',
+      perPage: 20,
+      columns: ['id', 'event', 'status', 'attempts', 'last_status', 'duration_ms', 'created_at', 'next_attempt_at'],
+      count: (total) => `${total} deliver${total === 1 ? 'y' : 'ies'}`,
+    },
+    run,
+    deliveries,
+  );
+  webhooks.command('delivery <id>').description('one delivery (msg_...) with its payload').addOption(json()).action(run(delivery));
+  webhooks.command('redeliver <id>').description('attempt a delivery (msg_...) again now, same id and body; exit 1 unless delivered').addOption(json()).action(run(redeliver));
+}
 
 /** The attempt was made and printed, and the receiver did not take it: exit 1, no further message. */
 export class NotDelivered extends Error {
@@ -65,14 +126,11 @@ export async function add(io: Io, url: string, opts: { event: string[]; descript
   });
 }
 
-export async function list(io: Io, opts: { enabled?: boolean; disabled?: boolean; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
+export async function list(io: Io, opts: ListOptions & { enabled?: boolean; disabled?: boolean }): Promise<ListPage<Webhook>> {
+  return withContext(io, async (ctx) => {
     if (opts.enabled && opts.disabled) throw new UsageError('--enabled and --disabled exclude each other');
     const query = await validateInput(webhookSchemas.list, { enabled: opts.enabled ? true : opts.disabled ? false : undefined, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.webhooks.list(query);
-    if (opts.json) return printJson(io, items);
-    printTable(io, items.map((w) => ({ ...w, events: w.events.join(','), enabled: w.enabled ? 'yes' : 'no' })) as unknown as Record<string, unknown>[], ['id', 'url', 'events', 'enabled', 'failure_count', 'description']);
-    io.stdout.write(`${total} webhook(s)${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.webhooks.list(query)), page: query.page };
   });
 }
 
@@ -122,14 +180,11 @@ export async function test(io: Io, id: string, opts: { json?: boolean }): Promis
   });
 }
 
-export async function deliveries(io: Io, id: string, opts: { status?: string; page: number; perPage: number; json?: boolean }): Promise<void> {
-  await withContext(io, async (ctx) => {
+export async function deliveries(io: Io, id: string, opts: ListOptions & { status?: string }): Promise<ListPage<Delivery>> {
+  return withContext(io, async (ctx) => {
     const webhook = await webhookId(id);
     const query = await validateInput(webhookSchemas.deliveries, { status: opts.status, page: opts.page, per_page: opts.perPage });
-    const { items, total } = await ctx.webhooks.deliveries(webhook, query);
-    if (opts.json) return printJson(io, items);
-    printTable(io, items as unknown as Record<string, unknown>[], ['id', 'event', 'status', 'attempts', 'last_status', 'duration_ms', 'created_at', 'next_attempt_at']);
-    io.stdout.write(`${total} deliver${total === 1 ? 'y' : 'ies'}${total > items.length ? `, page ${query.page}` : ''}\n`);
+    return { ...(await ctx.webhooks.deliveries(webhook, query)), page: query.page };
   });
 }
 

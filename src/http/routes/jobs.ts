@@ -1,26 +1,8 @@
 // Persisted jobs: /jobs (list), /jobs/{id} (one; DELETE cancels). Routes that start jobs live with
 // their noun (e.g. POST /advertisers/sync) and answer 202 with the job.
-import Joi from 'joi';
-import { id, none, paging } from '../../fields.js';
-import type { JobFilters } from '../../services/jobs/rows.js';
-import { JOB_STATUSES } from '../../services/jobs/index.js';
+import { none } from '../../fields.js';
+import { jobSchemas } from '../../services/jobs/schemas.js';
 import { PagedResult, route, type RouteDef } from '../rest/types.js';
-
-/** Input schemas, shared with `cashtrack jobs ...`. */
-export const jobSchemas = {
-  list: Joi.object<JobFilters, true>({
-    ...paging,
-    status: Joi.string().valid(...JOB_STATUSES),
-    type: Joi.string().max(64).pattern(/^[a-z0-9_.-]+$/).description('Only jobs of this type, e.g. maintenance.prune.'),
-  }),
-  jobId: Joi.object<{ id: number }, true>({ id: id().required() }),
-  /** `cashtrack jobs enqueue`: the type's own schema validates `params`. */
-  enqueue: Joi.object<{ type: string; params: Record<string, unknown>; unique: boolean }, true>({
-    type: Joi.string().max(64).required(),
-    params: Joi.object().unknown(true).default({}),
-    unique: Joi.boolean().default(false),
-  }),
-};
 
 export const jobsRoutes: RouteDef[] = [
   route({

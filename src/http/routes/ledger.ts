@@ -1,41 +1,7 @@
 // Member balances and ledger entries: /ledger/members, /ledger/entries, adjustments and reversals.
-import Joi from 'joi';
-import { ENTRY_TYPES, type LedgerService, type MemberFilters } from '../../services/ledger/index.js';
-import { amount, currency, id, none, note, paging } from '../../fields.js';
+import { ledgerSchemas } from '../../services/ledger/schemas.js';
+import { none } from '../../fields.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
-
-/** What `GET /ledger/entries` and `cashtrack ledger entries` ask the service for. */
-export type EntryFilters = Parameters<LedgerService['listEntries']>[0];
-/** A credit or debit by an administrator. */
-export type AdjustmentInput = Parameters<LedgerService['adjust']>[0];
-
-/** Input schemas, shared with `cashtrack ledger ...`. */
-export const ledgerSchemas = {
-  members: Joi.object<MemberFilters, true>({
-    ...paging,
-    search: Joi.string().max(191).description('Prefix of the login, email or display name.'),
-    currency: currency(),
-    min_balance: amount().description('Only members whose available balance is at least this.'),
-    orderby: Joi.string().valid('available', 'pending', 'name', 'last_entry_at').default('available'),
-    order: Joi.string().valid('asc', 'desc').description('Default: desc (asc for name).'),
-  }),
-  entries: Joi.object<EntryFilters, true>({
-    ...paging,
-    member_id: id().required().description('The member whose ledger to list.'),
-    type: Joi.string().valid(...ENTRY_TYPES),
-    currency: currency(),
-  }),
-  adjustment: Joi.object<AdjustmentInput, true>({
-    member_id: id().required(),
-    type: Joi.string().valid('credit', 'debit').required(),
-    amount: amount().required(),
-    currency: currency(),
-    note: note().min(1).required().description('Who asked for it and why.'),
-    allow_negative: Joi.boolean().default(false).description('Let a debit take the balance below zero.'),
-  }),
-  reverse: Joi.object<{ note?: string }, true>({ note: note().allow('') }),
-  entryId: Joi.object<{ id: number }, true>({ id: id().required() }),
-};
 
 export const ledgerRoutes: RouteDef[] = [
   route({

@@ -1,25 +1,10 @@
 // Shop logos: POST /advertisers/{module}/{advertiser}/logo (fetch one: 201 when fetched, 200 with
 // the logo on file), and the bulk run at /advertisers/logos (GET its state, POST starts it: 202,
 // DELETE cancels it). The media files themselves are served outside the namespace (media-routes.ts).
-import Joi from 'joi';
-import { flag, networkId, none } from '../../fields.js';
-import { ADVERTISER_STATUSES } from '../../services/advertisers/index.js';
-import type { LogoBulkParams } from '../../services/logos/bulk.js';
+import { none } from '../../fields.js';
+import { advertiserSchemas } from '../../services/advertisers/schemas.js';
+import { logoSchemas } from '../../services/logos/schemas.js';
 import { accepted, RestResponse, route, type RouteDef } from '../rest/types.js';
-import { advertiserSchemas } from './advertisers.js';
-
-/** `?force`, `?force=1`, `force: true`. */
-const force = () => flag().truthy('').description('Fetch again although the advertiser has a logo.');
-
-/** Input schemas, shared with `cashtrack logos ...`. */
-export const logoSchemas = {
-  fetch: Joi.object<{ force?: boolean }, true>({ force: force() }),
-  bulk: Joi.object<LogoBulkParams, true>({
-    network: networkId().description('Only advertisers of this network.'),
-    status: Joi.string().valid(...ADVERTISER_STATUSES).description('Only advertisers with this status.'),
-    force: force().default(false),
-  }),
-};
 
 export const logosRoutes: RouteDef[] = [
   route({

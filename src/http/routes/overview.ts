@@ -1,11 +1,6 @@
 // GET /overview: members, liabilities, recent orders and margin, pending payouts, unmatched orders.
-import Joi from 'joi';
+import { overviewQuery } from '../../services/overview/schemas.js';
 import { route, type RouteDef } from '../rest/types.js';
-
-/** Input schema, shared with `cashtrack overview`. */
-export const overviewQuery = Joi.object<{ days: number }, true>({
-  days: Joi.number().integer().min(1).max(366).default(30).description('The order window: orders recorded in the last this many days.'),
-});
 
 export const overviewRoutes: RouteDef[] = [
   route({

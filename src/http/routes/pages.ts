@@ -3,8 +3,8 @@
 // themselves at /pages and /pages/{id}, and /lookup/pages (typeahead).
 import { none } from '../../fields.js';
 import { pageSchemas } from '../../services/pages/schemas.js';
+import { advertiserSchemas } from '../../services/advertisers/schemas.js';
 import { accepted, created, PagedResult, route, type RouteDef } from '../rest/types.js';
-import { advertiserSchemas } from './advertisers.js';
 
 export const pagesRoutes: RouteDef[] = [
   route({

@@ -1,25 +1,7 @@
 // Referrals: who referred whom, what the referrer earned, adding and ending a referral.
-import Joi from 'joi';
-import { flag, id, none, paging } from '../../fields.js';
-import type { ReferralFilters } from '../../services/referrals/index.js';
+import { none } from '../../fields.js';
+import { referralSchemas } from '../../services/referrals/schemas.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
-
-const memberId = id();
-
-/** Input schemas, shared with `cashtrack referrals ...`. */
-export const referralSchemas = {
-  list: Joi.object<ReferralFilters, true>({
-    ...paging,
-    referrer_id: memberId.description('Only referrals by this member.'),
-    referee_id: memberId.description('Only referrals of this member.'),
-    active: flag().description('true: only live referrals; false: only ended ones.'),
-  }),
-  create: Joi.object<{ referrer_id: number; referee_id: number }, true>({
-    referrer_id: memberId.required().description('The member who referred.'),
-    referee_id: memberId.required().description('The member who was referred.'),
-  }),
-  referee: Joi.object<{ referee_id: number }, true>({ referee_id: memberId.required() }),
-};
 
 export const referralsRoutes: RouteDef[] = [
   route({

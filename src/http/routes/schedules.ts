@@ -1,20 +1,8 @@
 // Schedules: /schedules (every schedule with its expression, next due time and last run) and
 // POST /schedules/{name}/run (run one now, through the same claim as a firing: 202 with the runs).
-import Joi from 'joi';
-import { SCHEDULE_NAMES } from '../../config/index.js';
-import { networkId, none } from '../../fields.js';
+import { none } from '../../fields.js';
+import { scheduleSchemas } from '../../services/schedules/schemas.js';
 import { accepted, route, type RouteDef } from '../rest/types.js';
-
-/** Input schemas, shared with `cashtrack schedules ...`. */
-export const scheduleSchemas = {
-  // Any name is let through to the service, which answers an unknown one with svc_unknown_schedule.
-  name: Joi.object<{ name: string }, true>({
-    name: Joi.string().max(64).pattern(/^[a-z0-9_.-]+$/, 'schedule name').required().description(`The schedule: ${SCHEDULE_NAMES.join(', ')}.`),
-  }),
-  run: Joi.object<{ network?: string }, true>({
-    network: networkId().description('Per-network schedules: only this network (default: each enabled, configured network).'),
-  }),
-};
 
 export const schedulesRoutes: RouteDef[] = [
   route({

@@ -22,7 +22,7 @@ import type { AiSettings, AiSettingsStore, AiSettingsView } from './settings.js'
 import type { AiUsage } from './usage.js';
 
 export { AiCalls, type AiKind } from './calls.js';
-export { AiSettingsStore } from './settings.js';
+export { AiSettingsStore, type AiSettingsView } from './settings.js';
 export { AiUsage, type AiGeneration, type AiOverview, type AiOverviewBlock } from './usage.js';
 export { couponSource } from './coupon-source.js';
 export { shopPages } from './shop-pages.js';

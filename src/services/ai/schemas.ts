@@ -2,7 +2,11 @@
 // parameters (a job enqueued by hand is checked as a request is).
 import Joi from 'joi';
 import { id, networkId } from '../../fields.js';
+import { COUPON_TYPES } from '../coupons/schemas.js';
 import type { BulkInput } from './index.js';
+
+/** What a bulk run writes for. */
+export const AI_BULK_KINDS = ['shops', 'coupons'] as const;
 
 export const aiSchemas = {
   itemId: Joi.object<{ id: number }, true>({ id: id().required().description("The advertiser's number (shop) or the coupon's id.") }),
@@ -10,12 +14,12 @@ export const aiSchemas = {
     dry_run: Joi.boolean().truthy('1').falsy('0').default(false).description('Return the proposal without saving it.'),
   }),
   bulk: Joi.object<BulkInput, true>({
-    kind: Joi.string().valid('shops', 'coupons').required(),
+    kind: Joi.string().valid(...AI_BULK_KINDS).required(),
     filter: Joi.object({
       network: networkId().description('Only this network.'),
       status: Joi.string().max(16).description('Shops: active or inactive; coupons: active, scheduled, expired or removed.'),
       advertiser: Joi.string().trim().max(128).description("Coupons only: the network's advertiser id."),
-      type: Joi.string().valid('code', 'deal').description('Coupons only: with a code, or deals.'),
+      type: Joi.string().valid(...COUPON_TYPES).description('Coupons only: with a code, or deals.'),
       search: Joi.string().trim().max(191).description('Shops only: prefix of the name.'),
     })
       .when('kind', {

@@ -3,7 +3,13 @@
 import Joi from 'joi';
 import { DISCOUNT_TYPES, type DiscountType } from '../../networks/types.js';
 import { advertiserId, dateTime, flag, id, networkId, paging } from '../../fields.js';
-import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, type CouponField, type CouponFilters } from './index.js';
+import type { CouponFilters } from './index.js';
+import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, type CouponField } from './rows.js';
+
+export { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, DISCOUNT_TYPES };
+
+/** `code`: a code to type; `deal`: none. */
+export const COUPON_TYPES = ['code', 'deal'] as const;
 
 /** An edit as `POST /coupons/{id}` and `cashtrack coupons update` take it. */
 export interface CouponEdit {
@@ -38,7 +44,7 @@ export const couponSchemas = {
     network: networkId().description('Only this network.'),
     advertiser: advertiserId().description("Only this advertiser (the network's advertiser id)."),
     status: Joi.string().valid(...COUPON_STATUSES).description('As of now: computed from the dates.'),
-    type: Joi.string().valid('code', 'deal').description('`code`: a code to type; `deal`: none.'),
+    type: Joi.string().valid(...COUPON_TYPES).description('`code`: a code to type; `deal`: none.'),
     search: Joi.string().trim().max(191).allow('').description('Part of the title, or the start of the code.'),
     expires_before: dateTime().description('Only coupons ending before this instant.'),
     ai: flag().description('Only coupons with (1) or without (0) AI-written text.'),

@@ -2,7 +2,13 @@
 // answers (src/ai/outputs.ts holds a written page body to what an edit may be).
 import Joi from 'joi';
 import { id, lookupPaging, networkId, paging, type Paging } from '../../fields.js';
-import { MAX_BODY, MAX_EXCERPT, MAX_TITLE, PAGE_STATUSES, type BulkInput, type MakeOptions, type PageFilters, type PageStatus } from './index.js';
+import type { BulkInput, MakeOptions } from './index.js';
+import { MAX_BODY, MAX_EXCERPT, MAX_TITLE, PAGE_STATUSES, type PageFilters, type PageStatus } from './rows.js';
+
+export { PAGE_STATUSES };
+
+/** What pages can be ordered by. */
+export const PAGE_ORDERBY = ['date', 'title', 'updated'] as const;
 
 const status = () => Joi.string().valid(...PAGE_STATUSES);
 const template = () => Joi.string().max(64).description('Template name (default: pages.default_template).');
@@ -24,7 +30,7 @@ export const pageSchemas = {
     network: networkId().description('Only pages of this network.'),
     advertiser: Joi.string().max(128).description("Only the page of this advertiser (the network's id)."),
     search: Joi.string().trim().max(200).allow('').description('Prefix of the title or the slug.'),
-    orderby: Joi.string().valid('date', 'title', 'updated').default('date'),
+    orderby: Joi.string().valid(...PAGE_ORDERBY).default('date'),
     order: Joi.string().valid('asc', 'desc').default('desc'),
   }),
   pageId: Joi.object<{ id: number }, true>({ id: id().required() }),

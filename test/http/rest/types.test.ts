@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Context } from '../../../src/context.js';
 import { route, type RestInput } from '../../../src/http/rest/types.js';
 import { routeTable } from '../../../src/http/routes/index.js';
-import { ledgerSchemas } from '../../../src/http/routes/ledger.js';
+import { ledgerSchemas } from '../../../src/services/ledger/schemas.js';
 
 const input = <Q, P, A>(query: Q, payload: P, params: A): RestInput<Q, P, A> => ({ query, payload, params, principal: null, actor: 'user:1', requestId: 'r1', ip: null, headers: {}, idempotency: null });
 const validated = <T>(schema: Joi.ObjectSchema<T>, value: unknown): T => {

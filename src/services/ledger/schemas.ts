@@ -1,0 +1,41 @@
+// Input schemas of the ledger routes, shared with `cashtrack ledger ...`.
+import Joi from 'joi';
+import { amount, currency, id, note, paging } from '../../fields.js';
+import type { LedgerService, MemberFilters } from './index.js';
+import { ENTRY_TYPES } from './rows.js';
+
+/** What the member balances can be ordered by. */
+export const MEMBER_ORDERBY = ['available', 'pending', 'name', 'last_entry_at'] as const;
+
+/** What `GET /ledger/entries` and `cashtrack ledger entries` ask the service for. */
+export type EntryFilters = Parameters<LedgerService['listEntries']>[0];
+/** A credit or debit by an administrator. */
+export type AdjustmentInput = Parameters<LedgerService['adjust']>[0];
+
+/** Input schemas, shared with `cashtrack ledger ...`. */
+export const ledgerSchemas = {
+  members: Joi.object<MemberFilters, true>({
+    ...paging,
+    search: Joi.string().max(191).description('Prefix of the login, email or display name.'),
+    currency: currency(),
+    min_balance: amount().description('Only members whose available balance is at least this.'),
+    orderby: Joi.string().valid(...MEMBER_ORDERBY).default('available'),
+    order: Joi.string().valid('asc', 'desc').description('Default: desc (asc for name).'),
+  }),
+  entries: Joi.object<EntryFilters, true>({
+    ...paging,
+    member_id: id().required().description('The member whose ledger to list.'),
+    type: Joi.string().valid(...ENTRY_TYPES),
+    currency: currency(),
+  }),
+  adjustment: Joi.object<AdjustmentInput, true>({
+    member_id: id().required(),
+    type: Joi.string().valid('credit', 'debit').required(),
+    amount: amount().required(),
+    currency: currency(),
+    note: note().min(1).required().description('Who asked for it and why.'),
+    allow_negative: Joi.boolean().default(false).description('Let a debit take the balance below zero.'),
+  }),
+  reverse: Joi.object<{ note?: string }, true>({ note: note().allow('') }),
+  entryId: Joi.object<{ id: number }, true>({ id: id().required() }),
+};
