@@ -261,7 +261,7 @@ async function main() {
       /** A fresh database per half (MariaDB: throws when the server is unreachable). */
       const fresh = async (half) => {
         const file = join(tmp, `${half}.sqlite`);
-        if (name === 'sqlite') return { name, url: `sqlite:${file}`, drop: async () => ['', '-wal', '-shm'].forEach((x) => rmSync(`${file}${x}`, { force: true })) };
+        if (name === 'sqlite') return { name, url: `sqlite:${file}`, drop: async () => { for (const x of ['', '-wal', '-shm']) rmSync(`${file}${x}`, { force: true }); } };
         const m = await createMysqlDatabase();
         cleanups.unshift(() => m.drop());
         return { name, url: m.url, drop: () => m.drop() };

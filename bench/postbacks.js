@@ -181,7 +181,7 @@ async function main() {
       try {
         if (name === 'sqlite') {
           const file = join(tmp, 'postbacks.sqlite');
-          db = { name, url: `sqlite:${file}`, drop: async () => ['', '-wal', '-shm'].forEach((x) => rmSync(`${file}${x}`, { force: true })) };
+          db = { name, url: `sqlite:${file}`, drop: async () => { for (const x of ['', '-wal', '-shm']) rmSync(`${file}${x}`, { force: true }); } };
         } else {
           const socket = name === 'mysql-socket' ? await localSocket() : null;
           if (name === 'mysql-socket' && !socket) {

@@ -22,7 +22,7 @@ function formsOf(secret: string): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Known secret values, and scrubbing of text and values with them. */
 export class SecretValues {
@@ -49,7 +49,7 @@ export class SecretValues {
     if (!this.pattern) {
       // Longest first, so a secret's encoded form is replaced whole rather than in part.
       const forms = [...new Set([...this.values].flatMap(formsOf))].sort((a, b) => b.length - a.length);
-      this.pattern = new RegExp(forms.map(escape).join('|'), 'g');
+      this.pattern = new RegExp(forms.map(escapeRegExp).join('|'), 'g');
     }
     return text.replace(this.pattern, REDACTED);
   }

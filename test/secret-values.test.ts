@@ -52,6 +52,7 @@ const stdout = new Lines();
 function leakyModule(): NetworkModule {
   return {
     ...fakeModule('leakynet'),
+    // biome-ignore lint/correctness/useYield: the module fails before its first page, as the leak it models does.
     async *listAdvertisers(rt) {
       rt.log('warning', `calling https://api.leaky.test/v1/programs?apiToken=${encodeURIComponent(rt.settings.apiToken!)}`, { url: `/v1/${rt.settings.apiToken}/x`, innocent: rt.settings.apiToken });
       throw new Error(`upstream refused credential ${rt.settings.apiToken}`);

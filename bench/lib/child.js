@@ -97,7 +97,7 @@ export function stopOnSignals(cleanups, { beforeStop } = {}) {
     beforeStop?.();
     console.error(`\n${signal}: stopping`);
     killChildren();
-    Promise.allSettled(cleanups.map((c) => c())).finally(() => process.exit(130));
+    void Promise.allSettled(cleanups.map((c) => c())).finally(() => process.exit(130));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);

@@ -23,6 +23,7 @@ export async function idempotently<T>(
   status: number | ((result: T) => number),
   // Once<any>: a typed parameter here would fix T before the service's result could infer it; the
   // service's own signature checks what it records.
+  // biome-ignore lint/suspicious/noExplicitAny: the effect's own result type is the caller's; the hold only passes it through.
   run: (once: Once<any> | undefined) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   if (key === undefined) return { result: await run(undefined), replayed: false };

@@ -63,7 +63,7 @@ export async function memberId(ctx: Context, member: string): Promise<number> {
 }
 
 export function printJson(io: Io, value: unknown): void {
-  io.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** A plain aligned table; the columns are the keys to show. */
@@ -74,7 +74,7 @@ export function printTable<T extends object>(io: Io, rows: readonly T[], columns
   }
   const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd() + '\n';
+  const line = (vals: string[]) => `${vals.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd()}\n`;
   io.stdout.write(line(columns.map((c) => c.toUpperCase())));
   for (const r of rows) io.stdout.write(line(columns.map((c) => cell(r[c]))));
 }
@@ -121,7 +121,7 @@ export function reportError(io: Io, err: unknown, json = false): number {
 }
 
 export function writeError(io: Io, e: CliError, json: boolean): void {
-  if (json) io.stderr.write(JSON.stringify({ code: e.code, message: e.message, data: e.data }) + '\n');
+  if (json) io.stderr.write(`${JSON.stringify({ code: e.code, message: e.message, data: e.data })}\n`);
   else if (e.stack) io.stderr.write(`${e.code}: ${e.stack}\n`);
   else io.stderr.write(`${e.code}: ${e.message}${e.detail ?? ''}\n`);
 }

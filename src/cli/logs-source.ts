@@ -13,6 +13,6 @@ export interface LogSource {
 export const PER_PAGE = 100; // the service's largest page
 
 export function formatLine(e: LogRecord): string {
-  const ctx = e.context && Object.keys(e.context).length ? ' ' + JSON.stringify(e.context) : '';
+  const ctx = e.context && Object.keys(e.context).length ? ` ${JSON.stringify(e.context)}` : '';
   return `${e.time} ${e.level.toUpperCase().padEnd(7)} [${e.source}] ${e.message}${ctx}`;
 }

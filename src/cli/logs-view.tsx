@@ -90,6 +90,7 @@ function DetailView({ entry, height }: { entry: LogRecord; height: number }) {
         <Text dimColor> · Esc close</Text>
       </Text>
       {shown.map((l, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the lines of one entry, fixed while it is shown.
         <Text key={i} wrap="truncate-end">
           {l}
         </Text>

@@ -85,7 +85,10 @@ export function listCommand<T extends object, R extends object, A extends unknow
 }
 
 function printList<T extends object, R extends object>(io: Io, { items, total, page }: ListPage<T>, spec: ListSpec<T, R>, asJson: boolean): void {
-  if (asJson) return printJson(io, items);
+  if (asJson) {
+    printJson(io, items);
+    return;
+  }
   if (spec.row) printTable(io, items.map(spec.row), spec.columns);
   else printTable(io, items, spec.columns);
   io.stdout.write(`${spec.count(total)}${spec.pageInCount !== false && total > items.length ? `, page ${page}` : ''}\n`);

@@ -80,6 +80,6 @@ function readOrCreateSecret(dataDir: string): string {
   }
   privateDir(dataDir);
   const secret = randomBytes(32).toString('hex');
-  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+  writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
   return secret;
 }

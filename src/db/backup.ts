@@ -33,7 +33,7 @@ export interface BackupOptions {
 
 /** Copies the SQLite database at `parsed.storage` to `target`. */
 export async function backupDatabase(parsed: ParsedUrl, target: string, options: BackupOptions = {}): Promise<BackupResult> {
-  if (parsed.dialect !== 'sqlite') throw useDump(parsed, target);
+  if (parsed.dialect !== 'sqlite') throw dumpInstead(parsed, target);
   const source = parsed.storage!;
   if (source === ':memory:') throw new ServiceError('svc_backup_failed', 'An in-memory database has nothing on disk to back up.', 400);
   const file = resolve(target);
@@ -125,7 +125,7 @@ export function dumpCommand(parsed: ParsedUrl, target: string): string {
   return ['mariadb-dump', '--single-transaction', '--quick', '--routines', '--triggers', '--hex-blob', ...where, ...user, ...password, quote(parsed.database ?? ''), '>', quote(target)].join(' ');
 }
 
-function useDump(parsed: ParsedUrl, target: string): ServiceError {
+function dumpInstead(parsed: ParsedUrl, target: string): ServiceError {
   const command = dumpCommand(parsed, target);
   return new ServiceError(
     'svc_backup_use_dump',

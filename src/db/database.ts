@@ -335,12 +335,12 @@ export class Database {
    * `LIKE ? ESCAPE '!'`: a backslash means different things in MariaDB and SQLite string literals).
    */
   static likePrefix(input: string): string {
-    return input.replace(/[!%_]/g, (c) => '!' + c) + '%';
+    return `${input.replace(/[!%_]/g, (c) => `!${c}`)}%`;
   }
 
   /** `LIKE` pattern for a substring. */
   static likeContains(input: string): string {
-    return '%' + Database.likePrefix(input);
+    return `%${Database.likePrefix(input)}`;
   }
 
   async ping(): Promise<void> {

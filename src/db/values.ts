@@ -8,7 +8,7 @@ export function toDate(value: unknown): Date | null {
   if (typeof value === 'string' && isSqliteUtc(value)) return new Date(sqliteUtcToIso(value));
   const s = String(value);
   const iso = s.includes('T') ? s : s.replace(' ', 'T').replace(/ ?([+-]\d\d:\d\d)$/, '$1');
-  const d = new Date(/[zZ]|[+-]\d\d:\d\d$/.test(iso) ? iso : iso + 'Z');
+  const d = new Date(/[zZ]|[+-]\d\d:\d\d$/.test(iso) ? iso : `${iso}Z`);
   return Number.isNaN(d.getTime()) ? null : d;
 }
 

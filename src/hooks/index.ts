@@ -68,6 +68,7 @@ export class HookBus {
     this.logger = logger;
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: an extension's callback takes whatever its hook passes (docs/hooks.md lists them).
   addAction(name: string, namespace: string, callback: (...args: any[]) => unknown, priority = 10): void {
     this.wp.addAction(name, namespace, (...args: unknown[]) => {
       try {
@@ -79,6 +80,7 @@ export class HookBus {
     }, priority);
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: the extra arguments are the hook's, as documented in docs/hooks.md.
   addFilter<T>(name: string, namespace: string, callback: (value: T, ...args: any[]) => T, priority = 10): void {
     this.wp.addFilter(name, namespace, (value: unknown, ...args: unknown[]) => {
       try {

@@ -13,6 +13,7 @@ import type { JobCatalog, JobHandle, JobTypeInfo } from '../services/jobs/index.
  * by calling `throwIfStopped()` or through `saveCheckpoint`. Work must be safe to redo from the
  * last checkpoint: a process that dies between an item and its checkpoint redoes that item.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a list of job types mixes parameter types (each is checked by its own schema).
 export interface JobType<P = any> extends JobTypeInfo {
   run(ctx: Context, job: JobHandle<P>): Promise<Record<string, unknown>>;
 }

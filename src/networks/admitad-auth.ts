@@ -4,7 +4,7 @@
 // when it expires or a call answers 401, and fetched afresh with client credentials when the
 // refresh is refused. One request at a time per account: concurrent callers share it.
 import { createHash } from 'node:crypto';
-import { NetworkHttp, buildUrl } from './http.js';
+import { type NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
 import type { ModuleRuntime } from './types.js';
 import { obj, text } from './values.js';

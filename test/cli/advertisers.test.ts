@@ -162,9 +162,9 @@ for (const dialect of dialects) {
       expect(res.stdout).not.toContain('\r');
       const { lines, erased } = drawn(res.stderr);
       expect(erased).toBe(true);
-      expect(lines[0]).toMatch(/^advertisers\.sync admitad  . 0 advertisers  \d+s$/);
+      expect(lines[0]).toMatch(/^advertisers\.sync admitad {2}. 0 advertisers {2}\d+s$/);
       // The network told the list's size: a bar, the count against it and the percentage.
-      expect(lines.some((l) => /^advertisers\.sync admitad  \[#{20}\] 3\/3 advertisers  100%/.test(l))).toBe(true);
+      expect(lines.some((l) => /^advertisers\.sync admitad {2}\[#{20}\] 3\/3 advertisers {2}100%/.test(l))).toBe(true);
       for (const l of lines) expect(l.length).toBeLessThanOrEqual(79);
     });
 
@@ -173,7 +173,7 @@ for (const dialect of dialects) {
       expect(res.code, res.stderr).toBe(0);
       const { lines, erased } = drawn(res.stderr);
       expect(erased).toBe(true);
-      expect(lines.some((l) => /^orders\.poll admitad  . \d+ transactions?/.test(l))).toBe(true);
+      expect(lines.some((l) => /^orders\.poll admitad {2}. \d+ transactions?/.test(l))).toBe(true);
       for (const argv of [['advertisers', 'sync', '--network', 'admitad', '--json'], ['orders', 'poll', '--network', 'admitad', '--no-progress']]) {
         const quiet = await runCli(argv, { db, tty: { columns: 80 } });
         expect(quiet.code, quiet.stderr).toBe(0);

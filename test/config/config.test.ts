@@ -47,7 +47,7 @@ describe('configuration', () => {
     expect(statSync(join(fresh, '..')).mode & 0o777).toBe(0o700);
     const old = dataDir();
     chmodSync(old, 0o755);
-    writeFileSync(join(old, 'secret'), 'y'.repeat(64) + '\n', { mode: 0o644 });
+    writeFileSync(join(old, 'secret'), `${'y'.repeat(64)}\n`, { mode: 0o644 });
     chmodSync(join(old, 'secret'), 0o644);
     expect(loadConfig({ env: { CASHTRACK_DATA_DIR: old } }).secret).toBe('y'.repeat(64));
     expect(statSync(join(old, 'secret')).mode & 0o777).toBe(0o600);

@@ -8,7 +8,7 @@ const root = join(import.meta.dirname, '..', '..');
 const THIS_FILE = relative(root, import.meta.filename);
 
 /** Every code the document lists: backquoted identifiers with a documented prefix. */
-export function documentedCodes(markdown: string): string[] {
+function documentedCodes(markdown: string): string[] {
   const codes = new Set<string>();
   for (const m of markdown.matchAll(/`((?:rest|svc|invalid|incorrect|application_password)_[a-z0-9_]+)`/g)) codes.add(m[1]);
   return [...codes].sort();

@@ -1,7 +1,7 @@
 // Real daemons (`cashtrack serve`, processes of the built binary) on one database, each on its own
 // port on 127.0.0.1, for the tests about several daemons (test/e2e/several-daemons.test.ts and
 // the Galera run in test/galera/). Requests go over real sockets: the processes are the point.
-import { BinaryRunner, type Child } from './binary.js';
+import type { BinaryRunner, Child } from './binary.js';
 import { waitFor } from './jobs.js';
 
 export interface Answer {

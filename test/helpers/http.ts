@@ -8,7 +8,7 @@ import type { Role } from '../../src/services/users/index.js';
 export const NS = '/wp-json/svc/v1';
 
 export function basic(login: string, password: string): string {
-  return 'Basic ' + Buffer.from(`${login}:${password}`).toString('base64');
+  return `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
 }
 
 export interface Actor {

@@ -40,7 +40,7 @@ describeEachDialect(
     });
 
     it('answers 401 rest_invalid_authorization to a Basic header that is not base64 login:password', async () => {
-      for (const header of ['Basic !!!notbase64', 'Basic ' + Buffer.from('nocolon').toString('base64'), 'Basic ']) {
+      for (const header of ['Basic !!!notbase64', `Basic ${Buffer.from('nocolon').toString('base64')}`, 'Basic ']) {
         const res = await get({ authorization: header, 'x-forwarded-for': '198.51.100.32' });
         expect(res.statusCode).toBe(401);
         expect(res.result).toMatchObject({ code: 'rest_invalid_authorization' });

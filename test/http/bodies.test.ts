@@ -39,7 +39,7 @@ for (const dialect of dialects) {
     });
 
     it('never leaks internals in a 500', async () => {
-      const res = await server.inject({ method: 'GET', url: '/wp-json/svc/v1/logs', headers: { authorization: 'Basic ' + Buffer.from('x:y').toString('base64') } });
+      const res = await server.inject({ method: 'GET', url: '/wp-json/svc/v1/logs', headers: { authorization: `Basic ${Buffer.from('x:y').toString('base64')}` } });
       expect(res.statusCode).toBe(401);
       // Force an internal fault: close the database under the server.
       await t.ctx.db.close();

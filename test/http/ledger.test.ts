@@ -265,7 +265,7 @@ describeEachDialect('ledger routes', (use) => {
       if (calls++ === 0) throw new Error('connection lost');
       return original(...args);
     };
-    let two;
+    let two: Awaited<ReturnType<typeof adjust>>;
     try {
       const first = adjust(id, 'credit', '6.00', {}, { 'idempotency-key': key });
       await held.entered;

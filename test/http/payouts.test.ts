@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { describeEachDialect } from '../helpers/context.js';
-import { adminClient, NS } from '../helpers/http.js';
+import { adminClient, } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Server } from '@hapi/hapi';
 import { describeEachDialect } from '../helpers/context.js';
 import { basic, createActor, NS, testServer, type Actor } from '../helpers/http.js';

@@ -13,19 +13,19 @@ const EXPECTED = {
 /** One request of each kind of endpoint the daemon has, answered normally or with an error. */
 const EVERY_KIND: [string, (admin: Actor) => ServerInjectOptions, number][] = [
   ['a namespace list', (admin) => ({ url: `${NS}/logs`, headers: { authorization: admin.authorization } }), 200],
-  ['a namespace refusal', (admin) => ({ url: `${NS}/logs` }), 401],
+  ['a namespace refusal', (_admin) => ({ url: `${NS}/logs` }), 401],
   ['a namespace validation error', (admin) => ({ url: `${NS}/logs?per_page=0`, headers: { authorization: admin.authorization } }), 400],
-  ['the root index', (admin) => ({ url: '/wp-json/' }), 200],
-  ['an _envelope', (admin) => ({ url: `${NS}/logs?_envelope` }), 200],
-  ['OPTIONS', (admin) => ({ method: 'OPTIONS', url: `${NS}/logs` }), 200],
-  ['a REST 404', (admin) => ({ url: `${NS}/nothing-here` }), 404],
-  ['a 404 outside the REST root', (admin) => ({ url: '/nothing-here' }), 404],
+  ['the root index', (_admin) => ({ url: '/wp-json/' }), 200],
+  ['an _envelope', (_admin) => ({ url: `${NS}/logs?_envelope` }), 200],
+  ['OPTIONS', (_admin) => ({ method: 'OPTIONS', url: `${NS}/logs` }), 200],
+  ['a REST 404', (_admin) => ({ url: `${NS}/nothing-here` }), 404],
+  ['a 404 outside the REST root', (_admin) => ({ url: '/nothing-here' }), 404],
   ['a login', (admin) => ({ method: 'POST', url: '/login', payload: { login: admin.login, password: 'correct horse battery' } }), 200],
   ['a failed login', (admin) => ({ method: 'POST', url: '/login', payload: { login: admin.login } }), 400],
-  ['a logout', (admin) => ({ method: 'POST', url: '/logout' }), 200],
-  ['the nonce endpoint', (admin) => ({ url: '/rest-nonce' }), 401],
-  ['a postback', (admin) => ({ url: '/postback/shopnet?txn=1' }), 403],
-  ['a bad JSON body', (admin) => ({ method: 'POST', url: '/login', payload: '{', headers: { 'content-type': 'application/json' } }), 400],
+  ['a logout', (_admin) => ({ method: 'POST', url: '/logout' }), 200],
+  ['the nonce endpoint', (_admin) => ({ url: '/rest-nonce' }), 401],
+  ['a postback', (_admin) => ({ url: '/postback/shopnet?txn=1' }), 403],
+  ['a bad JSON body', (_admin) => ({ method: 'POST', url: '/login', payload: '{', headers: { 'content-type': 'application/json' } }), 400],
 ];
 
 describeEachDialect('security headers on every response', (use) => {

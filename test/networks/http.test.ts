@@ -161,6 +161,7 @@ describe('Retry-After, JSON and scrubbing helpers', () => {
       id: '12345678901234567890',
       s: '12345678901234567890',
       a: 12.5,
+      // biome-ignore lint/correctness/noPrecisionLoss: the literal the parser is fed, rounded as JSON.parse rounds it.
       f: 1.12345678901234567,
     });
   });

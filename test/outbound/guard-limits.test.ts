@@ -2,9 +2,9 @@
 // many), the size cap and the timeouts enforced while reading, and the log of refusals. A request
 // that gets through fails the suite.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/errors.js';
+import type { ServiceError } from '../../src/errors.js';
 import { OutboundGuard } from '../../src/outbound/index.js';
-import { fakeDns, refusal, refused, serve, type Fixture } from './fixtures.js';
+import { fakeDns, refused, serve, type Fixture } from './fixtures.js';
 
 describe('the bypass suite: redirects', () => {
   let hops: Fixture;

@@ -2,9 +2,9 @@
 // destination (status, headers, body, redirects), and the bypass suite, every way of reaching an
 // address inside that it must refuse. A request that gets through fails the suite.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/errors.js';
+import type { ServiceError } from '../../src/errors.js';
 import { OutboundGuard, fetchBlocked } from '../../src/outbound/index.js';
-import { fakeDns, refusal, refused, serve, type Fixture } from './fixtures.js';
+import { fakeDns, refused, serve, type Fixture } from './fixtures.js';
 
 let site: Fixture;
 

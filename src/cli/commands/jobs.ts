@@ -3,6 +3,7 @@
 // the daemon).
 import { Option, type Command } from 'commander';
 import type { Context } from '../../context.js';
+import type { RunOutcome } from '../../jobs/execution.js';
 import type { Job } from '../../services/jobs/index.js';
 import { JOB_STATUSES, jobSchemas } from '../../services/jobs/schemas.js';
 import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
@@ -126,7 +127,7 @@ export async function runPending(io: Io, opts: { concurrency?: number; json?: bo
     const onSignal = () => void runner.stop();
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-    let outcomes;
+    let outcomes: RunOutcome[];
     try {
       outcomes = await runner.runPending();
     } finally {

@@ -29,7 +29,7 @@ export function register(ledger: Command, run: Run): void {
     {
       items: 'entries',
       perPage: 20,
-      row: (e: Entry) => ({ ...e, source: `${e.source.type}${e.source.id ? ':' + e.source.id : ''}`, reversed_by: e.reversed_by ?? '' }),
+      row: (e: Entry) => ({ ...e, source: `${e.source.type}${e.source.id ? `:${e.source.id}` : ''}`, reversed_by: e.reversed_by ?? '' }),
       columns: ['id', 'created_at', 'type', 'amount', 'balance_after', 'currency', 'source', 'reversed_by', 'actor', 'note'],
       count: (total) => `${total} entr${total === 1 ? 'y' : 'ies'}`,
       pageInCount: false,

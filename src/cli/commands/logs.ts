@@ -64,7 +64,7 @@ export async function view(io: Io, opts: ViewOptions): Promise<void> {
     if (opts.follow) return followUntilStopped(io, ctx.logger, filters, opts);
     const { items } = await ctx.logger.list({ ...filters, page: 1, per_page: Math.min(opts.limit, 1000) });
     if (opts.json) return printJson(io, items);
-    for (const e of items.reverse()) io.stdout.write(formatLine(e) + '\n');
+    for (const e of items.reverse()) io.stdout.write(`${formatLine(e)}\n`);
   });
 }
 
@@ -77,7 +77,7 @@ async function followUntilStopped(io: Io, source: LogSource, filters: ViewFilter
   // EPIPE: whoever read the pipe (`| head`) has gone.
   io.stdout.once('error', onSignal);
   try {
-    await followLogs(source, filters, (e) => io.stdout.write((opts.json ? JSON.stringify(e) : formatLine(e)) + '\n'), { signal: stop.signal, initial: opts.limit });
+    await followLogs(source, filters, (e) => io.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`), { signal: stop.signal, initial: opts.limit });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

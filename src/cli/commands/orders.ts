@@ -109,7 +109,7 @@ function printOrder(io: Io, o: Order): void {
     ['review', o.review ? `${o.review.state}${o.review.reason ? ` (${o.review.reason.replace(/_/g, ' ')})` : ''}${o.review.reviewed_by ? ` by ${o.review.reviewed_by} at ${o.review.reviewed_at}` : ''}` : null],
     ['sale', `${o.sale_amount} ${o.currency}`],
     ['commission', `${o.commission} ${o.currency}`],
-    ['cashback', `${o.cashback} ${o.currency}${o.cashback_rule ? ` (${o.cashback_rule.type} ${o.cashback_rule.value}${o.cashback_rule.currency ? ' ' + o.cashback_rule.currency : ''})` : ''}`],
+    ['cashback', `${o.cashback} ${o.currency}${o.cashback_rule ? ` (${o.cashback_rule.type} ${o.cashback_rule.value}${o.cashback_rule.currency ? ` ${o.cashback_rule.currency}` : ''})` : ''}`],
     ['credited', o.cashback_entry_id === null ? null : `entry ${o.cashback_entry_id}`],
     ['referral', o.referral ? `${o.referral.amount} ${o.currency} to ${o.referral.referrer.login} (entry ${o.referral.entry_id})` : null],
     ['source', o.source],

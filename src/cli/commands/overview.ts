@@ -13,7 +13,7 @@ export async function show(io: Io, opts: { days?: number; json?: boolean }): Pro
     const query = await validateInput(overviewQuery, { days: opts.days });
     const o = await ctx.overview.get({ days: query.days });
     if (opts.json) return printJson(io, o);
-    const out = (s: string) => io.stdout.write(s + '\n');
+    const out = (s: string) => io.stdout.write(`${s}\n`);
     out(`members: ${o.members.total} (${o.members.with_balance} with a non-zero balance)`);
     out('');
     out('liabilities:');

@@ -40,7 +40,7 @@ export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: st
   }
   const { password } = await ctx.appPasswords.create(admin, `first-run ${ctx.clock.now().toISOString()}`, 'first-run');
   io.stdout.write(
-    [
+    `${[
       '',
       'cashtrack: no administrator existed, so one was created. Keep this password now: it is not shown again.',
       `  login:         admin`,
@@ -48,7 +48,7 @@ export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: st
       `  REST API:      ${namespaceUrl}`,
       `  try:           curl -u 'admin:${password}' ${namespaceUrl}/logs`,
       '',
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
   return true;
 }

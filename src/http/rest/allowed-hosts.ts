@@ -11,7 +11,7 @@ interface HostName {
 
 function parse(host: string): HostName | null {
   const m = /^(\[[^\]]*\]|[^:[\]]*)(?::(\d+))?$/.exec(host.trim().toLowerCase());
-  if (!m || !m[1]) return null;
+  if (!m?.[1]) return null;
   return { name: m[1].replace(/\.$/, ''), port: m[2] ?? null };
 }
 

@@ -38,9 +38,9 @@ export const restHost: Plugin<RestHostOptions> = {
     // Paths are matched case-insensitively by the router, so the root is too.
     const isRestPath = (path: string) => {
       const p = path.toLowerCase();
-      return p === rootLower || p.startsWith(rootLower + '/');
+      return p === rootLower || p.startsWith(`${rootLower}/`);
     };
-    const matchers = routes.map((def) => ({ def, re: new RegExp('^' + (nsPrefix + def.path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+') + '/?$', 'i') }));
+    const matchers = routes.map((def) => ({ def, re: new RegExp(`^${(nsPrefix + def.path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+')}/?$`, 'i') }));
     const defsForPath = (path: string) => matchers.filter((m) => m.re.test(path)).map((m) => m.def);
     // The Allow header of each route path, computed once.
     const allowByPath = new Map<string, string>();
@@ -65,6 +65,7 @@ export const restHost: Plugin<RestHostOptions> = {
       }
     }
 
+    // biome-ignore lint/nursery/noMisusedPromises: hapi awaits an extension's promise (its types accept one).
     server.ext('onRequest', async (request, h) => {
       const st: RestState = {
         rest: false,
@@ -85,8 +86,8 @@ export const restHost: Plugin<RestHostOptions> = {
         const params = new URLSearchParams(request.url.search);
         params.delete('rest_route');
         const qs = params.toString();
-        const route = ('/' + routeParam).replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
-        request.setUrl(`${root}${route === '/' ? '' : route}${qs ? '?' + qs : ''}`);
+        const route = (`/${routeParam}`).replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
+        request.setUrl(`${root}${route === '/' ? '' : route}${qs ? `?${qs}` : ''}`);
       }
       if (!isRestPath(request.path)) return h.continue;
       st.rest = true;
@@ -193,7 +194,7 @@ export const restHost: Plugin<RestHostOptions> = {
 
     function decorate(out: ResponseObject, request: Request, st: RestState) {
       const links = [`<${baseUrl(request)}>; rel="https://api.w.org/"`, ...st.links];
-      out.headers['link'] = links.length === 1 ? links[0] : links;
+      out.headers.link = links.length === 1 ? links[0] : links;
       out.header('X-Robots-Tag', 'noindex');
       out.header('Access-Control-Expose-Headers', 'X-WP-Total, X-WP-TotalPages, Link');
       out.header('Access-Control-Allow-Headers', 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, Idempotency-Key, X-HTTP-Method-Override');

@@ -1,6 +1,6 @@
 // The translation of Joi schemas into the `args` of the index documents and OPTIONS. The field
 // schemas themselves live in src/schemas/fields.ts.
-import Joi from 'joi';
+import type Joi from 'joi';
 
 interface ArgSchema {
   type?: string | string[];

@@ -12,6 +12,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** `manage_options`: administrators only (every namespace route). `public`: the index documents. */
 export type Auth = 'manage_options' | 'public';
 
+// biome-ignore lint/suspicious/noExplicitAny: an untyped route's input is what its Joi schema let through.
 export interface RestInput<Q = Record<string, any>, P = Record<string, any>, A = Record<string, any>> {
   query: Q;
   payload: P;

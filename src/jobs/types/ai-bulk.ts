@@ -1,7 +1,7 @@
 // `ai.bulk`: generates shop content or rewrites coupons in bulk with the configured AI provider
 // (see services/ai/bulk.ts): resumable from its checkpoint, cancellable mid-call, bounded by the
 // run's token budget.
-import Joi from 'joi';
+import type Joi from 'joi';
 import type { BulkInput } from '../../services/ai/index.js';
 import type { JobType } from '../registry.js';
 import { aiSchemas } from '../../services/ai/schemas.js';

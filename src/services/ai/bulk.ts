@@ -182,9 +182,9 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
       const id = await next();
       if (id === null) return;
       try {
-        const out = kind === 'shops'
-          ? await ai.generateShop(id, {}, `job:${job.id}`, { provider, settings, signal: job.signal, jobId: job.id, slot })
-          : await ai.rewriteCoupon(id, {}, `job:${job.id}`, { provider, settings, signal: job.signal, jobId: job.id, slot });
+        const options = { provider, settings, signal: job.signal, jobId: job.id, slot };
+        if (kind === 'shops') await ai.generateShop(id, {}, `job:${job.id}`, options);
+        else await ai.rewriteCoupon(id, {}, `job:${job.id}`, options);
         state.saved++;
         job.progress({ done: 1 });
       } catch (err) {

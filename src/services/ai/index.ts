@@ -128,7 +128,7 @@ export interface BulkInput {
   overwrite: boolean;
 }
 
-const list = (v: string[] | null | undefined) => (v && v.length ? v.join(', ') : '');
+const list = (v: string[] | null | undefined) => (v?.length ? v.join(', ') : '');
 
 /** Generates shop content and rewrites coupons with the configured AI provider. */
 export class AiService {
@@ -257,7 +257,7 @@ export class AiService {
       { role: 'user', content: renderTemplate(prompts.user, tags) },
     ];
     const messages = validMessages(this.deps.hooks.applyFilters<ChatMessage[]>(HOOKS.aiPrompt, rendered, { kind, id, job_id: run.jobId ?? null }), rendered);
-    let answer;
+    let answer: StructuredAnswer<T>;
     try {
       const call = () => provider.complete<T>({ messages, name: kind, jsonSchema: aiJsonSchemas[kind], validate: aiOutputSchemas[kind] as never, signal: run.signal });
       answer = run.slot ? ((await run.slot(call)) as StructuredAnswer<T>) : await call();

@@ -224,7 +224,7 @@ export class AiProvider {
   /** The validated content of an answer, or svc_ai_bad_output. */
   private read<T>(completion: OpenAI.Chat.Completions.ChatCompletion, schema: Joi.ObjectSchema<T>): T {
     const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
-    if (!choice || !choice.message) throw badOutput('empty', 'it has no choice.');
+    if (!choice?.message) throw badOutput('empty', 'it has no choice.');
     const message = choice.message;
     if (typeof message.refusal === 'string' && message.refusal.trim()) throw badOutput('refusal', message.refusal.trim().slice(0, 300));
     if (choice.finish_reason === 'content_filter') throw badOutput('refusal', 'the provider filtered the content.');

@@ -308,7 +308,7 @@ class FieldState {
     this.ai = new Set(fieldList(row.ai_fields, AI_FIELDS));
     const stored = parseJson<Record<string, unknown>>(row.network_values, {});
     this.network = {};
-    for (const f of COUPON_FIELDS) if (stored && Object.prototype.hasOwnProperty.call(stored, f)) this.network[f] = stored[f] as FieldValue;
+    for (const f of COUPON_FIELDS) if (stored && Object.hasOwn(stored, f)) this.network[f] = stored[f] as FieldValue;
     this.owners = originalOwners(row.original_owners);
     this.original = { title: row.original_title === null || row.original_title === undefined ? null : String(row.original_title), description: row.original_description === null || row.original_description === undefined ? null : String(row.original_description) };
   }
@@ -342,7 +342,7 @@ class FieldState {
   /** Gives the field back to the network; false when the network owns it already. */
   giveBack(f: CouponField): boolean {
     if (!this.owned(f)) return false;
-    if (Object.prototype.hasOwnProperty.call(this.network, f)) this.set(f, this.network[f]!);
+    if (Object.hasOwn(this.network, f)) this.set(f, this.network[f]!);
     delete this.network[f];
     this.edited.delete(f);
     this.ai.delete(f as AiField);
@@ -372,7 +372,7 @@ class FieldState {
       this.set(f, this.original[f]);
       this.edited.add(f);
     } else {
-      const latest = Object.prototype.hasOwnProperty.call(this.network, f) ? this.network[f]! : this.original[f];
+      const latest = Object.hasOwn(this.network, f) ? this.network[f]! : this.original[f];
       this.set(f, f === 'title' && !latest ? (this.original[f] ?? '') : latest);
       delete this.network[f];
       this.edited.delete(f);

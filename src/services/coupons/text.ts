@@ -25,7 +25,7 @@ export function plainText(input: string, multiline: boolean): string {
     // sanitize-html answers HTML-escaped text; decoding it once more gives the characters.
     text = DomUtils.textContent(parseDocument(stripped, { decodeEntities: true }));
   }
-  // eslint-disable-next-line no-control-regex
+  // Control characters other than tab and line breaks go: they garble terminals, CSV cells and HTML.
   text = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '').replace(/\r\n?/g, '\n');
   if (!multiline) return text.replace(/\s+/g, ' ').trim();
   return text

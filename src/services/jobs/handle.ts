@@ -5,6 +5,7 @@ import type { LogLevel } from '../logs/index.js';
 import type { JobProgress } from './rows.js';
 
 /** What a running job sees of itself. */
+// biome-ignore lint/suspicious/noExplicitAny: a job's parameters are checked by its type's schema before it runs.
 export interface JobHandle<P = Record<string, any>> {
   readonly id: number;
   readonly type: string;
@@ -14,6 +15,7 @@ export interface JobHandle<P = Record<string, any>> {
    * The last value given to `saveCheckpoint` by an earlier attempt (null on a first run). A job
    * taken over after its process died starts here and must skip what it says is finished.
    */
+  // biome-ignore lint/suspicious/noExplicitAny: each job type reads back the checkpoint it wrote.
   readonly checkpoint: any;
   /** 1 on the first run, 2 after a takeover or a restart, ... */
   readonly attempt: number;

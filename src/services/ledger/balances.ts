@@ -75,7 +75,9 @@ export async function postCredits(deps: CreditDeps, inputs: PostInput[], t: Tran
     rows.map((r) => [r.member_id, r.currency, r.type, r.amount, r.balance_after, r.source_type, r.source_id, r.order_id, null, r.note, r.actor, now]),
     t,
   );
-  rows.forEach((r, i) => (r.id = ids[i]));
+  rows.forEach((r, i) => {
+    r.id = ids[i];
+  });
   await deps.events.emitMany(t, rows.map((r) => [HOOKS.ledgerEntryPosted, shapeEntry(r)]));
   return rows;
 }

@@ -113,7 +113,7 @@ export class LogService {
     if (json && json.length > MAX_CONTEXT_CHARS) json = JSON.stringify({ truncated: true, preview: json.slice(0, 1000) });
     const entry: NewLogEntry = { created_at, level, source: source.slice(0, 64), message, context: json, request_id: requestId ?? null };
     this.deps.stdout?.write(
-      JSON.stringify({ time: created_at.toISOString(), level, source: entry.source, message, context: safe ?? undefined, request_id: requestId }) + '\n',
+      `${JSON.stringify({ time: created_at.toISOString(), level, source: entry.source, message, context: safe ?? undefined, request_id: requestId })}\n`,
     );
     if (this.buffer.length >= MAX_BUFFER) {
       this.buffer.shift();
@@ -133,14 +133,14 @@ export class LogService {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    while (this.flushing) await this.flushing;
+    while (this.flushing !== null) await this.flushing;
     if (this.buffer.length === 0) return;
     const batch = this.buffer.splice(0, 500);
     this.flushing = this.insert(batch)
       .catch((err) => {
         this.buffer.unshift(...batch.slice(0, Math.max(0, MAX_BUFFER - this.buffer.length)));
         const error = String((err as Error).message);
-        this.deps.stdout?.write(JSON.stringify({ level: 'error', source: 'logs', message: 'Could not store log entries', error: this.deps.secrets?.scrub(error) ?? error }) + '\n');
+        this.deps.stdout?.write(`${JSON.stringify({ level: 'error', source: 'logs', message: 'Could not store log entries', error: this.deps.secrets?.scrub(error) ?? error })}\n`);
       })
       .finally(() => {
         this.flushing = null;

@@ -140,7 +140,9 @@ export class OrderEffects {
       owners.push([into, 'referral_entry_id']);
     }
     const posted = await this.deps.ledger.postMany(entries, t);
-    posted.forEach((entry, i) => (owners[i][0][owners[i][1]] = entry.id));
+    posted.forEach((entry, i) => {
+      owners[i][0][owners[i][1]] = entry.id;
+    });
   }
 
   /**

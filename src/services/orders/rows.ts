@@ -204,6 +204,8 @@ export async function insertOrders(
     rows.map((o) => [o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.review, o.review_reason, o.reviewed_by, o.reviewed_at, o.clicked_at, o.event_at, now, raw.get(orderKey(o.network, o.transaction_id)) ?? null, o.note, now, now]),
     t,
   );
-  rows.forEach((o, i) => (o.id = ids[i]));
+  rows.forEach((o, i) => {
+    o.id = ids[i];
+  });
   return rows;
 }

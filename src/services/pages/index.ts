@@ -92,7 +92,7 @@ export class PageService {
 
   private template(name: string | undefined): { name: string; template: PageTemplate } {
     const chosen = name ?? this.deps.config.default_template;
-    const template = Object.prototype.hasOwnProperty.call(this.deps.config.templates, chosen) ? this.deps.config.templates[chosen] : undefined;
+    const template = Object.hasOwn(this.deps.config.templates, chosen) ? this.deps.config.templates[chosen] : undefined;
     if (!template) throw invalidPage('template', `There is no page template "${String(chosen).slice(0, 64)}" (templates: ${this.templates().join(', ')}).`, { templates: this.templates() });
     return { name: chosen, template };
   }
@@ -268,7 +268,7 @@ export class PageService {
   }
 
   private async applyUpdate(id: number, set: Record<string, unknown>, status: PageStatus | undefined, actor: string): Promise<Page> {
-    const { db, clock, hooks } = this.deps;
+    const { db, clock } = this.deps;
     const page = await db.transaction(async (t) => {
       const current = await this.read(id, t, true);
       const changes: Record<string, unknown> = { ...set };
@@ -288,7 +288,7 @@ export class PageService {
 
   /** Deletes a page (its advertiser can have a new one). 404 svc_page_not_found. */
   async remove(id: number, actor: string): Promise<{ deleted: true; previous: Page }> {
-    const { db, advertisers, hooks } = this.deps;
+    const { db, advertisers } = this.deps;
     const previous = await db.transaction(async (t) => {
       const page = await this.read(id, t, true);
       await db.execute('DELETE FROM pages WHERE id = ?', [id], t);

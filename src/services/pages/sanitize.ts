@@ -56,7 +56,7 @@ export const OUTBOUND_REL = 'nofollow sponsored noopener';
 
 // Browsers ignore ASCII whitespace and control characters before the scheme, so the check must too.
 // A backslash counts as a slash in http(s) URLs, so `\\host` and `/\\host` are protocol-relative too.
-const OUTBOUND_HREF = /^[\u0000-\u0020]*(?:https?:|[\/\\][\u0000-\u0020]*[\/\\])/i;
+const OUTBOUND_HREF = /^[\u0000-\u0020]*(?:https?:|[/\\][\u0000-\u0020]*[/\\])/i;
 
 /** True when a link target is absolute (or protocol-relative) and so leaves the site. */
 export function isOutboundHref(href: string): boolean {

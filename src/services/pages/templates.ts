@@ -16,7 +16,7 @@ export interface RenderOptions {
 /** Replaces every `%TAG%` with its value; unknown or empty tags become empty strings. */
 export function renderTemplate(template: string, tags: TemplateTags, options: RenderOptions = {}): string {
   return template.replace(TAG, (_match, name: string) => {
-    const value = Object.prototype.hasOwnProperty.call(tags, name) ? tags[name] : undefined;
+    const value = Object.hasOwn(tags, name) ? tags[name] : undefined;
     if (value === undefined || value === null) return '';
     const text = String(value);
     if (text === '') return '';

@@ -93,7 +93,7 @@ export class PostbackRecorder {
             'postback',
             { record: async (changes, t) => void (records = await this.storeAccepted(together.map((item, k) => accepted(item, changes[k])), t)) },
           );
-          together.forEach((item, k) => item.resolve({ change: changes[k], record: records[k] }));
+          for (const [k, item] of together.entries()) item.resolve({ change: changes[k], record: records[k] });
         } catch {
           alone = together;
         }
@@ -118,7 +118,9 @@ export class PostbackRecorder {
     if (replays.length === 0) return;
     try {
       const records = await this.deps.db.transaction((t) => this.deps.store.insertMany(replays.map(([item, seen]) => replayRecord(item.record, seen)), t));
-      replays.forEach(([item, seen], k) => item.resolve({ change: { id: seen.order_id!, status: (seen.status ?? 'pending') as OrderStatus, duplicate: true, changes: [], ignored: [] }, record: records[k] }));
+      for (const [k, [item, seen]] of replays.entries()) {
+        item.resolve({ change: { id: seen.order_id!, status: (seen.status ?? 'pending') as OrderStatus, duplicate: true, changes: [], ignored: [] }, record: records[k] });
+      }
     } catch (err) {
       for (const [item] of replays) item.reject(err);
     }

@@ -121,7 +121,7 @@ export class PostbackTester {
   /** The test postback's parameters, in the network's own names. */
   private params(target: PostbackTarget, input: TestInput): Record<string, string> {
     const mapping = target.kind === 'custom' ? (target.mapping ?? {}) : templateMapping(target.module);
-    if (!mapping || !mapping.transaction_id) throw unsupported(`${target.module.name} gives no postback template, so cashtrack cannot build a test postback in its format.`);
+    if (!mapping?.transaction_id) throw unsupported(`${target.module.name} gives no postback template, so cashtrack cannot build a test postback in its format.`);
     const status = input.status ?? 'pending';
     const out: Record<string, string> = {};
     const set = (field: keyof PostbackFields, value: string | undefined) => {

@@ -278,7 +278,7 @@ export class ScheduleService {
       // A catch-up is for the latest slot only: when a newer one was claimed meanwhile (the daemons
       // that were up fired it), this claim is withdrawn. A locking read sees the latest commit.
       if (trigger === 'catch_up') {
-        const newer = await db.select('SELECT id FROM schedule_runs WHERE schedule = ? AND network = ? AND slot > ? LIMIT 1' + db.forUpdate(), [name, network ?? '', slot], t);
+        const newer = await db.select(`SELECT id FROM schedule_runs WHERE schedule = ? AND network = ? AND slot > ? LIMIT 1${db.forUpdate()}`, [name, network ?? '', slot], t);
         if (newer.length) throw new Superseded();
       }
       try {

@@ -12,6 +12,7 @@ import { newDeliveryId } from './signing.js';
 
 const WEBHOOKS_REVISION = 'webhooks_revision';
 
+// biome-ignore lint/suspicious/noExplicitAny: each event's shaper takes its own hook's arguments.
 type Shape = (...args: any[]) => Record<string, unknown>;
 
 /** Each hook that is also a webhook event, and how its arguments become the event's `data`. */

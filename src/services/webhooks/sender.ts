@@ -94,7 +94,7 @@ export class WebhookSender {
   /** A pass as soon as possible (one runs at a time; a kick during a pass makes another follow it). */
   kick(): void {
     if (!this.running) return;
-    if (this.pass) {
+    if (this.pass !== null) {
       this.again = true;
       return;
     }

@@ -25,7 +25,7 @@ export function newDeliveryId(now: Date): string {
   let time = Math.max(now.getTime(), last.time);
   let random: bigint;
   if (time === last.time) random = (last.random + 1n) & ((1n << 80n) - 1n);
-  else random = BigInt('0x' + randomBytes(10).toString('hex'));
+  else random = BigInt(`0x${randomBytes(10).toString('hex')}`);
   last = { time, random };
   let head = '';
   for (let i = 0; i < 10; i++) {

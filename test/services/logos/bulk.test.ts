@@ -13,8 +13,8 @@ import { addAdvertiser, site, type Site } from '../../helpers/web.js';
 describeEachDialect(
   'bulk logo runs',
   (use) => {
-    let sites: Site[] = [];
-    let global = { active: 0, peak: 0 };
+    const sites: Site[] = [];
+    const global = { active: 0, peak: 0 };
     beforeAll(async () => {
       const png = await image('png', 40, 40);
       for (let i = 0; i < 3; i++) {
