@@ -22,7 +22,16 @@ const config = loadConfig({
 const ctx = buildContext(config, { logStream: null });
 try {
   await ensureSchema(ctx, true);
-  await ctx.networks.saveCustom('benchnet', { name: 'Bench Net', currency: 'EUR', tracking_link: 'https://go.bench.test/c/{advertiser_id}?s={sub_id}', statuses: { pending: 'pending', approved: 'approved', rejected: 'declined' } }, 'bench');
+  await ctx.networks.saveCustom(
+    'benchnet',
+    {
+      name: 'Bench Net',
+      currency: 'EUR',
+      tracking_link: 'https://go.bench.test/c/{advertiser_id}?s={sub_id}',
+      statuses: { pending: 'pending', approved: 'approved', rejected: 'declined' },
+    },
+    'bench',
+  );
   const now = new Date();
   for (let i = 0; i < options.urls.length; i += 500) {
     const chunk = options.urls.slice(i, i + 500);

@@ -18,7 +18,9 @@ export const LOGOS_TARGET_S = 30;
 async function makeLogos(count) {
   const logos = [];
   for (let i = 0; i < count; i++) {
-    const stripe = Buffer.from(`<svg width="240" height="120"><rect x="${(i * 7) % 200}" y="0" width="40" height="120" fill="#${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}"/></svg>`);
+    const stripe = Buffer.from(
+      `<svg width="240" height="120"><rect x="${(i * 7) % 200}" y="0" width="40" height="120" fill="#${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}"/></svg>`,
+    );
     logos.push(
       await sharp({ create: { width: 240, height: 120, channels: 4, background: { r: i % 256, g: (i * 3) % 256, b: (i * 7) % 256, alpha: 1 } } })
         .composite([{ input: stripe }])
@@ -119,7 +121,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     const i = args.indexOf(`--${name}`);
     return i >= 0 ? args[i + 1] : fallback;
   };
-  const rows = await runLogos({ logos: Number(arg('logos', 1000)), hosts: Number(arg('hosts', 20)), latencyMs: Number(arg('latency-ms', 20)), only: arg('only', null) });
+  const rows = await runLogos({
+    logos: Number(arg('logos', 1000)),
+    hosts: Number(arg('hosts', 20)),
+    latencyMs: Number(arg('latency-ms', 20)),
+    only: arg('only', null),
+  });
   printLogoRows(rows);
   if (rows.some((r) => !r.pass)) process.exitCode = 1;
 }

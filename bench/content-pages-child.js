@@ -10,7 +10,14 @@ const { JobRunner } = await import('../dist/src/jobs/runner.js');
 
 const config = loadConfig({
   env: { CASHTRACK_ENV: 'production' },
-  overrides: { 'database.url': options.dbUrl, data_dir: options.dataDir, secret: options.secret, 'server.public_url': 'http://127.0.0.1', 'log.stdout': false, 'pages.link_template': 'https://shop.example/shops/%SLUG%' },
+  overrides: {
+    'database.url': options.dbUrl,
+    data_dir: options.dataDir,
+    secret: options.secret,
+    'server.public_url': 'http://127.0.0.1',
+    'log.stdout': false,
+    'pages.link_template': 'https://shop.example/shops/%SLUG%',
+  },
 });
 const ctx = buildContext(config, { logStream: null });
 
@@ -21,7 +28,21 @@ async function seed(count) {
     const rows = [];
     for (let i = start; i < Math.min(count, start + 500); i++) {
       const name = i % 10 === 0 ? `Shared Name ${i % 100}` : i % 37 === 0 ? `商店 ${i}` : `Bench Shop ${i}`;
-      rows.push(['admitad', String(100000 + i), name, `shop${i}.example`, `https://www.shop${i}.example/`, `https://cdn.example/logo/${i}.png`, 'percent', '2', String(4 + (i % 10)), 'active', 1, now, now]);
+      rows.push([
+        'admitad',
+        String(100000 + i),
+        name,
+        `shop${i}.example`,
+        `https://www.shop${i}.example/`,
+        `https://cdn.example/logo/${i}.png`,
+        'percent',
+        '2',
+        String(4 + (i % 10)),
+        'active',
+        1,
+        now,
+        now,
+      ]);
     }
     await ctx.db.execute(
       `INSERT INTO advertisers (module, advertiser, name, domain, site_url, logo_url, commission_type, commission_min, commission_max, status, last_seen_sync, created_at, updated_at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
@@ -40,7 +61,16 @@ try {
   const job = await ctx.jobs.get(queued.id);
   const [{ n }] = await ctx.db.select('SELECT COUNT(*) AS n FROM pages');
   const [{ m }] = await ctx.db.select('SELECT COUNT(DISTINCT slug) AS m FROM pages');
-  process.send({ type: 'done', seconds, status: job.status, error: job.error, result: job.result, stored: Number(n), distinctSlugs: Number(m), maxRssMb: process.resourceUsage().maxRSS / 1024 });
+  process.send({
+    type: 'done',
+    seconds,
+    status: job.status,
+    error: job.error,
+    result: job.result,
+    stored: Number(n),
+    distinctSlugs: Number(m),
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+  });
 } catch (err) {
   process.send({ type: 'error', message: String(err?.stack ?? err) });
 } finally {

@@ -41,7 +41,10 @@ export async function pageRows(dialects) {
       process.stdout.write(`[${dialect}] pages: ${ADVERTISERS.toLocaleString('en')} advertisers, run ${i + 1}/${RUNS}… `);
       const r = await pagesRun(dialect);
       console.log(`${r.seconds.toFixed(1)} s, ${r.maxRssMb.toFixed(0)} MB`);
-      if (r.status !== 'done' || r.stored !== ADVERTISERS || r.distinctSlugs !== ADVERTISERS) throw new Error(`[${dialect}] the bulk job ended ${r.status} with ${r.stored} pages and ${r.distinctSlugs} distinct slugs (${r.error ?? JSON.stringify(r.result)})`);
+      if (r.status !== 'done' || r.stored !== ADVERTISERS || r.distinctSlugs !== ADVERTISERS)
+        throw new Error(
+          `[${dialect}] the bulk job ended ${r.status} with ${r.stored} pages and ${r.distinctSlugs} distinct slugs (${r.error ?? JSON.stringify(r.result)})`,
+        );
       runs.push(r);
     }
     const seconds = median(runs.map((r) => r.seconds));
@@ -76,7 +79,11 @@ function printTable(rows) {
     r.targets.map((t) => `${t.name}: ${t.pass ? 'PASS' : 'FAIL'}`).join(', '),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  const line = (vals) => vals.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (vals) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   console.log(line(header));
   for (const c of cells) console.log(line(c));
 }

@@ -18,10 +18,41 @@ const TARGET_SHARE = 0.9;
 /** Inserts `n` coupons of network `aibench` in multi-row statements. */
 async function seedCoupons(ctx, n) {
   const now = new Date();
-  const cols = ['network', 'advertiser', 'coupon_id', 'code', 'title', 'description', 'discount_type', 'discount_value', 'discount_text', 'regions', 'status', 'last_seen_refresh', 'created_at', 'updated_at'];
+  const cols = [
+    'network',
+    'advertiser',
+    'coupon_id',
+    'code',
+    'title',
+    'description',
+    'discount_type',
+    'discount_value',
+    'discount_text',
+    'regions',
+    'status',
+    'last_seen_refresh',
+    'created_at',
+    'updated_at',
+  ];
   for (let from = 0; from < n; from += 500) {
     const rows = [];
-    for (let i = from; i < Math.min(n, from + 500); i++) rows.push(['aibench', String(1000 + (i % 50)), `ai-${i}`, `SAVE${i}`, `Offer ${i}: ten percent off`, `Ten percent off everything, offer ${i}.`, 'percent', '10', '10%', '[]', 'active', 0, now, now]);
+    for (let i = from; i < Math.min(n, from + 500); i++)
+      rows.push([
+        'aibench',
+        String(1000 + (i % 50)),
+        `ai-${i}`,
+        `SAVE${i}`,
+        `Offer ${i}: ten percent off`,
+        `Ten percent off everything, offer ${i}.`,
+        'percent',
+        '10',
+        '10%',
+        '[]',
+        'active',
+        0,
+        now,
+        now,
+      ]);
     await ctx.db.execute(`INSERT INTO coupons (${cols.join(', ')}) VALUES ${rows.map(() => `(${cols.map(() => '?').join(', ')})`).join(', ')}`, rows.flat());
   }
 }
@@ -33,13 +64,21 @@ async function seedCoupons(ctx, n) {
  */
 async function transportBaseline(fixture, { concurrency, delayMs, calls }) {
   await fixture.reset(delayMs);
-  const body = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Rewrite this coupon of Bench.' }], response_format: { type: 'json_object' } });
+  const body = JSON.stringify({
+    model: 'bench-model',
+    messages: [{ role: 'user', content: 'Rewrite this coupon of Bench.' }],
+    response_format: { type: 'json_object' },
+  });
   let next = 0;
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next++ < calls) {
-        const res = await fetch(`${fixture.baseUrl}/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-key' } });
+        const res = await fetch(`${fixture.baseUrl}/chat/completions`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-key' },
+        });
         await res.json();
       }
     }),
@@ -85,8 +124,17 @@ async function runOne(dialect, fixture, options) {
     const config = loadConfig({
       env: { CASHTRACK_ENV: 'production' },
       overrides: {
-        'database.url': dbUrl, data_dir: dataDir, secret: randomBytes(24).toString('hex'), 'server.public_url': 'http://127.0.0.1', 'log.stdout': false,
-        'ai.base_url': fixture.baseUrl, 'ai.api_key': 'sk-bench-key', 'ai.model': 'bench-model', 'ai.concurrency': options.concurrency, 'ai.token_budget': 0, 'ai.timeout_ms': 30_000,
+        'database.url': dbUrl,
+        data_dir: dataDir,
+        secret: randomBytes(24).toString('hex'),
+        'server.public_url': 'http://127.0.0.1',
+        'log.stdout': false,
+        'ai.base_url': fixture.baseUrl,
+        'ai.api_key': 'sk-bench-key',
+        'ai.model': 'bench-model',
+        'ai.concurrency': options.concurrency,
+        'ai.token_budget': 0,
+        'ai.timeout_ms': 30_000,
       },
     });
     ctx = buildContext(config, { logStream: null });
@@ -103,7 +151,16 @@ async function runOne(dialect, fixture, options) {
     const perS = done.result.saved / seconds;
     const ideal = options.concurrency / (options.delayMs / 1000);
     const stats = await fixture.stats();
-    return { dialect, items: done.result.saved, failed: done.result.failed, seconds, per_s: perS, ideal_per_s: ideal, max_in_flight: stats.maxInFlight, pass: perS >= ideal * TARGET_SHARE };
+    return {
+      dialect,
+      items: done.result.saved,
+      failed: done.result.failed,
+      seconds,
+      per_s: perS,
+      ideal_per_s: ideal,
+      max_in_flight: stats.maxInFlight,
+      pass: perS >= ideal * TARGET_SHARE,
+    };
   } finally {
     await ctx?.close().catch(() => {});
     await mysqlDb?.drop().catch(() => {});
@@ -140,7 +197,9 @@ export async function benchCouponsAi({ coupons = 1000, concurrency = 10, delayMs
 export function printCouponsAi(rows, log = (line) => console.log(line)) {
   log('db      items  failed  seconds  per s  ideal per s  bare fetch per s  max in flight  within 10%');
   for (const r of rows) {
-    log(`${r.dialect.padEnd(6)}  ${String(r.items).padStart(5)}  ${String(r.failed).padStart(6)}  ${r.seconds.toFixed(1).padStart(7)}  ${r.per_s.toFixed(1).padStart(5)}  ${r.ideal_per_s.toFixed(1).padStart(11)}  ${r.baseline_per_s.toFixed(1).padStart(16)}  ${String(r.max_in_flight).padStart(13)}  ${(r.pass ? 'PASS' : 'FAIL').padStart(10)}`);
+    log(
+      `${r.dialect.padEnd(6)}  ${String(r.items).padStart(5)}  ${String(r.failed).padStart(6)}  ${r.seconds.toFixed(1).padStart(7)}  ${r.per_s.toFixed(1).padStart(5)}  ${r.ideal_per_s.toFixed(1).padStart(11)}  ${r.baseline_per_s.toFixed(1).padStart(16)}  ${String(r.max_in_flight).padStart(13)}  ${(r.pass ? 'PASS' : 'FAIL').padStart(10)}`,
+    );
   }
 }
 
@@ -150,7 +209,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const i = args.indexOf(`--${name}`);
     return i >= 0 ? args[i + 1] : fallback;
   };
-  const rows = await benchCouponsAi({ coupons: Number(arg('coupons', 1000)), concurrency: Number(arg('concurrency', 10)), delayMs: Number(arg('delay-ms', 200)), only: arg('only', null) });
+  const rows = await benchCouponsAi({
+    coupons: Number(arg('coupons', 1000)),
+    concurrency: Number(arg('concurrency', 10)),
+    delayMs: Number(arg('delay-ms', 200)),
+    only: arg('only', null),
+  });
   console.log('');
   printCouponsAi(rows);
   process.exitCode = rows.every((r) => r.pass) ? 0 : 1;

@@ -24,15 +24,20 @@ const { startAdmitadFixture } = await import('../dist/test/fixtures/networks/adm
 
 function runOne(dialect, fixture, run) {
   fixture.setCouponRevision(() => 0);
-  return runOnFreshDatabase(dialect, new URL('./coupons-child.js', import.meta.url), { settings: fixture.settings }, {
-    timeoutMs: 600_000,
-    onMessage: (m, child) => {
-      if (m.type !== 'first') return;
-      // 1% of the coupons change at the network between the two refreshes.
-      fixture.setCouponRevision((i) => (i % CHANGED_EVERY === 0 ? run + 1 : 0));
-      child.send({ type: 'go' });
+  return runOnFreshDatabase(
+    dialect,
+    new URL('./coupons-child.js', import.meta.url),
+    { settings: fixture.settings },
+    {
+      timeoutMs: 600_000,
+      onMessage: (m, child) => {
+        if (m.type !== 'first') return;
+        // 1% of the coupons change at the network between the two refreshes.
+        fixture.setCouponRevision((i) => (i % CHANGED_EVERY === 0 ? run + 1 : 0));
+        child.send({ type: 'go' });
+      },
     },
-  });
+  );
 }
 
 const start = new Date(Date.now() - 86_400_000).toISOString().slice(0, 19);
@@ -52,7 +57,9 @@ try {
       const r = await runOne(dialect, fixture, run);
       const expected = COUPONS / CHANGED_EVERY;
       if (r.first.result.created !== COUPONS || r.second.result.updated !== Math.ceil(expected) || r.stored !== COUPONS) {
-        throw new Error(`[${dialect}] unexpected counts: first ${JSON.stringify(r.first.result)}, second ${JSON.stringify(r.second.result)}, stored ${r.stored}`);
+        throw new Error(
+          `[${dialect}] unexpected counts: first ${JSON.stringify(r.first.result)}, second ${JSON.stringify(r.second.result)}, stored ${r.stored}`,
+        );
       }
       console.log(`${r.first.seconds.toFixed(1)} s, ${r.second.seconds.toFixed(1)} s, ${r.maxRssMb.toFixed(0)} MB`);
       runs.push(r);

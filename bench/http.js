@@ -66,7 +66,9 @@ async function preflight(ready, expectRows) {
     const total = Number(res.headers.get('x-wp-total'));
     const items = JSON.parse(body);
     if (total < expectRows || !Array.isArray(items) || items.length !== 10) {
-      throw new Error(`GET ${ready.url}: expected 10 of at least ${expectRows} entries, got ${Array.isArray(items) ? items.length : typeof items} of X-WP-Total ${total}`);
+      throw new Error(
+        `GET ${ready.url}: expected 10 of at least ${expectRows} entries, got ${Array.isArray(items) ? items.length : typeof items} of X-WP-Total ${total}`,
+      );
     }
   }
 }
@@ -105,7 +107,9 @@ async function measure(label, db, handle, opts, profileFile) {
   };
   const total = row.ok + row.non2xx + row.errors;
   if (total === 0 || row.ok < total / 2) {
-    throw new Error(`${label} on ${db}: ${row.ok} of ${total} responses were 2xx (status codes ${JSON.stringify(row.statusCodes)}, ${row.errors} errors/timeouts)`);
+    throw new Error(
+      `${label} on ${db}: ${row.ok} of ${total} responses were 2xx (status codes ${JSON.stringify(row.statusCodes)}, ${row.errors} errors/timeouts)`,
+    );
   }
   return row;
 }
@@ -172,7 +176,9 @@ async function main() {
 
   stopOnSignals(cleanups);
 
-  console.log(`cashtrack bench:http: ${opts.connections} connections, ${opts.duration} s per target (after ${WARMUP_SECONDS} s warm-up), GET /<rest_root>/svc/v1/logs?per_page=10 over 10,000 log rows\n`);
+  console.log(
+    `cashtrack bench:http: ${opts.connections} connections, ${opts.duration} s per target (after ${WARMUP_SECONDS} s warm-up), GET /<rest_root>/svc/v1/logs?per_page=10 over 10,000 log rows\n`,
+  );
   try {
     const databases = [];
     if (opts.only !== 'mysql') databases.push({ name: 'sqlite', url: sqliteUrl });
@@ -222,7 +228,10 @@ async function main() {
 
     process.stdout.write('cold start… ');
     const version = coldStart(['--version'], cliEnv({}));
-    const usersList = coldStart(['users', 'list', '--json'], cliEnv({ CASHTRACK_DATABASE_URL: sqliteUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret }));
+    const usersList = coldStart(
+      ['users', 'list', '--json'],
+      cliEnv({ CASHTRACK_DATABASE_URL: sqliteUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret }),
+    );
     console.log('done\n');
 
     if (rows.length > 0) {
@@ -242,12 +251,18 @@ async function main() {
       ['cashtrack users list --json', usersList, TARGETS.usersListMs],
     ];
     for (const [name, t, target] of cold) {
-      console.log(`cold start ${name.padEnd(28)} median ${t.median.toFixed(0).padStart(4)} ms (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)}; target < ${target} ms: ${verdict(t.median < target)})`);
+      console.log(
+        `cold start ${name.padEnd(28)} median ${t.median.toFixed(0).padStart(4)} ms (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)}; target < ${target} ms: ${verdict(t.median < target)})`,
+      );
     }
     for (const db of databases) {
       if (!db.profileFile) continue;
       console.log(`\nCPU profile of the namespace server on ${db.name} (${db.profileFile}):`);
-      console.log(summarize(JSON.parse(readFileSync(db.profileFile, 'utf8')), 12).map((l) => `  ${l}`).join('\n'));
+      console.log(
+        summarize(JSON.parse(readFileSync(db.profileFile, 'utf8')), 12)
+          .map((l) => `  ${l}`)
+          .join('\n'),
+      );
     }
   } finally {
     await runCleanups(cleanups);

@@ -175,7 +175,11 @@ export async function rawBaseline(dbUrl, { connections, durationMs, memberCount 
           const start = process.hrtime.bigint();
           try {
             await db.exec('BEGIN IMMEDIATE');
-            await db.run('INSERT INTO bench_raw (member_id, amount, created_at) VALUES (?, ?, ?)', [1 + Math.floor(rand() * memberCount), 1 + Math.floor(rand() * 500), db.date(new Date())]);
+            await db.run('INSERT INTO bench_raw (member_id, amount, created_at) VALUES (?, ?, ?)', [
+              1 + Math.floor(rand() * memberCount),
+              1 + Math.floor(rand() * 500),
+              db.date(new Date()),
+            ]);
             await db.exec('COMMIT');
             commits++;
             latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
@@ -201,14 +205,19 @@ export async function rawBaseline(dbUrl, { connections, durationMs, memberCount 
   const pool = mysql.createPool({ ...mysqlTarget(dbUrl), connectionLimit: connections, waitForConnections: true });
   pool.on('connection', (c) => c.on('error', () => {}));
   try {
-    await pool.query('CREATE TABLE IF NOT EXISTS bench_raw (id BIGINT AUTO_INCREMENT PRIMARY KEY, member_id INT, amount BIGINT, created_at DATETIME(3)) ENGINE=InnoDB');
+    await pool.query(
+      'CREATE TABLE IF NOT EXISTS bench_raw (id BIGINT AUTO_INCREMENT PRIMARY KEY, member_id INT, amount BIGINT, created_at DATETIME(3)) ENGINE=InnoDB',
+    );
     const conns = await Promise.all(Array.from({ length: connections }, () => pool.getConnection()));
     const loop = async (conn) => {
       while (Date.now() < deadline) {
         const start = process.hrtime.bigint();
         try {
           await conn.query('START TRANSACTION');
-          await conn.query('INSERT INTO bench_raw (member_id, amount, created_at) VALUES (?, ?, NOW(3))', [1 + Math.floor(rand() * memberCount), 1 + Math.floor(rand() * 500)]);
+          await conn.query('INSERT INTO bench_raw (member_id, amount, created_at) VALUES (?, ?, NOW(3))', [
+            1 + Math.floor(rand() * memberCount),
+            1 + Math.floor(rand() * 500),
+          ]);
           await conn.query('COMMIT');
           commits++;
           latencies.push(Number(process.hrtime.bigint() - start) / 1e6);

@@ -121,7 +121,10 @@ export function adjustmentLoad(ready, members, runId) {
         const headers = { authorization: ready.authorization, 'content-type': 'application/json', 'idempotency-key': t.keys[n] };
         const res = await fetch(`${ready.origin}${path}`, { method: 'POST', headers, body: t.bodies[n], signal: AbortSignal.timeout(10_000) });
         const text = await res.text();
-        const same = res.status === t.status[n] && res.headers.get('idempotent-replayed') === 'true' && (res.status !== 201 || JSON.parse(text).entry?.id === t.entryIds[n]);
+        const same =
+          res.status === t.status[n] &&
+          res.headers.get('idempotent-replayed') === 'true' &&
+          (res.status !== 201 || JSON.parse(text).entry?.id === t.entryIds[n]);
         if (same) out.identical++;
         else out.differing.push(`#${n}: first ${t.status[n]}, replay ${res.status} ${text.slice(0, 120)}`);
       }
@@ -129,7 +132,12 @@ export function adjustmentLoad(ready, members, runId) {
       const n = t.keys.findIndex((k, i) => k && t.status[i] !== null);
       if (n > 0) {
         const other = JSON.stringify({ ...JSON.parse(t.bodies[n]), amount: '0.01', type: 'credit' });
-        const res = await fetch(`${ready.origin}${path}`, { method: 'POST', headers: { authorization: ready.authorization, 'content-type': 'application/json', 'idempotency-key': t.keys[n] }, body: other, signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(`${ready.origin}${path}`, {
+          method: 'POST',
+          headers: { authorization: ready.authorization, 'content-type': 'application/json', 'idempotency-key': t.keys[n] },
+          body: other,
+          signal: AbortSignal.timeout(10_000),
+        });
         const text = await res.text();
         out.reusedKey = `${res.status} ${safeCode(text)}`;
       }
@@ -152,7 +160,10 @@ function safeCode(text) {
  */
 export async function checkExactlyOnce(db, tally, members, openingTotal) {
   const last = members.first + members.count - 1;
-  const rows = await db.all(`SELECT id, amount, note FROM ledger_entries WHERE member_id BETWEEN ? AND ? AND note LIKE '${NOTE_PREFIX}%'`, [members.first, last]);
+  const rows = await db.all(`SELECT id, amount, note FROM ledger_entries WHERE member_id BETWEEN ? AND ? AND note LIKE '${NOTE_PREFIX}%'`, [
+    members.first,
+    last,
+  ]);
   const [bal] = await db.all('SELECT COALESCE(SUM(available), 0) AS total FROM balances WHERE member_id BETWEEN ? AND ?', [members.first, last]);
   const [all] = await db.all('SELECT COALESCE(SUM(amount), 0) AS total FROM ledger_entries WHERE member_id BETWEEN ? AND ?', [members.first, last]);
   const idem = await db.all("SELECT state, response_status, COUNT(*) AS n FROM idempotency_keys WHERE scope = 'ledger.adjust' GROUP BY state, response_status");
@@ -180,7 +191,8 @@ export async function checkExactlyOnce(db, tally, members, openingTotal) {
       acked++;
       ackSum += tally.signed[n];
       if (!entry) problems.push(`request #${n} answered 201 but is not in the ledger`);
-      else if (entry.amount !== tally.signed[n] || (tally.entryIds[n] !== null && entry.id !== Number(tally.entryIds[n]))) problems.push(`request #${n}: 201 said entry ${tally.entryIds[n]} of ${tally.signed[n]}, the ledger has entry ${entry.id} of ${entry.amount}`);
+      else if (entry.amount !== tally.signed[n] || (tally.entryIds[n] !== null && entry.id !== Number(tally.entryIds[n])))
+        problems.push(`request #${n}: 201 said entry ${tally.entryIds[n]} of ${tally.signed[n]}, the ledger has entry ${entry.id} of ${entry.amount}`);
     } else if (status === null) {
       inflight++;
       if (entry) {
@@ -190,7 +202,8 @@ export async function checkExactlyOnce(db, tally, members, openingTotal) {
     } else if (entry) problems.push(`request #${n} answered ${status} but entry ${entry.id} exists`);
   }
   const ledgerDelta = Number(bal.total) - openingTotal;
-  if (ledgerDelta !== ackSum + inflightSum) problems.push(`the members' balances moved by ${ledgerDelta}, the client saw ${ackSum} acknowledged (+ ${inflightSum} in flight)`);
+  if (ledgerDelta !== ackSum + inflightSum)
+    problems.push(`the members' balances moved by ${ledgerDelta}, the client saw ${ackSum} acknowledged (+ ${inflightSum} in flight)`);
   if (Number(all.total) !== Number(bal.total)) problems.push(`balances total ${bal.total}, entries total ${all.total}`);
   if (tally.noteMismatches > 0) problems.push(`${tally.noteMismatches} 201 answers did not echo their request's note and amount`);
   if (tally.unexpectedReplays > 0) problems.push(`${tally.unexpectedReplays} load requests were answered as replays`);
@@ -199,7 +212,8 @@ export async function checkExactlyOnce(db, tally, members, openingTotal) {
   const keyedAnswered = tally.keys.filter((k, n) => k && tally.status[n] !== null && tally.status[n] < 500).length;
   const recorded = done.reduce((s, r) => s + Number(r.n), 0);
   const keyedInflight = tally.keys.filter((k, n) => k && tally.status[n] === null).length;
-  if (recorded < keyedAnswered || recorded > keyedAnswered + keyedInflight) problems.push(`${keyedAnswered} keyed requests answered (+ ${keyedInflight} in flight), ${recorded} idempotency records done`);
+  if (recorded < keyedAnswered || recorded > keyedAnswered + keyedInflight)
+    problems.push(`${keyedAnswered} keyed requests answered (+ ${keyedInflight} in flight), ${recorded} idempotency records done`);
   return {
     ok: problems.length === 0,
     problems,
@@ -208,7 +222,12 @@ export async function checkExactlyOnce(db, tally, members, openingTotal) {
     ledgerDelta,
     inflight,
     inflightApplied,
-    idempotency: { keyedAnswered, recorded, byStatus: Object.fromEntries(done.map((r) => [String(r.response_status), Number(r.n)])), running: idem.filter((r) => r.state !== 'done').reduce((s, r) => s + Number(r.n), 0) },
+    idempotency: {
+      keyedAnswered,
+      recorded,
+      byStatus: Object.fromEntries(done.map((r) => [String(r.response_status), Number(r.n)])),
+      running: idem.filter((r) => r.state !== 'done').reduce((s, r) => s + Number(r.n), 0),
+    },
   };
 }
 

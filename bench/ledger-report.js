@@ -10,7 +10,10 @@ const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
 const pct = (v) => (v === null || v === undefined ? '-' : `${(100 * v).toFixed(0)}%`);
 const cpuCell = (r) => `${pct(r.cpu)}/${pct(r.clientCpu)}/${pct(r.dbCpu)}`;
 /** `ledger verify`'s outcome in words. */
-const verifyText = (v) => (v.count === null ? `${v.error} (${(v.ms / 1000).toFixed(1)} s)` : `${v.count} discrepancies in ${(v.ms / 1000).toFixed(1)} s${v.count ? ` ${JSON.stringify(v.kinds)}` : ''}`);
+const verifyText = (v) =>
+  v.count === null
+    ? `${v.error} (${(v.ms / 1000).toFixed(1)} s)`
+    : `${v.count} discrepancies in ${(v.ms / 1000).toFixed(1)} s${v.count ? ` ${JSON.stringify(v.kinds)}` : ''}`;
 const CPU_LEGEND = 'CPU: during the measured run, in cores: the daemon (with its SQLite threads) / this process (autocannon) / a local MariaDB server';
 const ms = (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
 
@@ -25,7 +28,9 @@ function printTable(columns, rows) {
 
 export function printWrite(results, opts) {
   const { members, openingMinor } = results[0];
-  console.log(`\nPOST /ledger/adjustments: ${opts.connections} clients, ${opts.duration} s measured, ${members} members (opening credit ${formatMinor(openingMinor)} each); ${LOAD_DESCRIPTION}`);
+  console.log(
+    `\nPOST /ledger/adjustments: ${opts.connections} clients, ${opts.duration} s measured, ${members} members (opening credit ${formatMinor(openingMinor)} each); ${LOAD_DESCRIPTION}`,
+  );
   printTable(
     [
       ['db', (r) => r.db, 'left'],
@@ -72,7 +77,9 @@ export function printWrite(results, opts) {
     for (const p of o.problems.slice(0, 10)) console.log(`[${r.db}]   ${p}`);
     const i = o.idempotency;
     console.log(
-      `[${r.db}] Idempotency-Key: ${i.keyedAnswered} keyed requests answered, ${i.recorded} records done (${Object.entries(i.byStatus).map(([s, n]) => `${s}: ${n}`).join(', ')}), ${i.running} left running; ` +
+      `[${r.db}] Idempotency-Key: ${i.keyedAnswered} keyed requests answered, ${i.recorded} records done (${Object.entries(i.byStatus)
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', ')}), ${i.running} left running; ` +
         `replayed ${r.replay.sent}: ${r.replay.identical} identical with Idempotent-Replayed${r.replay.reusedKey ? `; same key, other body: ${r.replay.reusedKey}` : ''} => ${verdict(r.replay.identical === r.replay.sent && r.replay.reusedKey?.startsWith('422'))}`,
     );
     for (const d of r.replay.differing.slice(0, 5)) console.log(`[${r.db}]   ${d}`);
@@ -81,7 +88,9 @@ export function printWrite(results, opts) {
 }
 
 export function printRead(results, opts) {
-  console.log(`\nReads on ${opts.readMembers.toLocaleString('en-US')} members and ${opts.readEntries.toLocaleString('en-US')} entries: autocannon, 1 connection (sequential requests), ${opts.readDuration} s each after ${results[0].warmupSeconds} s warm-up; entries of a random member with 9-11 entries per request`);
+  console.log(
+    `\nReads on ${opts.readMembers.toLocaleString('en-US')} members and ${opts.readEntries.toLocaleString('en-US')} entries: autocannon, 1 connection (sequential requests), ${opts.readDuration} s each after ${results[0].warmupSeconds} s warm-up; entries of a random member with 9-11 entries per request`,
+  );
   printTable(
     [
       ['db', (r) => r.db, 'left'],
@@ -114,6 +123,10 @@ export function printRead(results, opts) {
 export function printProfiles(files) {
   for (const [label, file] of files) {
     console.log(`\nCPU profile of the daemon, ${label} (${file}):`);
-    console.log(summarize(JSON.parse(readFileSync(file, 'utf8')), 12).map((l) => `  ${l}`).join('\n'));
+    console.log(
+      summarize(JSON.parse(readFileSync(file, 'utf8')), 12)
+        .map((l) => `  ${l}`)
+        .join('\n'),
+    );
   }
 }

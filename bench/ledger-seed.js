@@ -20,8 +20,41 @@ async function insertTuples(db, head, tuples, what) {
 
 // ---- seeding -----------------------------------------------------------------------------------
 
-const FIRST_NAMES = ['Maria', 'James', 'Anna', 'John', 'Laura', 'Michael', 'Sarah', 'David', 'Emma', 'Thomas', 'Julia', 'Daniel', 'Sophie', 'Lucas', 'Olivia', 'Peter'];
-const LAST_NAMES = ['Smith', 'Garcia', 'Muller', 'Martin', 'Johnson', 'Rossi', 'Brown', 'Dubois', 'Schmidt', 'Lopez', 'Wilson', 'Bernard', 'Fischer', 'Taylor', 'Moreau'];
+const FIRST_NAMES = [
+  'Maria',
+  'James',
+  'Anna',
+  'John',
+  'Laura',
+  'Michael',
+  'Sarah',
+  'David',
+  'Emma',
+  'Thomas',
+  'Julia',
+  'Daniel',
+  'Sophie',
+  'Lucas',
+  'Olivia',
+  'Peter',
+];
+const LAST_NAMES = [
+  'Smith',
+  'Garcia',
+  'Muller',
+  'Martin',
+  'Johnson',
+  'Rossi',
+  'Brown',
+  'Dubois',
+  'Schmidt',
+  'Lopez',
+  'Wilson',
+  'Bernard',
+  'Fischer',
+  'Taylor',
+  'Moreau',
+];
 
 /** `count` members with ids from `firstId` (explicit ids: entries and balances point at them). */
 export async function insertMembers(db, { firstId, count, prefix, now }) {
@@ -38,8 +71,10 @@ export async function insertMembers(db, { firstId, count, prefix, now }) {
   await db.exec('COMMIT');
 }
 
-const PAYOUT_HEAD = 'payouts (id, member_id, amount, currency, method, details, note, status, reference, reason, entry_id, return_entry_id, actor, created_at, updated_at)';
-const ENTRY_HEAD = 'ledger_entries (id, member_id, currency, type, amount, balance_after, source_type, source_id, order_id, reverses_id, note, actor, created_at)';
+const PAYOUT_HEAD =
+  'payouts (id, member_id, amount, currency, method, details, note, status, reference, reason, entry_id, return_entry_id, actor, created_at, updated_at)';
+const ENTRY_HEAD =
+  'ledger_entries (id, member_id, currency, type, amount, balance_after, source_type, source_id, order_id, reverses_id, note, actor, created_at)';
 
 function nextIdOf(rows) {
   return Number(rows[0]?.next ?? 1);
@@ -59,7 +94,9 @@ export async function seedWriteSet(db, { count, openingMinor, currency, actor })
   const balances = [];
   for (let k = 0; k < count; k++) {
     const id = firstId + k;
-    entries.push(`(${firstEntry + k},${id},'${currency}','adjustment',${openingMinor},${openingMinor},'adjustment',NULL,NULL,NULL,'bench opening credit','${actor}',${at})`);
+    entries.push(
+      `(${firstEntry + k},${id},'${currency}','adjustment',${openingMinor},${openingMinor},'adjustment',NULL,NULL,NULL,'bench opening credit','${actor}',${at})`,
+    );
     balances.push(`(${id},'${currency}',${openingMinor},0,0,0,${at})`);
   }
   await begin(db);
@@ -153,7 +190,9 @@ export async function seedHistory(db, { members, entries, currency, actor, seed,
       sourceId = String(nextPayout);
       paid[m] -= amount;
       const when = `'${db.date(new Date(at))}'`;
-      payouts.push(`(${nextPayout++},${firstId + m},${-amount},'${currency}','paypal',NULL,NULL,'paid','bench-${id}',NULL,${id},NULL,'${actor}',${when},${when})`);
+      payouts.push(
+        `(${nextPayout++},${firstId + m},${-amount},'${currency}','paypal',NULL,NULL,'paid','bench-${id}',NULL,${id},NULL,'${actor}',${when},${when})`,
+      );
     } else if (r < 0.2) {
       type = 'adjustment';
       amount = rand() < 0.5 || balance[m] < 500 ? 100 + int(1_900) : -(100 + int(400));
@@ -180,7 +219,8 @@ export async function seedHistory(db, { members, entries, currency, actor, seed,
     );
     if (tuples.length === BATCH || s === entries - 1) {
       await withTimeout(db.exec(`INSERT INTO ${ENTRY_HEAD} VALUES ${tuples.join(',')}`), STATEMENT_TIMEOUT_MS, `inserting entries up to ${id}`);
-      if (payouts.length) await withTimeout(db.exec(`INSERT INTO ${PAYOUT_HEAD} VALUES ${payouts.join(',')}`), STATEMENT_TIMEOUT_MS, `inserting payouts up to entry ${id}`);
+      if (payouts.length)
+        await withTimeout(db.exec(`INSERT INTO ${PAYOUT_HEAD} VALUES ${payouts.join(',')}`), STATEMENT_TIMEOUT_MS, `inserting payouts up to entry ${id}`);
       inTransaction += tuples.length;
       tuples = [];
       payouts = [];

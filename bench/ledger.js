@@ -64,7 +64,10 @@ function parseOptions(argv, env) {
     else if (flag === '--read-entries') opts.readEntries = Number(value());
     else if (flag === '--pool-max') opts.poolMax = Number(value());
     else if (flag === '--profile') opts.profile = value();
-    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --skip-read, --skip-write, --read-duration N, --read-members N, --read-entries N, --pool-max N, --profile DIR)`);
+    else
+      throw new UsageError(
+        `unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --skip-read, --skip-write, --read-duration N, --read-members N, --read-entries N, --pool-max N, --profile DIR)`,
+      );
   }
   const int = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
   if (!int(opts.duration, 1, 300)) throw new UsageError('--duration must be 1-300 seconds');
@@ -124,17 +127,22 @@ async function runWrite(db, opts, dataDir, secret, log) {
     const profileFile = opts.profile ? join(opts.profile, `adjustments-${db.name}.cpuprofile`) : null;
     const locksBefore = await innodbLockCounters(direct);
     const load1 = loadavg()[0];
-    const { result, cpu, clientCpu, dbCpu } = await cpuDuring(handle, profileFile, db.url, () => cannon(ready, { connections: opts.connections, duration: opts.duration, requests: [load.request] }));
+    const { result, cpu, clientCpu, dbCpu } = await cpuDuring(handle, profileFile, db.url, () =>
+      cannon(ready, { connections: opts.connections, duration: opts.duration, requests: [load.request] }),
+    );
     const load2 = loadavg()[0];
     const locksAfter = await innodbLockCounters(direct);
-    const locks = locksBefore && locksAfter ? { deadlocks: locksAfter.deadlocks - locksBefore.deadlocks, lockWaits: locksAfter.lockWaits - locksBefore.lockWaits } : null;
+    const locks =
+      locksBefore && locksAfter ? { deadlocks: locksAfter.deadlocks - locksBefore.deadlocks, lockWaits: locksAfter.lockWaits - locksBefore.lockWaits } : null;
     load.setPhase('replay');
     const replay = await load.replay();
     const raw = combineRaw([rawBefore, await rawHalf()]);
     const measured = load.tally.phases.measured ?? { created: 0, funds: 0, other: 0, keyed: 0 };
     const answered = measured.created + measured.funds + measured.other;
     if (answered === 0 || measured.created < answered / 2) {
-      throw new Error(`adjustments on ${db.name}: ${measured.created} of ${answered} answers were 201 (${JSON.stringify([...load.tally.otherAnswers])}, ${result.errors} errors, ${result.timeouts} timeouts)`);
+      throw new Error(
+        `adjustments on ${db.name}: ${measured.created} of ${answered} answers were 201 (${JSON.stringify([...load.tally.otherAnswers])}, ${result.errors} errors, ${result.timeouts} timeouts)`,
+      );
     }
     const once = await checkExactlyOnce(direct, load.tally, members, members.openingTotal);
     await direct.close();
@@ -204,7 +212,11 @@ async function runRead(db, opts, dataDir, secret, log) {
     }
     const targets = [
       { label: 'GET /ledger/members?per_page=100&orderby=available', path: () => `${ready.prefix}/ledger/members?per_page=100&orderby=available`, expect: 100 },
-      { label: 'GET /ledger/entries?member_id=<~10 entries>', path: () => `${ready.prefix}/ledger/entries?member_id=${typical[Math.floor(rand() * typical.length)]}`, expect: 9 },
+      {
+        label: 'GET /ledger/entries?member_id=<~10 entries>',
+        path: () => `${ready.prefix}/ledger/entries?member_id=${typical[Math.floor(rand() * typical.length)]}`,
+        expect: 9,
+      },
     ];
     const rows = [];
     for (const target of targets) {
@@ -218,7 +230,21 @@ async function runRead(db, opts, dataDir, secret, log) {
       const slug = target.label.includes('members') ? 'members' : 'entries';
       const profileFile = opts.profile ? join(opts.profile, `read-${slug}-${db.name}.cpuprofile`) : null;
       const { result, cpu, clientCpu, dbCpu } = await cpuDuring(handle, profileFile, db.url, () => cannon(ready, { ...base, duration: opts.readDuration }));
-      rows.push({ db: db.name, label: target.label, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors + result.timeouts, cpu, clientCpu, dbCpu, profileFile });
+      rows.push({
+        db: db.name,
+        label: target.label,
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        max: result.latency.max,
+        ok: result['2xx'],
+        non2xx: result.non2xx,
+        errors: result.errors + result.timeouts,
+        cpu,
+        clientCpu,
+        dbCpu,
+        profileFile,
+      });
     }
     await handle.stop();
     log('ledger verify… ');
@@ -248,7 +274,10 @@ async function main() {
   const databases = [];
   if (opts.only !== 'mysql') databases.push('sqlite');
   if (opts.only !== 'sqlite') databases.push('mysql');
-  const watchdog = setTimeout(() => onSignal(`watchdog (${databases.length * WATCHDOG_MS_PER_DATABASE / 60_000} min)`), databases.length * WATCHDOG_MS_PER_DATABASE);
+  const watchdog = setTimeout(
+    () => onSignal(`watchdog (${(databases.length * WATCHDOG_MS_PER_DATABASE) / 60_000} min)`),
+    databases.length * WATCHDOG_MS_PER_DATABASE,
+  );
   watchdog.unref();
   if (opts.profile) mkdirSync(opts.profile, { recursive: true });
 
@@ -261,7 +290,14 @@ async function main() {
       /** A fresh database per half (MariaDB: throws when the server is unreachable). */
       const fresh = async (half) => {
         const file = join(tmp, `${half}.sqlite`);
-        if (name === 'sqlite') return { name, url: `sqlite:${file}`, drop: async () => { for (const x of ['', '-wal', '-shm']) rmSync(`${file}${x}`, { force: true }); } };
+        if (name === 'sqlite')
+          return {
+            name,
+            url: `sqlite:${file}`,
+            drop: async () => {
+              for (const x of ['', '-wal', '-shm']) rmSync(`${file}${x}`, { force: true });
+            },
+          };
         const m = await createMysqlDatabase();
         cleanups.unshift(() => m.drop());
         return { name, url: m.url, drop: () => m.drop() };

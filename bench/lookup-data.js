@@ -9,26 +9,110 @@ export { prng };
 
 // Ranked by frequency; picked with Zipf-like weights so some prefixes match thousands of rows.
 const FIRST_NAMES = [
-  'Maria', 'James', 'Anna', 'John', 'Laura', 'Michael', 'Sarah', 'David', 'Emma', 'Thomas', 'Julia', 'Daniel', 'Sophie', 'Lucas',
-  'Olivia', 'Peter', 'Chloé', 'Marco', 'Elena', 'Kevin', 'Nina', 'Paul', 'Lea', 'Robert', 'Hannah', 'Ahmed', 'Ines', 'Jonas',
-  'Claire', 'Stefan', 'Fatima', 'Oscar', 'Yuki', 'Björn', 'Priya', 'Igor', 'Wanda', 'Ulrich', 'Xavier', 'Quentin',
+  'Maria',
+  'James',
+  'Anna',
+  'John',
+  'Laura',
+  'Michael',
+  'Sarah',
+  'David',
+  'Emma',
+  'Thomas',
+  'Julia',
+  'Daniel',
+  'Sophie',
+  'Lucas',
+  'Olivia',
+  'Peter',
+  'Chloé',
+  'Marco',
+  'Elena',
+  'Kevin',
+  'Nina',
+  'Paul',
+  'Lea',
+  'Robert',
+  'Hannah',
+  'Ahmed',
+  'Ines',
+  'Jonas',
+  'Claire',
+  'Stefan',
+  'Fatima',
+  'Oscar',
+  'Yuki',
+  'Björn',
+  'Priya',
+  'Igor',
+  'Wanda',
+  'Ulrich',
+  'Xavier',
+  'Quentin',
 ];
 const LAST_NAMES = [
-  'Smith', 'Garcia', 'Müller', 'Martin', 'Johnson', 'Rossi', 'Brown', 'Dubois', 'Schmidt', 'Lopez', 'Wilson', 'Bernard', 'Fischer',
-  'Taylor', 'Moreau', 'Weber', 'Anderson', 'Romano', 'Meyer', 'Thomas', 'Novak', 'Jackson', 'Petit', 'Wagner', 'Kowalski',
-  'White', 'Laurent', 'Becker', 'Harris', 'Conti', 'Nguyen', 'Schulz', 'Clark', 'Lefebvre', 'Hoffmann', 'Young', 'Kim',
-  'Zimmermann', 'Olsen', 'Evans',
+  'Smith',
+  'Garcia',
+  'Müller',
+  'Martin',
+  'Johnson',
+  'Rossi',
+  'Brown',
+  'Dubois',
+  'Schmidt',
+  'Lopez',
+  'Wilson',
+  'Bernard',
+  'Fischer',
+  'Taylor',
+  'Moreau',
+  'Weber',
+  'Anderson',
+  'Romano',
+  'Meyer',
+  'Thomas',
+  'Novak',
+  'Jackson',
+  'Petit',
+  'Wagner',
+  'Kowalski',
+  'White',
+  'Laurent',
+  'Becker',
+  'Harris',
+  'Conti',
+  'Nguyen',
+  'Schulz',
+  'Clark',
+  'Lefebvre',
+  'Hoffmann',
+  'Young',
+  'Kim',
+  'Zimmermann',
+  'Olsen',
+  'Evans',
 ];
 const ADJECTIVES = ['lucky', 'smart', 'happy', 'thrifty', 'golden', 'super', 'deal', 'coupon'];
 const NOUNS = ['saver', 'shopper', 'hunter', 'queen', 'king', 'fox', 'cash', 'bargain'];
 const DOMAINS = [
-  ['gmail.com', 40], ['yahoo.com', 12], ['outlook.com', 10], ['hotmail.com', 10], ['icloud.com', 7],
-  ['gmx.de', 6], ['web.de', 5], ['orange.fr', 4], ['proton.me', 3], ['free.fr', 3],
+  ['gmail.com', 40],
+  ['yahoo.com', 12],
+  ['outlook.com', 10],
+  ['hotmail.com', 10],
+  ['icloud.com', 7],
+  ['gmx.de', 6],
+  ['web.de', 5],
+  ['orange.fr', 4],
+  ['proton.me', 3],
+  ['free.fr', 3],
 ];
 
 function zipfPicker(items, s, rand) {
   const weights = items.map((_, i) => 1 / (i + 1) ** s);
-  return weightedPicker(items.map((item, i) => [item, weights[i]]), rand);
+  return weightedPicker(
+    items.map((item, i) => [item, weights[i]]),
+    rand,
+  );
 }
 
 function weightedPicker(pairs, rand) {
@@ -42,7 +126,10 @@ function weightedPicker(pairs, rand) {
 
 /** ASCII, lower case: logins and email local parts. */
 function slug(name) {
-  return name.normalize('NFD').replace(/[^A-Za-z]/g, '').toLowerCase();
+  return name
+    .normalize('NFD')
+    .replace(/[^A-Za-z]/g, '')
+    .toLowerCase();
 }
 
 /** `count` users: logins like `maria.garcia123`, emails at several domains, "Maria Garcia". */
@@ -125,9 +212,36 @@ export function generateSearches(users) {
     add('display name', name.slice(0, cut));
   }
   const misses = [
-    'zz', 'qx', 'xq', 'zzq', 'qqq', 'xyz', 'jjj', 'nobody', 'nobody.here', 'maria.garcia99999x', 'john.smith@nowhere.invalid',
-    '%', '_', '!', "o'brien", "' OR 1=1 --", '12345', '@', '@gmail.com', 'Maria Zz', 'Zoltan', 'zoë', '-', '.', 'ma%ia',
-    'a_b', 'admin!', 'vwx', 'kkk', 'hhh',
+    'zz',
+    'qx',
+    'xq',
+    'zzq',
+    'qqq',
+    'xyz',
+    'jjj',
+    'nobody',
+    'nobody.here',
+    'maria.garcia99999x',
+    'john.smith@nowhere.invalid',
+    '%',
+    '_',
+    '!',
+    "o'brien",
+    "' OR 1=1 --",
+    '12345',
+    '@',
+    '@gmail.com',
+    'Maria Zz',
+    'Zoltan',
+    'zoë',
+    '-',
+    '.',
+    'ma%ia',
+    'a_b',
+    'admin!',
+    'vwx',
+    'kkk',
+    'hhh',
   ];
   for (const m of misses) add('no match', m);
   return searches;

@@ -57,7 +57,10 @@ function parseOptions(argv, env) {
 /** A context and an injectable server on `dbUrl`, built from dist/ as bench/http-server.js does. */
 async function startCashtrack({ dbUrl, dataDir, secret }) {
   // A hyphen: no seeded login has one.
-  const { ctx, server, close, config, namespace, admin } = await startDaemon({ dbUrl, dataDir, secret }, { listen: false, setup: async (ctx) => ({ admin: await benchAdmin(ctx, 'bench-admin') }) });
+  const { ctx, server, close, config, namespace, admin } = await startDaemon(
+    { dbUrl, dataDir, secret },
+    { listen: false, setup: async (ctx) => ({ admin: await benchAdmin(ctx, 'bench-admin') }) },
+  );
   return { ctx, server, close, prefix: `/${config.server.rest_root}/${namespace}`, authorization: admin.authorization };
 }
 
@@ -82,7 +85,10 @@ function layers(app) {
       name: 'GET /lookup/users',
       short: 'HTTP',
       run: async (s) => {
-        const res = await app.server.inject({ url: `${app.prefix}/lookup/users?search=${encodeURIComponent(s)}`, headers: { authorization: app.authorization } });
+        const res = await app.server.inject({
+          url: `${app.prefix}/lookup/users?search=${encodeURIComponent(s)}`,
+          headers: { authorization: app.authorization },
+        });
         if (res.statusCode !== 200) throw new Error(`GET /lookup/users?search=${s} answered ${res.statusCode}: ${res.payload.slice(0, 300)}`);
         return JSON.parse(res.payload);
       },
@@ -165,14 +171,20 @@ function report(db, results, matches, plans) {
     [
       ['searches', (c) => c],
       ['n', (c) => String(new Set(results[0].samples.filter((s) => s.category === c).map((s) => s.search)).size)],
-      ['matches min-max', (c) => {
-        const m = [...matches.entries()].filter(([, v]) => v.category === c).map(([, v]) => v.total);
-        return `${Math.min(...m)}-${Math.max(...m)}`;
-      }],
-      ...results.map((r) => [`${r.short} p50 / max ms`, (c) => {
-        const st = stats(r.samples.filter((s) => s.category === c));
-        return `${fmt(st.p50)} / ${fmt(st.max)}`;
-      }]),
+      [
+        'matches min-max',
+        (c) => {
+          const m = [...matches.entries()].filter(([, v]) => v.category === c).map(([, v]) => v.total);
+          return `${Math.min(...m)}-${Math.max(...m)}`;
+        },
+      ],
+      ...results.map((r) => [
+        `${r.short} p50 / max ms`,
+        (c) => {
+          const st = stats(r.samples.filter((s) => s.category === c));
+          return `${fmt(st.p50)} / ${fmt(st.max)}`;
+        },
+      ]),
     ],
     categories,
   );
@@ -181,8 +193,10 @@ function report(db, results, matches, plans) {
     const worst = [...r.samples].sort((a, b) => b.ms - a.ms);
     const seen = new Set();
     const top = worst.filter((s) => !seen.has(s.search) && seen.add(s.search)).slice(0, 5);
-    console.log(`\nslowest ${r.layer} (${r.rounds} round${r.rounds === 1 ? '' : 's'}): ` +
-      top.map((s) => `"${s.search}" ${fmt(s.ms)} ms (${matches.get(s.search).total} matches)`).join(', '));
+    console.log(
+      `\nslowest ${r.layer} (${r.rounds} round${r.rounds === 1 ? '' : 's'}): ` +
+        top.map((s) => `"${s.search}" ${fmt(s.ms)} ms (${matches.get(s.search).total} matches)`).join(', '),
+    );
   }
 
   const lookupSql = plans.find((p) => p.label === 'lookup')?.sql;
@@ -280,7 +294,9 @@ async function main() {
     `cashtrack bench:lookup: ${searches.length} searches x ${opts.rounds} round(s) per layer (after a warm-up pass), ` +
       `sequential, in process; target p99 < ${TARGETS.p99Ms} ms (our own bar: the issue gives none)`,
   );
-  console.log(`statistics: SQLite ${opts.analyze ? 'with ANALYZE (--analyze)' : 'without ANALYZE, as cashtrack leaves it'}; MariaDB after ANALYZE TABLE users\n`);
+  console.log(
+    `statistics: SQLite ${opts.analyze ? 'with ANALYZE (--analyze)' : 'without ANALYZE, as cashtrack leaves it'}; MariaDB after ANALYZE TABLE users\n`,
+  );
   const verdicts = [];
   try {
     const databases = [];
@@ -306,7 +322,9 @@ async function main() {
 
     console.log('');
     for (const v of verdicts) {
-      console.log(`${v.db.padEnd(6)}  ${v.layer.padEnd(18)}  p99 = ${fmt(v.p99).padStart(6)} ms (target < ${TARGETS.p99Ms} ms): ${verdict(v.p99 < TARGETS.p99Ms)}`);
+      console.log(
+        `${v.db.padEnd(6)}  ${v.layer.padEnd(18)}  p99 = ${fmt(v.p99).padStart(6)} ms (target < ${TARGETS.p99Ms} ms): ${verdict(v.p99 < TARGETS.p99Ms)}`,
+      );
     }
     for (const note of notes) console.log(note);
   } finally {

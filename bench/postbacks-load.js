@@ -42,7 +42,8 @@ export function postbackLoad(ready, members, runId) {
     return `t=${ts},v1=${v1}`;
   }
 
-  const queryOf = (x, status) => `txn=${x.id}&status=${status}&amount=${formatMinor(x.sale)}&payout=${formatMinor(x.commission)}&cur=${ready.currency}&subid=${x.member}`;
+  const queryOf = (x, status) =>
+    `txn=${x.id}&status=${status}&amount=${formatMinor(x.sale)}&payout=${formatMinor(x.commission)}&cur=${ready.currency}&subid=${x.member}`;
 
   /** A random idle transaction that `ok` accepts, or null. */
   function pick(ok) {
@@ -75,7 +76,15 @@ export function postbackLoad(ready, members, runId) {
       query = queryOf(x, status);
     } else {
       const commission = 2 * (1 + Math.floor(rand() * 2500));
-      x = { id: `B${runId}-${t.txns.length + 1}`, member: members.first + Math.floor(rand() * members.count), sale: commission * 10, commission, acked: null, lastRequest: null, inflight: null };
+      x = {
+        id: `B${runId}-${t.txns.length + 1}`,
+        member: members.first + Math.floor(rand() * members.count),
+        sale: commission * 10,
+        commission,
+        acked: null,
+        lastRequest: null,
+        inflight: null,
+      };
       t.txns.push(x);
       status = rand() < NEW_APPROVED_SHARE ? 'approved' : 'pending';
       query = queryOf(x, status);
@@ -159,7 +168,7 @@ export async function checkPostbacks(db, tally, members, network) {
   for (const x of tally.txns) {
     const allowed = new Set();
     if (x.acked !== null) allowed.add(x.acked);
-    if (x.inflight) (inflight++, allowed.add(x.inflight.status));
+    if (x.inflight) inflight++, allowed.add(x.inflight.status);
     for (const s of x.uncertain ?? []) allowed.add(s);
     const o = byTxn.get(x.id);
     byTxn.delete(x.id);
@@ -170,7 +179,8 @@ export async function checkPostbacks(db, tally, members, network) {
     }
     checked++;
     if (x.acked === null && allowed.size === 0) problems.push(`${x.id}: never acknowledged, order ${o.status} exists`);
-    else if (!allowed.has(String(o.status))) problems.push(`${x.id}: last acknowledged ${x.acked}${x.inflight ? ` (in flight ${x.inflight.status})` : ''}, order is ${o.status}`);
+    else if (!allowed.has(String(o.status)))
+      problems.push(`${x.id}: last acknowledged ${x.acked}${x.inflight ? ` (in flight ${x.inflight.status})` : ''}, order is ${o.status}`);
     if (Number(o.member_id) !== x.member) problems.push(`${x.id}: sent for member ${x.member}, order has ${o.member_id}`);
     if (Number(o.commission) !== x.commission) problems.push(`${x.id}: sent commission ${x.commission}, order has ${o.commission}`);
     const cashback = Math.floor((x.commission * CASHBACK_PERCENT) / 100);
@@ -190,10 +200,12 @@ export async function checkPostbacks(db, tally, members, network) {
     seen.add(id);
     const e = expected.get(id) ?? { available: 0, pending: 0 };
     if (Number(b.available) !== e.available || Number(b.pending) !== e.pending) {
-      if (mismatched++ < 10) problems.push(`member ${id}: available ${b.available} / pending ${b.pending}, approved orders sum ${e.available} / pending ${e.pending}`);
+      if (mismatched++ < 10)
+        problems.push(`member ${id}: available ${b.available} / pending ${b.pending}, approved orders sum ${e.available} / pending ${e.pending}`);
     }
   }
-  for (const [id, e] of expected) if (!seen.has(id) && (e.available || e.pending)) problems.push(`member ${id}: no balance row, expected ${e.available} / ${e.pending}`);
+  for (const [id, e] of expected)
+    if (!seen.has(id) && (e.available || e.pending)) problems.push(`member ${id}: no balance row, expected ${e.available} / ${e.pending}`);
   if (mismatched > 10) problems.push(`… ${mismatched} members' balances differ in all`);
   if (tally.ignoredAnswers) problems.push(`${tally.ignoredAnswers} 200 answers did not apply the sent status (ignored parts)`);
   if (tally.unexpectedDuplicates) problems.push(`${tally.unexpectedDuplicates} new reports were answered as duplicates`);

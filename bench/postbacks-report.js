@@ -10,7 +10,10 @@ const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
 const pct = (v) => (v === null || v === undefined ? '-' : `${(100 * v).toFixed(0)}%`);
 const cpuCell = (r) => `${pct(r.cpu)}/${pct(r.clientCpu)}/${pct(r.dbCpu)}`;
 const ms = (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
-const verifyText = (v) => (v.count === null ? `${v.error} (${(v.ms / 1000).toFixed(1)} s)` : `${v.count} discrepancies in ${(v.ms / 1000).toFixed(1)} s${v.count ? ` ${JSON.stringify(v.kinds)}` : ''}`);
+const verifyText = (v) =>
+  v.count === null
+    ? `${v.error} (${(v.ms / 1000).toFixed(1)} s)`
+    : `${v.count} discrepancies in ${(v.ms / 1000).toFixed(1)} s${v.count ? ` ${JSON.stringify(v.kinds)}` : ''}`;
 
 function printTable(columns, rows) {
   const cells = rows.map((r) => columns.map(([, f]) => f(r)));
@@ -71,6 +74,10 @@ export function printPostbacks(results, opts) {
 export function printProfiles(files) {
   for (const [label, file] of files) {
     console.log(`\nCPU profile of the daemon, ${label} (${file}):`);
-    console.log(summarize(JSON.parse(readFileSync(file, 'utf8')), 15).map((l) => `  ${l}`).join('\n'));
+    console.log(
+      summarize(JSON.parse(readFileSync(file, 'utf8')), 15)
+        .map((l) => `  ${l}`)
+        .join('\n'),
+    );
   }
 }

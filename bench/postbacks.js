@@ -96,7 +96,9 @@ async function run(db, opts, dataDir, secret, log) {
     load.setPhase('measured');
     const profileFile = opts.profile ? join(opts.profile, `postbacks-${db.name}.cpuprofile`) : null;
     const load1 = loadavg()[0];
-    const { result, cpu, clientCpu, dbCpu } = await cpuDuring(handle, profileFile, db.url, () => autocannon({ url: ready.origin, timeout: 10, connections: opts.connections, duration: opts.duration, requests: [load.request] }));
+    const { result, cpu, clientCpu, dbCpu } = await cpuDuring(handle, profileFile, db.url, () =>
+      autocannon({ url: ready.origin, timeout: 10, connections: opts.connections, duration: opts.duration, requests: [load.request] }),
+    );
     const load2 = loadavg()[0];
     load.setPhase('after');
     const measured = load.tally.phases.measured ?? { accepted: 0, duplicate: 0, other: 0, sent: { new: 0, duplicate: 0, change: 0 } };
@@ -169,11 +171,16 @@ async function main() {
   const onSignal = stopOnSignals(cleanups);
 
   const databases = opts.only ? [opts.only] : ['sqlite', 'mysql', 'mysql-socket'];
-  const watchdog = setTimeout(() => onSignal(`watchdog (${(databases.length * WATCHDOG_MS_PER_DATABASE) / 60_000} min)`), databases.length * WATCHDOG_MS_PER_DATABASE);
+  const watchdog = setTimeout(
+    () => onSignal(`watchdog (${(databases.length * WATCHDOG_MS_PER_DATABASE) / 60_000} min)`),
+    databases.length * WATCHDOG_MS_PER_DATABASE,
+  );
   watchdog.unref();
   if (opts.profile) mkdirSync(opts.profile, { recursive: true });
 
-  console.log(`cashtrack bench:postbacks: ${opts.connections} connections, ${opts.duration} s per database; ${availableParallelism()} CPUs shared by the daemon, autocannon and the database (load average ${loadavg()[0].toFixed(1)})\n`);
+  console.log(
+    `cashtrack bench:postbacks: ${opts.connections} connections, ${opts.duration} s per database; ${availableParallelism()} CPUs shared by the daemon, autocannon and the database (load average ${loadavg()[0].toFixed(1)})\n`,
+  );
   try {
     for (const name of databases) {
       const log = (s) => process.stdout.write(s);
@@ -181,7 +188,13 @@ async function main() {
       try {
         if (name === 'sqlite') {
           const file = join(tmp, 'postbacks.sqlite');
-          db = { name, url: `sqlite:${file}`, drop: async () => { for (const x of ['', '-wal', '-shm']) rmSync(`${file}${x}`, { force: true }); } };
+          db = {
+            name,
+            url: `sqlite:${file}`,
+            drop: async () => {
+              for (const x of ['', '-wal', '-shm']) rmSync(`${file}${x}`, { force: true });
+            },
+          };
         } else {
           const socket = name === 'mysql-socket' ? await localSocket() : null;
           if (name === 'mysql-socket' && !socket) {

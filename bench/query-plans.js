@@ -35,7 +35,12 @@ async function explain(db, { sql, params }) {
   const cols = ['id', 'select_type', 'table', 'type', 'key', 'key_len', 'rows', 'Extra'];
   const cells = [cols, ...rows.map((r) => cols.map((c) => (r[c] === null || r[c] === undefined ? '' : String(r[c]))))];
   const widths = cols.map((_, i) => Math.max(...cells.map((c) => c[i].length)));
-  const lines = cells.map((c) => c.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd());
+  const lines = cells.map((c) =>
+    c
+      .map((v, i) => v.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd(),
+  );
   const indexes = [...new Set(rows.flatMap((r) => (r.key ? String(r.key).split(',') : [])))];
   const scans = rows.filter((r) => r.table === 'users' && (r.type === 'ALL' || r.type === 'index')).length;
   return { lines, indexes, scans };

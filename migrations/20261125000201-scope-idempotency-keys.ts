@@ -15,7 +15,9 @@ export const scopeIdempotencyKeys: Migration = {
   },
   async down({ qi, sequelize }) {
     // Owners' keys may collide once the owner is gone: keep one record per (scope, key).
-    await sequelize.query('DELETE FROM idempotency_keys WHERE id NOT IN (SELECT id FROM (SELECT MIN(id) AS id FROM idempotency_keys GROUP BY scope, idem_key) AS keep)');
+    await sequelize.query(
+      'DELETE FROM idempotency_keys WHERE id NOT IN (SELECT id FROM (SELECT MIN(id) AS id FROM idempotency_keys GROUP BY scope, idem_key) AS keep)',
+    );
     await qi.removeIndex('idempotency_keys', 'idempotency_keys_key');
     await qi.addIndex('idempotency_keys', ['scope', 'idem_key'], { unique: true, name: 'idempotency_keys_key' });
     await qi.removeColumn('idempotency_keys', 'owner');

@@ -200,9 +200,23 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const overview = new OverviewService({ db, clock, currency: config.currency, ai: aiUsage });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger, users });
-  const jobs = new JobService({ db, clock, logger, registry: new JobRegistry(options.jobTypes ?? jobTypes), maxAttempts: config.jobs.max_attempts, secrets, events });
+  const jobs = new JobService({
+    db,
+    clock,
+    logger,
+    registry: new JobRegistry(options.jobTypes ?? jobTypes),
+    maxAttempts: config.jobs.max_attempts,
+    secrets,
+    events,
+  });
   const networks = new NetworkService({
-    db, clock, logger, keys, cashback, secrets, outbound,
+    db,
+    clock,
+    logger,
+    keys,
+    cashback,
+    secrets,
+    outbound,
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
     selfUrl,
@@ -215,27 +229,78 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const logos = new LogoService({ db, logger, hooks, events, advertisers, media, outbound, limits: config.logos });
   const logoBulk = new LogoBulkService({ logos, advertisers, media, jobs, networks, limits: config.logos });
   const orders = new OrderService({
-    db, clock, logger, ledger, cashback, referrals, events, networks, advertisers, jobs, users,
-    currency: config.currency, referralShare: config.referrals.share_percent, reviewAbove: config.orders.review_above, configuredNetworks: config.networks,
+    db,
+    clock,
+    logger,
+    ledger,
+    cashback,
+    referrals,
+    events,
+    networks,
+    advertisers,
+    jobs,
+    users,
+    currency: config.currency,
+    referralShare: config.referrals.share_percent,
+    reviewAbove: config.orders.review_above,
+    configuredNetworks: config.networks,
   });
   const schedules = new ScheduleService({
-    db, clock, logger, jobs, networks, config: config.schedules,
+    db,
+    clock,
+    logger,
+    jobs,
+    networks,
+    config: config.schedules,
     definitions: options.scheduleDefinitions ?? scheduleDefinitions,
     owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
   });
-  const pages = new PageService({ db, clock, logger, hooks, events, advertisers, cashback, networks, jobs, config: config.pages, currency: config.currency, couponCounts });
+  const pages = new PageService({
+    db,
+    clock,
+    logger,
+    hooks,
+    events,
+    advertisers,
+    cashback,
+    networks,
+    jobs,
+    config: config.pages,
+    currency: config.currency,
+    couponCounts,
+  });
   const postbacks = new PostbackService({ db, clock, logger, hooks, events, keys, networks, orders, config, selfUrl, metrics });
   const deliveries = new DeliveryStore({ db, clock });
   const webhookSender = new WebhookSender({
-    db, clock, logger, events, store: deliveries, box: new SecretBox(keys.secretBox),
+    db,
+    clock,
+    logger,
+    events,
+    store: deliveries,
+    box: new SecretBox(keys.secretBox),
     transport: outbound,
     settings: config.webhooks,
     metrics,
   });
-  const webhooks = new WebhookService({ db, clock, logger, events, store: deliveries, sender: webhookSender, guard: outbound, secretBox: keys.secretBox, retentionDays: config.webhooks.retention_days });
+  const webhooks = new WebhookService({
+    db,
+    clock,
+    logger,
+    events,
+    store: deliveries,
+    sender: webhookSender,
+    guard: outbound,
+    secretBox: keys.secretBox,
+    retentionDays: config.webhooks.retention_days,
+  });
   const coupons = new CouponService({ db, clock, logger, hooks, networks, advertisers, jobs, maxRemovedShare: config.coupons.max_removed_share, aiUsage });
   const ai = new AiService({
-    db, clock, logger, hooks, jobs, advertisers,
+    db,
+    clock,
+    logger,
+    hooks,
+    jobs,
+    advertisers,
     store: aiSettings,
     calls: new AiCalls({ db, clock }),
     usage: aiUsage,

@@ -44,7 +44,17 @@ const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
 function partsFormatter(zone: string): Intl.DateTimeFormat {
   let f = partsFormatters.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', weekday: 'short', hour12: false });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      weekday: 'short',
+      hour12: false,
+    });
     partsFormatters.set(zone, f);
   }
   return f;
@@ -205,9 +215,7 @@ export class CronSlots {
   matches(ms: number): boolean {
     if (ms % 1000 !== 0) return false;
     const p = localParts(ms, this.timezone);
-    return (
-      this.f.seconds.includes(p.second) && this.f.minutes.includes(p.minute) && this.f.hours.includes(p.hour) && this.dayMatches(p.year, p.month, p.day)
-    );
+    return this.f.seconds.includes(p.second) && this.f.minutes.includes(p.minute) && this.f.hours.includes(p.hour) && this.dayMatches(p.year, p.month, p.day);
   }
 
   /** The slot of `time` on a day, if it is one (a wall time in a DST gap usually is not). */

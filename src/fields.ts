@@ -35,7 +35,10 @@ export const id = () => Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGE
 export const amount = () => Joi.string().max(40).description('Decimal string in the currency, e.g. "12.50".');
 
 /** An ISO 4217 currency code. */
-export const currency = () => Joi.string().pattern(/^[A-Z]{3}$/, 'ISO 4217 code').description('ISO 4217 code (default: the site currency).');
+export const currency = () =>
+  Joi.string()
+    .pattern(/^[A-Z]{3}$/, 'ISO 4217 code')
+    .description('ISO 4217 code (default: the site currency).');
 
 /** An administrator's free-text note (who asked and why). */
 export const note = () => Joi.string().trim().max(500);
@@ -51,10 +54,19 @@ export const networkId = () => Joi.string().max(64).pattern(NETWORK_ID, 'network
  * in docs/api.md for the order filters and the manual order), so an id that no network has is
  * "not found" or an empty list rather than a malformed request.
  */
-export const networkRef = () => Joi.string().max(64).pattern(/^[\x21-\x7e]+$/, 'printable ASCII').description('Network id, e.g. awin.');
+export const networkRef = () =>
+  Joi.string()
+    .max(64)
+    .pattern(/^[\x21-\x7e]+$/, 'printable ASCII')
+    .description('Network id, e.g. awin.');
 
 /** A network's own advertiser id, as orders carry it. */
-export const advertiserId = () => Joi.string().trim().max(128).pattern(/^[\x20-\x7e]+$/, 'printable ASCII').description("The network's advertiser id.");
+export const advertiserId = () =>
+  Joi.string()
+    .trim()
+    .max(128)
+    .pattern(/^[\x20-\x7e]+$/, 'printable ASCII')
+    .description("The network's advertiser id.");
 
 /** The input of a route or command that takes none: nothing may be sent. */
 export const none = () => Joi.object<Record<string, never>, true>({});

@@ -14,7 +14,13 @@ export interface Keys {
 
 export function deriveKeys(secret: string): Keys {
   const derive = (info: string) => Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('cashtrack'), info, 32));
-  return { nonce: derive('rest-nonce'), appPassword: derive('app-password'), session: derive('session'), postback: derive('postback'), secretBox: derive('secret-box') };
+  return {
+    nonce: derive('rest-nonce'),
+    appPassword: derive('app-password'),
+    session: derive('session'),
+    postback: derive('postback'),
+    secretBox: derive('secret-box'),
+  };
 }
 
 /**

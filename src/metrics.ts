@@ -83,13 +83,51 @@ export class PromMetrics implements Metrics {
     this.registry = new client.Registry();
     const registers = [this.registry];
     client.collectDefaultMetrics({ register: this.registry, prefix: 'cashtrack_', eventLoopMonitoringPrecision: 20 });
-    this.requests = new client.Counter({ name: 'cashtrack_http_requests_total', help: 'HTTP requests answered, by route id, method and status.', labelNames: ['route', 'method', 'status'], registers });
-    this.latency = new client.Histogram({ name: 'cashtrack_http_request_duration_seconds', help: 'Time from receiving a request to answering it.', labelNames: ['route', 'method', 'status'], buckets: REQUEST_BUCKETS, registers });
-    this.postbacks = new client.Counter({ name: 'cashtrack_postbacks_total', help: 'Postbacks stored, by network and outcome.', labelNames: ['network', 'outcome'], registers });
-    this.jobs = new client.Counter({ name: 'cashtrack_job_runs_total', help: 'Job runs ended in this process, by type and outcome.', labelNames: ['type', 'outcome'], registers });
-    this.jobSeconds = new client.Histogram({ name: 'cashtrack_job_run_duration_seconds', help: 'Duration of job runs in this process.', labelNames: ['type', 'outcome'], buckets: JOB_BUCKETS, registers });
-    this.deliveries = new client.Counter({ name: 'cashtrack_webhook_deliveries_total', help: 'Webhook delivery attempts, by event and outcome.', labelNames: ['event', 'outcome'], registers });
-    this.deliverySeconds = new client.Histogram({ name: 'cashtrack_webhook_delivery_duration_seconds', help: 'Duration of webhook delivery attempts.', labelNames: ['event', 'outcome'], buckets: REQUEST_BUCKETS, registers });
+    this.requests = new client.Counter({
+      name: 'cashtrack_http_requests_total',
+      help: 'HTTP requests answered, by route id, method and status.',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+    });
+    this.latency = new client.Histogram({
+      name: 'cashtrack_http_request_duration_seconds',
+      help: 'Time from receiving a request to answering it.',
+      labelNames: ['route', 'method', 'status'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    this.postbacks = new client.Counter({
+      name: 'cashtrack_postbacks_total',
+      help: 'Postbacks stored, by network and outcome.',
+      labelNames: ['network', 'outcome'],
+      registers,
+    });
+    this.jobs = new client.Counter({
+      name: 'cashtrack_job_runs_total',
+      help: 'Job runs ended in this process, by type and outcome.',
+      labelNames: ['type', 'outcome'],
+      registers,
+    });
+    this.jobSeconds = new client.Histogram({
+      name: 'cashtrack_job_run_duration_seconds',
+      help: 'Duration of job runs in this process.',
+      labelNames: ['type', 'outcome'],
+      buckets: JOB_BUCKETS,
+      registers,
+    });
+    this.deliveries = new client.Counter({
+      name: 'cashtrack_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by event and outcome.',
+      labelNames: ['event', 'outcome'],
+      registers,
+    });
+    this.deliverySeconds = new client.Histogram({
+      name: 'cashtrack_webhook_delivery_duration_seconds',
+      help: 'Duration of webhook delivery attempts.',
+      labelNames: ['event', 'outcome'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
     const pool = (name: string, help: string, pick: (s: PoolStats) => number) =>
       new client.Gauge({
         name,

@@ -26,7 +26,10 @@ export function currencyExponent(code: string): number {
   const cached = exponents.get(code);
   if (cached !== undefined) return cached;
   known ??= new Set(Intl.supportedValuesOf('currency'));
-  if (!/^[A-Z]{3}$/.test(code) || !known.has(code)) throw new ServiceError('svc_invalid_currency', `Unknown currency "${String(code).slice(0, 8)}": use an ISO 4217 code such as USD.`, 400, { currency: code });
+  if (!/^[A-Z]{3}$/.test(code) || !known.has(code))
+    throw new ServiceError('svc_invalid_currency', `Unknown currency "${String(code).slice(0, 8)}": use an ISO 4217 code such as USD.`, 400, {
+      currency: code,
+    });
   const exponent = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
   exponents.set(code, exponent);
   return exponent;
@@ -54,7 +57,8 @@ export function parseAmount(input: unknown, currency: string, options: { allowNe
   const m = /^(-)?(\d{1,20})(?:\.(\d+))?$/.exec(text.trim());
   if (!m) throw fail('must be a decimal string such as "12.50", without currency symbols or thousands separators.');
   const [, minus, whole, fraction = ''] = m;
-  if (fraction.length > exponent) throw fail(exponent === 0 ? `must be a whole number in ${currency}.` : `has more than ${exponent} decimal places for ${currency}.`);
+  if (fraction.length > exponent)
+    throw fail(exponent === 0 ? `must be a whole number in ${currency}.` : `has more than ${exponent} decimal places for ${currency}.`);
   const minor = BigInt(whole) * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, '0') || '0');
   if (minor > MAX_MINOR) throw fail('is too large.');
   const value = minus ? -Number(minor) : Number(minor);
@@ -101,7 +105,8 @@ export function toExactMinor(value: unknown): bigint {
 /** Adds minor amounts, refusing a result past the safe range (never silently inexact). */
 export function addMinor(...values: number[]): number {
   const sum = values.reduce((a, b) => a + BigInt(b), 0n);
-  if (sum > BigInt(Number.MAX_SAFE_INTEGER) || sum < -BigInt(Number.MAX_SAFE_INTEGER)) throw new ServiceError('svc_amount_overflow', 'The resulting amount is out of range.', 409);
+  if (sum > BigInt(Number.MAX_SAFE_INTEGER) || sum < -BigInt(Number.MAX_SAFE_INTEGER))
+    throw new ServiceError('svc_amount_overflow', 'The resulting amount is out of range.', 409);
   return Number(sum);
 }
 

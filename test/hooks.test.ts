@@ -26,7 +26,9 @@ for (const dialect of dialects) {
         const { seen } = (await import(file)) as { seen: unknown[][] };
         const user = await t.ctx.users.create({ login: 'hooked', email: 'hooked@example.com' });
         await t.ctx.ledger.adjust({ member_id: user.id, type: 'credit', amount: '3.00', note: 'x' }, 'cli');
-        await expect(t.ctx.ledger.adjust({ member_id: user.id, type: 'debit', amount: '9.00', note: 'refused' }, 'cli')).rejects.toMatchObject({ code: 'svc_insufficient_funds' });
+        await expect(t.ctx.ledger.adjust({ member_id: user.id, type: 'debit', amount: '9.00', note: 'refused' }, 'cli')).rejects.toMatchObject({
+          code: 'svc_insufficient_funds',
+        });
         expect(seen).toEqual([
           ['user', 'hooked'],
           ['entry', 'adjustment', '3.00'],
@@ -73,9 +75,15 @@ for (const dialect of dialects) {
         const referrer = (await ctx.users.create({ login: 'ref-cap', email: 'ref-cap@example.com' })).id;
         const member = (await ctx.users.create({ login: 'all-in', email: 'all-in@example.com' })).id;
         await ctx.referrals.add({ referrer_id: referrer, referee_id: member }, 'user:1');
-        const order = await ctx.orders.record({ network: 'awin', transaction_id: 'H-1', source: 'postback', sale_amount: '100.00', commission: '10.00', member_id: member }, 'system');
+        const order = await ctx.orders.record(
+          { network: 'awin', transaction_id: 'H-1', source: 'postback', sale_amount: '100.00', commission: '10.00', member_id: member },
+          'system',
+        );
         expect(order.cashback).toBe('10.00'); // the filter gave the member the whole commission
-        await ctx.orders.record({ network: 'awin', transaction_id: 'H-1', source: 'postback', sale_amount: '100.00', commission: '10.00', member_id: member, status: 'approved' }, 'system');
+        await ctx.orders.record(
+          { network: 'awin', transaction_id: 'H-1', source: 'postback', sale_amount: '100.00', commission: '10.00', member_id: member, status: 'approved' },
+          'system',
+        );
         expect((await ctx.ledger.balanceOf(member, 'USD')).available).toBe('10.00');
         // Nothing is left of the commission, so the referrer's share is capped at zero.
         expect((await ctx.ledger.balanceOf(referrer, 'USD')).available).toBe('0.00');
@@ -96,9 +104,14 @@ describe('the hook bus', () => {
     const hooks = new HookBus();
     hooks.addFilter<number>('x.amount', 'double', (v) => v * 2, 20);
     hooks.addFilter<number>('x.amount', 'plus', (v) => v + 1, 10);
-    hooks.addFilter<number>('x.amount', 'broken', () => {
-      throw new Error('bug');
-    }, 30);
+    hooks.addFilter<number>(
+      'x.amount',
+      'broken',
+      () => {
+        throw new Error('bug');
+      },
+      30,
+    );
     expect(hooks.applyFilters('x.amount', 5)).toBe(12);
     expect(hooks.applyFilters('x.none', 5)).toBe(5);
   });

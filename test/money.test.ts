@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { addMinor, applyRate, ceilingIn, currencyExponent, formatAmount, MAX_MINOR, parseAmount, parseCeiling, parsePercent, toExactMinor } from '../src/money.js';
+import {
+  addMinor,
+  applyRate,
+  ceilingIn,
+  currencyExponent,
+  formatAmount,
+  MAX_MINOR,
+  parseAmount,
+  parseCeiling,
+  parsePercent,
+  toExactMinor,
+} from '../src/money.js';
 
 describe('money', () => {
   it('knows ISO 4217 exponents', () => {
@@ -63,8 +74,16 @@ describe('money', () => {
     expect(parseAmount('1000000000000', 'JPY')).toBe(1_000_000_000_000);
     expect(parseAmount('1000000000.000', 'BHD')).toBe(1_000_000_000_000);
     // The security review's payout: almost 5 trillion credited from one postback.
-    for (const [input, currency] of [['9999999999999.99', 'USD'], ['10000000000.01', 'USD'], ['1000000000001', 'JPY'], ['1000000000.001', 'BHD'], ['99999999999999999999', 'USD']]) {
-      expect(() => parseAmount(input, currency)).toThrow(expect.objectContaining({ code: 'svc_invalid_amount', message: expect.stringContaining('too large') }));
+    for (const [input, currency] of [
+      ['9999999999999.99', 'USD'],
+      ['10000000000.01', 'USD'],
+      ['1000000000001', 'JPY'],
+      ['1000000000.001', 'BHD'],
+      ['99999999999999999999', 'USD'],
+    ]) {
+      expect(() => parseAmount(input, currency)).toThrow(
+        expect.objectContaining({ code: 'svc_invalid_amount', message: expect.stringContaining('too large') }),
+      );
     }
     // A JSON number is read from its shortest decimal text: float noise is refused, never rounded.
     expect(parseAmount(12.5, 'USD')).toBe(1250);
@@ -115,6 +134,8 @@ describe('money', () => {
     ['9999999999999', 'too large'],
     ['99999999999999 USD', 'list of amounts'],
   ])('refuses the review ceiling %s', (input, message) => {
-    expect(() => parseCeiling(input)).toThrow(expect.objectContaining({ code: 'svc_invalid_setting', message: expect.stringContaining(message), data: { field: 'review_above' } }));
+    expect(() => parseCeiling(input)).toThrow(
+      expect.objectContaining({ code: 'svc_invalid_setting', message: expect.stringContaining(message), data: { field: 'review_above' } }),
+    );
   });
 });

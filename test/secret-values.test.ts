@@ -11,7 +11,14 @@ import { describeEachDialect } from './helpers/context.js';
 import { fakeModule } from './helpers/networks.js';
 
 const TOKEN = 'tok/en with+spaces-77c1a9';
-const FORMS = [TOKEN, encodeURIComponent(TOKEN), new URLSearchParams({ v: TOKEN }).toString().slice(2), Buffer.from(TOKEN).toString('base64'), Buffer.from(TOKEN).toString('base64url'), JSON.stringify(TOKEN).slice(1, -1)];
+const FORMS = [
+  TOKEN,
+  encodeURIComponent(TOKEN),
+  new URLSearchParams({ v: TOKEN }).toString().slice(2),
+  Buffer.from(TOKEN).toString('base64'),
+  Buffer.from(TOKEN).toString('base64url'),
+  JSON.stringify(TOKEN).slice(1, -1),
+];
 
 describe('the secret values of a process', () => {
   it('scrubs a secret in each of its shapes: as is, URL-encoded, form-encoded, Base64', () => {
@@ -54,7 +61,10 @@ function leakyModule(): NetworkModule {
     ...fakeModule('leakynet'),
     // biome-ignore lint/correctness/useYield: the module fails before its first page, as the leak it models does.
     async *listAdvertisers(rt) {
-      rt.log('warning', `calling https://api.leaky.test/v1/programs?apiToken=${encodeURIComponent(rt.settings.apiToken!)}`, { url: `/v1/${rt.settings.apiToken}/x`, innocent: rt.settings.apiToken });
+      rt.log('warning', `calling https://api.leaky.test/v1/programs?apiToken=${encodeURIComponent(rt.settings.apiToken!)}`, {
+        url: `/v1/${rt.settings.apiToken}/x`,
+        innocent: rt.settings.apiToken,
+      });
       throw new Error(`upstream refused credential ${rt.settings.apiToken}`);
     },
   };
@@ -81,7 +91,16 @@ describeEachDialect(
       const logs = await ctx.logger.list({ page: 1, per_page: 100 });
       expect(logs.items.some((e) => e.message.includes('apiToken=[redacted]'))).toBe(true);
       expect(logs.items.some((e) => e.context?.innocent === '[redacted]')).toBe(true);
-      const seen = JSON.stringify([failed, await ctx.jobs.list({ page: 1, per_page: 100 }), network, logs, await ctx.db.select('SELECT * FROM logs'), await ctx.db.select('SELECT * FROM jobs'), await ctx.db.select('SELECT last_error, last_sync_result FROM networks')]) + stdout.text;
+      const seen =
+        JSON.stringify([
+          failed,
+          await ctx.jobs.list({ page: 1, per_page: 100 }),
+          network,
+          logs,
+          await ctx.db.select('SELECT * FROM logs'),
+          await ctx.db.select('SELECT * FROM jobs'),
+          await ctx.db.select('SELECT last_error, last_sync_result FROM networks'),
+        ]) + stdout.text;
       expect(stdout.text).toContain('upstream refused credential [redacted]');
       for (const form of FORMS) expect(seen).not.toContain(form);
     });

@@ -70,20 +70,27 @@ export function ledgerVerify(dbUrl, dataDir, secret, timeoutMs) {
   const env = cliEnv({ CASHTRACK_DATABASE_URL: dbUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret });
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['bin/cashtrack', 'ledger', 'verify', '--json'], { cwd: root, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      children.delete(child);
-      const ms = Date.now() - started;
-      // Exit 1 with a JSON report is a finding, not a failure to verify.
-      try {
-        const report = JSON.parse(stdout);
-        const kinds = {};
-        for (const d of report.discrepancies) kinds[d.kind] = (kinds[d.kind] ?? 0) + 1;
-        resolve({ count: report.discrepancies.length, kinds, ms, first: report.discrepancies.slice(0, 5), error: null });
-      } catch {
-        const why = err?.killed ? `did not finish within ${timeoutMs / 1000} s` : `failed (${err?.code ?? err?.signal ?? 'no JSON'}): ${(stderr || stdout || '').trim().slice(0, 300)}`;
-        resolve({ count: null, kinds: {}, ms, first: [], error: why });
-      }
-    });
+    const child = execFile(
+      process.execPath,
+      ['bin/cashtrack', 'ledger', 'verify', '--json'],
+      { cwd: root, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        children.delete(child);
+        const ms = Date.now() - started;
+        // Exit 1 with a JSON report is a finding, not a failure to verify.
+        try {
+          const report = JSON.parse(stdout);
+          const kinds = {};
+          for (const d of report.discrepancies) kinds[d.kind] = (kinds[d.kind] ?? 0) + 1;
+          resolve({ count: report.discrepancies.length, kinds, ms, first: report.discrepancies.slice(0, 5), error: null });
+        } catch {
+          const why = err?.killed
+            ? `did not finish within ${timeoutMs / 1000} s`
+            : `failed (${err?.code ?? err?.signal ?? 'no JSON'}): ${(stderr || stdout || '').trim().slice(0, 300)}`;
+          resolve({ count: null, kinds: {}, ms, first: [], error: why });
+        }
+      },
+    );
     children.add(child);
   });
 }

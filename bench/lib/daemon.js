@@ -16,7 +16,14 @@ export async function startDaemon(options, { overrides = {}, setup = async () =>
   const { NAMESPACE } = await import('../../dist/src/http/rest/index-docs.js');
 
   // Production needs a public URL; a loopback host without a port also admits the ephemeral port.
-  const all = { 'database.url': options.dbUrl, data_dir: options.dataDir, secret: options.secret, 'server.public_url': 'http://127.0.0.1', 'log.stdout': false, ...overrides };
+  const all = {
+    'database.url': options.dbUrl,
+    data_dir: options.dataDir,
+    secret: options.secret,
+    'server.public_url': 'http://127.0.0.1',
+    'log.stdout': false,
+    ...overrides,
+  };
   if (options.poolMax) all['database.pool_max'] = options.poolMax;
   const config = loadConfig({ env: { CASHTRACK_ENV: 'production' }, overrides: all });
   const ctx = buildContext(config, { logStream: null });
@@ -88,8 +95,16 @@ export function serveOverIpc(start) {
       if (msg?.type === 'stop') void stop();
       // CPU time of this process, so the parent can tell a CPU-bound server from one waiting on the database.
       if (msg?.type === 'cpu') send({ type: 'cpu', usage: process.cpuUsage(), at: Number(process.hrtime.bigint() / 1000n) });
-      if (msg?.type === 'profile-start') void profileStart().then(() => send({ type: 'profile-started' }), (err) => send({ type: 'error', message: String(err) }));
-      if (msg?.type === 'profile-stop') void profileStop(msg.file).then(() => send({ type: 'profile-stopped', file: msg.file }), (err) => send({ type: 'error', message: String(err) }));
+      if (msg?.type === 'profile-start')
+        void profileStart().then(
+          () => send({ type: 'profile-started' }),
+          (err) => send({ type: 'error', message: String(err) }),
+        );
+      if (msg?.type === 'profile-stop')
+        void profileStop(msg.file).then(
+          () => send({ type: 'profile-stopped', file: msg.file }),
+          (err) => send({ type: 'error', message: String(err) }),
+        );
     });
     process.on('disconnect', () => void stop());
     process.on('SIGTERM', () => void stop());

@@ -74,7 +74,11 @@ export function printTable<T extends object>(io: Io, rows: readonly T[], columns
   }
   const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => `${vals.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd()}\n`;
+  const line = (vals: string[]) =>
+    `${vals
+      .map((v, i) => v.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd()}\n`;
   io.stdout.write(line(columns.map((c) => c.toUpperCase())));
   for (const r of rows) io.stdout.write(line(columns.map((c) => cell(r[c]))));
 }
@@ -102,7 +106,13 @@ export function describeError(err: unknown): CliError | null {
   if (db) {
     // The operator may see the driver's words (unlike an HTTP client): they say what to fix.
     const detail = (err as { original?: { message?: string }; message?: string }).original?.message ?? (err as Error).message;
-    return { code: db.code, message: db.message, data: { status: db.status, ...db.data, ...(detail ? { detail } : {}) }, exit: 1, detail: detail ? ` (${detail})` : undefined };
+    return {
+      code: db.code,
+      message: db.message,
+      data: { status: db.status, ...db.data, ...(detail ? { detail } : {}) },
+      exit: 1,
+      detail: detail ? ` (${detail})` : undefined,
+    };
   }
   const message = (err as Error)?.message ?? String(err);
   return { code: 'svc_internal_error', message, data: { status: 500 }, exit: 1, stack: (err as Error)?.stack };

@@ -58,7 +58,23 @@ export type Action =
   | { type: 'key'; input: string; key: Partial<Key> };
 
 export function initState(filters: ViewFilters, height: number, cap = HISTORY): State {
-  return { filters: clean(filters), lines: [], next: 0, dropped: 0, cap, total: null, lastPoll: null, error: null, paused: false, cursor: 0, top: 0, unseen: 0, height: Math.max(1, height), overlay: null, quitting: false };
+  return {
+    filters: clean(filters),
+    lines: [],
+    next: 0,
+    dropped: 0,
+    cap,
+    total: null,
+    lastPoll: null,
+    error: null,
+    paused: false,
+    cursor: 0,
+    top: 0,
+    unseen: 0,
+    height: Math.max(1, height),
+    overlay: null,
+    quitting: false,
+  };
 }
 
 /** The lines on screen: the newest `height` when live, from `top` when paused. */
@@ -177,7 +193,8 @@ function onOverlayKey(state: State, overlay: Overlay, input: string, key: Partia
       const count = (overlay.options?.length ?? 0) + 1; // row 0 is "all sources"
       if (key.upArrow) return { ...state, overlay: { ...overlay, index: (overlay.index - 1 + count) % count } };
       if (key.downArrow) return { ...state, overlay: { ...overlay, index: (overlay.index + 1) % count } };
-      if (key.return && overlay.options) return withFilters(close, { ...state.filters, source: overlay.index === 0 ? undefined : overlay.options[overlay.index - 1] });
+      if (key.return && overlay.options)
+        return withFilters(close, { ...state.filters, source: overlay.index === 0 ? undefined : overlay.options[overlay.index - 1] });
       return state;
     }
     case 'detail':
@@ -191,7 +208,8 @@ function onOverlayKey(state: State, overlay: Overlay, input: string, key: Partia
 export function withFilters(state: State, next: ViewFilters): State {
   const filters = clean(next);
   const f = state.filters;
-  const same = filters.min_level === f.min_level && filters.source === f.source && filters.search === f.search && filters.after === f.after && filters.before === f.before;
+  const same =
+    filters.min_level === f.min_level && filters.source === f.source && filters.search === f.search && filters.after === f.after && filters.before === f.before;
   if (same) return state;
   return { ...state, filters, lines: [], dropped: 0, total: null, error: null, paused: false, cursor: 0, top: 0, unseen: 0 };
 }

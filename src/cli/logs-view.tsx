@@ -58,7 +58,12 @@ export function describeError(err: unknown): string {
 const LEVEL_COLOR: Record<LogLevel, string | undefined> = { error: 'red', warning: 'yellow', info: 'cyan', debug: 'gray' };
 
 function LineView({ line, selected }: { line: Line; selected: boolean }) {
-  if ('note' in line) return <Text dimColor wrap="truncate-end">{line.note}</Text>;
+  if ('note' in line)
+    return (
+      <Text dimColor wrap="truncate-end">
+        {line.note}
+      </Text>
+    );
   return (
     <Text color={LEVEL_COLOR[line.entry.level]} dimColor={line.entry.level === 'debug'} inverse={selected} wrap="truncate-end">
       {formatLine(line.entry)}
@@ -79,7 +84,11 @@ function ListView({ state }: { state: State }) {
 }
 
 function DetailView({ entry, height }: { entry: LogRecord; height: number }) {
-  const text = JSON.stringify({ id: entry.id, time: entry.time, level: entry.level, source: entry.source, request_id: entry.request_id, message: entry.message, context: entry.context }, null, 2).split('\n');
+  const text = JSON.stringify(
+    { id: entry.id, time: entry.time, level: entry.level, source: entry.source, request_id: entry.request_id, message: entry.message, context: entry.context },
+    null,
+    2,
+  ).split('\n');
   const room = Math.max(1, height - 1);
   const shown = text.length > room ? [...text.slice(0, room - 1), `… ${text.length - room + 1} more lines`] : text;
   return (
@@ -155,14 +164,14 @@ function FilterBar({ state }: { state: State }) {
         <Text bold>search: </Text>
         {o.draft}
         <Text inverse> </Text>
-        <Text dimColor>  Enter apply · Esc cancel</Text>
+        <Text dimColor> Enter apply · Esc cancel</Text>
       </Text>
     );
   }
   return (
     <Text wrap="truncate-end">
       <Text bold>filter: {describeFilters(state.filters)}</Text>
-      <Text dimColor>  ? help · l level · s source · / search · space pause · q quit</Text>
+      <Text dimColor> ? help · l level · s source · / search · space pause · q quit</Text>
     </Text>
   );
 }
@@ -242,7 +251,15 @@ export function LogsView({ source, initial, pollMs = 1000, rows, cap, onExit }: 
   const o = state.overlay;
   return (
     <Box flexDirection="column">
-      {o?.kind === 'detail' ? <DetailView entry={o.entry} height={state.height} /> : o?.kind === 'help' ? <HelpView /> : o?.kind === 'sources' ? <SourcesView overlay={o} /> : <ListView state={state} />}
+      {o?.kind === 'detail' ? (
+        <DetailView entry={o.entry} height={state.height} />
+      ) : o?.kind === 'help' ? (
+        <HelpView />
+      ) : o?.kind === 'sources' ? (
+        <SourcesView overlay={o} />
+      ) : (
+        <ListView state={state} />
+      )}
       <StatusBar state={state} />
       <FilterBar state={state} />
     </Box>

@@ -8,31 +8,73 @@ import { Command, CommanderError } from 'commander';
 import { reportError, UsageError, writeError, type Io } from './io.js';
 import type { CommandGroup, Run } from './options.js';
 
-const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ? '../../../package.json' : '../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ? '../../../package.json' : '../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 export const VERSION = pkg.version;
 
 /** The command groups, in the order the help lists them. */
 const GROUPS: { name: string; description: string; load: () => Promise<CommandGroup> }[] = [
-  { name: 'serve', description: 'run the daemon: the svc/v1 REST namespace, cookie login, the job runner and the schedules', load: () => import('./commands/serve.js') },
+  {
+    name: 'serve',
+    description: 'run the daemon: the svc/v1 REST namespace, cookie login, the job runner and the schedules',
+    load: () => import('./commands/serve.js'),
+  },
   { name: 'db', description: 'database schema and backups', load: () => import('./commands/db.js') },
   { name: 'users', description: 'users and administrators', load: () => import('./commands/users.js') },
   { name: 'app-passwords', description: 'application passwords (HTTP Basic credentials for the REST API)', load: () => import('./commands/app-passwords.js') },
   { name: 'logs', description: 'the plugin log (interactive view on a terminal)', load: () => import('./commands/logs.js') },
   { name: 'ledger', description: 'member balances and ledger entries', load: () => import('./commands/ledger.js') },
   { name: 'payouts', description: "members' payouts: the amount leaves the balance when the payout is created", load: () => import('./commands/payouts.js') },
-  { name: 'overview', description: 'members, liabilities, recent orders and margin, pending payouts, unmatched orders', load: () => import('./commands/overview.js') },
+  {
+    name: 'overview',
+    description: 'members, liabilities, recent orders and margin, pending payouts, unmatched orders',
+    load: () => import('./commands/overview.js'),
+  },
   { name: 'orders', description: 'orders from the networks or entered by hand, and their cashback', load: () => import('./commands/orders.js') },
-  { name: 'referrals', description: "who referred whom; referrers earn a share of their referees' approved cashback", load: () => import('./commands/referrals.js') },
-  { name: 'advertisers', description: 'advertisers (programmes joined on the networks): sync, listing, tracking links, cashback overrides', load: () => import('./commands/advertisers.js') },
+  {
+    name: 'referrals',
+    description: "who referred whom; referrers earn a share of their referees' approved cashback",
+    load: () => import('./commands/referrals.js'),
+  },
+  {
+    name: 'advertisers',
+    description: 'advertisers (programmes joined on the networks): sync, listing, tracking links, cashback overrides',
+    load: () => import('./commands/advertisers.js'),
+  },
   { name: 'logos', description: "advertisers' logos: fetched into local media, one at a time or in bulk", load: () => import('./commands/logos.js') },
-  { name: 'jobs', description: 'persisted jobs (sync, polling, maintenance): progress, cancellation, running them without the daemon', load: () => import('./commands/jobs.js') },
-  { name: 'schedules', description: 'when the periodic jobs run (node-cron in the daemon, each run once across daemons)', load: () => import('./commands/schedules.js') },
-  { name: 'networks', description: 'affiliate networks: built-in modules and custom networks, their settings, state and postbacks', load: () => import('./commands/networks.js') },
-  { name: 'pages', description: 'shop pages: made from templates, one per advertiser, singly or in bulk; edited and deleted', load: () => import('./commands/pages.js') },
+  {
+    name: 'jobs',
+    description: 'persisted jobs (sync, polling, maintenance): progress, cancellation, running them without the daemon',
+    load: () => import('./commands/jobs.js'),
+  },
+  {
+    name: 'schedules',
+    description: 'when the periodic jobs run (node-cron in the daemon, each run once across daemons)',
+    load: () => import('./commands/schedules.js'),
+  },
+  {
+    name: 'networks',
+    description: 'affiliate networks: built-in modules and custom networks, their settings, state and postbacks',
+    load: () => import('./commands/networks.js'),
+  },
+  {
+    name: 'pages',
+    description: 'shop pages: made from templates, one per advertiser, singly or in bulk; edited and deleted',
+    load: () => import('./commands/pages.js'),
+  },
   { name: 'webhooks', description: 'outgoing webhooks: subscriptions, their delivery log, tests and redelivery', load: () => import('./commands/webhooks.js') },
-  { name: 'coupons', description: 'coupons and deals from the networks: listing, edits a refresh keeps, revert of AI rewrites, refresh', load: () => import('./commands/coupons.js') },
-  { name: 'ai', description: 'AI content with an OpenAI-compatible provider: shop descriptions and pages, coupon rewrites, bulk runs, provider settings', load: () => import('./commands/ai.js') },
+  {
+    name: 'coupons',
+    description: 'coupons and deals from the networks: listing, edits a refresh keeps, revert of AI rewrites, refresh',
+    load: () => import('./commands/coupons.js'),
+  },
+  {
+    name: 'ai',
+    description: 'AI content with an OpenAI-compatible provider: shop descriptions and pages, coupon rewrites, bulk runs, provider settings',
+    load: () => import('./commands/ai.js'),
+  },
 ];
 
 /**
@@ -94,7 +136,10 @@ function usage(message: string): UsageError {
 }
 
 /** Runs the CLI; returns the exit code. */
-export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
+export async function main(
+  argv: string[],
+  io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
+): Promise<number> {
   const json = wantsJson(argv);
   const result: { run?: () => Promise<void> } = {};
   let loaded: Map<string, CommandGroup>;

@@ -53,7 +53,9 @@ export interface ListPage<T> {
 }
 
 /** The table of a list: its columns, of each item or of the row `row` makes of it. */
-type ListTable<T extends object, R extends object> = { row: (item: T) => R; columns: (keyof R & string)[] } | { row?: undefined; columns: (keyof T & string)[] };
+type ListTable<T extends object, R extends object> =
+  | { row: (item: T) => R; columns: (keyof R & string)[] }
+  | { row?: undefined; columns: (keyof T & string)[] };
 
 export type ListSpec<T extends object, R extends object> = ListTable<T, R> & {
   /** What `--per-page` counts, e.g. `payouts`. */
@@ -71,7 +73,12 @@ export type ListSpec<T extends object, R extends object> = ListTable<T, R> & {
  * options. The action reads one page (null: it printed its own answer); the page is printed here,
  * as JSON (the items) or as a table with its total line.
  */
-export function listCommand<T extends object, R extends object, A extends unknown[]>(command: Command, spec: ListSpec<T, R>, run: Run, action: (io: Io, ...args: A) => Promise<ListPage<T> | null>): Command {
+export function listCommand<T extends object, R extends object, A extends unknown[]>(
+  command: Command,
+  spec: ListSpec<T, R>,
+  run: Run,
+  action: (io: Io, ...args: A) => Promise<ListPage<T> | null>,
+): Command {
   return command
     .option('--page <n>', 'page', positiveInt, 1)
     .option('--per-page <n>', `${spec.items} per page (1-100)`, perPage, spec.perPage)

@@ -30,7 +30,12 @@ export interface ProgressSnapshot {
 const ERASE_LINE = '\r\x1b[K';
 const SPINNER = ['|', '/', '-', '\\'];
 /** What `progress.done` counts, per job type. */
-const UNITS: Record<string, [string, string]> = { 'advertisers.sync': ['advertiser', 'advertisers'], 'orders.poll': ['transaction', 'transactions'], 'pages.bulk': ['advertiser', 'advertisers'], 'coupons.refresh': ['coupon', 'coupons'] };
+const UNITS: Record<string, [string, string]> = {
+  'advertisers.sync': ['advertiser', 'advertisers'],
+  'orders.poll': ['transaction', 'transactions'],
+  'pages.bulk': ['advertiser', 'advertisers'],
+  'coupons.refresh': ['coupon', 'coupons'],
+};
 /** Counts worth a glance while it runs, in this order (`pages` and `seen` repeat the job's progress). */
 const SHOWN_COUNTS = ['created', 'updated', 'deactivated', 'duplicate', 'removed', 'failed'];
 const BAR_WIDTH = 20;
@@ -61,7 +66,9 @@ export function renderProgress(snapshot: ProgressSnapshot, frame = 0): string {
   const parts: string[] = [];
   if (progress.total !== null && progress.total > 0) {
     const filled = Math.min(BAR_WIDTH, Math.floor((progress.done / progress.total) * BAR_WIDTH));
-    parts.push(`[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${progress.done}/${progress.total} ${unit}  ${Math.min(100, Math.floor((progress.done / progress.total) * 100))}%`);
+    parts.push(
+      `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${progress.done}/${progress.total} ${unit}  ${Math.min(100, Math.floor((progress.done / progress.total) * 100))}%`,
+    );
     if (snapshot.remainingMs !== undefined && snapshot.remainingMs !== null) parts.push(`~${formatElapsed(snapshot.remainingMs)} left`);
   } else {
     parts.push(`${SPINNER[frame % SPINNER.length]} ${progress.done} ${unit}`);

@@ -70,7 +70,12 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_OUTBOUND_MAX_BYTES: 'outbound.max_bytes',
   // CASHTRACK_SCHEDULE_<NAME>_CRON, _TIMEZONE, _ENABLED, _CATCH_UP for each schedule.
   ...Object.fromEntries(
-    SCHEDULE_NAMES.flatMap((name) => ['cron', 'timezone', 'enabled', 'catch_up'].map((field) => [`CASHTRACK_SCHEDULE_${name.toUpperCase()}_${field.toUpperCase()}`, `schedules.${name}.${field}`])),
+    SCHEDULE_NAMES.flatMap((name) =>
+      ['cron', 'timezone', 'enabled', 'catch_up'].map((field) => [
+        `CASHTRACK_SCHEDULE_${name.toUpperCase()}_${field.toUpperCase()}`,
+        `schedules.${name}.${field}`,
+      ]),
+    ),
   ),
   CASHTRACK_PAGES_DEFAULT_TEMPLATE: 'pages.default_template',
   CASHTRACK_PAGES_DEFAULT_STATUS: 'pages.default_status',
@@ -87,7 +92,11 @@ export const ENV_KEYS: Record<string, string> = {
 };
 
 export function coerceEnv(name: string, key: string, raw: string, current: unknown): unknown {
-  if (Array.isArray(current)) return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(current))
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   if (typeof current === 'boolean' || key.endsWith('auto_migrate')) {
     if (/^(1|true|yes|on)$/i.test(raw)) return true;
     if (/^(0|false|no|off)$/i.test(raw)) return false;

@@ -59,13 +59,20 @@ export function loadConfig(options: LoadOptions = {}): Config {
   config.data_dir = isAbsolute(config.data_dir) ? config.data_dir : resolve(process.cwd(), config.data_dir);
   if (!config.secret) {
     if (config.env === 'production') {
-      throw new ServiceError('svc_invalid_config', 'Invalid configuration CASHTRACK_SECRET (secret): required in production (at least 32 characters)', 500, { key: 'secret' });
+      throw new ServiceError('svc_invalid_config', 'Invalid configuration CASHTRACK_SECRET (secret): required in production (at least 32 characters)', 500, {
+        key: 'secret',
+      });
     }
     config.secret = options.persistSecret === false ? randomBytes(32).toString('hex') : readOrCreateSecret(config.data_dir);
   }
   // Without it the Host header of each request would become the site URL of index documents and links.
   if (config.env === 'production' && !config.server.public_url) {
-    throw new ServiceError('svc_invalid_config', 'Invalid configuration CASHTRACK_PUBLIC_URL (server.public_url): required in production (the URL clients reach the daemon at, e.g. https://admin.example.com)', 500, { key: 'server.public_url' });
+    throw new ServiceError(
+      'svc_invalid_config',
+      'Invalid configuration CASHTRACK_PUBLIC_URL (server.public_url): required in production (the URL clients reach the daemon at, e.g. https://admin.example.com)',
+      500,
+      { key: 'server.public_url' },
+    );
   }
   return config;
 }

@@ -13,7 +13,9 @@ import { PER_NETWORK_SCHEDULES, SCHEDULE_NAMES, type Config, type ScheduleName }
 /** An entry of `server.allowed_hosts`: `example.com`, `example.com:8443`, `127.0.0.1`, `[::1]:8080` (no scheme, path or wildcard). */
 export const HOST_ENTRY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\.?)(?::\d{1,5})?$/;
 
-const currency = Joi.string().pattern(/^[A-Z]{3}$/).message('{{#label}} must be a three-letter ISO 4217 code');
+const currency = Joi.string()
+  .pattern(/^[A-Z]{3}$/)
+  .message('{{#label}} must be a three-letter ISO 4217 code');
 
 /** A review ceiling ("1000.00", "500.00 GBP, 80000 JPY", "none"), checked as the orders service reads it. */
 const ceilingText: Joi.CustomValidator<string> = (value, helpers) => {
@@ -69,7 +71,9 @@ const tagsKnown =
   (value, helpers) => {
     const unknown = unknownTags(value, known);
     if (unknown.length === 0) return value;
-    return helpers.message({ custom: `{{#label}} uses unknown tag${unknown.length > 1 ? 's' : ''} ${unknown.map((t) => `%${t}%`).join(', ')} (known: ${known.map((t) => `%${t}%`).join(' ')})` });
+    return helpers.message({
+      custom: `{{#label}} uses unknown tag${unknown.length > 1 ? 's' : ''} ${unknown.map((t) => `%${t}%`).join(', ')} (known: ${known.map((t) => `%${t}%`).join(' ')})`,
+    });
   };
 
 const pageTemplate = Joi.object({
@@ -79,12 +83,17 @@ const pageTemplate = Joi.object({
 });
 
 const pages = Joi.object({
-  templates: Joi.object().pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, pageTemplate).min(1).required(),
+  templates: Joi.object()
+    .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, pageTemplate)
+    .min(1)
+    .required(),
   default_template: Joi.string()
     .required()
     .custom((value: string, helpers) => {
       const templates = (helpers.state.ancestors[0] as { templates?: Record<string, unknown> }).templates ?? {};
-      return own(templates, value) ? value : helpers.message({ custom: `{{#label}} names no template of pages.templates (${Object.keys(templates).join(', ')})` });
+      return own(templates, value)
+        ? value
+        : helpers.message({ custom: `{{#label}} names no template of pages.templates (${Object.keys(templates).join(', ')})` });
     }),
   default_status: Joi.string().valid('draft', 'publish').required(),
   link_template: Joi.string()
@@ -113,16 +122,43 @@ export const schema = Joi.object({
   server: Joi.object({
     host: Joi.string().min(1).required(),
     port: Joi.number().integer().min(0).max(65535).required(),
-    rest_root: Joi.string().pattern(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/).message('{{#label}} must be a path segment such as wp-json').required(),
-    public_url: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null).required(),
+    rest_root: Joi.string()
+      .pattern(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/)
+      .message('{{#label}} must be a path segment such as wp-json')
+      .required(),
+    public_url: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .allow(null)
+      .required(),
     trust_proxy: Joi.boolean().required(),
-    max_body_bytes: Joi.number().integer().min(1024).max(64 * 1024 * 1024).required(),
-    anonymous_max_body_bytes: Joi.number().integer().min(256).max(Joi.ref('max_body_bytes')).required().messages({ 'number.max': '{{#label}} must not be larger than server.max_body_bytes' }),
-    cors_origins: Joi.array().items(Joi.string().uri({ scheme: ['http', 'https'] })).required(),
-    allowed_hosts: Joi.array().items(Joi.string().pattern(HOST_ENTRY).message('{{#label}} must be a host name or address with an optional port, such as admin.example.com or 127.0.0.1:8080')).required(),
+    max_body_bytes: Joi.number()
+      .integer()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .required(),
+    anonymous_max_body_bytes: Joi.number()
+      .integer()
+      .min(256)
+      .max(Joi.ref('max_body_bytes'))
+      .required()
+      .messages({ 'number.max': '{{#label}} must not be larger than server.max_body_bytes' }),
+    cors_origins: Joi.array()
+      .items(Joi.string().uri({ scheme: ['http', 'https'] }))
+      .required(),
+    allowed_hosts: Joi.array()
+      .items(
+        Joi.string()
+          .pattern(HOST_ENTRY)
+          .message('{{#label}} must be a host name or address with an optional port, such as admin.example.com or 127.0.0.1:8080'),
+      )
+      .required(),
   }).required(),
   auth: Joi.object({
-    session_ttl_hours: Joi.number().integer().min(1).max(24 * 365).required(),
+    session_ttl_hours: Joi.number()
+      .integer()
+      .min(1)
+      .max(24 * 365)
+      .required(),
     credential_cache_seconds: Joi.number().integer().min(0).max(3600).required(),
     // Tests may hash faster; everything else keeps OWASP's floor.
     scrypt_log_n: Joi.when('/env', {
@@ -147,15 +183,26 @@ export const schema = Joi.object({
     stdout: Joi.boolean().required(),
   }).required(),
   cashback: Joi.object({
-    default_type: Joi.string().valid(...CASHBACK_TYPES).required(),
-    default_value: Joi.string().pattern(/^\d{1,15}(\.\d{1,6})?$/).message('{{#label}} must be a decimal number such as 50 or 12.5').required(),
+    default_type: Joi.string()
+      .valid(...CASHBACK_TYPES)
+      .required(),
+    default_value: Joi.string()
+      .pattern(/^\d{1,15}(\.\d{1,6})?$/)
+      .message('{{#label}} must be a decimal number such as 50 or 12.5')
+      .required(),
   }).required(),
   referrals: Joi.object({
-    share_percent: Joi.string().pattern(/^\d{1,3}(\.\d{1,6})?$/).message('{{#label}} must be a percentage such as 10').required(),
+    share_percent: Joi.string()
+      .pattern(/^\d{1,3}(\.\d{1,6})?$/)
+      .message('{{#label}} must be a percentage such as 10')
+      .required(),
   }).required(),
   extensions: Joi.array().items(Joi.string().min(1)).required(),
   payouts: Joi.object({
-    minimum: Joi.string().pattern(/^\d{1,15}(\.\d{1,3})?$/).message('{{#label}} must be a decimal amount such as 10.00').required(),
+    minimum: Joi.string()
+      .pattern(/^\d{1,15}(\.\d{1,3})?$/)
+      .message('{{#label}} must be a decimal amount such as 10.00')
+      .required(),
   }).required(),
   orders: Joi.object({
     review_above: Joi.string().allow(null).max(1000).custom(ceilingText).required(),
@@ -174,7 +221,11 @@ export const schema = Joi.object({
     enabled: Joi.boolean().required(),
     retention_days: Joi.number().integer().min(1).max(3650).required(),
     max_query_bytes: Joi.number().integer().min(512).max(65_536).required(),
-    max_body_bytes: Joi.number().integer().min(1024).max(1024 * 1024).required(),
+    max_body_bytes: Joi.number()
+      .integer()
+      .min(1024)
+      .max(1024 * 1024)
+      .required(),
     signature_tolerance_seconds: Joi.number().integer().min(30).max(3600).required(),
     batch_max: Joi.number().integer().min(1).max(1000).required(),
     batches_in_flight: Joi.number().integer().min(1).max(64).required(),
@@ -186,7 +237,13 @@ export const schema = Joi.object({
   }).required(),
   metrics: Joi.object({
     enabled: Joi.boolean().required(),
-    token: Joi.string().min(16).max(256).pattern(/^[\x21-\x7e]+$/).message('{{#label}} must be printable ASCII without spaces').allow(null).required(),
+    token: Joi.string()
+      .min(16)
+      .max(256)
+      .pattern(/^[\x21-\x7e]+$/)
+      .message('{{#label}} must be printable ASCII without spaces')
+      .allow(null)
+      .required(),
     host: Joi.string().min(1).required(),
     port: Joi.number().integer().min(0).max(65535).allow(null).required(),
   })
@@ -201,13 +258,24 @@ export const schema = Joi.object({
     per_host: Joi.number().integer().min(1).max(16).required(),
     max_input_pixels: Joi.number().integer().min(10_000).max(100_000_000).required(),
     max_size: Joi.number().integer().min(16).max(2048).required(),
-    max_stored_bytes: Joi.number().integer().min(16_384).max(8 * 1024 * 1024).required(),
-    max_html_bytes: Joi.number().integer().min(16_384).max(8 * 1024 * 1024).required(),
+    max_stored_bytes: Joi.number()
+      .integer()
+      .min(16_384)
+      .max(8 * 1024 * 1024)
+      .required(),
+    max_html_bytes: Joi.number()
+      .integer()
+      .min(16_384)
+      .max(8 * 1024 * 1024)
+      .required(),
     connect_timeout_ms: Joi.number().integer().min(100).max(60_000).required(),
     timeout_ms: Joi.number().integer().min(100).max(120_000).required(),
   }).required(),
   ai: Joi.object({
-    base_url: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null).required(),
+    base_url: Joi.string()
+      .uri({ scheme: ['http', 'https'] })
+      .allow(null)
+      .required(),
     api_key: Joi.string().max(4096).allow(null).required(),
     model: Joi.string().max(191).allow(null).required(),
     temperature: Joi.number().min(0).max(2).required(),
@@ -227,15 +295,26 @@ export const schema = Joi.object({
   networks: Joi.object()
     .pattern(
       NETWORK_ID,
-      Joi.object({ review_above: Joi.string().max(1000).allow('').custom(ceilingText) }).pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')),
+      Joi.object({ review_above: Joi.string().max(1000).allow('').custom(ceilingText) }).pattern(
+        /^[A-Za-z][A-Za-z0-9_]{0,63}$/,
+        Joi.string().max(4096).allow(''),
+      ),
     )
     .required(),
   outbound: Joi.object({
     allow: Joi.array()
-      .items(Joi.string().custom((value: string, helpers) => (isAllowEntry(value) ? value.trim() : helpers.message({ custom: '{{#label}} must be a host name, an IP address or a CIDR such as 10.0.0.0/8' }))))
+      .items(
+        Joi.string().custom((value: string, helpers) =>
+          isAllowEntry(value) ? value.trim() : helpers.message({ custom: '{{#label}} must be a host name, an IP address or a CIDR such as 10.0.0.0/8' }),
+        ),
+      )
       .required(),
     ports: Joi.array().items(Joi.number().integer().min(1).max(65535)).min(1).required(),
-    max_bytes: Joi.number().integer().min(1024).max(1024 * 1024 * 1024).required(),
+    max_bytes: Joi.number()
+      .integer()
+      .min(1024)
+      .max(1024 * 1024 * 1024)
+      .required(),
   }).required(),
   schedules: Joi.object(Object.fromEntries(SCHEDULE_NAMES.map((name) => [name, scheduleSchema(name)]))).required(),
   pages: pages.required(),
@@ -244,7 +323,15 @@ export const schema = Joi.object({
     concurrency: Joi.number().integer().min(1).max(64).required(),
     poll_interval_ms: Joi.number().integer().min(10).max(600_000).required(),
     timeout_ms: Joi.number().integer().min(100).max(120_000).required(),
-    retry_schedule_seconds: Joi.array().items(Joi.number().integer().min(1).max(7 * 86_400)).max(30).required(),
+    retry_schedule_seconds: Joi.array()
+      .items(
+        Joi.number()
+          .integer()
+          .min(1)
+          .max(7 * 86_400),
+      )
+      .max(30)
+      .required(),
     disable_after_failures: Joi.number().integer().min(1).max(100_000).required(),
     retention_days: Joi.number().integer().min(1).max(3650).required(),
   }).required(),

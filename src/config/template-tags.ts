@@ -6,17 +6,7 @@
  */
 
 /** The tags a page template may use, in the order the docs list them. */
-export const PAGE_TEMPLATE_TAGS = [
-  'NAME',
-  'DOMAIN',
-  'CASHBACK',
-  'DESCRIPTION',
-  'LOGO',
-  'COUPONS_COUNT',
-  'URL',
-  'TRACKING_URL',
-  'NETWORK',
-] as const;
+export const PAGE_TEMPLATE_TAGS = ['NAME', 'DOMAIN', 'CASHBACK', 'DESCRIPTION', 'LOGO', 'COUPONS_COUNT', 'URL', 'TRACKING_URL', 'NETWORK'] as const;
 
 export type PageTemplateTag = (typeof PAGE_TEMPLATE_TAGS)[number];
 

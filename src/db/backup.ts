@@ -38,7 +38,8 @@ export async function backupDatabase(parsed: ParsedUrl, target: string, options:
   if (source === ':memory:') throw new ServiceError('svc_backup_failed', 'An in-memory database has nothing on disk to back up.', 400);
   const file = resolve(target);
   if (file === resolve(source)) throw new ServiceError('svc_backup_failed', 'The backup cannot be written over the database itself.', 400, { file });
-  if (existsSync(file) && !options.force) throw new ServiceError('svc_backup_exists', `${file} exists: choose another name, or pass --force to replace it.`, 409, { file });
+  if (existsSync(file) && !options.force)
+    throw new ServiceError('svc_backup_exists', `${file} exists: choose another name, or pass --force to replace it.`, 409, { file });
   if (!existsSync(dirname(file))) throw new ServiceError('svc_backup_failed', `The folder ${dirname(file)} does not exist.`, 400, { file });
   const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.partial`);
   const started = performance.now();
@@ -109,8 +110,18 @@ async function verify(file: string): Promise<void> {
   const conn = await open(file, sqlite3.OPEN_READWRITE);
   try {
     await new Promise<void>((done, reject) => conn.run('PRAGMA journal_mode = DELETE', (err) => (err ? reject(err) : done())));
-    const rows = await new Promise<Array<{ integrity_check: string }>>((done, reject) => conn.all('PRAGMA integrity_check', (err, r) => (err ? reject(err) : done(r as Array<{ integrity_check: string }>))));
-    if (rows.length !== 1 || rows[0].integrity_check !== 'ok') throw new ServiceError('svc_backup_failed', `The copy failed its integrity check: ${rows.map((r) => r.integrity_check).join('; ').slice(0, 200)}`, 500);
+    const rows = await new Promise<Array<{ integrity_check: string }>>((done, reject) =>
+      conn.all('PRAGMA integrity_check', (err, r) => (err ? reject(err) : done(r as Array<{ integrity_check: string }>))),
+    );
+    if (rows.length !== 1 || rows[0].integrity_check !== 'ok')
+      throw new ServiceError(
+        'svc_backup_failed',
+        `The copy failed its integrity check: ${rows
+          .map((r) => r.integrity_check)
+          .join('; ')
+          .slice(0, 200)}`,
+        500,
+      );
   } finally {
     await close(conn);
   }
@@ -122,7 +133,20 @@ export function dumpCommand(parsed: ParsedUrl, target: string): string {
   const where = parsed.socketPath ? [`--socket=${quote(parsed.socketPath)}`] : [`--host=${quote(parsed.host ?? '127.0.0.1')}`, `--port=${parsed.port ?? 3306}`];
   const user = parsed.username ? [`--user=${quote(parsed.username)}`] : [];
   const password = parsed.password ? ['--password'] : [];
-  return ['mariadb-dump', '--single-transaction', '--quick', '--routines', '--triggers', '--hex-blob', ...where, ...user, ...password, quote(parsed.database ?? ''), '>', quote(target)].join(' ');
+  return [
+    'mariadb-dump',
+    '--single-transaction',
+    '--quick',
+    '--routines',
+    '--triggers',
+    '--hex-blob',
+    ...where,
+    ...user,
+    ...password,
+    quote(parsed.database ?? ''),
+    '>',
+    quote(target),
+  ].join(' ');
 }
 
 function dumpInstead(parsed: ParsedUrl, target: string): ServiceError {

@@ -45,7 +45,9 @@ export class Database {
     try {
       this.parsed = parseDatabaseUrl(options.url);
     } catch (err) {
-      throw new ServiceError('svc_invalid_config', `Invalid configuration CASHTRACK_DATABASE_URL (database.url): ${(err as Error).message}`, 500, { key: 'database.url' });
+      throw new ServiceError('svc_invalid_config', `Invalid configuration CASHTRACK_DATABASE_URL (database.url): ${(err as Error).message}`, 500, {
+        key: 'database.url',
+      });
     }
     this.dialect = this.parsed.dialect;
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -63,29 +65,40 @@ export class Database {
           const conn: SqliteConnection = new sqlite3.Database(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, (err) => (err ? reject(err) : resolve(conn)));
         });
       });
-      this.createOrm = () => (this.prepareStorage(), new (require('sequelize') as typeof import('sequelize')).Sequelize({
-        ...common,
-        dialect: 'sqlite',
-        storage,
-        dialectModule: sqlite3,
-        // BEGIN IMMEDIATE: a write transaction takes the write lock up front instead of failing
-        // with SQLITE_BUSY when it first writes after reading.
-        transactionType: 'IMMEDIATE' as SequelizeTransaction.TYPES,
-      }));
+      this.createOrm = () => (
+        this.prepareStorage(),
+        new (require('sequelize') as typeof import('sequelize')).Sequelize({
+          ...common,
+          dialect: 'sqlite',
+          storage,
+          dialectModule: sqlite3,
+          // BEGIN IMMEDIATE: a write transaction takes the write lock up front instead of failing
+          // with SQLITE_BUSY when it first writes after reading.
+          transactionType: 'IMMEDIATE' as SequelizeTransaction.TYPES,
+        })
+      );
     } else {
-      this.createOrm = () => new (require('sequelize') as typeof import('sequelize')).Sequelize({
-        ...common,
-        dialect: 'mysql',
-        host: this.parsed.host,
-        port: this.parsed.port,
-        username: this.parsed.username,
-        password: this.parsed.password,
-        database: this.parsed.database,
-        timezone: '+00:00',
-        pool: { max: options.poolMax ?? 10, min: 0, idle: 10_000, acquire: 10_000, evict: 5_000 },
-        // stringifyObjects: an object bound to a placeholder is a string, never `key = value` SQL.
-        dialectOptions: { supportBigNumbers: true, bigNumberStrings: true, dateStrings: false, connectTimeout: 5_000, stringifyObjects: true, ...(this.parsed.socketPath ? { socketPath: this.parsed.socketPath } : {}) },
-      });
+      this.createOrm = () =>
+        new (require('sequelize') as typeof import('sequelize')).Sequelize({
+          ...common,
+          dialect: 'mysql',
+          host: this.parsed.host,
+          port: this.parsed.port,
+          username: this.parsed.username,
+          password: this.parsed.password,
+          database: this.parsed.database,
+          timezone: '+00:00',
+          pool: { max: options.poolMax ?? 10, min: 0, idle: 10_000, acquire: 10_000, evict: 5_000 },
+          // stringifyObjects: an object bound to a placeholder is a string, never `key = value` SQL.
+          dialectOptions: {
+            supportBigNumbers: true,
+            bigNumberStrings: true,
+            dateStrings: false,
+            connectTimeout: 5_000,
+            stringifyObjects: true,
+            ...(this.parsed.socketPath ? { socketPath: this.parsed.socketPath } : {}),
+          },
+        });
       this.direct = new MysqlDirect(this.parsed, options.poolMax ?? 10);
     }
   }
@@ -118,7 +131,8 @@ export class Database {
   async transaction<T>(fn: (t: Transaction) => Promise<T>, retries = 5): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const { result, after } = this.dialect === 'sqlite' ? await this.writeQueue.exclusive(() => runTransaction(this.direct, fn)) : await runTransaction(this.direct, fn);
+        const { result, after } =
+          this.dialect === 'sqlite' ? await this.writeQueue.exclusive(() => runTransaction(this.direct, fn)) : await runTransaction(this.direct, fn);
         for (const hook of after) {
           try {
             await hook();
@@ -203,7 +217,11 @@ export class Database {
   /** The id step of a multi-row INSERT, or null when its ids are not consecutive (read once). */
   private autoIncrementStep(t: Transaction): Promise<number | null> {
     if (this.dialect === 'sqlite') return Promise.resolve(1);
-    this.autoIncrement ??= this.select<{ mode: unknown; step: unknown }>('SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS step', [], t).then(
+    this.autoIncrement ??= this.select<{ mode: unknown; step: unknown }>(
+      'SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS step',
+      [],
+      t,
+    ).then(
       ([r]) => (Number(r.mode) <= 1 ? Number(r.step) || 1 : null),
       (err) => {
         this.autoIncrement = null;
@@ -261,7 +279,9 @@ export class Database {
    */
   insertIgnore(table: string, columns: readonly string[], rows = 1): string {
     const values = this.valuesList(columns, rows);
-    return this.dialect === 'mysql' ? `INSERT IGNORE INTO ${table} (${columns.join(', ')}) VALUES ${values}` : `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values} ON CONFLICT DO NOTHING`;
+    return this.dialect === 'mysql'
+      ? `INSERT IGNORE INTO ${table} (${columns.join(', ')}) VALUES ${values}`
+      : `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${values} ON CONFLICT DO NOTHING`;
   }
 
   /**
@@ -273,9 +293,13 @@ export class Database {
    * other expressions read last.
    */
   upsert(table: string, columns: readonly string[], key: readonly string[], set: readonly string[] | Readonly<Record<string, string>>, rows = 1): string {
-    const assignments = Array.isArray(set) ? (set as readonly string[]).map((c) => `${c} = ${this.incoming(c)}`) : Object.entries(set).map(([c, expr]) => `${c} = ${expr}`);
+    const assignments = Array.isArray(set)
+      ? (set as readonly string[]).map((c) => `${c} = ${this.incoming(c)}`)
+      : Object.entries(set).map(([c, expr]) => `${c} = ${expr}`);
     const insert = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${this.valuesList(columns, rows)}`;
-    return this.dialect === 'mysql' ? `${insert} ON DUPLICATE KEY UPDATE ${assignments.join(', ')}` : `${insert} ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${assignments.join(', ')}`;
+    return this.dialect === 'mysql'
+      ? `${insert} ON DUPLICATE KEY UPDATE ${assignments.join(', ')}`
+      : `${insert} ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${assignments.join(', ')}`;
   }
 
   /**
@@ -308,7 +332,13 @@ export class Database {
         );
         created += 2 * chunk.length - affected;
       } else {
-        created += (await this.execute(this.insertIgnore(table, key, chunk.length), chunk.flatMap((r) => r.key), t)).affected;
+        created += (
+          await this.execute(
+            this.insertIgnore(table, key, chunk.length),
+            chunk.flatMap((r) => r.key),
+            t,
+          )
+        ).affected;
         const assignments = [...add.map((c) => `${c} = ${c} + ?`), ...set.map((c) => `${c} = ?`)].join(', ');
         const where = key.map((c) => `${c} = ?`).join(' AND ');
         for (const r of chunk) await this.execute(`UPDATE ${table} SET ${assignments} WHERE ${where}`, [...r.add, ...r.set, ...r.key], t);

@@ -152,7 +152,17 @@ export class SqliteDirect implements DirectDriver {
     const conns = [...this.readers.map((r) => r.conn), this.writer].filter(Boolean) as Promise<SqliteConnection>[];
     this.readers = [];
     this.writer = null;
-    await Promise.all(conns.map(async (p) => new Promise<void>((resolve) => p.then((c) => c.close(() => resolve()), () => resolve()))));
+    await Promise.all(
+      conns.map(
+        async (p) =>
+          new Promise<void>((resolve) =>
+            p.then(
+              (c) => c.close(() => resolve()),
+              () => resolve(),
+            ),
+          ),
+      ),
+    );
   }
 }
 
@@ -255,7 +265,12 @@ export class MysqlDirect implements DirectDriver {
 
   /** mysql2 keeps its counts in fields it does not type; read defensively (zero when absent). */
   stats(): PoolStats {
-    const p = this.pool as unknown as { config?: { connectionLimit?: number }; _allConnections?: { length: number }; _freeConnections?: { length: number }; _connectionQueue?: { length: number } };
+    const p = this.pool as unknown as {
+      config?: { connectionLimit?: number };
+      _allConnections?: { length: number };
+      _freeConnections?: { length: number };
+      _connectionQueue?: { length: number };
+    };
     const open = p._allConnections?.length ?? 0;
     return { max: p.config?.connectionLimit ?? 0, open, busy: open - (p._freeConnections?.length ?? 0), waiting: p._connectionQueue?.length ?? 0 };
   }

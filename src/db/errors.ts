@@ -23,7 +23,14 @@ const MYSQL_LOCK_WAIT_TIMEOUT = 1205;
 /** Deadlock, lock wait timeout or SQLITE_BUSY: the statement can run again safely. */
 export function isTransientDbError(err: unknown): boolean {
   const { code, errno } = codes(err);
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || errno === MYSQL_DEADLOCK || errno === MYSQL_LOCK_WAIT_TIMEOUT || code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT';
+  return (
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_LOCKED' ||
+    errno === MYSQL_DEADLOCK ||
+    errno === MYSQL_LOCK_WAIT_TIMEOUT ||
+    code === 'ER_LOCK_DEADLOCK' ||
+    code === 'ER_LOCK_WAIT_TIMEOUT'
+  );
 }
 
 /**
@@ -63,12 +70,29 @@ const UNAVAILABLE_NAMES = new Set([
   'SequelizeAccessDeniedError',
   'SequelizeConnectionError',
 ]);
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_FULL']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_READONLY',
+  'SQLITE_IOERR',
+  'SQLITE_FULL',
+]);
 
 /** Unique-constraint violation (duplicate key). */
 export function isUniqueViolation(err: unknown): boolean {
   const { code, name, errno } = codes(err);
-  return name === 'SequelizeUniqueConstraintError' || code === 'ER_DUP_ENTRY' || errno === 1062 || code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(String((err as DriverError)?.message));
+  return (
+    name === 'SequelizeUniqueConstraintError' ||
+    code === 'ER_DUP_ENTRY' ||
+    errno === 1062 ||
+    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    /UNIQUE constraint failed/.test(String((err as DriverError)?.message))
+  );
 }
 
 /** Maps an infrastructure failure to a ServiceError with a retry hint, or returns null. */

@@ -78,7 +78,9 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
     if (affected === 1) break;
     if (Date.now() >= deadline) {
       const [row] = await db.select<{ holder: string }>(`SELECT holder FROM ${LOCK_TABLE} WHERE name = ?`, [LOCK_NAME]);
-      throw new ServiceError('svc_migration_locked', 'Another process is migrating the database; try again when it has finished.', 503, { holder: row?.holder ?? null });
+      throw new ServiceError('svc_migration_locked', 'Another process is migrating the database; try again when it has finished.', 503, {
+        holder: row?.holder ?? null,
+      });
     }
     await sleep(200 + Math.random() * 300);
   }

@@ -70,26 +70,36 @@ export class HookBus {
 
   // biome-ignore lint/suspicious/noExplicitAny: an extension's callback takes whatever its hook passes (docs/hooks.md lists them).
   addAction(name: string, namespace: string, callback: (...args: any[]) => unknown, priority = 10): void {
-    this.wp.addAction(name, namespace, (...args: unknown[]) => {
-      try {
-        const r = callback(...args);
-        if (r && typeof (r as Promise<unknown>).catch === 'function') (r as Promise<unknown>).catch((err) => this.failed(name, namespace, err));
-      } catch (err) {
-        this.failed(name, namespace, err);
-      }
-    }, priority);
+    this.wp.addAction(
+      name,
+      namespace,
+      (...args: unknown[]) => {
+        try {
+          const r = callback(...args);
+          if (r && typeof (r as Promise<unknown>).catch === 'function') (r as Promise<unknown>).catch((err) => this.failed(name, namespace, err));
+        } catch (err) {
+          this.failed(name, namespace, err);
+        }
+      },
+      priority,
+    );
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: the extra arguments are the hook's, as documented in docs/hooks.md.
   addFilter<T>(name: string, namespace: string, callback: (value: T, ...args: any[]) => T, priority = 10): void {
-    this.wp.addFilter(name, namespace, (value: unknown, ...args: unknown[]) => {
-      try {
-        return callback(value as T, ...args);
-      } catch (err) {
-        this.failed(name, namespace, err);
-        return value;
-      }
-    }, priority);
+    this.wp.addFilter(
+      name,
+      namespace,
+      (value: unknown, ...args: unknown[]) => {
+        try {
+          return callback(value as T, ...args);
+        } catch (err) {
+          this.failed(name, namespace, err);
+          return value;
+        }
+      },
+      priority,
+    );
   }
 
   doAction(name: string, ...args: unknown[]): void {
@@ -110,7 +120,10 @@ export async function loadExtensions(paths: string[], hooks: HookBus, ctx: unkno
   const loaded: string[] = [];
   for (const p of paths) {
     const url = pathToFileURL(isAbsolute(p) ? p : resolve(process.cwd(), p)).href;
-    const mod = (await import(url)) as { register?: (hooks: HookBus, ctx: unknown) => unknown; default?: { register?: (hooks: HookBus, ctx: unknown) => unknown } };
+    const mod = (await import(url)) as {
+      register?: (hooks: HookBus, ctx: unknown) => unknown;
+      default?: { register?: (hooks: HookBus, ctx: unknown) => unknown };
+    };
     const register = mod.register ?? mod.default?.register;
     if (typeof register !== 'function') throw new Error(`extension ${p} exports no register(hooks, ctx) function`);
     await register(hooks, ctx);

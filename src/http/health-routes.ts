@@ -50,7 +50,10 @@ export function healthRoutes(ctx: Context): PlainRouteDef[] {
       validate: noQuery,
       async handler(_request, h) {
         const r = await ctx.health.readiness();
-        return h.response({ status: r.ready ? 'ready' : 'not_ready', ...r }).code(r.ready ? 200 : 503).header('Cache-Control', NO_STORE);
+        return h
+          .response({ status: r.ready ? 'ready' : 'not_ready', ...r })
+          .code(r.ready ? 200 : 503)
+          .header('Cache-Control', NO_STORE);
       },
     },
   ];

@@ -22,7 +22,12 @@ export function mediaRoutes(ctx: Context): PlainRouteDef[] {
       auth: 'public',
       description: 'A media file, by the hash of its bytes (cached as immutable).',
       validate: {
-        params: Joi.object({ sha256: Joi.string().pattern(/^[0-9a-f]{64}$/).required(), ext: Joi.string().valid('png', 'jpg', 'webp').required() }),
+        params: Joi.object({
+          sha256: Joi.string()
+            .pattern(/^[0-9a-f]{64}$/)
+            .required(),
+          ext: Joi.string().valid('png', 'jpg', 'webp').required(),
+        }),
         // A name that cannot be a media file is simply not one.
         failAction: () => {
           throw notFound();

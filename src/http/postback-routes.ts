@@ -44,11 +44,13 @@ export function postbackRoutes(ctx: Context): PlainRouteDef[] {
   async function run(request: Request, h: ResponseToolkit, input: PostbackRequest) {
     const requestId = input.requestId;
     try {
-      if (request.method !== 'get' && request.method !== 'post') throw new ServiceError('rest_no_route', 'No route was found matching the URL and request method.', 404);
+      if (request.method !== 'get' && request.method !== 'post')
+        throw new ServiceError('rest_no_route', 'No route was found matching the URL and request method.', 404);
       const answer = await ctx.postbacks.receive(input);
       return h.response(answer).code(200).header('X-Request-Id', requestId).header('Cache-Control', 'no-store');
     } catch (err) {
-      if (err instanceof ServiceError) throw new ServiceError(err.code, err.message, err.status, err.data, { ...err.headers, 'X-Request-Id': requestId, 'Cache-Control': 'no-store' });
+      if (err instanceof ServiceError)
+        throw new ServiceError(err.code, err.message, err.status, err.data, { ...err.headers, 'X-Request-Id': requestId, 'Cache-Control': 'no-store' });
       throw err;
     }
   }
@@ -76,7 +78,8 @@ export function postbackRoutes(ctx: Context): PlainRouteDef[] {
         maxBytes: ctx.config.postbacks.max_body_bytes,
         // Too large a body is refused and recorded like any other bad postback.
         failAction: async (request, h, err) => {
-          if ((err as { output?: { statusCode?: number } })?.output?.statusCode === 413) return (await run(request, h, toRequest(request, null, true))).takeover();
+          if ((err as { output?: { statusCode?: number } })?.output?.statusCode === 413)
+            return (await run(request, h, toRequest(request, null, true))).takeover();
           throw err;
         },
       },

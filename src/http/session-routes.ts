@@ -35,7 +35,12 @@ export function requireSameOrigin(request: Request, ctx: Context): void {
     allowed = site === undefined || site === 'same-origin' || site === 'none';
   }
   if (allowed) return;
-  ctx.logger.warning('auth', 'Cross-site request refused', { route: request.route.settings.id, origin: typeof origin === 'string' ? origin.slice(0, 200) : null, sec_fetch_site: typeof site === 'string' ? site.slice(0, 32) : null, ip: state(request).ip });
+  ctx.logger.warning('auth', 'Cross-site request refused', {
+    route: request.route.settings.id,
+    origin: typeof origin === 'string' ? origin.slice(0, 200) : null,
+    sec_fetch_site: typeof site === 'string' ? site.slice(0, 32) : null,
+    ip: state(request).ip,
+  });
   throw new ServiceError('svc_cross_site_request', 'This request came from another site. Sign in and out from the site itself.', 403);
 }
 

@@ -4,7 +4,16 @@
 import type { Context } from '../context.js';
 import { translateDbError } from '../db/errors.js';
 import { isServiceError } from '../errors.js';
-import { boundedProgress, JobStopped, type ClaimedJob, type JobHandle, type JobProgress, type JobService, type JobStopReason, type LeaseState } from '../services/jobs/index.js';
+import {
+  boundedProgress,
+  JobStopped,
+  type ClaimedJob,
+  type JobHandle,
+  type JobProgress,
+  type JobService,
+  type JobStopReason,
+  type LeaseState,
+} from '../services/jobs/index.js';
 import type { LogLevel } from '../services/logs/index.js';
 import type { JobRegistry } from './registry.js';
 
@@ -181,11 +190,16 @@ export class Execution {
     const { id } = this.lease;
     const type = this.claimed.type;
     const outcome = (status: RunOutcome['status'], error?: string): RunOutcome => ({ id, type, status, ...(error ? { error } : {}) });
-    this.heartbeat = setInterval(() => {
-      void this.write(() => jobs.heartbeat(this.lease, leaseMs, this.cancelled)).catch(() => {});
-    }, Math.max(10, Math.floor(leaseMs / 3)));
+    this.heartbeat = setInterval(
+      () => {
+        void this.write(() => jobs.heartbeat(this.lease, leaseMs, this.cancelled)).catch(() => {});
+      },
+      Math.max(10, Math.floor(leaseMs / 3)),
+    );
     this.heartbeat.unref();
-    this.log('info', this.claimed.takeover ? `Job ${id} (${type}) resumed after its process died` : `Job ${id} (${type}) started`, { attempt: this.lease.attempt });
+    this.log('info', this.claimed.takeover ? `Job ${id} (${type}) resumed after its process died` : `Job ${id} (${type}) started`, {
+      attempt: this.lease.attempt,
+    });
     let result: Record<string, unknown> | undefined;
     let failure: unknown;
     let failed = false;

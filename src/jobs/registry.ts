@@ -27,7 +27,8 @@ export class JobRegistry implements JobCatalog<JobType> {
   constructor(types: readonly JobType[]) {
     for (const [i, t] of types.entries()) {
       const where = `job type #${i + 1}${t && typeof t.type === 'string' ? ` (${t.type})` : ''}`;
-      if (!t || typeof t.type !== 'string' || !TYPE_NAME.test(t.type) || t.type.length > 64) throw new Error(`${where}: type must be <noun>.<verb> in lower case, at most 64 characters`);
+      if (!t || typeof t.type !== 'string' || !TYPE_NAME.test(t.type) || t.type.length > 64)
+        throw new Error(`${where}: type must be <noun>.<verb> in lower case, at most 64 characters`);
       if (this.byType.has(t.type)) throw new Error(`${where}: the type ${t.type} is registered twice`);
       if (typeof t.description !== 'string' || !t.description.trim()) throw new Error(`${where}: description is required`);
       if (!Joi.isSchema(t.params) || t.params.type !== 'object') throw new Error(`${where}: params must be a Joi object schema`);
@@ -67,7 +68,14 @@ export class JobRegistry implements JobCatalog<JobType> {
     if (error) {
       const fields = dict<string>();
       for (const d of error.details) fields[d.path.join('.') || 'params'] ??= d.message;
-      throw new ServiceError('svc_invalid_job_params', `Invalid parameters for ${type}: ${Object.entries(fields).map(([k, m]) => (m.startsWith(k) ? m : `${k}: ${m}`)).join('; ')}.`, 400, { params: fields });
+      throw new ServiceError(
+        'svc_invalid_job_params',
+        `Invalid parameters for ${type}: ${Object.entries(fields)
+          .map(([k, m]) => (m.startsWith(k) ? m : `${k}: ${m}`))
+          .join('; ')}.`,
+        400,
+        { params: fields },
+      );
     }
     return value as Record<string, unknown>;
   }

@@ -61,10 +61,7 @@ export class JobRunner {
     if (this.running || this.opts.concurrency === 0) return;
     this.running = true;
     this.stopping = false;
-    this.unsubscribe = [
-      this.opts.jobs.onEnqueued(() => this.wake()),
-      this.opts.jobs.onCancelRequested((id) => this.active.get(id)?.stop('cancelled')),
-    ];
+    this.unsubscribe = [this.opts.jobs.onEnqueued(() => this.wake()), this.opts.jobs.onCancelRequested((id) => this.active.get(id)?.stop('cancelled'))];
     this.loop = this.pollLoop();
   }
 

@@ -49,7 +49,12 @@ export class Scheduler {
       await this.deps.schedules.fire(task, slot);
     } catch (err) {
       // The claim rolled back with the failure: another daemon, or the next slot, gets its chance.
-      this.deps.logger.error('schedules', `Scheduled ${task.schedule}${task.network ? ` (${task.network})` : ''} failed`, { schedule: task.schedule, network: task.network, slot: slot.toISOString(), error: (err as Error).message });
+      this.deps.logger.error('schedules', `Scheduled ${task.schedule}${task.network ? ` (${task.network})` : ''} failed`, {
+        schedule: task.schedule,
+        network: task.network,
+        slot: slot.toISOString(),
+        error: (err as Error).message,
+      });
     }
   }
 

@@ -13,8 +13,17 @@ const hasFeed = (kind: 'advertisers' | 'transactions') => (n: Network) => n.kind
 /** Every schedule, in the order `schedules list` shows them. */
 export const scheduleDefinitions: ScheduleDefinition[] = [
   { name: 'advertisers_sync', job: 'advertisers.sync', description: 'Sync the advertisers of each network.', perNetwork: hasFeed('advertisers') },
-  { name: 'orders_poll', job: 'orders.poll', description: 'Poll the transactions of each network with a transactions API.', perNetwork: hasFeed('transactions') },
+  {
+    name: 'orders_poll',
+    job: 'orders.poll',
+    description: 'Poll the transactions of each network with a transactions API.',
+    perNetwork: hasFeed('transactions'),
+  },
   // The job comes with the coupons feature: until this build registers it, the schedule is listed as unavailable.
   { name: 'coupons_refresh', job: 'coupons.refresh', description: 'Refresh the coupons of every network.' },
-  { name: 'maintenance_prune', job: 'maintenance.prune', description: 'Delete logs, postback records, finished jobs, schedule runs and idempotency keys past retention.' },
+  {
+    name: 'maintenance_prune',
+    job: 'maintenance.prune',
+    description: 'Delete logs, postback records, finished jobs, schedule runs and idempotency keys past retention.',
+  },
 ];

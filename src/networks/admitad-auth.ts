@@ -59,7 +59,12 @@ export class AdmitadTokens {
     let token: Token | null = null;
     if (previous?.refresh) {
       try {
-        token = await this.grant(rt, a, { grant_type: 'refresh_token', client_id: a.clientId, client_secret: a.clientSecret, refresh_token: previous.refresh }, false);
+        token = await this.grant(
+          rt,
+          a,
+          { grant_type: 'refresh_token', client_id: a.clientId, client_secret: a.clientSecret, refresh_token: previous.refresh },
+          false,
+        );
       } catch (err) {
         // A refused refresh token falls back to client credentials; anything else is a real failure.
         if (!isNetworkError(err, 'svc_network_unauthorized') && !isNetworkError(err, 'svc_network_bad_request')) throw err;
@@ -87,7 +92,10 @@ export class AdmitadTokens {
     const access = text(body.access_token);
     const expiresIn = Number(body.expires_in);
     if (!access || !Number.isFinite(expiresIn) || expiresIn <= 0) {
-      throw new NetworkError('svc_network_bad_response', 'Admitad answered the token request without an access token and expiry.', { network: 'admitad', upstreamStatus: res.status });
+      throw new NetworkError('svc_network_bad_response', 'Admitad answered the token request without an access token and expiry.', {
+        network: 'admitad',
+        upstreamStatus: res.status,
+      });
     }
     // Tokens are secrets like the credentials: the process scrubs them from whatever it logs or stores.
     rt.addSecret?.(access);

@@ -11,7 +11,20 @@ import { linkFromTemplate } from './tracking-links.js';
 import { discountFromText } from './coupon-values.js';
 import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
-  absoluteUrl, commissionRange, countryCodes, currencyCode, decimalAmount, dmyTime, domainOf, inclusiveEnd, list, obj, parseDate, splitWindows, text, type Rec,
+  absoluteUrl,
+  commissionRange,
+  countryCodes,
+  currencyCode,
+  decimalAmount,
+  dmyTime,
+  domainOf,
+  inclusiveEnd,
+  list,
+  obj,
+  parseDate,
+  splitWindows,
+  text,
+  type Rec,
 } from './values.js';
 
 export const ADMITAD_API = 'https://api.admitad.com';
@@ -62,7 +75,12 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     for (let round = 1; ; round++) {
       const access = await tokens.token(rt, a);
       try {
-        const res = await http.json(rt, { url, headers: { Authorization: `Bearer ${access}` }, bucket: limiters.bucket('default', a.clientId), secrets: tokens.secrets(a) });
+        const res = await http.json(rt, {
+          url,
+          headers: { Authorization: `Bearer ${access}` },
+          bucket: limiters.bucket('default', a.clientId),
+          secrets: tokens.secrets(a),
+        });
         return res.data;
       } catch (err) {
         if (round === 1 && isNetworkError(err, 'svc_network_unauthorized') && err.upstreamStatus === 401) {
@@ -99,7 +117,9 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
   /** Joined campaigns from list position `after` (an offset; null: the start). */
   async function* advertiserPages(rt: ModuleRuntime, after: string | null): AsyncGenerator<ListPage<NetworkAdvertiser>> {
     if (after !== null && !/^\d{1,15}$/.test(after)) throw new Error(`admitad: "${String(after).slice(0, 40)}" is not a position in the campaign list`);
-    const listed = pages(rt, '/advcampaigns/website/{w}/', { connection_status: 'active' }, after === null ? 0 : Number(after), (count) => rt.setTotal?.(count));
+    const listed = pages(rt, '/advcampaigns/website/{w}/', { connection_status: 'active' }, after === null ? 0 : Number(after), (count) =>
+      rt.setTotal?.(count),
+    );
     for await (const { results, next } of listed) {
       yield { items: results.map((c) => fromCampaign(obj(c))), next: next === null ? null : String(next) };
     }
@@ -162,7 +182,8 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     // Coupons of the ad space (§2.4), by offset; the list has no "changed since" filter, so
     // every refresh reads it whole.
     async *coupons(rt, from) {
-      if (from.after !== null && !/^\d{1,15}$/.test(from.after)) throw new Error(`admitad: "${String(from.after).slice(0, 40)}" is not a position in the coupon list`);
+      if (from.after !== null && !/^\d{1,15}$/.test(from.after))
+        throw new Error(`admitad: "${String(from.after).slice(0, 40)}" is not a position in the coupon list`);
       const listed = pages(rt, '/coupons/website/{w}/', {}, from.after === null ? 0 : Number(from.after), (count) => rt.setTotal?.(count));
       for await (const { results, next } of listed) yield { items: results.map((c) => fromCoupon(obj(c))), next: next === null ? null : String(next) };
     },
@@ -174,7 +195,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
         {
           network: 'admitad',
           name: 'Admitad',
-          missing: 'Admitad tracking links need the advertiser\'s gotolink: sync the advertiser first.',
+          missing: "Admitad tracking links need the advertiser's gotolink: sync the advertiser first.",
           notUrl: 'The stored Admitad gotolink is not a URL.',
           subIdParam: 'subid',
           maxSubId: 50,
@@ -225,7 +246,9 @@ function fromCampaign(c: Rec): NetworkAdvertiser {
   for (const action of list(c.actions_detail)) {
     const hold = Number(obj(action).hold_size);
     if (Number.isFinite(hold) && hold >= 0) holds.push(hold);
-    for (const tariff of list(obj(action).tariffs)) for (const rate of list(obj(tariff).rates)) rates.push({ value: obj(rate).size, percent: obj(rate).is_percentage === true || obj(rate).is_percentage === 'true' });
+    for (const tariff of list(obj(action).tariffs))
+      for (const rate of list(obj(tariff).rates))
+        rates.push({ value: obj(rate).size, percent: obj(rate).is_percentage === true || obj(rate).is_percentage === 'true' });
   }
   if (!rates.length) {
     // Without details, `actions[].payment_size` is a summary such as "6%" or "5.00".
@@ -235,7 +258,9 @@ function fromCampaign(c: Rec): NetworkAdvertiser {
     }
   }
   const avgHold = Number(c.avg_hold_time);
-  const categories = list(c.categories).map((x) => text(obj(x).name)).filter((x): x is string => x !== null);
+  const categories = list(c.categories)
+    .map((x) => text(obj(x).name))
+    .filter((x): x is string => x !== null);
   return {
     id: String(text(c.id)),
     name: shopName(text(c.name) ?? String(text(c.id))),

@@ -7,9 +7,32 @@ import { PostbackParams, parsePostbackJson, pickFields, type PostbackQuery } fro
 import { PER_MINUTE, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
-import type { ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
+import type {
+  ModuleRuntime,
+  ModuleSettings,
+  NetworkAdvertiser,
+  NetworkCoupon,
+  NetworkModule,
+  NetworkTransaction,
+  PostbackFields,
+  TransactionStatus,
+} from './types.js';
 import {
-  absoluteUrl, chunk, commissionRange, countryCodes, currencyCode, decimalAmount, domainOf, inclusiveEnd, isoLocalUtc, list, obj, parseDate, splitWindows, text, type Rec,
+  absoluteUrl,
+  chunk,
+  commissionRange,
+  countryCodes,
+  currencyCode,
+  decimalAmount,
+  domainOf,
+  inclusiveEnd,
+  isoLocalUtc,
+  list,
+  obj,
+  parseDate,
+  splitWindows,
+  text,
+  type Rec,
 } from './values.js';
 
 export const AWIN_API = 'https://api.awin.com';
@@ -32,9 +55,9 @@ const STATUS_MAP: Record<string, TransactionStatus> = { pending: 'pending', appr
  * postback is `pending` unless the publisher adds a `status` parameter of their own. Parameter
  * names are the macro names, so the URL reads `transactionId=!!!transactionId!!!&…`.
  */
-const POSTBACK_TEMPLATE = [
-  'transactionId', 'transactionDate', 'transactionAmount', 'transactionCurrency', 'commission', 'merchantId', 'clickRef',
-].map((m) => `${m}=!!!${m}!!!`).join('&');
+const POSTBACK_TEMPLATE = ['transactionId', 'transactionDate', 'transactionAmount', 'transactionCurrency', 'commission', 'merchantId', 'clickRef']
+  .map((m) => `${m}=!!!${m}!!!`)
+  .join('&');
 
 /** Builds an Awin module; `builtInModules` holds the production instance. */
 export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
@@ -133,10 +156,15 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
         const first = status === start.list && start.position ? Number(start.position) : 1;
         for (let page = first; ; page++) {
           const res = obj(
-            await call<unknown>(rt, '/publisher/{pid}/promotions', {}, {
-              filters: { membership: 'joined', status, type: 'all', ...(since ? { updatedSince: since } : {}) },
-              pagination: { page, pageSize: PROMOTIONS_PAGE_SIZE },
-            }),
+            await call<unknown>(
+              rt,
+              '/publisher/{pid}/promotions',
+              {},
+              {
+                filters: { membership: 'joined', status, type: 'all', ...(since ? { updatedSince: since } : {}) },
+                pagination: { page, pageSize: PROMOTIONS_PAGE_SIZE },
+              },
+            ),
           );
           if (!Array.isArray(res.data)) throw badShape('the promotion list has no data array');
           const total = Number(obj(res.pagination).total);
@@ -186,7 +214,8 @@ export function parseAwinPostback(query: PostbackQuery, body: unknown): Postback
   let params = outer;
   if (push !== undefined) {
     const parsed = parsePostbackJson(push, 'AwinTransactionPush');
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not a JSON object.', 400);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new ServiceError('svc_postback_invalid_body', 'AwinTransactionPush is not a JSON object.', 400);
     params = PostbackParams.readWith(documents, query, body, parsed);
   }
   const fields = pickFields(params, {
@@ -217,7 +246,9 @@ function activeWord(value: unknown, ok: string[]): boolean {
 }
 
 function fromProgramme(p: Rec): NetworkAdvertiser {
-  const domains = list(p.validDomains).map((d) => text(obj(d).domain)).filter((d): d is string => d !== null);
+  const domains = list(p.validDomains)
+    .map((d) => text(obj(d).domain))
+    .filter((d): d is string => d !== null);
   const sector = typeof p.primarySector === 'string' ? p.primarySector : text(obj(p.primarySector).name);
   return {
     id: String(text(p.id)),
@@ -242,7 +273,10 @@ function fromDetails(details: Rec): NetworkAdvertiser {
   const rates = list(details.commissionRange).flatMap((r) => {
     const range = obj(r);
     const percent = text(range.type)?.toLowerCase() === 'percentage';
-    return [{ value: range.min, percent }, { value: range.max, percent }];
+    return [
+      { value: range.min, percent },
+      { value: range.max, percent },
+    ];
   });
   const days = Number(obj(details.kpi).validationDays);
   return {

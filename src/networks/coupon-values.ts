@@ -4,7 +4,7 @@ import type { NetworkCoupon } from './types.js';
 
 type Discount = NonNullable<NetworkCoupon['discount']>;
 
-const SYMBOLS: Record<string, string> = { '£': 'GBP', '$': 'USD', '€': 'EUR', '₽': 'RUB', '¥': 'JPY', '₹': 'INR', '₴': 'UAH', '₺': 'TRY', 'zł': 'PLN' };
+const SYMBOLS: Record<string, string> = { '£': 'GBP', $: 'USD', '€': 'EUR', '₽': 'RUB', '¥': 'JPY', '₹': 'INR', '₴': 'UAH', '₺': 'TRY', zł: 'PLN' };
 
 const number = (s: string): string | null => {
   const n = s.replace(/\s/g, '').replace(',', '.');

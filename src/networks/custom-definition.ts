@@ -13,15 +13,65 @@ import type { TransactionStatus } from './types.js';
 export const TRANSACTION_STATUSES = ['pending', 'approved', 'declined'] as const;
 
 /** Fields a postback can carry (the PostbackFields of the module interface). */
-export const POSTBACK_FIELDS = ['transaction_id', 'status', 'sale_amount', 'commission', 'currency', 'sub_id', 'advertiser_id', 'merchant_ref', 'event_time'] as const;
+export const POSTBACK_FIELDS = [
+  'transaction_id',
+  'status',
+  'sale_amount',
+  'commission',
+  'currency',
+  'sub_id',
+  'advertiser_id',
+  'merchant_ref',
+  'event_time',
+] as const;
 export type PostbackField = (typeof POSTBACK_FIELDS)[number];
 
-export const ADVERTISER_FEED_FIELDS = ['id', 'name', 'domain', 'site_url', 'logo_url', 'tracking_template', 'commission_type', 'commission_min', 'commission_max', 'commission_currency', 'categories', 'countries', 'status', 'validation_days'] as const;
-export const COUPON_FEED_FIELDS = [
-  'coupon_id', 'advertiser_id', 'code', 'title', 'description', 'terms', 'discount', 'discount_type', 'discount_value', 'discount_currency',
-  'url', 'tracking_url', 'starts_at', 'ends_at', 'exclusive', 'regions',
+export const ADVERTISER_FEED_FIELDS = [
+  'id',
+  'name',
+  'domain',
+  'site_url',
+  'logo_url',
+  'tracking_template',
+  'commission_type',
+  'commission_min',
+  'commission_max',
+  'commission_currency',
+  'categories',
+  'countries',
+  'status',
+  'validation_days',
 ] as const;
-export const TRANSACTION_FEED_FIELDS = ['transaction_id', 'status', 'sale_amount', 'commission', 'currency', 'sub_id', 'advertiser_id', 'merchant_ref', 'clicked_at', 'event_at'] as const;
+export const COUPON_FEED_FIELDS = [
+  'coupon_id',
+  'advertiser_id',
+  'code',
+  'title',
+  'description',
+  'terms',
+  'discount',
+  'discount_type',
+  'discount_value',
+  'discount_currency',
+  'url',
+  'tracking_url',
+  'starts_at',
+  'ends_at',
+  'exclusive',
+  'regions',
+] as const;
+export const TRANSACTION_FEED_FIELDS = [
+  'transaction_id',
+  'status',
+  'sale_amount',
+  'commission',
+  'currency',
+  'sub_id',
+  'advertiser_id',
+  'merchant_ref',
+  'clicked_at',
+  'event_at',
+] as const;
 
 /** Parameter names the endpoint itself reads: a mapping may not claim them. */
 export const RESERVED_PARAMS = ['token', 'test'];
@@ -66,7 +116,9 @@ export interface CustomDefinition {
   feeds?: { advertisers?: FeedDefinition | null; transactions?: FeedDefinition | null; coupons?: FeedDefinition | null } | null;
 }
 
-const paramName = Joi.string().pattern(/^[A-Za-z0-9_.[\]-]{1,64}$/, 'parameter name').description('A query or body parameter name.');
+const paramName = Joi.string()
+  .pattern(/^[A-Za-z0-9_.[\]-]{1,64}$/, 'parameter name')
+  .description('A query or body parameter name.');
 const fieldSource = Joi.string().min(1).max(128);
 const settingName = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
@@ -74,9 +126,13 @@ const feed = (fields: readonly string[], required: string[]) =>
   Joi.object({
     url: Joi.string().max(2000).required().description('http(s) URL; {settings.NAME} placeholders are filled in.'),
     format: Joi.string().valid('json', 'csv').required(),
-    items: Joi.string().max(200).pattern(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'dotted path'),
+    items: Joi.string()
+      .max(200)
+      .pattern(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'dotted path'),
     delimiter: Joi.string().length(1).invalid('"', '\n', '\r'),
-    headers: Joi.object().pattern(/^[A-Za-z0-9-]{1,64}$/, Joi.string().max(2000)).max(20),
+    headers: Joi.object()
+      .pattern(/^[A-Za-z0-9-]{1,64}$/, Joi.string().max(2000))
+      .max(20),
     fields: Joi.object(Object.fromEntries(fields.map((f) => [f, required.includes(f) ? fieldSource.required() : fieldSource]))).required(),
     active_values: Joi.array().items(Joi.string().min(1).max(64)).max(50),
   });
@@ -86,7 +142,9 @@ export const customDefinitionSchema = Joi.object<CustomDefinition, true>({
   name: Joi.string().trim().min(1).max(191).required(),
   currency: currency().required().description('The currency the network reports in when a record names none.'),
   cashback: Joi.object({
-    type: Joi.string().valid(...CASHBACK_TYPES).required(),
+    type: Joi.string()
+      .valid(...CASHBACK_TYPES)
+      .required(),
     value: Joi.string().max(32).required(),
     currency: currency().allow(null).description('The currency of a flat amount (a percent rule has none).'),
   })
@@ -104,13 +162,20 @@ export const customDefinitionSchema = Joi.object<CustomDefinition, true>({
     )
     .max(20),
   statuses: Joi.object()
-    .pattern(/^[\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?$/, Joi.string().valid(...TRANSACTION_STATUSES).required())
+    .pattern(
+      /^[\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?$/,
+      Joi.string()
+        .valid(...TRANSACTION_STATUSES)
+        .required(),
+    )
     .min(1)
     .max(100)
     .required()
     .description('Network status word → pending, approved or declined.'),
   postback: Joi.object({
-    params: Joi.object(Object.fromEntries(POSTBACK_FIELDS.map((f) => [f, f === 'transaction_id' || f === 'commission' ? paramName.required() : paramName]))).required(),
+    params: Joi.object(
+      Object.fromEntries(POSTBACK_FIELDS.map((f) => [f, f === 'transaction_id' || f === 'commission' ? paramName.required() : paramName])),
+    ).required(),
   }).allow(null),
   feeds: Joi.object({
     advertisers: feed(ADVERTISER_FEED_FIELDS, ['id', 'name']).allow(null),
@@ -127,7 +192,9 @@ export const REQUIRED_DEFINITION_FIELDS = ['name', 'currency', 'statuses'] as co
  * keeps what it does not send. Whether a new network has its required fields is the service's
  * check (it alone knows whether the network exists).
  */
-export const customDefinitionPatchSchema = customDefinitionSchema.fork([...REQUIRED_DEFINITION_FIELDS], (f) => f.optional()) as Joi.ObjectSchema<Partial<CustomDefinition>>;
+export const customDefinitionPatchSchema = customDefinitionSchema.fork([...REQUIRED_DEFINITION_FIELDS], (f) => f.optional()) as Joi.ObjectSchema<
+  Partial<CustomDefinition>
+>;
 // (Joi's types cannot follow `fork`: the assertion states what the fork above does at run time.)
 
 /**
@@ -143,7 +210,8 @@ export function mergeDefinition(stored: Record<string, unknown>, update: Record<
   for (const [key, value] of Object.entries(update)) {
     if (value === undefined) continue;
     const before = stored.feeds;
-    if (key === 'feeds' && value !== null && typeof value === 'object' && before && typeof before === 'object') merged.feeds = { ...(before as object), ...(value as object) };
+    if (key === 'feeds' && value !== null && typeof value === 'object' && before && typeof before === 'object')
+      merged.feeds = { ...(before as object), ...(value as object) };
     else merged[key] = value;
   }
   return merged;
@@ -230,9 +298,13 @@ export function checkDefinition(input: unknown): CustomDefinition {
     const allowed = new Set(['sub_id', 'url', 'advertiser_id', ...[...settingNames].filter((n) => !secretNames.has(n)).map((n) => `settings.${n}`)]);
     const used = placeholders(def.tracking_link);
     const bad = used.find((p) => !allowed.has(p));
-    if (bad) params.tracking_link = secretNames.has(bad.replace(/^settings\./, '')) ? `{${bad}} is a secret setting: a tracking link is shown to members` : `unknown placeholder {${bad}}`;
+    if (bad)
+      params.tracking_link = secretNames.has(bad.replace(/^settings\./, ''))
+        ? `{${bad}} is a secret setting: a tracking link is shown to members`
+        : `unknown placeholder {${bad}}`;
     else if (!used.includes('sub_id')) params.tracking_link = 'tracking_link must contain {sub_id}, or no order could be credited to a member';
-    else if (!isHttpUrl(fillTemplate(def.tracking_link, { sub_id: '1', url: 'https://example.com/', advertiser_id: '1' }).replace(PLACEHOLDER, 'x'))) params.tracking_link = 'tracking_link must be an http(s) URL';
+    else if (!isHttpUrl(fillTemplate(def.tracking_link, { sub_id: '1', url: 'https://example.com/', advertiser_id: '1' }).replace(PLACEHOLDER, 'x')))
+      params.tracking_link = 'tracking_link must be an http(s) URL';
   }
 
   if (def.postback) {
@@ -254,7 +326,9 @@ export function checkDefinition(input: unknown): CustomDefinition {
     else if (!isHttpUrl(fillTemplate(f.url, {}).replace(PLACEHOLDER, 'x'))) params[`feeds[${kind}][url]`] = 'the feed URL must be an http(s) URL';
     else {
       // A secret setting in the URL or a header travels in clear over http: https, or loopback.
-      const secret = [f.url, ...Object.values(f.headers ?? {})].flatMap(placeholders).find((p) => p.startsWith('settings.') && secretNames.has(p.slice('settings.'.length)));
+      const secret = [f.url, ...Object.values(f.headers ?? {})]
+        .flatMap(placeholders)
+        .find((p) => p.startsWith('settings.') && secretNames.has(p.slice('settings.'.length)));
       const target = new URL(fillTemplate(f.url, {}).replace(PLACEHOLDER, 'x'));
       if (secret && target.protocol !== 'https:' && !isLoopbackHost(target.hostname)) {
         params[`feeds[${kind}][url]`] = `the feed sends the secret setting {${secret}}, so its URL must be https (plain http only to a loopback host)`;

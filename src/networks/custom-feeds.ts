@@ -91,10 +91,16 @@ export async function* feedRecords(
   }
   const headers: Record<string, string> = { 'User-Agent': 'cashtrack', Accept: feed.format === 'json' ? 'application/json' : 'text/csv, text/plain, */*' };
   for (const [k, v] of Object.entries(feed.headers ?? {})) headers[k] = fillTemplate(v, values, false);
-  const carriesSecret = usesSecretSetting(feed, secretNames) || secrets.some((s) => url.href.includes(s) || url.href.includes(encodeURIComponent(s)) || Object.values(headers).some((h) => h.includes(s)));
+  const carriesSecret =
+    usesSecretSetting(feed, secretNames) ||
+    secrets.some((s) => url.href.includes(s) || url.href.includes(encodeURIComponent(s)) || Object.values(headers).some((h) => h.includes(s)));
   const guard = rt.outbound ?? STRICT;
   if (carriesSecret && url.protocol !== 'https:' && !isLoopbackHost(url.hostname) && !guard.allows(url)) {
-    throw new NetworkError('svc_network_insecure_feed', `${name}: the feed ${where} sends a secret setting, so its URL must be https (plain http only to a loopback host or one on the outbound allow list).`, { network, secrets });
+    throw new NetworkError(
+      'svc_network_insecure_feed',
+      `${name}: the feed ${where} sends a secret setting, so its URL must be https (plain http only to a loopback host or one on the outbound allow list).`,
+      { network, secrets },
+    );
   }
   // Each hop goes through the outbound guard on its own (address checked at connect time, time and
   // size bounded while reading); redirects are followed here, within the feed's origin only, so
@@ -104,10 +110,16 @@ export async function* feedRecords(
   const refusal = (err: unknown): unknown => {
     if (rt.signal?.aborted) return new NetworkError('svc_network_aborted', `${name}: the feed request was stopped`, { network });
     const reason = isServiceError(err) && err.code === 'svc_fetch_blocked' ? err.data.reason : null;
-    if (reason === 'timeout') return new NetworkError('svc_network_timeout', `${name} did not answer ${where} within ${timeoutMs / 1000} s`, { network, secrets });
-    if (reason === 'too_large') return new NetworkError('svc_network_bad_response', `${name}: the feed is larger than ${maxBytes} bytes`, { network, upstreamStatus: 200 });
+    if (reason === 'timeout')
+      return new NetworkError('svc_network_timeout', `${name} did not answer ${where} within ${timeoutMs / 1000} s`, { network, secrets });
+    if (reason === 'too_large')
+      return new NetworkError('svc_network_bad_response', `${name}: the feed is larger than ${maxBytes} bytes`, { network, upstreamStatus: 200 });
     if (reason === 'connection_failed') return new NetworkError('svc_network_unavailable', `${name} could not be reached for ${where}`, { network, secrets });
-    if (reason) return fetchBlocked(reason as FetchBlockedReason, `${name}: the feed ${where} was refused: ${(err as Error).message}`, { ...(err as ServiceError).data, network });
+    if (reason)
+      return fetchBlocked(reason as FetchBlockedReason, `${name}: the feed ${where} was refused: ${(err as Error).message}`, {
+        ...(err as ServiceError).data,
+        network,
+      });
     return err;
   };
   let res: OutboundStream;
@@ -129,21 +141,53 @@ export async function* feedRecords(
     } catch {
       next = null;
     }
-    if (!next) throw new NetworkError('svc_network_bad_response', `${name} redirected ${where} without a usable Location`, { network, upstreamStatus: res.status, secrets });
+    if (!next)
+      throw new NetworkError('svc_network_bad_response', `${name} redirected ${where} without a usable Location`, {
+        network,
+        upstreamStatus: res.status,
+        secrets,
+      });
     if (next.origin !== url.origin) {
-      throw new NetworkError('svc_network_redirect_refused', `${name} redirected ${where} to another origin (${next.origin}); a feed's headers and settings go to its own origin only: put the final URL in the definition.`, { network, upstreamStatus: res.status, secrets });
+      throw new NetworkError(
+        'svc_network_redirect_refused',
+        `${name} redirected ${where} to another origin (${next.origin}); a feed's headers and settings go to its own origin only: put the final URL in the definition.`,
+        { network, upstreamStatus: res.status, secrets },
+      );
     }
-    if (hops >= MAX_REDIRECTS) throw new NetworkError('svc_network_bad_response', `${name} redirected ${where} more than ${MAX_REDIRECTS} times`, { network, upstreamStatus: res.status, secrets });
+    if (hops >= MAX_REDIRECTS)
+      throw new NetworkError('svc_network_bad_response', `${name} redirected ${where} more than ${MAX_REDIRECTS} times`, {
+        network,
+        upstreamStatus: res.status,
+        secrets,
+      });
     url = next;
   }
   const body = res.body;
   if (res.status !== 200) {
     // Enough of the answer for the message's excerpt; the rest is not read.
     const text = (await readUpTo(body, EXCERPT_BYTES).catch(() => Buffer.alloc(0))).toString('utf8');
-    const code = res.status === 401 || res.status === 403 ? 'svc_network_unauthorized' : res.status === 429 ? 'svc_network_rate_limited' : res.status >= 500 ? 'svc_network_unavailable' : 'svc_network_bad_request';
-    throw new NetworkError(code, `${name} answered ${where} with HTTP ${res.status}`, { network, upstreamStatus: res.status, excerpt: bodyExcerpt(text, secrets), secrets });
+    const code =
+      res.status === 401 || res.status === 403
+        ? 'svc_network_unauthorized'
+        : res.status === 429
+          ? 'svc_network_rate_limited'
+          : res.status >= 500
+            ? 'svc_network_unavailable'
+            : 'svc_network_bad_request';
+    throw new NetworkError(code, `${name} answered ${where} with HTTP ${res.status}`, {
+      network,
+      upstreamStatus: res.status,
+      excerpt: bodyExcerpt(text, secrets),
+      secrets,
+    });
   }
-  const bad = (what: string, text = '') => new NetworkError('svc_network_bad_response', `${name} answered ${where} with ${what}`, { network, upstreamStatus: 200, excerpt: bodyExcerpt(text, secrets), secrets });
+  const bad = (what: string, text = '') =>
+    new NetworkError('svc_network_bad_response', `${name} answered ${where} with ${what}`, {
+      network,
+      upstreamStatus: 200,
+      excerpt: bodyExcerpt(text, secrets),
+      secrets,
+    });
 
   if (feed.format === 'json') {
     let text: string;
@@ -168,7 +212,15 @@ export async function* feedRecords(
     return;
   }
 
-  const parser = parse({ columns: true, delimiter: feed.delimiter ?? ',', bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, max_record_size: 1024 * 1024 });
+  const parser = parse({
+    columns: true,
+    delimiter: feed.delimiter ?? ',',
+    bom: true,
+    trim: true,
+    skip_empty_lines: true,
+    relax_column_count: true,
+    max_record_size: 1024 * 1024,
+  });
   // A refusal while reading (size, time, the job's cancel) reaches the parser, and so the loop; a
   // loop left early (the job stopped) destroys the body, which closes the connection.
   pipeline(body, parser, () => {

@@ -8,7 +8,18 @@ import { withoutTargetParam } from './tracking-links.js';
 import { checkSubId, checkTarget } from './module-support.js';
 import { PostbackParams } from './postback.js';
 import { discountFromText } from './coupon-values.js';
-import type { CouponWalk, DiscountType, ModuleRuntime, ModuleSettings, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, PostbackFields, TransactionStatus } from './types.js';
+import type {
+  CouponWalk,
+  DiscountType,
+  ModuleRuntime,
+  ModuleSettings,
+  NetworkAdvertiser,
+  NetworkCoupon,
+  NetworkModule,
+  NetworkTransaction,
+  PostbackFields,
+  TransactionStatus,
+} from './types.js';
 import { absoluteUrl, countryCodes, currencyCode, decimalAmount, domainOf, parseDate, text } from './values.js';
 
 /** The definition's status word for a value, matched without regard to case. */
@@ -21,9 +32,16 @@ export function lookupStatus(map: Record<string, TransactionStatus>, word: strin
 
 /** A feed's discount type word → ours. */
 const DISCOUNT_WORDS: Record<string, DiscountType> = {
-  percent: 'percent', percentage: 'percent', '%': 'percent',
-  amount: 'amount', fixed: 'amount', flat: 'amount',
-  free_shipping: 'free_shipping', freeshipping: 'free_shipping', 'free shipping': 'free_shipping', shipping: 'free_shipping',
+  percent: 'percent',
+  percentage: 'percent',
+  '%': 'percent',
+  amount: 'amount',
+  fixed: 'amount',
+  flat: 'amount',
+  free_shipping: 'free_shipping',
+  freeshipping: 'free_shipping',
+  'free shipping': 'free_shipping',
+  shipping: 'free_shipping',
   other: 'other',
 };
 
@@ -36,11 +54,21 @@ function field(record: FeedRecord, feed: FeedDefinition, name: string): unknown 
 function listOf(value: unknown): string[] {
   if (Array.isArray(value)) return value.map((v) => text(v)).filter((v): v is string => v !== null);
   const s = text(value);
-  return s ? s.split(/[,;|]/).map((p) => p.trim()).filter(Boolean) : [];
+  return s
+    ? s
+        .split(/[,;|]/)
+        .map((p) => p.trim())
+        .filter(Boolean)
+    : [];
 }
 
 export function customModule(id: string, def: CustomDefinition, options: FeedOptions = {}): NetworkModule {
-  const configKeys = (def.settings ?? []).map((s) => ({ name: s.name, description: s.description ?? '', required: s.required ?? false, secret: s.secret ?? false }));
+  const configKeys = (def.settings ?? []).map((s) => ({
+    name: s.name,
+    description: s.description ?? '',
+    required: s.required ?? false,
+    secret: s.secret ?? false,
+  }));
   const secretNames = new Set(configKeys.filter((k) => k.secret).map((k) => k.name));
   const params = def.postback?.params ?? {};
 
@@ -63,7 +91,15 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
       site_url: siteUrl,
       logo_url: absoluteUrl(field(r, feed, 'logo_url')),
       tracking_template: text(field(r, feed, 'tracking_template')),
-      commission: min === null ? null : { type: type === 'flat' ? 'flat' : type === 'mixed' ? 'mixed' : 'percent', min, max, currency: type === 'flat' ? (currency ?? def.currency) : null },
+      commission:
+        min === null
+          ? null
+          : {
+              type: type === 'flat' ? 'flat' : type === 'mixed' ? 'mixed' : 'percent',
+              min,
+              max,
+              currency: type === 'flat' ? (currency ?? def.currency) : null,
+            },
       categories: listOf(field(r, feed, 'categories')),
       countries: countryCodes(listOf(field(r, feed, 'countries'))),
       status: active ? 'active' : 'inactive',
@@ -163,7 +199,8 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
     async *coupons(rt: ModuleRuntime, from: CouponWalk) {
       const feed = def.feeds?.coupons;
       if (!feed) return;
-      if (from.after !== null && !/^\d{1,15}$/.test(from.after)) throw new Error(`${id}: "${String(from.after).slice(0, 40)}" is not a position in the coupon feed`);
+      if (from.after !== null && !/^\d{1,15}$/.test(from.after))
+        throw new Error(`${id}: "${String(from.after).slice(0, 40)}" is not a position in the coupon feed`);
       const skip = from.after === null ? 0 : Number(from.after);
       let read = 0;
       for await (const page of feedRecords(id, def.name, feed, rt, {}, secretNames, options)) {
@@ -177,12 +214,17 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
     },
     trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null }) {
       const template = def.tracking_link?.trim();
-      if (!template) throw new ServiceError('svc_tracking_link_unavailable', `${def.name} has no tracking_link template: add one to its definition.`, 409, { network: id, advertiser: input.advertiser_id });
+      if (!template)
+        throw new ServiceError('svc_tracking_link_unavailable', `${def.name} has no tracking_link template: add one to its definition.`, 409, {
+          network: id,
+          advertiser: input.advertiser_id,
+        });
       const subId = checkSubId(input.sub_id, 191, def.name);
       const target = checkTarget(input.url);
       // Without {url} the template cannot carry a target: a link to the home page would silently
       // drop what was asked for.
-      if (target && !/\{url\}/.test(template)) throw new ServiceError('svc_deeplink_unsupported', `${def.name}'s tracking_link has no {url} placeholder: it cannot deep-link.`, 409, { network: id });
+      if (target && !/\{url\}/.test(template))
+        throw new ServiceError('svc_deeplink_unsupported', `${def.name}'s tracking_link has no {url} placeholder: it cannot deep-link.`, 409, { network: id });
       const values: Record<string, string | null> = { sub_id: subId, url: target ?? '', advertiser_id: input.advertiser_id };
       for (const k of configKeys) if (!k.secret) values[`settings.${k.name}`] = settings[k.name] ?? '';
       return fillTemplate(target ? template : withoutTargetParam(template), values);

@@ -150,7 +150,12 @@ export class NetworkHttp {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(req.json);
     }
-    const fail = (code: NetworkErrorCode, message: string, retry: boolean, extra: { status?: number; text?: string; retryAfterMs?: number | null } = {}): Attempt<T> => ({
+    const fail = (
+      code: NetworkErrorCode,
+      message: string,
+      retry: boolean,
+      extra: { status?: number; text?: string; retryAfterMs?: number | null } = {},
+    ): Attempt<T> => ({
       ok: false,
       retry,
       retryAfterMs: extra.retryAfterMs ?? null,
@@ -168,7 +173,16 @@ export class NetworkHttp {
     try {
       // Through the outbound guard: a base URL is a setting an administrator chose. Redirects are
       // not followed (the credentials would travel with them); a 3xx is reported below.
-      res = await (rt.outbound ?? STRICT).fetch(req.url, { method, headers, body, maxRedirects: 0, timeoutMs: this.timeoutMs, connectTimeoutMs: this.timeoutMs, maxBytes: this.maxBodyBytes, signal: rt.signal });
+      res = await (rt.outbound ?? STRICT).fetch(req.url, {
+        method,
+        headers,
+        body,
+        maxRedirects: 0,
+        timeoutMs: this.timeoutMs,
+        connectTimeoutMs: this.timeoutMs,
+        maxBytes: this.maxBodyBytes,
+        signal: rt.signal,
+      });
     } catch (err) {
       if (rt.signal?.aborted) return { ok: false, error: aborted(this.network), retry: false, retryAfterMs: null };
       const reason = isServiceError(err) && err.code === 'svc_fetch_blocked' ? err.data.reason : null;
@@ -211,7 +225,10 @@ export class NetworkHttp {
       return fail('svc_network_rate_limited', `${this.name} rate-limited ${where} (HTTP ${status})`, true, { status, text, retryAfterMs });
     }
     if (status === 401 || status === 403) {
-      return fail('svc_network_unauthorized', `${this.name} refused the credentials for ${where} (HTTP ${status}); check the module settings`, false, { status, text });
+      return fail('svc_network_unauthorized', `${this.name} refused the credentials for ${where} (HTTP ${status}); check the module settings`, false, {
+        status,
+        text,
+      });
     }
     if (status === 404) return fail('svc_network_not_found', `${this.name} has no ${where} (HTTP 404)`, false, { status, text });
     if (status === 408) return fail('svc_network_timeout', `${this.name} timed out ${where} (HTTP 408)`, true, { status, text, retryAfterMs });

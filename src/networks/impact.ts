@@ -11,7 +11,22 @@ import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } 
 import { linkFromTemplate } from './tracking-links.js';
 import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
 import {
-  absoluteUrl, commissionRange, countryCodes, currencyCode, daysBefore, decimalAmount, domainOf, inclusiveEnd, isNegative, isoUtc, list, obj, parseDate, splitWindows, text, type Rec,
+  absoluteUrl,
+  commissionRange,
+  countryCodes,
+  currencyCode,
+  daysBefore,
+  decimalAmount,
+  domainOf,
+  inclusiveEnd,
+  isNegative,
+  isoUtc,
+  list,
+  obj,
+  parseDate,
+  splitWindows,
+  text,
+  type Rec,
 } from './values.js';
 
 export const IMPACT_API = 'https://api.impact.com';
@@ -30,13 +45,27 @@ const MIN_SPLIT_MS = 3_600_000;
  * will not pay. LOCKED and CLEARED (older and clearing-event vocabulary: past the locking date,
  * cleared for payment) are approvals too.
  */
-const STATUS_MAP: Record<string, TransactionStatus> = { PENDING: 'pending', APPROVED: 'approved', LOCKED: 'approved', CLEARED: 'approved', REVERSED: 'declined' };
+const STATUS_MAP: Record<string, TransactionStatus> = {
+  PENDING: 'pending',
+  APPROVED: 'approved',
+  LOCKED: 'approved',
+  CLEARED: 'approved',
+  REVERSED: 'declined',
+};
 
-const POSTBACK_TEMPLATE = ['ActionId', 'Status', 'Amount', 'Payout', 'Currency', 'SubId1', 'CampaignId', 'OID', 'EventDate'].map((m) => `${m}={${m}}`).join('&');
+const POSTBACK_TEMPLATE = ['ActionId', 'Status', 'Amount', 'Payout', 'Currency', 'SubId1', 'CampaignId', 'OID', 'EventDate']
+  .map((m) => `${m}={${m}}`)
+  .join('&');
 
 /** Builds an impact.com module; `builtInModules` holds the production instance. */
 export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
-  const http = new NetworkHttp({ network: 'impact', name: 'impact.com', retry: options.retry, timeoutMs: options.timeoutMs, maxBodyBytes: options.maxBodyBytes });
+  const http = new NetworkHttp({
+    network: 'impact',
+    name: 'impact.com',
+    retry: options.retry,
+    timeoutMs: options.timeoutMs,
+    maxBodyBytes: options.maxBodyBytes,
+  });
   // Hourly quotas per account (§4.1): performance detail (/Actions) 500, everything else 1,000.
   const limiters = new RateLimiters({ default: { limit: 1000, perMs: PER_HOUR }, actions: { limit: 500, perMs: PER_HOUR }, ...options.rateLimits });
 
@@ -77,7 +106,9 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
   async function* campaignPages(rt: ModuleRuntime, after: string | null): AsyncGenerator<ListPage<NetworkAdvertiser>> {
     if (after !== null && !/^[1-9]\d{0,14}$/.test(after)) throw new Error(`impact: "${String(after).slice(0, 40)}" is not a page of the campaign list`);
     const base = baseUrl(rt.settings, IMPACT_API, 'impact');
-    const listed = pages(rt, '/Campaigns', 'Campaigns', { InsertionOrderStatus: 'Active' }, after === null ? 1 : Number(after), (total) => rt.setTotal?.(total));
+    const listed = pages(rt, '/Campaigns', 'Campaigns', { InsertionOrderStatus: 'Active' }, after === null ? 1 : Number(after), (total) =>
+      rt.setTotal?.(total),
+    );
     for await (const { items, next } of listed) {
       yield { items: items.map((c) => fromCampaign(obj(c), base)), next: next === null ? null : String(next) };
     }
@@ -92,7 +123,12 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     const first = await call(rt, 'actions', '/Actions', { ...query, Page: 1 });
     const total = numPages(first);
     if (total > MAX_ACTION_PAGES) {
-      if (to.getTime() - from.getTime() <= MIN_SPLIT_MS) throw new NetworkError('svc_network_bad_response', `impact.com reports ${total} pages of actions for one hour; at most ${MAX_ACTION_PAGES} can be read.`, { network: 'impact' });
+      if (to.getTime() - from.getTime() <= MIN_SPLIT_MS)
+        throw new NetworkError(
+          'svc_network_bad_response',
+          `impact.com reports ${total} pages of actions for one hour; at most ${MAX_ACTION_PAGES} can be read.`,
+          { network: 'impact' },
+        );
       const mid = new Date(from.getTime() + Math.floor((to.getTime() - from.getTime()) / 2000) * 1000);
       const last = walk.last;
       walk.last = false;
@@ -160,7 +196,9 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
       const oldest = new Date(daysBefore(rt.now(), LOOKBACK_DAYS).getTime() + 60_000);
       let from = window.from;
       if (from < oldest) {
-        rt.log('warning', `impact.com keeps actions for 3 years: the window starts at ${oldest.toISOString()} instead of ${from.toISOString()}`, { network: 'impact' });
+        rt.log('warning', `impact.com keeps actions for 3 years: the window starts at ${oldest.toISOString()} instead of ${from.toISOString()}`, {
+          network: 'impact',
+        });
         from = oldest;
       }
       const windows = splitWindows(from, window.to, module.limits.maxWindowDays);
@@ -187,12 +225,16 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
           yield { items: page, next: next === null ? 'codes:1' : `ads:${next}` };
         }
       }
-      const codes = pages(rt, '/PromoCodes', 'PromoCodes', {}, start.list === 'codes' && start.position ? Number(start.position) : 1, (total) => rt.setTotal?.(before + total));
+      const codes = pages(rt, '/PromoCodes', 'PromoCodes', {}, start.list === 'codes' && start.position ? Number(start.position) : 1, (total) =>
+        rt.setTotal?.(before + total),
+      );
       for await (const { items, next } of codes) {
         const page = items
           .map((p) => obj(p))
           // An inactive code no longer works: not listed, so a full refresh marks it removed.
-          .filter((p) => (text(p.State) ?? 'ACTIVE').toUpperCase() === 'ACTIVE' && !carried.has(`${text(p.CampaignId) ?? ''}\0${(text(p.Code) ?? '').toUpperCase()}`))
+          .filter(
+            (p) => (text(p.State) ?? 'ACTIVE').toUpperCase() === 'ACTIVE' && !carried.has(`${text(p.CampaignId) ?? ''}\0${(text(p.Code) ?? '').toUpperCase()}`),
+          )
           .map(fromPromoCode);
         yield { items: page, next: next === null ? null : `codes:${next}` };
       }
@@ -205,7 +247,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
         {
           network: 'impact',
           name: 'impact.com',
-          missing: 'impact.com tracking links need the campaign\'s TrackingLink: sync the advertiser first.',
+          missing: "impact.com tracking links need the campaign's TrackingLink: sync the advertiser first.",
           notUrl: 'The stored impact.com tracking link is not a URL.',
           subIdParam: 'subId1',
           maxSubId: 100,
@@ -277,8 +319,10 @@ function termsRange(terms: Rec): NetworkAdvertiser['commission'] {
   let currency: string | null = null;
   for (const t of list(terms.PayoutTermsList)) {
     const term = obj(t);
-    for (const k of ['PayoutPercentage', 'PayoutPercentageLowerLimit', 'PayoutPercentageUpperLimit']) if (text(term[k])) rates.push({ value: term[k], percent: true });
-    for (const k of ['PayoutAmount', 'PayoutAmountLowerLimit', 'PayoutAmountUpperLimit']) if (text(term[k]) && Number(term[k]) > 0) rates.push({ value: term[k], percent: false });
+    for (const k of ['PayoutPercentage', 'PayoutPercentageLowerLimit', 'PayoutPercentageUpperLimit'])
+      if (text(term[k])) rates.push({ value: term[k], percent: true });
+    for (const k of ['PayoutAmount', 'PayoutAmountLowerLimit', 'PayoutAmountUpperLimit'])
+      if (text(term[k]) && Number(term[k]) > 0) rates.push({ value: term[k], percent: false });
     currency ??= text(term.PayoutCurrency)?.toUpperCase() ?? null;
   }
   return commissionRange(rates, currency);
@@ -359,7 +403,9 @@ function dealDiscount(r: Rec): NetworkCoupon['discount'] {
   const amount = text(r.DiscountAmount);
   const currency = text(r.DiscountCurrency);
   if (type.includes('PERCENT') && percent) return { type: 'percent', value: percent, currency: null, text: `${percent}% off` };
-  if ((type === 'FIXED' || type.includes('AMOUNT')) && amount) return { type: 'amount', value: amount, currency, text: `${amount}${currency ? ` ${currency}` : ''} off` };
-  if (type.includes('SHIPPING') || (text(r.DealType) ?? '').toUpperCase() === 'FREE_SHIPPING') return { type: 'free_shipping', value: null, currency: null, text: 'Free shipping' };
+  if ((type === 'FIXED' || type.includes('AMOUNT')) && amount)
+    return { type: 'amount', value: amount, currency, text: `${amount}${currency ? ` ${currency}` : ''} off` };
+  if (type.includes('SHIPPING') || (text(r.DealType) ?? '').toUpperCase() === 'FREE_SHIPPING')
+    return { type: 'free_shipping', value: null, currency: null, text: 'Free shipping' };
   return null;
 }

@@ -41,7 +41,8 @@ export function baseUrl(settings: ModuleSettings, fallback: string, network: str
   } catch {
     throw new NetworkError('svc_network_not_configured', `The ${network} setting ${key} is not a URL.`, { network });
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new NetworkError('svc_network_not_configured', `The ${network} setting ${key} must be an http(s) URL.`, { network });
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new NetworkError('svc_network_not_configured', `The ${network} setting ${key} must be an http(s) URL.`, { network });
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
@@ -54,7 +55,11 @@ export function mapStatus(rt: ModuleRuntime, network: string, map: Record<string
   const key = typeof word === 'string' ? word.trim() : '';
   const status = map[key] ?? map[key.toLowerCase()] ?? map[key.toUpperCase()];
   if (status) return status;
-  rt.log('error', `${network}: transaction ${id} has the unknown status "${key.slice(0, 40)}"; skipped`, { network, transaction_id: id, status: key.slice(0, 40) });
+  rt.log('error', `${network}: transaction ${id} has the unknown status "${key.slice(0, 40)}"; skipped`, {
+    network,
+    transaction_id: id,
+    status: key.slice(0, 40),
+  });
   return null;
 }
 

@@ -93,7 +93,8 @@ export function isNetworkError(err: unknown, code?: NetworkErrorCode): err is Ne
 const EXCERPT_CHARS = 200;
 // Credentials in common shapes: auth schemes, JSON members, form/query pairs.
 const SCHEME = /\b(Bearer|Basic|Token)(\s+(?:token=)?)[A-Za-z0-9._~+/=-]{4,}/gi;
-const PAIR = /("?(?:access[_-]?token|refresh[_-]?token|client[_-]?secret|auth[_-]?token|accessToken|token|password|secret|authorization|api[_-]?key|signature)"?\s*[:=]\s*"?)([^"&\s,;}]+)/gi;
+const PAIR =
+  /("?(?:access[_-]?token|refresh[_-]?token|client[_-]?secret|auth[_-]?token|accessToken|token|password|secret|authorization|api[_-]?key|signature)"?\s*[:=]\s*"?)([^"&\s,;}]+)/gi;
 
 /**
  * Removes every known secret (and anything shaped like a credential) from `text`. `secrets` are
@@ -105,14 +106,19 @@ export function scrubSecrets(text: string, secrets: readonly string[] = []): str
   let out = text;
   for (const secret of secrets) {
     if (!secret || secret.length < 4) continue;
-    for (const form of new Set([secret, encodeURIComponent(secret), new URLSearchParams({ v: secret }).toString().slice(2)])) out = out.split(form).join('[redacted]');
+    for (const form of new Set([secret, encodeURIComponent(secret), new URLSearchParams({ v: secret }).toString().slice(2)]))
+      out = out.split(form).join('[redacted]');
   }
   return out.replace(SCHEME, '$1$2[redacted]').replace(PAIR, '$1[redacted]');
 }
 
 /** A one-line, bounded, scrubbed excerpt of an upstream body for an error or a log line. */
 export function bodyExcerpt(text: string, secrets: readonly string[] = []): string | null {
-  const flat = text.slice(0, 4 * EXCERPT_CHARS).replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const flat = text
+    .slice(0, 4 * EXCERPT_CHARS)
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (!flat) return null;
   const scrubbed = scrubSecrets(flat, secrets);
   return scrubbed.length > EXCERPT_CHARS ? `${scrubbed.slice(0, EXCERPT_CHARS)}…` : scrubbed;

@@ -39,7 +39,10 @@ export class PostbackParams {
   get(name: string): string | undefined {
     const set = this.values.get(name.toLowerCase());
     if (!set || set.size === 0) return undefined;
-    if (set.size > 1) throw new ServiceError('svc_postback_repeated_param', `The postback parameter "${name}" was sent more than once with different values.`, 400, { param: name });
+    if (set.size > 1)
+      throw new ServiceError('svc_postback_repeated_param', `The postback parameter "${name}" was sent more than once with different values.`, 400, {
+        param: name,
+      });
     const [value] = set;
     return value;
   }
@@ -69,7 +72,8 @@ export class PostbackParams {
     if (s === null) return;
     s = s.trim();
     if (s === '' || UNREPLACED_MACRO.test(s)) return;
-    if (s.length > MAX_VALUE_CHARS && !this.documents.has(key.toLowerCase())) throw new ServiceError('svc_postback_invalid_param', `The postback parameter "${key.slice(0, 64)}" is too long.`, 400, { param: key.slice(0, 64) });
+    if (s.length > MAX_VALUE_CHARS && !this.documents.has(key.toLowerCase()))
+      throw new ServiceError('svc_postback_invalid_param', `The postback parameter "${key.slice(0, 64)}" is too long.`, 400, { param: key.slice(0, 64) });
     const k = key.toLowerCase();
     let set = this.values.get(k);
     if (!set) this.values.set(k, (set = new Set()));

@@ -53,7 +53,10 @@ export function withoutTargetParam(template: string): string {
   if (q < 0) return template;
   const hash = template.indexOf('#', q);
   const end = hash < 0 ? template.length : hash;
-  const kept = template.slice(q + 1, end).split('&').filter((p) => !/^[^=]*=\{url\}$/.test(p));
+  const kept = template
+    .slice(q + 1, end)
+    .split('&')
+    .filter((p) => !/^[^=]*=\{url\}$/.test(p));
   return template.slice(0, q) + (kept.some((p) => p !== '') ? `?${kept.join('&')}` : '') + template.slice(end);
 }
 
@@ -79,7 +82,10 @@ export interface TemplateLinkSpec {
  * set as query parameters. 409 svc_tracking_link_unavailable when there is no stored link or it is
  * not a URL; 400 svc_invalid_sub_id or svc_invalid_url for a bad sub id or target.
  */
-export function linkFromTemplate(spec: TemplateLinkSpec, input: { advertiser_id: string; sub_id: string; url: string | null; tracking_template?: string | null }): string {
+export function linkFromTemplate(
+  spec: TemplateLinkSpec,
+  input: { advertiser_id: string; sub_id: string; url: string | null; tracking_template?: string | null },
+): string {
   const template = input.tracking_template?.trim();
   if (!template) throw new ServiceError('svc_tracking_link_unavailable', spec.missing, 409, { network: spec.network, advertiser: input.advertiser_id });
   let url: URL;

@@ -153,7 +153,9 @@ export function domainOf(value: unknown): string | null {
   const s = text(value);
   if (!s) return null;
   try {
-    const host = new URL(/^[a-z][a-z0-9+.-]*:/i.test(s) || s.startsWith('//') ? (s.startsWith('//') ? `https:${s}` : s) : `https://${s}`).hostname.toLowerCase();
+    const host = new URL(
+      /^[a-z][a-z0-9+.-]*:/i.test(s) || s.startsWith('//') ? (s.startsWith('//') ? `https:${s}` : s) : `https://${s}`,
+    ).hostname.toLowerCase();
     return host.replace(/^www\./, '') || null;
   } catch {
     return null;

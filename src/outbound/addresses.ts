@@ -8,7 +8,10 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** A URL's hostname without IPv6 brackets or a trailing dot, lower-case. */
 export function bareHost(hostname: string): string {
-  return hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 /**

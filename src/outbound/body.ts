@@ -20,17 +20,23 @@ export class WaitBudget {
   private timer: NodeJS.Timeout | undefined;
   private over = false;
 
-  constructor(ms: number, private readonly onOut: () => void) {
+  constructor(
+    ms: number,
+    private readonly onOut: () => void,
+  ) {
     this.left = ms;
   }
 
   run(): void {
     if (this.since !== null || this.over) return;
     this.since = performance.now();
-    this.timer = setTimeout(() => {
-      this.over = true;
-      this.onOut();
-    }, Math.max(0, this.left));
+    this.timer = setTimeout(
+      () => {
+        this.over = true;
+        this.onOut();
+      },
+      Math.max(0, this.left),
+    );
   }
 
   pause(): void {
@@ -71,7 +77,10 @@ export class ResponseBody {
   /** Set by `read` when it cut the body off (`overflow: 'truncate'`). */
   truncated = false;
 
-  constructor(private readonly res: http.IncomingMessage, private readonly o: BodyControl) {
+  constructor(
+    private readonly res: http.IncomingMessage,
+    private readonly o: BodyControl,
+  ) {
     this.status = res.statusCode ?? 0;
     this.headers = dict<string>();
     for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) this.headers[name] = Array.isArray(value) ? value.join(', ') : value;

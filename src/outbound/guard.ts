@@ -71,19 +71,40 @@ export class OutboundGuard {
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       const scheme = parsed.protocol.replace(/:$/, '');
-      throw this.refuse('scheme', redirected ? 'The server redirected to a URL that is not http or https.' : `Only http and https URLs are fetched, not ${scheme}.`, parsed, extra, { scheme });
+      throw this.refuse(
+        'scheme',
+        redirected ? 'The server redirected to a URL that is not http or https.' : `Only http and https URLs are fetched, not ${scheme}.`,
+        parsed,
+        extra,
+        { scheme },
+      );
     }
     const host = bareHost(parsed.hostname);
     if (!host) throw this.refuse('invalid_url', 'The URL has no host.', parsed, extra);
     const allowed = this.allowList.allowsHost(host);
     if (isIP(host) && !allowed) {
       const range = refusedRange(host);
-      if (range) throw this.refuse('private_address', redirected ? 'The server redirected to a private or reserved address.' : 'The URL points at a private or reserved address.', parsed, extra, { range });
+      if (range)
+        throw this.refuse(
+          'private_address',
+          redirected ? 'The server redirected to a private or reserved address.' : 'The URL points at a private or reserved address.',
+          parsed,
+          extra,
+          { range },
+        );
     }
     const port = parsed.port ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
     if (!allowed && !this.ports.has(port)) {
       const ports = [...this.ports].join(', ') || 'none';
-      throw this.refuse('port', redirected ? `The server redirected to a port outbound requests may not use (${ports}).` : `Port ${port} is not one outbound requests may use (${ports}).`, parsed, redirected ? extra : { port }, { port });
+      throw this.refuse(
+        'port',
+        redirected
+          ? `The server redirected to a port outbound requests may not use (${ports}).`
+          : `Port ${port} is not one outbound requests may use (${ports}).`,
+        parsed,
+        redirected ? extra : { port },
+        { port },
+      );
     }
     return parsed;
   }
@@ -148,7 +169,22 @@ export class OutboundGuard {
     for (;;) {
       const sameOrigin = url.origin === origin;
       const headers = Object.assign(dict<string>(), { 'user-agent': 'cashtrack' }, sameOrigin ? lower(request.headers) : {});
-      const hop = await this.hop(url, { method, headers, body, connectTimeoutMs: request.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, timeoutMs, maxBytes, truncate: request.overflow === 'truncate', whole, caller: request.signal, budget }, redirects.length);
+      const hop = await this.hop(
+        url,
+        {
+          method,
+          headers,
+          body,
+          connectTimeoutMs: request.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+          timeoutMs,
+          maxBytes,
+          truncate: request.overflow === 'truncate',
+          whole,
+          caller: request.signal,
+          budget,
+        },
+        redirects.length,
+      );
       if (maxRedirects > 0 && REDIRECTS.has(hop.status) && hop.location !== null) {
         hop.discard();
         let next: URL;
@@ -180,7 +216,18 @@ export class OutboundGuard {
   /** One request: resolve and check the addresses, connect through a hop agent, wait for headers. */
   private async hop(
     url: URL,
-    o: { method: string; headers: Record<string, string>; body: string | Buffer | undefined; connectTimeoutMs: number; timeoutMs: number; maxBytes: number; truncate?: boolean; whole: AbortSignal; caller?: AbortSignal; budget?: WaitBudget },
+    o: {
+      method: string;
+      headers: Record<string, string>;
+      body: string | Buffer | undefined;
+      connectTimeoutMs: number;
+      timeoutMs: number;
+      maxBytes: number;
+      truncate?: boolean;
+      whole: AbortSignal;
+      caller?: AbortSignal;
+      budget?: WaitBudget;
+    },
     hopIndex: number,
   ): Promise<ResponseBody> {
     const host = bareHost(url.hostname);
@@ -207,15 +254,30 @@ export class OutboundGuard {
       const why = stop as Stop;
       if (why?.kind === 'caller') return o.caller?.reason ?? new Error('The request was aborted.');
       if (why?.kind === 'timeout') {
-        return this.refuse('timeout', why.what === 'connect' ? `The server did not answer within ${o.connectTimeoutMs} ms.` : `The request did not finish within ${o.timeoutMs} ms.`, url, { redirects: hopIndex });
+        return this.refuse(
+          'timeout',
+          why.what === 'connect' ? `The server did not answer within ${o.connectTimeoutMs} ms.` : `The request did not finish within ${o.timeoutMs} ms.`,
+          url,
+          { redirects: hopIndex },
+        );
       }
-      if (why?.kind === 'too_large') return this.refuse('too_large', `The response is larger than ${o.maxBytes} bytes.`, url, { max_bytes: o.maxBytes, redirects: hopIndex });
+      if (why?.kind === 'too_large')
+        return this.refuse('too_large', `The response is larger than ${o.maxBytes} bytes.`, url, { max_bytes: o.maxBytes, redirects: hopIndex });
       if (err instanceof ServiceError) return err;
       if (err instanceof AddressRefused || /is not allowed\. Because/.test((err as Error)?.message ?? '')) {
-        return this.refuse('private_address', 'The host resolves to a private or reserved address.', url, { redirects: hopIndex }, { refused: (err as Error).message });
+        return this.refuse(
+          'private_address',
+          'The host resolves to a private or reserved address.',
+          url,
+          { redirects: hopIndex },
+          { refused: (err as Error).message },
+        );
       }
       const code = typeof (err as NodeJS.ErrnoException)?.code === 'string' ? (err as NodeJS.ErrnoException).code : null;
-      return this.refuse('connection_failed', `The server could not be reached${code ? ` (${code})` : ''}.`, url, { redirects: hopIndex, ...(code ? { error: code } : {}) });
+      return this.refuse('connection_failed', `The server could not be reached${code ? ` (${code})` : ''}.`, url, {
+        redirects: hopIndex,
+        ...(code ? { error: code } : {}),
+      });
     };
 
     let addresses: LookupAddress[];
@@ -254,7 +316,12 @@ export class OutboundGuard {
           port: url.port || undefined,
           path: `${url.pathname}${url.search}`,
           method: o.method,
-          headers: { ...o.headers, ...(url.username || url.password ? { authorization: `Basic ${Buffer.from(`${decoded(url.username)}:${decoded(url.password)}`).toString('base64')}` } : {}) },
+          headers: {
+            ...o.headers,
+            ...(url.username || url.password
+              ? { authorization: `Basic ${Buffer.from(`${decoded(url.username)}:${decoded(url.password)}`).toString('base64')}` }
+              : {}),
+          },
           agent,
           lookup: pinned as unknown as LookupFunction,
           servername: isIP(host) ? undefined : host,
@@ -314,7 +381,13 @@ export class OutboundGuard {
       if (this.allowList.allowsAddress(address)) continue;
       const range = refusedRange(address);
       if (range) {
-        throw this.refuse('private_address', isIP(host) ? 'The URL points at a private or reserved address.' : 'The host resolves to a private or reserved address.', url, { redirects: hopIndex }, { range, address });
+        throw this.refuse(
+          'private_address',
+          isIP(host) ? 'The URL points at a private or reserved address.' : 'The host resolves to a private or reserved address.',
+          url,
+          { redirects: hopIndex },
+          { range, address },
+        );
       }
     }
   }
@@ -324,7 +397,13 @@ export class OutboundGuard {
    * holds what the remote answered; the URL is logged by host only (paths and queries may carry
    * a feed's credentials).
    */
-  private refuse(reason: FetchBlockedReason, message: string, url: URL | null, data: Record<string, unknown> = {}, logged: Record<string, unknown> = {}): ServiceError {
+  private refuse(
+    reason: FetchBlockedReason,
+    message: string,
+    url: URL | null,
+    data: Record<string, unknown> = {},
+    logged: Record<string, unknown> = {},
+  ): ServiceError {
     const level = OPERATIONAL.has(reason) ? 'debug' : 'warning';
     this.logger?.write(level, 'outbound', `Outbound request refused: ${message}`, { reason, host: url ? url.host : null, ...data, ...logged });
     return fetchBlocked(reason, message, data);

@@ -60,13 +60,18 @@ for (const dialect of dialects) {
     it('refuses a poll or a sync while the same one is queued (409 svc_job_already_running), as the routes do, and an unknown network', async () => {
       const queued: number[] = [];
       try {
-        for (const [type, argv] of [['orders.poll', ['orders', 'poll', '--network', 'admitad']], ['advertisers.sync', ['advertisers', 'sync', '--network', 'admitad']]] as const) {
+        for (const [type, argv] of [
+          ['orders.poll', ['orders', 'poll', '--network', 'admitad']],
+          ['advertisers.sync', ['advertisers', 'sync', '--network', 'admitad']],
+        ] as const) {
           const job = await runCli(['jobs', 'enqueue', type, '--params', '{"network":"admitad"}', '--json'], { db });
           expect(job.code, job.stderr).toBe(0);
           queued.push(job.json<Json>().id);
           const refused = await runCli([...argv], { db });
           expect(refused.code).toBe(1);
-          expect(refused.stderr).toMatch(new RegExp(`^svc_job_already_running: A ${type.replace('.', '\\.')} job with these parameters is already queued \\(job ${queued.at(-1)}\\)`));
+          expect(refused.stderr).toMatch(
+            new RegExp(`^svc_job_already_running: A ${type.replace('.', '\\.')} job with these parameters is already queued \\(job ${queued.at(-1)}\\)`),
+          );
           expect(refused.stdout).toBe('');
           const unknown = await runCli([...argv.slice(0, 2), '--network', 'nosuch'], { db });
           expect(unknown.code).toBe(1);
@@ -112,7 +117,7 @@ for (const dialect of dialects) {
       await db?.drop();
     });
 
-    it("prints an Admitad tracking link crediting the member, and refuses while the network is disabled", async () => {
+    it('prints an Admitad tracking link crediting the member, and refuses while the network is disabled', async () => {
       expect((await runCli(['networks', 'disable', 'admitad'], { db })).code).toBe(0);
       const off = await runCli(['advertisers', 'link', 'admitad', '6000', '--member', 'ann'], { db });
       expect(off.code).toBe(1);
@@ -174,7 +179,10 @@ for (const dialect of dialects) {
       const { lines, erased } = drawn(res.stderr);
       expect(erased).toBe(true);
       expect(lines.some((l) => /^orders\.poll admitad {2}. \d+ transactions?/.test(l))).toBe(true);
-      for (const argv of [['advertisers', 'sync', '--network', 'admitad', '--json'], ['orders', 'poll', '--network', 'admitad', '--no-progress']]) {
+      for (const argv of [
+        ['advertisers', 'sync', '--network', 'admitad', '--json'],
+        ['orders', 'poll', '--network', 'admitad', '--no-progress'],
+      ]) {
         const quiet = await runCli(argv, { db, tty: { columns: 80 } });
         expect(quiet.code, quiet.stderr).toBe(0);
         expect(quiet.stderr).toBe('');

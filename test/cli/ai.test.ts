@@ -39,7 +39,10 @@ for (const dialect of dialects) {
       const onLine = await runCli(['ai', 'configure', '--set', `api_key=${KEY}`], { db });
       expect(onLine.code).toBe(2);
       expect(onLine.stderr).toContain('--api-key-stdin');
-      const set = await runCli(['ai', 'configure', '--set', `base_url=${fixture.baseUrl}`, '--set', 'model=fixture-model', '--set', 'concurrency=2', '--api-key-env', 'AI_KEY'], { db, env: { AI_KEY: KEY } });
+      const set = await runCli(
+        ['ai', 'configure', '--set', `base_url=${fixture.baseUrl}`, '--set', 'model=fixture-model', '--set', 'concurrency=2', '--api-key-env', 'AI_KEY'],
+        { db, env: { AI_KEY: KEY } },
+      );
       expect(set.code, set.stderr).toBe(0);
       expect(set.stdout).toContain('ready');
       const shown = await runCli(['ai', 'configure'], { db });
@@ -56,7 +59,11 @@ for (const dialect of dialects) {
 
     it('previews and rewrites a coupon, then bulk-rewrites the rest of the network', async () => {
       await provider();
-      const ids = [await insertCoupon(ctx, { network: 'clinet' }), await insertCoupon(ctx, { network: 'clinet' }), await insertCoupon(ctx, { network: 'clinet' })];
+      const ids = [
+        await insertCoupon(ctx, { network: 'clinet' }),
+        await insertCoupon(ctx, { network: 'clinet' }),
+        await insertCoupon(ctx, { network: 'clinet' }),
+      ];
       const preview = await runCli(['ai', 'coupon', String(ids[0]), '--dry-run'], { db });
       expect(preview.code, preview.stderr).toBe(0);
       expect(preview.stdout).toContain('proposal (not saved)');
@@ -77,7 +84,10 @@ for (const dialect of dialects) {
     it("writes a shop's description and page, or previews them", async () => {
       await provider();
       const now = new Date();
-      const { insertId } = await ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, status, last_seen_sync, created_at, updated_at) VALUES ('awin', 'cli-shop', 'Cli Shop', 'active', 1, ?, ?)", [now, now]);
+      const { insertId } = await ctx.db.execute(
+        "INSERT INTO advertisers (module, advertiser, name, status, last_seen_sync, created_at, updated_at) VALUES ('awin', 'cli-shop', 'Cli Shop', 'active', 1, ?, ?)",
+        [now, now],
+      );
       const preview = await runCli(['ai', 'shop', String(insertId), '--dry-run'], { db });
       expect(preview.code, preview.stderr).toBe(0);
       expect(preview.stdout).toContain(`proposal (not saved) for advertiser ${insertId}`);
@@ -95,7 +105,12 @@ for (const dialect of dialects) {
       expect(res.code, res.stderr).toBe(0);
       const parts = res.stderr.split('\r\x1b[K');
       expect(res.stderr.endsWith('\r\x1b[K')).toBe(true);
-      expect(parts.slice(1).filter(Boolean).some((l) => /^ai\.bulk .*items/.test(l))).toBe(true);
+      expect(
+        parts
+          .slice(1)
+          .filter(Boolean)
+          .some((l) => /^ai\.bulk .*items/.test(l)),
+      ).toBe(true);
       expect(res.stdout).toContain('3 saved');
       const quiet = await runCli(['ai', 'bulk', '--kind', 'coupons', '--network', 'clitty', '--no-progress'], { db, tty: { columns: 80 } });
       expect(quiet.stderr).toBe('');

@@ -55,7 +55,11 @@ describe('cashtrack (no database)', () => {
     // A service's refusal keeps its code and data; exit 1.
     const config = await runCli(['users', 'list', '--json'], { env: { CASHTRACK_PORT: 'eighty' } });
     expect(config.code).toBe(1);
-    expect(parse(config.stderr)).toEqual({ code: 'svc_invalid_config', message: expect.stringContaining('CASHTRACK_PORT'), data: { status: 500, key: 'server.port' } });
+    expect(parse(config.stderr)).toEqual({
+      code: 'svc_invalid_config',
+      message: expect.stringContaining('CASHTRACK_PORT'),
+      data: { status: 500, key: 'server.port' },
+    });
     const database = await runCli(['users', 'list', '--json'], { env: { CASHTRACK_DATABASE_URL: 'mysql://root@127.0.0.1:1/nowhere' } });
     expect(database.code).toBe(1);
     expect(parse(database.stderr)).toMatchObject({ code: 'svc_database_unavailable', data: { status: 503, retry_after: 5 } });
@@ -106,7 +110,9 @@ for (const dialect of dialects) {
     });
 
     it('creates users and lists them as JSON', async () => {
-      const created = await runCli(['users', 'create', 'ann', '--email', 'ann@example.com', '--role', 'administrator', '--display-name', 'Ann A', '--json'], { db });
+      const created = await runCli(['users', 'create', 'ann', '--email', 'ann@example.com', '--role', 'administrator', '--display-name', 'Ann A', '--json'], {
+        db,
+      });
       expect(created.code).toBe(0);
       expect(created.json()).toMatchObject({ login: 'ann', role: 'administrator', display_name: 'Ann A' });
       const dup = await runCli(['users', 'create', 'ann', '--email', 'x@example.com'], { db });

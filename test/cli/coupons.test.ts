@@ -44,9 +44,17 @@ for (const dialect of dialects) {
 
     it('edits a coupon, keeps the edit across a refresh and resets it', async () => {
       const [c] = (await runCli(['coupons', 'list', '--search', 'SAVE2', '--json'], { db })).json<Json[]>();
-      const edited = await runCli(['coupons', 'update', String(c.id), '--title', 'Our title', '--ends-at', '2031-01-01T00:00:00Z', '--regions', 'de,at', '--no-exclusive', '--json'], { db });
+      const edited = await runCli(
+        ['coupons', 'update', String(c.id), '--title', 'Our title', '--ends-at', '2031-01-01T00:00:00Z', '--regions', 'de,at', '--no-exclusive', '--json'],
+        { db },
+      );
       expect(edited.code, edited.stderr).toBe(0);
-      expect(edited.json<Json>()).toMatchObject({ title: 'Our title', ends_at: '2031-01-01T00:00:00.000Z', regions: ['DE', 'AT'], edited_fields: ['title', 'ends_at', 'regions'] });
+      expect(edited.json<Json>()).toMatchObject({
+        title: 'Our title',
+        ends_at: '2031-01-01T00:00:00.000Z',
+        regions: ['DE', 'AT'],
+        edited_fields: ['title', 'ends_at', 'regions'],
+      });
       fixture.setCouponRevision(() => 1);
       expect((await runCli(['coupons', 'refresh', '--network', 'admitad', '--json'], { db })).code).toBe(0);
       const kept = (await runCli(['coupons', 'show', String(c.id), '--json'], { db })).json<Json>();

@@ -40,7 +40,13 @@ describe('cashtrack db backup on SQLite', () => {
     // Nothing left beside it under a temporary name.
     expect(readdirSync(t.db.dataDir).filter((f) => f.includes('.partial'))).toEqual([]);
 
-    const copy = buildContext(loadConfig({ env: { CASHTRACK_ENV: 'test' }, overrides: { 'database.url': `sqlite:${file}`, data_dir: t.db.dataDir, secret: 'test-secret-0123456789abcdef0123456789abcdef', 'log.stdout': false } }), { logStream: null });
+    const copy = buildContext(
+      loadConfig({
+        env: { CASHTRACK_ENV: 'test' },
+        overrides: { 'database.url': `sqlite:${file}`, data_dir: t.db.dataDir, secret: 'test-secret-0123456789abcdef0123456789abcdef', 'log.stdout': false },
+      }),
+      { logStream: null },
+    );
     try {
       expect(await copy.ledger.verify()).toEqual([]);
       const [{ n }] = await copy.db.select<{ n: number }>('SELECT COUNT(*) AS n FROM ledger_entries WHERE member_id = ?', [member.id]);
@@ -88,14 +94,16 @@ describe.runIf(dialects.includes('mysql'))('cashtrack db backup on MariaDB', () 
     expect(res.code).not.toBe(0);
     const err = JSON.parse(res.stderr) as { code: string; message: string; data: { command: string } };
     expect(err.code).toBe('svc_backup_use_dump');
-    expect(err.data.command).toMatch(/^mariadb-dump --single-transaction --quick --routines --triggers --hex-blob --host=127\.0\.0\.1 --port=3306 --user=root --password ct_\w+ > \/tmp\/x\.sql$/);
+    expect(err.data.command).toMatch(
+      /^mariadb-dump --single-transaction --quick --routines --triggers --hex-blob --host=127\.0\.0\.1 --port=3306 --user=root --password ct_\w+ > \/tmp\/x\.sql$/,
+    );
     expect(res.stderr).not.toContain('hunter2');
   });
 });
 
 describe('the dump command', () => {
   it('quotes what a shell would split and prefers a socket when the URL names one', () => {
-    expect(dumpCommand({ dialect: 'mysql', socketPath: '/run/mysqld/mysqld.sock', username: 'o\'brien', database: 'shop db' }, 'back up.sql')).toBe(
+    expect(dumpCommand({ dialect: 'mysql', socketPath: '/run/mysqld/mysqld.sock', username: "o'brien", database: 'shop db' }, 'back up.sql')).toBe(
       "mariadb-dump --single-transaction --quick --routines --triggers --hex-blob --socket=/run/mysqld/mysqld.sock --user='o'\\''brien' 'shop db' > 'back up.sql'",
     );
   });

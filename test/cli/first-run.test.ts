@@ -22,7 +22,10 @@ for (const dialect of dialects) {
     it('creates admin with a one-time application password and prints it with the namespace URL', async () => {
       const out = io();
       expect(await ensureAdministrator(t!.ctx, out.io, 'http://127.0.0.1:8080/wp-json/svc/v1')).toBe(true);
-      const password = out.text().match(/app password:\s+((?:[A-Za-z0-9]{4} ?){6})/)?.[1].trim();
+      const password = out
+        .text()
+        .match(/app password:\s+((?:[A-Za-z0-9]{4} ?){6})/)?.[1]
+        .trim();
       expect(password).toBeTruthy();
       expect(out.text()).toContain('http://127.0.0.1:8080/wp-json/svc/v1');
       const server = await testServer(t!.ctx);

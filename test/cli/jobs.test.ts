@@ -76,7 +76,9 @@ for (const dialect of dialects) {
       await sql('UPDATE jobs SET params = ? WHERE id = ?', ['{"log_retention_days": "forever"}', job.id]);
       const run = await runCli(['jobs', 'run-pending', '--json'], { db });
       expect(run.code).toBe(1);
-      expect(run.json<Json[]>()).toMatchObject([{ id: job.id, status: 'failed', error: expect.stringMatching(/^Invalid parameters for maintenance\.prune: log_retention_days must be a number/) }]);
+      expect(run.json<Json[]>()).toMatchObject([
+        { id: job.id, status: 'failed', error: expect.stringMatching(/^Invalid parameters for maintenance\.prune: log_retention_days must be a number/) },
+      ]);
       const text = await runCli(['jobs', 'show', String(job.id)], { db });
       expect(text.stdout).toMatch(/error\s+Invalid parameters/);
     });

@@ -35,7 +35,9 @@ for (const dialect of dialects) {
     it('fetches one logo, keeps it without --force and fetches it again with --force', async () => {
       const first = await runCli(['logos', 'fetch', 'clinet', 'c0'], { db });
       expect(first.code, first.stderr).toBe(0);
-      expect(first.stdout).toMatch(/^logo of clinet\/c0 fetched from network \(http:\/\/127\.0\.0\.1:\d+\/logo\.png\): image\/png 64x64, \d+ bytes\n\/media\/[0-9a-f]{64}\.png\n$/);
+      expect(first.stdout).toMatch(
+        /^logo of clinet\/c0 fetched from network \(http:\/\/127\.0\.0\.1:\d+\/logo\.png\): image\/png 64x64, \d+ bytes\n\/media\/[0-9a-f]{64}\.png\n$/,
+      );
       const kept = await runCli(['logos', 'fetch', 'clinet', 'c0', '--json'], { db });
       expect(kept.json<Json>()).toMatchObject({ fetched: false, source: null });
       expect((await runCli(['logos', 'fetch', 'clinet', 'c0'], { db })).stdout).toContain('on file (--force fetches it again)');
@@ -59,7 +61,9 @@ for (const dialect of dialects) {
       expect(run.stderr).toMatch(/6\/6/);
       expect(run.stderr).toMatch(/100%/);
       const status = await runCli(['logos', 'status'], { db });
-      expect(status.stdout).toMatch(/active advertisers\s+\d+ \(\d+ with a logo, \d+ without\)\nmedia\s+\d+ file\(s\), \d+ bytes\nlast run\s+job \d+ done, \d+\/\d+ done, \d+ failed\n/);
+      expect(status.stdout).toMatch(
+        /active advertisers\s+\d+ \(\d+ with a logo, \d+ without\)\nmedia\s+\d+ file\(s\), \d+ bytes\nlast run\s+job \d+ done, \d+\/\d+ done, \d+ failed\n/,
+      );
       const state = (await runCli(['logos', 'status', '--json'], { db })).json<Json>();
       expect(state.advertisers.total).toBe(state.advertisers.with_logo + state.advertisers.without_logo);
       expect(state.advertisers.with_logo).toBeGreaterThanOrEqual(5);
@@ -68,7 +72,12 @@ for (const dialect of dialects) {
     it('prints the finished job with --json and refuses a bad status', async () => {
       const run = await runCli(['logos', 'bulk', '--network', 'cliforce', '--force', '--json'], { db });
       expect(run.code, run.stderr).toBe(0);
-      expect(run.json<Json>()).toMatchObject({ type: 'logos.bulk', status: 'done', params: { network: 'cliforce', force: true }, result: { fetched: 5, failed: 1 } });
+      expect(run.json<Json>()).toMatchObject({
+        type: 'logos.bulk',
+        status: 'done',
+        params: { network: 'cliforce', force: true },
+        result: { fetched: 5, failed: 1 },
+      });
       expect(run.stderr).toBe('');
       const bad = await runCli(['logos', 'bulk', '--status', 'asleep'], { db });
       expect(bad.code).toBe(2);

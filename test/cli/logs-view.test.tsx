@@ -15,7 +15,16 @@ class FakeSource implements LogSource {
   add(count: number, fields: Partial<LogRecord> = {}): void {
     for (let i = 0; i < count; i++) {
       const id = this.entries.length + 1;
-      this.entries.push({ id, time: new Date(Date.UTC(2026, 0, 1) + id * 1000).toISOString(), level: 'info', source: 'api', message: `<${id}>`, context: null, request_id: null, ...fields });
+      this.entries.push({
+        id,
+        time: new Date(Date.UTC(2026, 0, 1) + id * 1000).toISOString(),
+        level: 'info',
+        source: 'api',
+        message: `<${id}>`,
+        context: null,
+        request_id: null,
+        ...fields,
+      });
     }
   }
 
@@ -49,7 +58,17 @@ async function waitFor(check: () => boolean, what: string, timeoutMs = 3000): Pr
 }
 
 const strip = (s: string | undefined) => (s ?? '').replace(/\u001B\[[0-9;]*m/g, '');
-const KEY = { up: '\u001B[A', down: '\u001B[B', pageUp: '\u001B[5~', pageDown: '\u001B[6~', home: '\u001B[H', end: '\u001B[F', enter: '\r', escape: '\u001B', backspace: '\u007F' };
+const KEY = {
+  up: '\u001B[A',
+  down: '\u001B[B',
+  pageUp: '\u001B[5~',
+  pageDown: '\u001B[6~',
+  home: '\u001B[H',
+  end: '\u001B[F',
+  enter: '\r',
+  escape: '\u001B',
+  backspace: '\u007F',
+};
 
 function mount(source: FakeSource, initial: ViewFilters = {}, onExit?: () => void, rows = 13) {
   const app = render(<LogsView source={source} initial={initial} pollMs={20} rows={rows} onExit={onExit} />);
@@ -253,7 +272,8 @@ describe('cashtrack logs view', () => {
     await view.shows('<1>');
     await view.press('?');
     await view.shows('keys');
-    for (const word of ['PgUp PgDn', 'Home', 'End', 'Enter', 'pause', 'minimum level', 'choose a source', 'search', 'quit']) expect(view.screen()).toContain(word);
+    for (const word of ['PgUp PgDn', 'Home', 'End', 'Enter', 'pause', 'minimum level', 'choose a source', 'search', 'quit'])
+      expect(view.screen()).toContain(word);
     await view.press(KEY.escape);
     await view.shows('<1>');
   });
@@ -303,7 +323,15 @@ describe('cashtrack logs view', () => {
 });
 
 describe('the view store', () => {
-  const entry = (id: number): LogRecord => ({ id, time: '2026-01-01T00:00:00.000Z', level: 'info' as LogLevel, source: 'api', message: `<${id}>`, context: null, request_id: null });
+  const entry = (id: number): LogRecord => ({
+    id,
+    time: '2026-01-01T00:00:00.000Z',
+    level: 'info' as LogLevel,
+    source: 'api',
+    message: `<${id}>`,
+    context: null,
+    request_id: null,
+  });
 
   it('holds at most its cap however many entries arrive, counting those dropped', () => {
     let state = initState({}, 10, 2000);

@@ -10,14 +10,26 @@ import { createTestContext, describeEachDialect, destroyTestContext, type TestCo
 const MINUTE = 60_000;
 
 function entry(minutesAgo: number, level: LogLevel, message: string, source = 'tests'): NewLogEntry {
-  return { created_at: new Date(Date.now() - minutesAgo * MINUTE), level, source, message, context: JSON.stringify({ minutes_ago: minutesAgo }), request_id: null };
+  return {
+    created_at: new Date(Date.now() - minutesAgo * MINUTE),
+    level,
+    source,
+    message,
+    context: JSON.stringify({ minutes_ago: minutesAgo }),
+    request_id: null,
+  };
 }
 
 const messages = (stdout: string) => (JSON.parse(stdout) as LogRecord[]).map((e) => e.message);
 
 describeEachDialect('cashtrack logs over a pipe', (use) => {
   beforeAll(async () => {
-    await use().ctx.logger.appendMany([entry(180, 'info', 'three hours ago'), entry(30, 'warning', 'half an hour ago'), entry(5, 'error', 'five minutes ago'), entry(1, 'debug', 'a minute ago')]);
+    await use().ctx.logger.appendMany([
+      entry(180, 'info', 'three hours ago'),
+      entry(30, 'warning', 'half an hour ago'),
+      entry(5, 'error', 'five minutes ago'),
+      entry(1, 'debug', 'a minute ago'),
+    ]);
   });
 
   it('--since takes a duration back from now', async () => {
@@ -82,7 +94,10 @@ describeEachDialect('cashtrack logs over a pipe', (use) => {
       await waitFor(() => child.stdout.includes('arrived later'), 20_000);
       child.process.kill('SIGTERM');
       expect(await child.finished()).toEqual({ code: 0, signal: null });
-      const lines = child.stdout.trim().split('\n').map((l) => JSON.parse(l) as LogRecord);
+      const lines = child.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as LogRecord);
       expect(lines.map((l) => l.message)).toEqual(['already there', 'arrived later']);
       expect(lines[1]).toMatchObject({ level: 'error', source: 'follow' });
     } finally {
@@ -111,7 +126,8 @@ describe('parseTime', () => {
     expect(parseTime('2026-11-01T08:30:00+02:00', now, '--since').toISOString()).toBe('2026-11-01T06:30:00.000Z');
   });
   it('refuses anything else', () => {
-    for (const bad of ['', 'h', '-1h', '1y', '1.5h', 'now', '2026-11-01T25:00:00Z', '20261101']) expect(() => parseTime(bad, now, '--until')).toThrow(/--until must be a duration/);
+    for (const bad of ['', 'h', '-1h', '1y', '1.5h', 'now', '2026-11-01T25:00:00Z', '20261101'])
+      expect(() => parseTime(bad, now, '--until')).toThrow(/--until must be a duration/);
   });
 });
 
@@ -132,10 +148,35 @@ describe('cashtrack logs in a real terminal', () => {
   it('shows coloured entries, narrows to warnings and errors on l l, and quits on q', async () => {
     requireCurrentBuild();
     await t.ctx.logger.appendMany([entry(3, 'info', 'an info line'), entry(2, 'warning', 'a warning line'), entry(1, 'error', 'an error line')]);
-    const env = { CASHTRACK_ENV: 'test', CASHTRACK_LOG_STDOUT: 'false', CASHTRACK_DATABASE_URL: t.db.url, CASHTRACK_DATA_DIR: t.db.dataDir, CASHTRACK_SECRET: 'tmux-test-secret-0123456789abcdef01234567' };
+    const env = {
+      CASHTRACK_ENV: 'test',
+      CASHTRACK_LOG_STDOUT: 'false',
+      CASHTRACK_DATABASE_URL: t.db.url,
+      CASHTRACK_DATA_DIR: t.db.dataDir,
+      CASHTRACK_SECRET: 'tmux-test-secret-0123456789abcdef01234567',
+    };
     // Without CI in its environment: in CI, Ink draws nothing until it exits and chalk drops colours.
     const command = `env -u CI -u CONTINUOUS_INTEGRATION ${process.execPath} ${join(ROOT, 'bin/cashtrack')} logs --source tests`;
-    execFileSync('tmux', ['-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'logs', '-x', '120', '-y', '30', ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), command], { env: { ...process.env, ...env, TERM: 'xterm-256color' } });
+    execFileSync(
+      'tmux',
+      [
+        '-L',
+        socket,
+        '-f',
+        '/dev/null',
+        'new-session',
+        '-d',
+        '-s',
+        'logs',
+        '-x',
+        '120',
+        '-y',
+        '30',
+        ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+        command,
+      ],
+      { env: { ...process.env, ...env, TERM: 'xterm-256color' } },
+    );
     const screen = (escapes = false) => tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', 'logs');
     await waitFor(() => screen().includes('an error line'), 20_000);
     const coloured = screen(true).split('\n');

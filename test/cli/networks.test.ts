@@ -29,9 +29,15 @@ for (const dialect of dialects) {
         const created = await runCli(['networks', 'save', 'clinet', file], { db: own });
         expect(created.code).toBe(0);
         expect(created.stdout).toBe('custom network clinet created\n');
-        const updated = await runCli(['networks', 'save', 'clinet', '-', '--json'], { db: own, stdin: JSON.stringify(shopnetDefinition({ name: 'CLI Net', settings: [{ name: 'api_key', secret: true, required: true }, { name: 'region' }] })) });
+        const updated = await runCli(['networks', 'save', 'clinet', '-', '--json'], {
+          db: own,
+          stdin: JSON.stringify(shopnetDefinition({ name: 'CLI Net', settings: [{ name: 'api_key', secret: true, required: true }, { name: 'region' }] })),
+        });
         expect(updated.json<Json>()).toMatchObject({ id: 'clinet', name: 'CLI Net', configured: false });
-        const bad = await runCli(['networks', 'save', 'clinet', '-'], { db: own, stdin: JSON.stringify(shopnetDefinition({ tracking_link: 'https://x.test/' })) });
+        const bad = await runCli(['networks', 'save', 'clinet', '-'], {
+          db: own,
+          stdin: JSON.stringify(shopnetDefinition({ tracking_link: 'https://x.test/' })),
+        });
         expect(bad.code).toBe(1);
         expect(bad.stderr).toMatch(/^svc_invalid_network: Invalid network definition: tracking_link: tracking_link must contain \{sub_id\}/);
         const notJson = await runCli(['networks', 'save', 'clinet', '-'], { db: own, stdin: '{' });
@@ -116,7 +122,12 @@ for (const dialect of dialects) {
       const renamed = await runCli(['networks', 'save', 'partnet', '-', '--json'], { db, stdin: '{"name": "Part Net"}' });
       expect(renamed.code, renamed.stderr).toBe(0);
       const full = shopnetDefinition();
-      expect(renamed.json<Json>()).toMatchObject({ name: 'Part Net', cashback_rule: { source: 'network' }, postbacks: { enabled: true }, definition: { tracking_link: full.tracking_link, postback: full.postback, statuses: full.statuses } });
+      expect(renamed.json<Json>()).toMatchObject({
+        name: 'Part Net',
+        cashback_rule: { source: 'network' },
+        postbacks: { enabled: true },
+        definition: { tracking_link: full.tracking_link, postback: full.postback, statuses: full.statuses },
+      });
       const unmapped = await runCli(['networks', 'save', 'partnet', '-'], { db, stdin: '{"postback": null}' });
       expect(unmapped.code).toBe(1);
       expect(unmapped.stderr).toMatch(/^svc_postback_no_mapping: Postbacks are switched on for partnet/);

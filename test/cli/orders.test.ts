@@ -11,20 +11,79 @@ for (const dialect of dialects) {
     beforeAll(async () => {
       db = await createTestDatabase(dialect);
       expect((await runCli(['db', 'migrate'], { db })).code).toBe(0);
-      for (const login of ['zoe', 'yan', 'hal', 'rex', 'ria']) expect((await runCli(['users', 'create', login, '--email', `${login}@example.com`], { db })).code).toBe(0);
+      for (const login of ['zoe', 'yan', 'hal', 'rex', 'ria'])
+        expect((await runCli(['users', 'create', login, '--email', `${login}@example.com`], { db })).code).toBe(0);
     });
     afterAll(() => db.drop());
 
     it('creates, lists, shows, approves and assigns orders, and the ledger verifies clean', async () => {
-      const created = await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-1', '--sale-amount', '60.00', '--commission', '6.00', '--member', 'zoe', '--note', 'claim 7', '--json'], { db });
+      const created = await runCli(
+        [
+          'orders',
+          'create',
+          '--network',
+          'awin',
+          '--transaction-id',
+          'CLI-1',
+          '--sale-amount',
+          '60.00',
+          '--commission',
+          '6.00',
+          '--member',
+          'zoe',
+          '--note',
+          'claim 7',
+          '--json',
+        ],
+        { db },
+      );
       expect(created.code).toBe(0);
       const order = created.json<Json>();
       expect(order).toMatchObject({ status: 'pending', cashback: '3.00', member: { login: 'zoe' }, changes: ['created'] });
-      const again = await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-1', '--sale-amount', '60.00', '--commission', '6.00', '--member', 'zoe', '--note', 'claim 7'], { db });
+      const again = await runCli(
+        [
+          'orders',
+          'create',
+          '--network',
+          'awin',
+          '--transaction-id',
+          'CLI-1',
+          '--sale-amount',
+          '60.00',
+          '--commission',
+          '6.00',
+          '--member',
+          'zoe',
+          '--note',
+          'claim 7',
+        ],
+        { db },
+      );
       expect(again.stdout).toMatch(/unchanged \(already recorded\)/);
       const approved = await runCli(['orders', 'update', String(order.id), '--status', 'approved', '--note', 'ok', '--json'], { db });
       expect(approved.json<Json>()).toMatchObject({ status: 'approved', changes: ['status', 'note'] });
-      const unmatched = (await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-2', '--sale-amount', '10.00', '--commission', '2.00', '--sub-id', 'stranger', '--note', 'claim 8', '--json'], { db })).json<Json>();
+      const unmatched = (
+        await runCli(
+          [
+            'orders',
+            'create',
+            '--network',
+            'awin',
+            '--transaction-id',
+            'CLI-2',
+            '--sale-amount',
+            '10.00',
+            '--commission',
+            '2.00',
+            '--sub-id',
+            'stranger',
+            '--note',
+            'claim 8',
+            '--json',
+          ],
+          { db },
+        )
+      ).json<Json>();
       expect(unmatched.member).toBeNull();
       // Other tests record orders of their own: the lists are narrowed to this test's transaction ids.
       const listed = await runCli(['orders', 'list', '--unmatched', '--search', 'CLI-', '--json'], { db });
@@ -45,18 +104,40 @@ for (const dialect of dialects) {
       // Two approved postbacks above the default ceiling of 1000.00, recorded as the daemon would.
       const ctx = buildContext(testConfig(db, { secret: CLI_SECRET }), { logStream: null });
       const hal = (await ctx.users.requireByLogin('hal')).id;
-      const report = (id: string) => ({ network: 'awin', transaction_id: id, source: 'postback' as const, member_id: hal, sale_amount: '0', commission: '2500.00', status: 'approved' as const });
+      const report = (id: string) => ({
+        network: 'awin',
+        transaction_id: id,
+        source: 'postback' as const,
+        member_id: hal,
+        sale_amount: '0',
+        commission: '2500.00',
+        status: 'approved' as const,
+      });
       const [first, second] = await ctx.orders.recordMany([report('HELD-1'), report('HELD-2')], 'postback');
       await ctx.close();
       const held = await runCli(['orders', 'list', '--review', 'held', '--json'], { db });
-      expect(held.json<Json[]>().map((o) => o.id).sort()).toEqual([first.id, second.id].sort());
-      expect((await runCli(['orders', 'list', '--review', 'held'], { db })).stdout).toMatch(/^ID\s+CREATED_AT\s+NETWORK\s+TRANSACTION_ID\s+MEMBER\s+STATUS\s+REVIEW/);
+      expect(
+        held
+          .json<Json[]>()
+          .map((o) => o.id)
+          .sort(),
+      ).toEqual([first.id, second.id].sort());
+      expect((await runCli(['orders', 'list', '--review', 'held'], { db })).stdout).toMatch(
+        /^ID\s+CREATED_AT\s+NETWORK\s+TRANSACTION_ID\s+MEMBER\s+STATUS\s+REVIEW/,
+      );
       expect((await runCli(['orders', 'show', String(first.id)], { db })).stdout).toMatch(/review\s+held \(above ceiling\)/);
-      const cashbackEntries = async () => (await runCli(['ledger', 'entries', 'hal', '--type', 'cashback', '--json'], { db })).json<Json[]>().map((e) => [e.order_id, e.amount]);
+      const cashbackEntries = async () =>
+        (await runCli(['ledger', 'entries', 'hal', '--type', 'cashback', '--json'], { db })).json<Json[]>().map((e) => [e.order_id, e.amount]);
       const before = await cashbackEntries();
       const released = await runCli(['orders', 'release', String(first.id), '--note', 'checked with Awin', '--json'], { db });
       expect(released.code).toBe(0);
-      expect(released.json<Json>()).toMatchObject({ id: first.id, status: 'approved', changes: ['review'], review: { state: 'released', reviewed_by: 'cli' }, cashback_entry_id: expect.any(Number) });
+      expect(released.json<Json>()).toMatchObject({
+        id: first.id,
+        status: 'approved',
+        changes: ['review'],
+        review: { state: 'released', reviewed_by: 'cli' },
+        cashback_entry_id: expect.any(Number),
+      });
       const again = await runCli(['orders', 'release', String(first.id)], { db });
       expect(again.code).toBe(1);
       expect(again.stderr).toMatch(/^svc_order_not_held: /);
@@ -69,7 +150,10 @@ for (const dialect of dialects) {
     });
 
     it('refuses bad input with the REST and service codes and exit 1, usage errors with exit 2', async () => {
-      const bad = await runCli(['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-9', '--sale-amount', '1.001', '--commission', '1.00', '--note', 'x'], { db });
+      const bad = await runCli(
+        ['orders', 'create', '--network', 'awin', '--transaction-id', 'CLI-9', '--sale-amount', '1.001', '--commission', '1.00', '--note', 'x'],
+        { db },
+      );
       expect(bad.code).toBe(1);
       expect(bad.stderr).toMatch(/^svc_invalid_amount: /);
       const missing = await runCli(['orders', 'update', '999999', '--status', 'approved'], { db });

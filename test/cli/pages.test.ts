@@ -40,7 +40,10 @@ for (const dialect of dialects) {
       const list = await runCli(['pages', 'list', '--search', 'cli', '--orderby', 'title', '--order', 'asc', '--json'], { db });
       expect(list.json<Json[]>().map((p) => p.slug)).toEqual(['cli-other', 'cli-shop']);
       expect((await runCli(['pages', 'list', '--status', 'publish'], { db })).stdout).toContain('1 page(s)');
-      const body = await runCli(['pages', 'update', String(page.id), '--title', 'Renamed <b>Shop</b>', '--body-file', '-', '--json'], { db, stdin: '<p onclick="x()">From stdin</p><script>1</script>' });
+      const body = await runCli(['pages', 'update', String(page.id), '--title', 'Renamed <b>Shop</b>', '--body-file', '-', '--json'], {
+        db,
+        stdin: '<p onclick="x()">From stdin</p><script>1</script>',
+      });
       expect(body.code, body.stderr).toBe(0);
       expect(body.json<Json>()).toMatchObject({ title: 'Renamed Shop', body: '<p>From stdin</p>' });
       const slug = await runCli(['pages', 'update', String(page.id), '--slug', 'Cli Other'], { db });
@@ -83,10 +86,24 @@ for (const dialect of dialects) {
         let out = '';
         let err = '';
         const stdin = Object.assign(new PassThrough(), { isTTY: true });
-        const sink = (write: (s: string) => void) => Object.assign(new Writable({ write: (chunk, _e, done) => (write(String(chunk)), done()) }), { isTTY: true, columns: 80 });
-        const io = { stdin, stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env: { CASHTRACK_ENV: 'test', CASHTRACK_DATABASE_URL: db.url, CASHTRACK_DATA_DIR: db.dataDir, CASHTRACK_SECRET: 'cli-test-secret-0123456789abcdef0123456789' } };
+        const sink = (write: (s: string) => void) =>
+          Object.assign(new Writable({ write: (chunk, _e, done) => (write(String(chunk)), done()) }), { isTTY: true, columns: 80 });
+        const io = {
+          stdin,
+          stdout: sink((s) => (out += s)),
+          stderr: sink((s) => (err += s)),
+          env: {
+            CASHTRACK_ENV: 'test',
+            CASHTRACK_DATABASE_URL: db.url,
+            CASHTRACK_DATA_DIR: db.dataDir,
+            CASHTRACK_SECRET: 'cli-test-secret-0123456789abcdef0123456789',
+          },
+        };
         setTimeout(() => stdin.write(answer), 50);
-        const result = await remove(io, String(id), {}).then(() => 'ok', (e: unknown) => e);
+        const result = await remove(io, String(id), {}).then(
+          () => 'ok',
+          (e: unknown) => e,
+        );
         return { result, out, err };
       };
       const no = await ask('n\n');
@@ -110,7 +127,9 @@ for (const dialect of dialects) {
       expect(bulk.stderr).toMatch(/pages\.bulk.*\d+\/30 advertisers/);
       const state = await runCli(['pages', 'bulk-status', '--json'], { db });
       expect(state.json<Json>()).toMatchObject({ job: { type: 'pages.bulk', status: 'done', progress: { total: 30, done: 30, failed: 0 } } });
-      expect((await runCli(['pages', 'bulk-status'], { db })).stdout).toMatch(/active advertiser\(s\): \d+ with a page, \d+ without\njob \d+ done: 30\/30 done/);
+      expect((await runCli(['pages', 'bulk-status'], { db })).stdout).toMatch(
+        /active advertiser\(s\): \d+ with a page, \d+ without\njob \d+ done: 30\/30 done/,
+      );
       await addShops(ctx, 'clibulk', 3, (i) => `Late ${i}`, 100);
       const queued = await runCli(['pages', 'bulk', '--no-wait', '--json'], { db });
       expect(queued.json<Json>()).toMatchObject({ type: 'pages.bulk', status: 'queued' });

@@ -24,7 +24,13 @@ describe('the job progress line', () => {
     const line = new JobProgressLine(tty, { now: () => now, tickMs: 0 });
     line.start({ type: 'advertisers.sync', progress: none });
     now += 3_000;
-    line.update({ progress: { total: null, done: 1000, failed: 0 }, checkpoint: { done: {}, current: { network: 'admitad', sync: 1, counts: { pages: 2, seen: 1000, created: 900, updated: 100, deactivated: 0, failed: 0 } } } });
+    line.update({
+      progress: { total: null, done: 1000, failed: 0 },
+      checkpoint: {
+        done: {},
+        current: { network: 'admitad', sync: 1, counts: { pages: 2, seen: 1000, created: 900, updated: 100, deactivated: 0, failed: 0 } },
+      },
+    });
     now += 62_000;
     line.update({ progress: { total: null, done: 1100, failed: 0 }, checkpoint: { done: { admitad: {} }, current: null } });
     line.stop();
@@ -63,16 +69,28 @@ describe('the job progress line', () => {
     const tty = terminal(30);
     const line = new JobProgressLine(tty, { tickMs: 0 });
     line.start({ type: 'orders.poll', progress: none });
-    line.update({ progress: { total: null, done: 1234, failed: 5 }, checkpoint: { done: {}, current: { network: 'a-network-with-a-long-name', counts: { created: 1 } } } });
+    line.update({
+      progress: { total: null, done: 1234, failed: 5 },
+      checkpoint: { done: {}, current: { network: 'a-network-with-a-long-name', counts: { created: 1 } } },
+    });
     line.stop();
     for (const w of tty.writes) expect(w.length - ERASE.length).toBeLessThanOrEqual(29);
     expect(tty.writes[1]).toMatch(/~$/);
   });
 
   it('shows a bar when the job knows its total, and failures', () => {
-    const text = renderProgress({ type: 'orders.poll', progress: { total: 40, done: 10, failed: 2 }, network: 'awin', counts: { created: 7, duplicate: 1, failed: 2 }, networksDone: 0, elapsedMs: 9_000 });
+    const text = renderProgress({
+      type: 'orders.poll',
+      progress: { total: 40, done: 10, failed: 2 },
+      network: 'awin',
+      counts: { created: 7, duplicate: 1, failed: 2 },
+      networksDone: 0,
+      elapsedMs: 9_000,
+    });
     expect(text).toBe('orders.poll awin  [#####...............] 10/40 transactions  25%  2 failed  7 created  1 duplicate  9s');
-    expect(renderProgress({ type: 'other.job', progress: { total: null, done: 1, failed: 0 }, network: null, counts: {}, networksDone: 0, elapsedMs: 0 }, 1)).toBe('other.job  / 1 item  0s');
+    expect(
+      renderProgress({ type: 'other.job', progress: { total: null, done: 1, failed: 0 }, network: null, counts: {}, networksDone: 0, elapsedMs: 0 }, 1),
+    ).toBe('other.job  / 1 item  0s');
   });
 
   it('shows the percentage and the time left at the rate since it started, once the total is known', () => {

@@ -13,7 +13,11 @@ for (const dialect of dialects) {
     });
     afterAll(() => db.drop());
 
-    const on = { CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_ENABLED: 'true', CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_CRON: '0 */6 * * *', CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_TIMEZONE: 'Asia/Tokyo' };
+    const on = {
+      CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_ENABLED: 'true',
+      CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_CRON: '0 */6 * * *',
+      CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_TIMEZONE: 'Asia/Tokyo',
+    };
 
     it('lists the schedules as a table and as JSON', async () => {
       const table = await runCli(['schedules', 'list'], { db, env: on });
@@ -51,7 +55,22 @@ for (const dialect of dialects) {
     });
 
     it('lists and runs per-network schedules for each enabled, configured network', async () => {
-      const configured = await runCli(['networks', 'configure', 'admitad', '--set', 'client_id=c1', '--set', 'website_id=7', '--set', 'base_url=https://api.admitad.test', '--secret-env', 'client_secret=ADM_SECRET'], { db, env: { ADM_SECRET: 'not-a-real-secret' } });
+      const configured = await runCli(
+        [
+          'networks',
+          'configure',
+          'admitad',
+          '--set',
+          'client_id=c1',
+          '--set',
+          'website_id=7',
+          '--set',
+          'base_url=https://api.admitad.test',
+          '--secret-env',
+          'client_secret=ADM_SECRET',
+        ],
+        { db, env: { ADM_SECRET: 'not-a-real-secret' } },
+      );
       expect(configured.code, configured.stderr).toBe(0);
       expect((await runCli(['networks', 'enable', 'admitad'], { db })).code).toBe(0);
       const env = { CASHTRACK_SCHEDULE_ORDERS_POLL_ENABLED: 'true' };
@@ -62,14 +81,18 @@ for (const dialect of dialects) {
       const again = await runCli(['schedules', 'run', 'orders_poll'], { db, env });
       expect(again.stdout).toMatch(/^orders_poll \(admitad\): skipped, job \d+ \(orders\.poll\) is still queued\n$/);
       const listed = (await runCli(['schedules', 'list', '--json'], { db, env })).json<Json[]>();
-      expect(listed[1].networks).toEqual([expect.objectContaining({ network: 'admitad', enabled: true, last_run: expect.objectContaining({ status: 'skipped' }) })]);
+      expect(listed[1].networks).toEqual([
+        expect.objectContaining({ network: 'admitad', enabled: true, last_run: expect.objectContaining({ status: 'skipped' }) }),
+      ]);
       expect((await runCli(['networks', 'disable', 'admitad'], { db })).code).toBe(0);
     });
 
     it('refuses an unknown schedule, a network for a schedule that has none, and a bad expression, by code', async () => {
       const unknown = await runCli(['schedules', 'run', 'nightly'], { db });
       expect(unknown.code).toBe(1);
-      expect(unknown.stderr).toMatch(/^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, maintenance_prune\)\./);
+      expect(unknown.stderr).toMatch(
+        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, maintenance_prune\)\./,
+      );
       const json = await runCli(['schedules', 'run', 'maintenance_prune', '--network', 'awin', '--json'], { db });
       expect(json.code).toBe(1);
       expect(JSON.parse(json.stderr)).toMatchObject({ code: 'svc_schedule_not_per_network' });
@@ -77,9 +100,13 @@ for (const dialect of dialects) {
       expect(notFound.stderr).toMatch(/^svc_network_not_found: /);
       const bad = await runCli(['schedules', 'list'], { db, env: { CASHTRACK_SCHEDULE_ORDERS_POLL_CRON: '99 * * * *' } });
       expect(bad.code).toBe(1);
-      expect(bad.stderr).toMatch(/^svc_invalid_config: Invalid configuration CASHTRACK_SCHEDULE_ORDERS_POLL_CRON \(schedules\.orders_poll\.cron\): "99 \* \* \* \*" is not a cron expression/);
+      expect(bad.stderr).toMatch(
+        /^svc_invalid_config: Invalid configuration CASHTRACK_SCHEDULE_ORDERS_POLL_CRON \(schedules\.orders_poll\.cron\): "99 \* \* \* \*" is not a cron expression/,
+      );
       const zone = await runCli(['schedules', 'list'], { db, env: { CASHTRACK_SCHEDULE_ADVERTISERS_SYNC_TIMEZONE: 'Moon/Base' } });
-      expect(zone.stderr).toMatch(/^svc_invalid_config: Invalid configuration CASHTRACK_SCHEDULE_ADVERTISERS_SYNC_TIMEZONE \(schedules\.advertisers_sync\.timezone\): "Moon\/Base" is not a time zone/);
+      expect(zone.stderr).toMatch(
+        /^svc_invalid_config: Invalid configuration CASHTRACK_SCHEDULE_ADVERTISERS_SYNC_TIMEZONE \(schedules\.advertisers_sync\.timezone\): "Moon\/Base" is not a time zone/,
+      );
     });
   });
 }

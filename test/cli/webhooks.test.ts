@@ -21,7 +21,10 @@ for (const dialect of dialects) {
     });
 
     it('adds a subscription (secret printed once), lists, shows, updates and removes it', async () => {
-      const added = await runCli(['webhooks', 'add', receiver.url, '--event', 'ledger.entry_posted', '--event', 'payout.created', '--description', 'books', '--json'], { db });
+      const added = await runCli(
+        ['webhooks', 'add', receiver.url, '--event', 'ledger.entry_posted', '--event', 'payout.created', '--description', 'books', '--json'],
+        { db },
+      );
       expect(added.code).toBe(0);
       const hook = added.json<Json>();
       expect(hook).toMatchObject({ url: receiver.url, events: ['ledger.entry_posted', 'payout.created'], description: 'books', enabled: true, actor: 'cli' });

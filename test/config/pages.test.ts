@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { tempDir } from '../helpers/temp.js';
 
-const load = (overrides: Record<string, unknown> = {}, env: Record<string, string> = {}) => loadConfig({ env: { CASHTRACK_DATA_DIR: tempDir('cashtrack-config-'), ...env }, overrides });
+const load = (overrides: Record<string, unknown> = {}, env: Record<string, string> = {}) =>
+  loadConfig({ env: { CASHTRACK_DATA_DIR: tempDir('cashtrack-config-'), ...env }, overrides });
 const refused = (key: string, text: string) => expect.objectContaining({ code: 'svc_invalid_config', data: { key }, message: expect.stringContaining(text) });
 
 describe('page configuration', () => {
@@ -15,13 +16,19 @@ describe('page configuration', () => {
   });
 
   it('refuses a template naming an unknown tag, saying which and which are known', () => {
-    expect(() => load({ 'pages.templates.promo': { title: '%NAME% %PRICE%', body: '<p>%NAME%</p>', excerpt: '' } })).toThrow(refused('pages.templates.promo.title', 'unknown tag %PRICE%'));
-    expect(() => load({ 'pages.templates.promo': { title: '%NAME%', body: '<p>%NAME% %FOO% %BAR%</p>', excerpt: '' } })).toThrow(refused('pages.templates.promo.body', 'unknown tags %FOO%, %BAR% (known: %NAME%'));
+    expect(() => load({ 'pages.templates.promo': { title: '%NAME% %PRICE%', body: '<p>%NAME%</p>', excerpt: '' } })).toThrow(
+      refused('pages.templates.promo.title', 'unknown tag %PRICE%'),
+    );
+    expect(() => load({ 'pages.templates.promo': { title: '%NAME%', body: '<p>%NAME% %FOO% %BAR%</p>', excerpt: '' } })).toThrow(
+      refused('pages.templates.promo.body', 'unknown tags %FOO%, %BAR% (known: %NAME%'),
+    );
     expect(() => load({ 'pages.templates.promo': { title: '%NAME%', body: '', excerpt: '%Name%' } })).not.toThrow();
   });
 
   it('refuses a default template that does not exist, a bad status and a link template that is not an http(s) URL with known tags', () => {
-    expect(() => load({}, { CASHTRACK_PAGES_DEFAULT_TEMPLATE: 'nope' })).toThrow(refused('pages.default_template', 'CASHTRACK_PAGES_DEFAULT_TEMPLATE (pages.default_template): names no template of pages.templates (default)'));
+    expect(() => load({}, { CASHTRACK_PAGES_DEFAULT_TEMPLATE: 'nope' })).toThrow(
+      refused('pages.default_template', 'CASHTRACK_PAGES_DEFAULT_TEMPLATE (pages.default_template): names no template of pages.templates (default)'),
+    );
     expect(() => load({}, { CASHTRACK_PAGES_DEFAULT_STATUS: 'pending' })).toThrow(refused('pages.default_status', 'CASHTRACK_PAGES_DEFAULT_STATUS'));
     expect(() => load({}, { CASHTRACK_PAGES_LINK_TEMPLATE: 'javascript:alert(%SLUG%)' })).toThrow(refused('pages.link_template', 'must be an http(s) URL'));
     expect(() => load({}, { CASHTRACK_PAGES_LINK_TEMPLATE: 'https://x.example/%NAME%' })).toThrow(refused('pages.link_template', 'unknown tag %NAME%'));

@@ -5,7 +5,8 @@ import { ENV_KEYS, loadConfig, SCHEDULE_NAMES } from '../../src/config/index.js'
 import { tempDir } from '../helpers/temp.js';
 
 const dataDir = () => tempDir('cashtrack-config-');
-const load = (env: Record<string, string> = {}, overrides: Record<string, unknown> = {}) => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), ...env }, overrides });
+const load = (env: Record<string, string> = {}, overrides: Record<string, unknown> = {}) =>
+  loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), ...env }, overrides });
 
 describe('schedule configuration', () => {
   it('runs every schedule by default: sync daily, polling hourly, coupons every 12 hours, pruning daily, in UTC with catch-up', () => {
@@ -21,20 +22,37 @@ describe('schedule configuration', () => {
   });
 
   it('takes CASHTRACK_SCHEDULE_<NAME>_* variables for each schedule', () => {
-    for (const name of SCHEDULE_NAMES) for (const f of ['CRON', 'TIMEZONE', 'ENABLED', 'CATCH_UP']) expect(ENV_KEYS[`CASHTRACK_SCHEDULE_${name.toUpperCase()}_${f}`]).toBe(`schedules.${name}.${f.toLowerCase()}`);
-    const { schedules } = load({ CASHTRACK_SCHEDULE_ORDERS_POLL_CRON: '*/5 * * * *', CASHTRACK_SCHEDULE_ORDERS_POLL_TIMEZONE: 'Europe/Berlin', CASHTRACK_SCHEDULE_ORDERS_POLL_ENABLED: 'no', CASHTRACK_SCHEDULE_ORDERS_POLL_CATCH_UP: 'off' });
+    for (const name of SCHEDULE_NAMES)
+      for (const f of ['CRON', 'TIMEZONE', 'ENABLED', 'CATCH_UP'])
+        expect(ENV_KEYS[`CASHTRACK_SCHEDULE_${name.toUpperCase()}_${f}`]).toBe(`schedules.${name}.${f.toLowerCase()}`);
+    const { schedules } = load({
+      CASHTRACK_SCHEDULE_ORDERS_POLL_CRON: '*/5 * * * *',
+      CASHTRACK_SCHEDULE_ORDERS_POLL_TIMEZONE: 'Europe/Berlin',
+      CASHTRACK_SCHEDULE_ORDERS_POLL_ENABLED: 'no',
+      CASHTRACK_SCHEDULE_ORDERS_POLL_CATCH_UP: 'off',
+    });
     expect(schedules.orders_poll).toEqual({ cron: '*/5 * * * *', timezone: 'Europe/Berlin', enabled: false, catch_up: false, networks: {} });
   });
 
   it('takes per-network expressions and switches for the per-network schedules only', () => {
     const { schedules } = load({}, { 'schedules.advertisers_sync.networks': { awin: { cron: '0 */6 * * *' }, impact: { enabled: false } } });
     expect(schedules.advertisers_sync.networks).toEqual({ awin: { cron: '0 */6 * * *' }, impact: { enabled: false } });
-    expect(() => load({}, { 'schedules.maintenance_prune.networks': { awin: { enabled: false } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.maintenance_prune.networks' } }));
-    expect(() => load({}, { 'schedules.orders_poll.networks': { awin: { cron: '0 0 * * * * *' } } })).toThrow(
-      expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.orders_poll.networks.awin.cron' }, message: expect.stringContaining('is not a cron expression') }),
+    expect(() => load({}, { 'schedules.maintenance_prune.networks': { awin: { enabled: false } } })).toThrow(
+      expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.maintenance_prune.networks' } }),
     );
-    expect(() => load({}, { 'schedules.orders_poll.networks': { 'Not An Id': { enabled: true } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
-    expect(() => load({}, { 'schedules.orders_poll.networks': { awin: { timezone: 'UTC' } } })).toThrow(expect.objectContaining({ data: { key: 'schedules.orders_poll.networks.awin.timezone' } }));
+    expect(() => load({}, { 'schedules.orders_poll.networks': { awin: { cron: '0 0 * * * * *' } } })).toThrow(
+      expect.objectContaining({
+        code: 'svc_invalid_config',
+        data: { key: 'schedules.orders_poll.networks.awin.cron' },
+        message: expect.stringContaining('is not a cron expression'),
+      }),
+    );
+    expect(() => load({}, { 'schedules.orders_poll.networks': { 'Not An Id': { enabled: true } } })).toThrow(
+      expect.objectContaining({ code: 'svc_invalid_config' }),
+    );
+    expect(() => load({}, { 'schedules.orders_poll.networks': { awin: { timezone: 'UTC' } } })).toThrow(
+      expect.objectContaining({ data: { key: 'schedules.orders_poll.networks.awin.timezone' } }),
+    );
   });
 
   it.each([
@@ -43,10 +61,18 @@ describe('schedule configuration', () => {
     ['CASHTRACK_SCHEDULE_COUPONS_REFRESH_TIMEZONE', 'Europe/Atlantis', 'schedules.coupons_refresh.timezone', '"Europe/Atlantis" is not a time zone'],
     ['CASHTRACK_SCHEDULE_ORDERS_POLL_ENABLED', 'sometimes', 'schedules.orders_poll.enabled', 'must be true or false'],
   ])('refuses %s=%s naming the key', (name, value, key, why) => {
-    expect(() => load({ [name]: value })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key }, message: expect.stringMatching(new RegExp(`${name} \\(${key.replace(/\./g, '\\.')}\\): .*${why.replace(/[.*()"/]/g, '\\$&')}`)) }));
+    expect(() => load({ [name]: value })).toThrow(
+      expect.objectContaining({
+        code: 'svc_invalid_config',
+        data: { key },
+        message: expect.stringMatching(new RegExp(`${name} \\(${key.replace(/\./g, '\\.')}\\): .*${why.replace(/[.*()"/]/g, '\\$&')}`)),
+      }),
+    );
   });
 
   it('refuses an unknown schedule name', () => {
-    expect(() => load({}, { 'schedules.nightly': { cron: '0 0 * * *', timezone: 'UTC', enabled: true, catch_up: true } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.nightly' } }));
+    expect(() => load({}, { 'schedules.nightly': { cron: '0 0 * * *', timezone: 'UTC', enabled: true, catch_up: true } })).toThrow(
+      expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.nightly' } }),
+    );
   });
 });

@@ -7,7 +7,8 @@ import { Database } from '../../src/db/database.js';
 import { isDeadlock, translateDbError } from '../../src/db/errors.js';
 import { describeEachDialect } from '../helpers/context.js';
 
-const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
+const deadlock = () =>
+  Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { code: 'ER_LOCK_DEADLOCK', errno: 1213 });
 
 /** A MariaDB handle whose driver is replaced by `run` (no server is contacted). */
 function withDriver(run: () => Promise<{ affected: number; insertId: number | null }>): Database {

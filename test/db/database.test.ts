@@ -13,12 +13,23 @@ describe('database URLs', () => {
     expect(parseDatabaseUrl('sqlite:/tmp/x.sqlite')).toEqual({ dialect: 'sqlite', storage: '/tmp/x.sqlite' });
     expect(parseDatabaseUrl('sqlite:///tmp/y.sqlite').storage).toBe('/tmp/y.sqlite');
     expect(parseDatabaseUrl('sqlite:data/z.sqlite').storage).toMatch(/\/data\/z\.sqlite$/);
-    expect(parseDatabaseUrl('mariadb://u:p%40ss@db.example:3307/cash')).toEqual({ dialect: 'mysql', host: 'db.example', port: 3307, username: 'u', password: 'p@ss', database: 'cash' });
+    expect(parseDatabaseUrl('mariadb://u:p%40ss@db.example:3307/cash')).toEqual({
+      dialect: 'mysql',
+      host: 'db.example',
+      port: 3307,
+      username: 'u',
+      password: 'p@ss',
+      database: 'cash',
+    });
     expect(() => parseDatabaseUrl('mysql://root@127.0.0.1:3306/')).toThrow(/names no database/);
   });
 
   it('takes a Unix socket for a server on the same host, and refuses other parameters', () => {
-    expect(parseDatabaseUrl('mysql://root@localhost/cash?socket=/run/mysqld/mysqld.sock')).toMatchObject({ dialect: 'mysql', database: 'cash', socketPath: '/run/mysqld/mysqld.sock' });
+    expect(parseDatabaseUrl('mysql://root@localhost/cash?socket=/run/mysqld/mysqld.sock')).toMatchObject({
+      dialect: 'mysql',
+      database: 'cash',
+      socketPath: '/run/mysqld/mysqld.sock',
+    });
     expect(() => parseDatabaseUrl('mysql://root@localhost/cash?socket=mysqld.sock')).toThrow(/absolute path/);
     expect(() => parseDatabaseUrl('mysql://root@localhost/cash?ssl=true')).toThrow(/unknown database URL parameter ssl/);
     expect(() => new Database({ url: 'mysql://root@localhost/cash?sock=/x' })).toThrow(/CASHTRACK_DATABASE_URL/);
@@ -29,7 +40,9 @@ describe.runIf(process.env.CASHTRACK_TEST_MYSQL_URL)('a MariaDB server on the sa
   it('is reached through its Unix socket when the URL names one', async () => {
     const tcp = new Database({ url: process.env.CASHTRACK_TEST_MYSQL_URL! });
     try {
-      const [{ socket, host }] = await tcp.select<{ socket: string; host: string }>('SELECT @@socket AS socket, HOST AS host FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()');
+      const [{ socket, host }] = await tcp.select<{ socket: string; host: string }>(
+        'SELECT @@socket AS socket, HOST AS host FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()',
+      );
       expect(host).toMatch(/:\d+$/);
       const url = new URL(process.env.CASHTRACK_TEST_MYSQL_URL!);
       url.search = `?socket=${socket}`;
@@ -106,11 +119,19 @@ describeEachDialect('dialect helpers', (use, dialect) => {
   /** A table of this test's own, so no test sees another's rows. */
   async function table(): Promise<string> {
     const name = `helper_${++tables}`;
-    await use().ctx.db.execute(`CREATE TABLE ${name} (k VARCHAR(32) NOT NULL, c VARCHAR(8) NOT NULL, n BIGINT NOT NULL DEFAULT 0, m BIGINT NOT NULL DEFAULT 0, s VARCHAR(32) NULL, PRIMARY KEY (k, c))`);
+    await use().ctx.db.execute(
+      `CREATE TABLE ${name} (k VARCHAR(32) NOT NULL, c VARCHAR(8) NOT NULL, n BIGINT NOT NULL DEFAULT 0, m BIGINT NOT NULL DEFAULT 0, s VARCHAR(32) NULL, PRIMARY KEY (k, c))`,
+    );
     return name;
   }
   const rows = async (name: string) =>
-    (await use().ctx.db.select<Record<string, unknown>>(`SELECT k, c, n, m, s FROM ${name} ORDER BY k, c`)).map((r) => ({ k: r.k, c: r.c, n: Number(r.n), m: Number(r.m), s: r.s }));
+    (await use().ctx.db.select<Record<string, unknown>>(`SELECT k, c, n, m, s FROM ${name} ORDER BY k, c`)).map((r) => ({
+      k: r.k,
+      c: r.c,
+      n: Number(r.n),
+      m: Number(r.m),
+      s: r.s,
+    }));
 
   it('insertIgnore inserts the new rows, leaves the existing ones alone and counts the inserted', async () => {
     const { db } = use().ctx;
@@ -131,7 +152,9 @@ describeEachDialect('dialect helpers', (use, dialect) => {
     const sql = db.upsert(name, ['k', 'c', 'n', 's'], ['k', 'c'], ['s']);
     await db.execute(sql, ['a', 'EUR', 1, 'first']);
     await db.execute(sql, ['a', 'EUR', 50, 'second']);
-    await db.transaction((t) => db.execute(db.upsert(name, ['k', 'c', 'n', 's'], ['k', 'c'], ['n', 's'], 2), ['a', 'EUR', 7, 'third', 'b', 'EUR', 8, 'new'], t));
+    await db.transaction((t) =>
+      db.execute(db.upsert(name, ['k', 'c', 'n', 's'], ['k', 'c'], ['n', 's'], 2), ['a', 'EUR', 7, 'third', 'b', 'EUR', 8, 'new'], t),
+    );
     expect(await rows(name)).toEqual([
       { k: 'a', c: 'EUR', n: 7, m: 0, s: 'third' },
       { k: 'b', c: 'EUR', n: 8, m: 0, s: 'new' },
@@ -156,11 +179,18 @@ describeEachDialect('dialect helpers', (use, dialect) => {
     const name = await table();
     await db.execute(`INSERT INTO ${name} (k, c, n, m) VALUES ('a', 'EUR', 10, 1)`);
     const created = await db.transaction((t) =>
-      db.addToRows(name, ['k', 'c'], ['n', 'm'], ['s'], [
-        { key: ['a', 'EUR'], add: [5, -1], set: ['x'] },
-        { key: ['b', 'EUR'], add: [-3, 2], set: ['y'] },
-        { key: ['b', 'USD'], add: [4, 4], set: [null] },
-      ], t),
+      db.addToRows(
+        name,
+        ['k', 'c'],
+        ['n', 'm'],
+        ['s'],
+        [
+          { key: ['a', 'EUR'], add: [5, -1], set: ['x'] },
+          { key: ['b', 'EUR'], add: [-3, 2], set: ['y'] },
+          { key: ['b', 'USD'], add: [4, 4], set: [null] },
+        ],
+        t,
+      ),
     );
     expect(created).toBe(2);
     expect(await rows(name)).toEqual([
@@ -183,7 +213,10 @@ describeEachDialect('dialect helpers', (use, dialect) => {
     if (dialect === 'sqlite') {
       // One writer holds the whole database: no row locks, and the statements run as they are.
       expect([db.forUpdate(), db.forUpdate({ skipLocked: true })]).toEqual(['', '']);
-      expect(await db.transaction((t) => db.select(`SELECT k FROM ${name} ORDER BY k${db.forUpdate({ skipLocked: true })}`, [], t))).toEqual([{ k: 'a' }, { k: 'b' }]);
+      expect(await db.transaction((t) => db.select(`SELECT k FROM ${name} ORDER BY k${db.forUpdate({ skipLocked: true })}`, [], t))).toEqual([
+        { k: 'a' },
+        { k: 'b' },
+      ]);
       return;
     }
     let release!: () => void;
@@ -200,7 +233,10 @@ describeEachDialect('dialect helpers', (use, dialect) => {
     expect(free).toEqual([{ k: 'b' }]);
     release();
     await holder;
-    expect(await db.transaction((t) => db.select(`SELECT k FROM ${name} ORDER BY k${db.forUpdate({ skipLocked: true })}`, [], t), 0)).toEqual([{ k: 'a' }, { k: 'b' }]);
+    expect(await db.transaction((t) => db.select(`SELECT k FROM ${name} ORDER BY k${db.forUpdate({ skipLocked: true })}`, [], t), 0)).toEqual([
+      { k: 'a' },
+      { k: 'b' },
+    ]);
   });
 
   it('indexHint names an index for MariaDB and leaves the table bare on SQLite, the query answering alike', async () => {
@@ -223,7 +259,9 @@ describeEachDialect('dialect helpers', (use, dialect) => {
 
   it('singleWriter and rowLocks tell the embedded database from the server', () => {
     const { db } = use().ctx;
-    expect({ singleWriter: db.singleWriter, rowLocks: db.rowLocks }).toEqual(dialect === 'sqlite' ? { singleWriter: true, rowLocks: false } : { singleWriter: false, rowLocks: true });
+    expect({ singleWriter: db.singleWriter, rowLocks: db.rowLocks }).toEqual(
+      dialect === 'sqlite' ? { singleWriter: true, rowLocks: false } : { singleWriter: false, rowLocks: true },
+    );
   });
 });
 
@@ -233,15 +271,26 @@ describeEachDialect('placeholders', (use) => {
     await db.execute("INSERT INTO settings (name, value) VALUES ('placeholder-test', 'secret-value')");
     // mysql2's query expands an array into a list (older releases also an object into `key` = value,
     // making `value = ?` with {value: 1} the always-true (value = value) = 1).
-    await expect(db.select('SELECT name FROM settings WHERE name = ? AND value = ?', ['placeholder-test', { value: 1 }])).rejects.toThrow(/SQL parameter 2 is an object/);
+    await expect(db.select('SELECT name FROM settings WHERE name = ? AND value = ?', ['placeholder-test', { value: 1 }])).rejects.toThrow(
+      /SQL parameter 2 is an object/,
+    );
     await expect(db.select('SELECT name FROM settings WHERE name IN (?)', [['placeholder-test', 'other']])).rejects.toThrow(/SQL parameter 1 is an array/);
     await expect(db.select('SELECT name FROM settings ORDER BY name LIMIT ?', [[0, 1000]])).rejects.toThrow(/SQL parameter 1 is an array/);
     await expect(db.execute('UPDATE settings SET value = ? WHERE name = ?', [{ value: 'changed' }, 'placeholder-test'])).rejects.toThrow(/is an object/);
-    await expect(db.transaction((t) => db.execute('UPDATE settings SET value = ? WHERE name = ?', ['changed', ['placeholder-test']], t))).rejects.toThrow(/is an array/);
+    await expect(db.transaction((t) => db.execute('UPDATE settings SET value = ? WHERE name = ?', ['changed', ['placeholder-test']], t))).rejects.toThrow(
+      /is an array/,
+    );
     const [row] = await db.select<{ value: string }>('SELECT value FROM settings WHERE name = ?', ['placeholder-test']);
     expect(row.value).toBe('secret-value');
     // Values a placeholder does take still work: text, numbers, booleans, dates, bytes, null.
-    const [ok] = await db.select<Record<string, unknown>>('SELECT ? AS t, ? AS n, ? AS b, ? AS d, ? AS x, ? AS z', ['a', 1, true, new Date(0), Buffer.from('y'), null]);
+    const [ok] = await db.select<Record<string, unknown>>('SELECT ? AS t, ? AS n, ? AS b, ? AS d, ? AS x, ? AS z', [
+      'a',
+      1,
+      true,
+      new Date(0),
+      Buffer.from('y'),
+      null,
+    ]);
     expect(ok.t).toBe('a');
     expect(ok.z).toBeNull();
   });

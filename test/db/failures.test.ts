@@ -11,7 +11,9 @@ import { createActor, NS, testServer } from '../helpers/http.js';
 describe('a missing or damaged SQLite file', () => {
   it('creates a missing database file and its directory on first use', async () => {
     const dir = tempDir('cashtrack-missing-');
-    const r = await runCli(['users', 'list', '--json'], { env: { CASHTRACK_DATABASE_URL: `sqlite:${join(dir, 'nested', 'db.sqlite')}`, CASHTRACK_DATA_DIR: dir } });
+    const r = await runCli(['users', 'list', '--json'], {
+      env: { CASHTRACK_DATABASE_URL: `sqlite:${join(dir, 'nested', 'db.sqlite')}`, CASHTRACK_DATA_DIR: dir },
+    });
     expect(r.code).toBe(0);
     expect(r.json()).toEqual([]);
   });

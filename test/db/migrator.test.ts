@@ -54,7 +54,9 @@ for (const dialect of dialects) {
       db = await createTestDatabase(dialect);
       const d = connect();
       await migrate(d);
-      await d.execute(`INSERT INTO ${LOCK_TABLE} (name, holder, heartbeat_at) VALUES ('migrate', 'dead-host:7:dead', ?)`, [new Date(Date.now() - MIGRATION_LOCK_STALE_MS - 1000)]);
+      await d.execute(`INSERT INTO ${LOCK_TABLE} (name, holder, heartbeat_at) VALUES ('migrate', 'dead-host:7:dead', ?)`, [
+        new Date(Date.now() - MIGRATION_LOCK_STALE_MS - 1000),
+      ]);
       expect(await migrate(d, { waitMs: 5_000 })).toEqual([]);
       expect(await d.select(`SELECT holder FROM ${LOCK_TABLE}`)).toEqual([]);
     });

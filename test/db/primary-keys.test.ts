@@ -11,9 +11,15 @@ describeEachDialect('the schema', (use, dialect) => {
     let tables: string[];
     const keyless: string[] = [];
     if (dialect === 'mysql') {
-      tables = (await db.select<{ name: string }>('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()')).map((r) => r.name);
+      tables = (await db.select<{ name: string }>('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()')).map(
+        (r) => r.name,
+      );
       const keyed = new Set(
-        (await db.select<{ name: string }>("SELECT table_name AS name FROM information_schema.table_constraints WHERE table_schema = DATABASE() AND constraint_type = 'PRIMARY KEY'")).map((r) => r.name),
+        (
+          await db.select<{ name: string }>(
+            "SELECT table_name AS name FROM information_schema.table_constraints WHERE table_schema = DATABASE() AND constraint_type = 'PRIMARY KEY'",
+          )
+        ).map((r) => r.name),
       );
       for (const t of tables) if (!keyed.has(t)) keyless.push(t);
     } else {

@@ -29,7 +29,15 @@ describe('docs/errors.md', () => {
   it('lists the codes of every section, detail codes included', () => {
     // A sanity floor: a broken extraction must not make the next test pass on nothing.
     expect(codes.length).toBeGreaterThan(100);
-    for (const code of ['rest_no_route', 'svc_internal_error', 'incorrect_password', 'application_password_empty_name', 'rest_out_of_bounds', 'svc_network_aborted']) expect(codes).toContain(code);
+    for (const code of [
+      'rest_no_route',
+      'svc_internal_error',
+      'incorrect_password',
+      'application_password_empty_name',
+      'rest_out_of_bounds',
+      'svc_network_aborted',
+    ])
+      expect(codes).toContain(code);
   });
 
   it('has every code named by at least one test', () => {

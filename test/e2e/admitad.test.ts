@@ -6,7 +6,20 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startAdmitadFixture, type AdmitadFixture } from '../fixtures/networks/admitad.js';
 import { localUtc, type Rec } from '../fixtures/networks/common.js';
 import { count, describeDaemon, fillMacros, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers, trackingLink } from '../helpers/e2e.js';
+import {
+  advertisersOf,
+  balanceOf,
+  entriesOf,
+  expectLedgerClean,
+  expectTestPostback,
+  orderById,
+  orderOf,
+  pollOrders,
+  postbacksOf,
+  setUpNetwork,
+  syncAdvertisers,
+  trackingLink,
+} from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 
@@ -45,17 +58,39 @@ describeDaemon('Admitad end to end', (use) => {
       time: localUtc(at, ' '),
     }),
     record: (status: string): Rec => ({
-      id, action_id: id, order_id: `A-${id}`, advcampaign_id: 6000, advcampaign_name: 'Example Store 6000 WW', website_name: 'MyCashback',
-      action: 'Paid order', action_type: 'sale', tariff_id: 7106, cart: Number(cart), payment: Number(payment), currency: 'USD', status,
-      processed: status === 'pending' ? 0 : 1, paid: 0, subid, subid1: null, subid2: null, subid3: null, subid4: null,
-      click_date: localUtc(new Date(at.getTime() - HOUR), ' '), action_date: localUtc(at, ' '), closing_date: '2026-12-31',
+      id,
+      action_id: id,
+      order_id: `A-${id}`,
+      advcampaign_id: 6000,
+      advcampaign_name: 'Example Store 6000 WW',
+      website_name: 'MyCashback',
+      action: 'Paid order',
+      action_type: 'sale',
+      tariff_id: 7106,
+      cart: Number(cart),
+      payment: Number(payment),
+      currency: 'USD',
+      status,
+      processed: status === 'pending' ? 0 : 1,
+      paid: 0,
+      subid,
+      subid1: null,
+      subid2: null,
+      subid3: null,
+      subid4: null,
+      click_date: localUtc(new Date(at.getTime() - HOUR), ' '),
+      action_date: localUtc(at, ' '),
+      closing_date: '2026-12-31',
       // Changed on Admitad's side a minute ago: inside the poll's status_updated window.
-      status_updated: localUtc(new Date(Date.now() - 60_000), ' '), positions: [], _website: fixture.websiteId,
+      status_updated: localUtc(new Date(Date.now() - 60_000), ' '),
+      positions: [],
+      _website: fixture.websiteId,
     }),
   });
 
   /** The postback Admitad sends: the administrator's URL (token and template), macros filled in. */
-  const send = (macros: Record<string, string>, key = token) => use().postback('admitad', { query: `token=${encodeURIComponent(key)}&${fillMacros(template, macros)}` });
+  const send = (macros: Record<string, string>, key = token) =>
+    use().postback('admitad', { query: `token=${encodeURIComponent(key)}&${fillMacros(template, macros)}` });
 
   it('syncs the connected campaigns through a job, with their mapped fields, and records the sync on the network', async () => {
     const d = use();
@@ -80,7 +115,12 @@ describeDaemon('Admitad end to end', (use) => {
       status: 'active',
     });
     const network = (await d.api('GET', '/networks')).body.find((n: Json) => n.id === 'admitad');
-    expect(network).toMatchObject({ last_sync_at: expect.any(String), last_error: null, last_sync_result: { advertisers: { seen: 3, created: 3, failed: 0 } }, counts: { advertisers: 3 } });
+    expect(network).toMatchObject({
+      last_sync_at: expect.any(String),
+      last_error: null,
+      last_sync_result: { advertisers: { seen: 3, created: 3, failed: 0 } },
+      counts: { advertisers: 3 },
+    });
     expect(JSON.stringify(network)).not.toContain(fixture.clientSecret);
   });
 
@@ -109,8 +149,18 @@ describeDaemon('Admitad end to end', (use) => {
     const got = await send(a.macros('pending'));
     expect(got, JSON.stringify(got.body)).toMatchObject({ status: 200, body: { ok: true, duplicate: false, status: 'pending', order_id: expect.any(Number) } });
     expect(await orderById(d, got.body.order_id)).toMatchObject({
-      network: 'admitad', transaction_id: '807100001', merchant_ref: 'A-807100001', advertiser: '6000', member: { id: shopper.id }, status: 'pending', source: 'postback',
-      sale_amount: '120.50', commission: '7.23', currency: 'USD', cashback: '3.61', event_at: new Date(`${a.macros('pending').time.replace(' ', 'T')}Z`).toISOString(),
+      network: 'admitad',
+      transaction_id: '807100001',
+      merchant_ref: 'A-807100001',
+      advertiser: '6000',
+      member: { id: shopper.id },
+      status: 'pending',
+      source: 'postback',
+      sale_amount: '120.50',
+      commission: '7.23',
+      currency: 'USD',
+      cashback: '3.61',
+      event_at: new Date(`${a.macros('pending').time.replace(' ', 'T')}Z`).toISOString(),
     });
     expect(await balanceOf(d, shopper.id, 'USD')).toEqual({ available: '0.00', pending: '3.61' });
 
@@ -123,13 +173,19 @@ describeDaemon('Admitad end to end', (use) => {
     expect(ghost.status).toBe(200);
     expect(await orderById(d, ghost.body.order_id)).toMatchObject({ member: null, sub_id: 'no-such-member', status: 'pending' });
 
-    const forged = await send(action(807_100_003, String(shopper.id), '10.00', '1.00').macros('approved'), `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`);
+    const forged = await send(
+      action(807_100_003, String(shopper.id), '10.00', '1.00').macros('approved'),
+      `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`,
+    );
     expect(forged).toMatchObject({ status: 401, body: { code: 'svc_postback_unauthorized' } });
     expect(await count(d, 'orders')).toBe(orders + 1);
     expect(await count(d, 'orders', "network = 'admitad' AND transaction_id = '807100003'")).toBe(0);
     const records = await postbacksOf(d, 'admitad');
     expect(records.slice(0, 4).map((r) => [r.outcome, r.transaction_id, r.order_id])).toEqual([
-      ['rejected', null, null], ['accepted', '807100002', ghost.body.order_id], ['duplicate', '807100001', got.body.order_id], ['accepted', '807100001', got.body.order_id],
+      ['rejected', null, null],
+      ['accepted', '807100002', ghost.body.order_id],
+      ['duplicate', '807100001', got.body.order_id],
+      ['accepted', '807100001', got.body.order_id],
     ]);
     expect(JSON.stringify(records)).not.toContain(token);
     await expectLedgerClean(d);
@@ -170,7 +226,11 @@ describeDaemon('Admitad end to end', (use) => {
     expect(fixture.grants).toEqual({ client_credentials: 1, refresh_token: 0 });
 
     const network = (await d.api('GET', '/networks')).body.find((n: Json) => n.id === 'admitad');
-    expect(network).toMatchObject({ last_error: null, last_sync_result: { orders: { seen: 3, duplicate: 3 }, advertisers: { created: 3 } }, counts: { orders: await count(d, 'orders', "network = 'admitad'") } });
+    expect(network).toMatchObject({
+      last_error: null,
+      last_sync_result: { orders: { seen: 3, duplicate: 3 }, advertisers: { created: 3 } },
+      counts: { orders: await count(d, 'orders', "network = 'admitad'") },
+    });
     await expectLedgerClean(d);
   });
 });

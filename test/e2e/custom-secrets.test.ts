@@ -32,8 +32,18 @@ function definition(base: string): Json {
     statuses: { open: 'pending', ok: 'approved', no: 'declined' },
     postback: { params: { transaction_id: 'tid', commission: 'c', status: 's' } },
     feeds: {
-      advertisers: { url: `${base}/feeds/{settings.api_key}/programs.json?k={settings.api_key}`, format: 'json', items: 'programs', fields: { id: 'id', name: 'name' } },
-      transactions: { url: `${base}/tx?k={settings.api_key}&from={from}&to={to}`, format: 'json', headers: { 'X-Key': '{settings.api_key}' }, fields: { transaction_id: 'id', commission: 'c' } },
+      advertisers: {
+        url: `${base}/feeds/{settings.api_key}/programs.json?k={settings.api_key}`,
+        format: 'json',
+        items: 'programs',
+        fields: { id: 'id', name: 'name' },
+      },
+      transactions: {
+        url: `${base}/tx?k={settings.api_key}&from={from}&to={to}`,
+        format: 'json',
+        headers: { 'X-Key': '{settings.api_key}' },
+        fields: { transaction_id: 'id', commission: 'c' },
+      },
     },
   };
 }
@@ -60,10 +70,14 @@ describeDaemon(
     async function run(d: Daemon, path: string): Promise<Json> {
       const started = await d.api('POST', path, { network: 'leaky' });
       expect(started.status, JSON.stringify(started.body)).toBe(202);
-      return waitFor(async () => {
-        const job = (await d.api('GET', `/jobs/${started.body.id}`)).body as Json;
-        return ['done', 'failed', 'cancelled'].includes(job.status) ? job : null;
-      }, 20_000, 'the job to finish');
+      return waitFor(
+        async () => {
+          const job = (await d.api('GET', `/jobs/${started.body.id}`)).body as Json;
+          return ['done', 'failed', 'cancelled'].includes(job.status) ? job : null;
+        },
+        20_000,
+        'the job to finish',
+      );
     }
 
     /** Reads every surface and checks none holds the secret. */
@@ -74,7 +88,12 @@ describeDaemon(
       expectClean('GET /networks', JSON.stringify((await d.api('GET', '/networks')).body));
       expectClean('GET /logs', JSON.stringify((await d.api('GET', '/logs?per_page=100')).body));
       expectClean('stdout', stdout.text);
-      for (const argv of [['jobs', 'list', '--json'], ['networks', 'show', 'leaky'], ['logs', '--json', '--limit', '1000'], ['logs', '--limit', '1000']]) {
+      for (const argv of [
+        ['jobs', 'list', '--json'],
+        ['networks', 'show', 'leaky'],
+        ['logs', '--json', '--limit', '1000'],
+        ['logs', '--limit', '1000'],
+      ]) {
         const res = await d.cli(argv);
         expect(res.code, res.stderr).toBe(0);
         expectClean(`cashtrack ${argv.join(' ')}`, res.stdout + res.stderr);
@@ -83,7 +102,11 @@ describeDaemon(
 
     it.each([
       // Upstream error pages often echo the request.
-      ['answers 500 with the request echoed', { kind: 'status', status: 500, body: `no programmes for /feeds/${encodeURIComponent(KEY)}/programs.json?k=${KEY}` }, 'svc_network_unavailable'],
+      [
+        'answers 500 with the request echoed',
+        { kind: 'status', status: 500, body: `no programmes for /feeds/${encodeURIComponent(KEY)}/programs.json?k=${KEY}` },
+        'svc_network_unavailable',
+      ],
       ['answers broken JSON', { kind: 'truncated' }, 'svc_network_bad_response'],
       ['drops the connection', { kind: 'reset' }, 'svc_network_unavailable'],
     ] as const)('keeps the secret out of every message when the advertisers feed %s', async (_name, fault, code) => {

@@ -6,7 +6,20 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FixtureServer, json, localUtc, type Rec } from '../fixtures/networks/common.js';
 import { count, describeDaemon, type Daemon, type Json } from '../helpers/daemon.js';
-import { advertisersOf, balanceOf, entriesOf, expectLedgerClean, expectTestPostback, orderById, orderOf, pollOrders, postbacksOf, setUpNetwork, syncAdvertisers, trackingLink } from '../helpers/e2e.js';
+import {
+  advertisersOf,
+  balanceOf,
+  entriesOf,
+  expectLedgerClean,
+  expectTestPostback,
+  orderById,
+  orderOf,
+  pollOrders,
+  postbacksOf,
+  setUpNetwork,
+  syncAdvertisers,
+  trackingLink,
+} from '../helpers/e2e.js';
 
 const HOUR = 3_600_000;
 const FEED_KEY = 'feed-key-7c1f0e2b9a';
@@ -40,13 +53,38 @@ function definition(feedUrl: string): Json {
     tracking_link: 'https://go.shopnet.test/c/{advertiser_id}?aff=77&subid={sub_id}&url={url}',
     settings: [{ name: 'api_key', description: 'Feed key', secret: true, required: true }],
     statuses: { open: 'pending', confirmed: 'approved', cancelled: 'declined' },
-    postback: { params: { transaction_id: 'tid', status: 'state', sale_amount: 'sale', commission: 'payout', currency: 'cur', sub_id: 'aff_sub', advertiser_id: 'program', merchant_ref: 'order', event_time: 'ts' } },
+    postback: {
+      params: {
+        transaction_id: 'tid',
+        status: 'state',
+        sale_amount: 'sale',
+        commission: 'payout',
+        currency: 'cur',
+        sub_id: 'aff_sub',
+        advertiser_id: 'program',
+        merchant_ref: 'order',
+        event_time: 'ts',
+      },
+    },
     feeds: {
       advertisers: {
         url: `${feedUrl}/v2/{settings.api_key}/programs.json`,
         format: 'json',
         items: 'data.programs',
-        fields: { id: 'id', name: 'name', site_url: 'url', logo_url: 'logo', tracking_template: 'link', commission_type: 'pay.type', commission_min: 'pay.min', commission_max: 'pay.max', categories: 'cats', countries: 'geo', status: 'state', validation_days: 'hold' },
+        fields: {
+          id: 'id',
+          name: 'name',
+          site_url: 'url',
+          logo_url: 'logo',
+          tracking_template: 'link',
+          commission_type: 'pay.type',
+          commission_min: 'pay.min',
+          commission_max: 'pay.max',
+          categories: 'cats',
+          countries: 'geo',
+          status: 'state',
+          validation_days: 'hold',
+        },
         active_values: ['joined'],
       },
       transactions: {
@@ -54,19 +92,41 @@ function definition(feedUrl: string): Json {
         format: 'json',
         items: 'transactions',
         headers: { Authorization: 'Token {settings.api_key}' },
-        fields: { transaction_id: 'tid', status: 'state', sale_amount: 'sale', commission: 'payout', currency: 'cur', sub_id: 'aff_sub', advertiser_id: 'program', merchant_ref: 'order', clicked_at: 'clicked', event_at: 'created' },
+        fields: {
+          transaction_id: 'tid',
+          status: 'state',
+          sale_amount: 'sale',
+          commission: 'payout',
+          currency: 'cur',
+          sub_id: 'aff_sub',
+          advertiser_id: 'program',
+          merchant_ref: 'order',
+          clicked_at: 'clicked',
+          event_at: 'created',
+        },
       },
     },
   };
 }
 
 const program = (id: number, name: string, state: string): Rec => ({
-  id, name, url: `https://www.shop-${id}.test/`, logo: `https://cdn.shopnet.test/logos/${id}.png`, link: `https://go.shopnet.test/c/${id}?aff=77`,
-  pay: { type: 'percent', min: '4', max: '6.5' }, cats: ['Food & Drink', 'Tea'], geo: 'DE,AT', state, hold: 45,
+  id,
+  name,
+  url: `https://www.shop-${id}.test/`,
+  logo: `https://cdn.shopnet.test/logos/${id}.png`,
+  link: `https://go.shopnet.test/c/${id}?aff=77`,
+  pay: { type: 'percent', min: '4', max: '6.5' },
+  cats: ['Food & Drink', 'Tea'],
+  geo: 'DE,AT',
+  state,
+  hold: 45,
 });
 
 describeDaemon('a custom network end to end', (use) => {
-  const feeds: Feeds = { programs: [program(501, 'Example Tea', 'joined'), program(502, 'Example Coffee', 'joined'), program(503, 'Paused Shop', 'paused')], transactions: [] };
+  const feeds: Feeds = {
+    programs: [program(501, 'Example Tea', 'joined'), program(502, 'Example Coffee', 'joined'), program(503, 'Paused Shop', 'paused')],
+    transactions: [],
+  };
   let server: FixtureServer;
   let token: string;
   let members = 0;
@@ -87,20 +147,51 @@ describeDaemon('a custom network end to end', (use) => {
 
   /** One sale as the network reports it: postback parameters and feed record share the mapping's names. */
   const sale = (tid: string, subId: string, amount: string, payout: string, at = new Date(Date.now() - 2 * HOUR)) => ({
-    params: (state: string): Record<string, string> => ({ tid, state, sale: amount, payout, cur: 'EUR', aff_sub: subId, program: '501', order: `T-${tid}`, ts: String(Math.floor(at.getTime() / 1000)) }),
-    record: (state: string): Rec => ({ tid, state, sale: amount, payout, cur: 'EUR', aff_sub: subId, program: 501, order: `T-${tid}`, clicked: localUtc(new Date(at.getTime() - HOUR), ' '), created: localUtc(at, ' ') }),
+    params: (state: string): Record<string, string> => ({
+      tid,
+      state,
+      sale: amount,
+      payout,
+      cur: 'EUR',
+      aff_sub: subId,
+      program: '501',
+      order: `T-${tid}`,
+      ts: String(Math.floor(at.getTime() / 1000)),
+    }),
+    record: (state: string): Rec => ({
+      tid,
+      state,
+      sale: amount,
+      payout,
+      cur: 'EUR',
+      aff_sub: subId,
+      program: 501,
+      order: `T-${tid}`,
+      clicked: localUtc(new Date(at.getTime() - HOUR), ' '),
+      created: localUtc(at, ' '),
+    }),
   });
 
   const send = (params: Record<string, string>, key = token) => use().postback('shopnet', { query: new URLSearchParams({ token: key, ...params }).toString() });
-  const sendJson = (params: Record<string, string>, key = token) => use().postback('shopnet', { method: 'POST', headers: { 'x-postback-token': key }, contentType: 'application/json', body: JSON.stringify(params) });
+  const sendJson = (params: Record<string, string>, key = token) =>
+    use().postback('shopnet', { method: 'POST', headers: { 'x-postback-token': key }, contentType: 'application/json', body: JSON.stringify(params) });
 
   it('shows the definition with its cashback rule and the postback template, and never the feed key', async () => {
     const network = (await use().api('GET', '/networks/shopnet')).body as Json;
     expect(network).toMatchObject({
-      kind: 'custom', enabled: true, configured: true, currency: 'EUR', settings: { api_key_set: true },
+      kind: 'custom',
+      enabled: true,
+      configured: true,
+      currency: 'EUR',
+      settings: { api_key_set: true },
       cashback_rule: { type: 'percent_commission', value: '40', source: 'network' },
       definition: { name: 'Shop Net', statuses: { confirmed: 'approved' }, cashback: { type: 'percent_commission', value: '40' } },
-      postbacks: { enabled: true, url: `${use().url}/postback/shopnet`, template: 'tid={transaction_id}&state={status}&sale={sale_amount}&payout={commission}&cur={currency}&aff_sub={sub_id}&program={advertiser_id}&order={merchant_ref}&ts={event_time}' },
+      postbacks: {
+        enabled: true,
+        url: `${use().url}/postback/shopnet`,
+        template:
+          'tid={transaction_id}&state={status}&sale={sale_amount}&payout={commission}&cur={currency}&aff_sub={sub_id}&program={advertiser_id}&order={merchant_ref}&ts={event_time}',
+      },
     });
     expect(JSON.stringify(network)).not.toContain(FEED_KEY);
   });
@@ -109,7 +200,11 @@ describeDaemon('a custom network end to end', (use) => {
     const d = use();
     expect(await syncAdvertisers(d, 'shopnet')).toMatchObject({ seen: 3, created: 3, updated: 0, deactivated: 0, failed: 0 });
     const list = await advertisersOf(d, 'shopnet');
-    expect(list.map((a) => [a.name, a.status])).toEqual([['Example Coffee', 'active'], ['Example Tea', 'active'], ['Paused Shop', 'inactive']]);
+    expect(list.map((a) => [a.name, a.status])).toEqual([
+      ['Example Coffee', 'active'],
+      ['Example Tea', 'active'],
+      ['Paused Shop', 'inactive'],
+    ]);
     expect(list.find((a) => a.advertiser === '501')).toMatchObject({
       module: 'shopnet',
       domain: 'shop-501.test',
@@ -122,7 +217,12 @@ describeDaemon('a custom network end to end', (use) => {
       countries: ['DE', 'AT'],
     });
     const network = (await d.api('GET', '/networks')).body.find((n: Json) => n.id === 'shopnet');
-    expect(network).toMatchObject({ last_sync_at: expect.any(String), last_error: null, last_sync_result: { advertisers: { seen: 3, created: 3, failed: 0 } }, counts: { advertisers: 2 } });
+    expect(network).toMatchObject({
+      last_sync_at: expect.any(String),
+      last_error: null,
+      last_sync_result: { advertisers: { seen: 3, created: 3, failed: 0 } },
+      counts: { advertisers: 2 },
+    });
   });
 
   it('sends itself a test postback over HTTP in its mapping that records no order', async () => {
@@ -150,8 +250,18 @@ describeDaemon('a custom network end to end', (use) => {
     const got = await send(a.params('open'));
     expect(got, JSON.stringify(got.body)).toMatchObject({ status: 200, body: { ok: true, duplicate: false, status: 'pending', order_id: expect.any(Number) } });
     expect(await orderById(d, got.body.order_id)).toMatchObject({
-      network: 'shopnet', transaction_id: 'SN-1001', merchant_ref: 'T-SN-1001', advertiser: '501', member: { id: shopper.id }, status: 'pending', source: 'postback',
-      sale_amount: '50.00', commission: '5.00', currency: 'EUR', cashback: '2.00', cashback_rule: { type: 'percent_commission', value: '40' },
+      network: 'shopnet',
+      transaction_id: 'SN-1001',
+      merchant_ref: 'T-SN-1001',
+      advertiser: '501',
+      member: { id: shopper.id },
+      status: 'pending',
+      source: 'postback',
+      sale_amount: '50.00',
+      commission: '5.00',
+      currency: 'EUR',
+      cashback: '2.00',
+      cashback_rule: { type: 'percent_commission', value: '40' },
       event_at: new Date(Number(a.params('open').ts) * 1000).toISOString(),
     });
     // Posted as JSON, the sub id a login.
@@ -172,7 +282,10 @@ describeDaemon('a custom network end to end', (use) => {
     expect(ghost.status).toBe(200);
     expect(await orderById(d, ghost.body.order_id)).toMatchObject({ member: null, sub_id: 'who-is-this', status: 'pending' });
 
-    for (const sent of [await send(sale('SN-1005', String(shopper.id), '10.00', '1.00').params('confirmed'), 'f'.repeat(43)), await sendJson(sale('SN-1006', String(shopper.id), '10.00', '1.00').params('confirmed'), 'f'.repeat(43))]) {
+    for (const sent of [
+      await send(sale('SN-1005', String(shopper.id), '10.00', '1.00').params('confirmed'), 'f'.repeat(43)),
+      await sendJson(sale('SN-1006', String(shopper.id), '10.00', '1.00').params('confirmed'), 'f'.repeat(43)),
+    ]) {
       expect(sent).toMatchObject({ status: 401, body: { code: 'svc_postback_unauthorized' } });
     }
     expect(await count(d, 'orders')).toBe(orders + 1);
@@ -222,7 +335,11 @@ describeDaemon('a custom network end to end', (use) => {
     expect(await balanceOf(d, shopper.id, 'EUR')).toEqual({ available: '4.00', pending: '1.00' });
 
     const network = (await d.api('GET', '/networks')).body.find((n: Json) => n.id === 'shopnet');
-    expect(network).toMatchObject({ last_error: null, last_sync_result: { orders: { seen: 3, duplicate: 3 } }, counts: { orders: await count(d, 'orders', "network = 'shopnet'") } });
+    expect(network).toMatchObject({
+      last_error: null,
+      last_sync_result: { orders: { seen: 3, duplicate: 3 } },
+      counts: { orders: await count(d, 'orders', "network = 'shopnet'") },
+    });
     await expectLedgerClean(d);
   });
 });

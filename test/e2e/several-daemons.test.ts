@@ -12,7 +12,17 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { BinaryRunner, requireCurrentBuild } from '../helpers/binary.js';
 import { createTestContext, destroyTestContext, dialects, type TestContext } from '../helpers/context.js';
 import { startDaemonProcess } from '../helpers/daemon-processes.js';
-import { checkJobsRunOnce, checkKilledJob, checkKilledPostbacks, checkRevocation, checkScheduleFiresOnce, checkSessions, checkThrottle, DAEMON_ENV, type Cluster } from '../helpers/several-daemons.js';
+import {
+  checkJobsRunOnce,
+  checkKilledJob,
+  checkKilledPostbacks,
+  checkRevocation,
+  checkScheduleFiresOnce,
+  checkSessions,
+  checkThrottle,
+  DAEMON_ENV,
+  type Cluster,
+} from '../helpers/several-daemons.js';
 
 for (const dialect of dialects) {
   describe(`three daemons on one database [${dialect}]`, () => {
@@ -33,10 +43,14 @@ for (const dialect of dialects) {
 
     it('fires a schedule once per slot across the three daemons, whichever wins it', () => checkScheduleFiresOnce(c), 180_000);
     it('runs each queued job once, in one of the daemons', () => checkJobsRunOnce(c), 120_000);
-    it('refuses an application password revoked by another process on every daemon\'s next request, cache or not', () => checkRevocation(c), 60_000);
+    it("refuses an application password revoked by another process on every daemon's next request, cache or not", () => checkRevocation(c), 60_000);
     it('accepts a session made on one daemon on all of them, and ends it everywhere on logout', () => checkSessions(c), 60_000);
     it('counts authentication failures across daemons: exactly the configured number of checks, then 429 on all', () => checkThrottle(c), 60_000);
     it('takes over the job of a daemon killed with SIGKILL once its lease expires, and finishes it once', () => checkKilledJob(c), 180_000);
-    it('keeps every postback a SIGKILLed daemon acknowledged, and records the unanswered ones once when resent to another', () => checkKilledPostbacks(c), 180_000);
+    it(
+      'keeps every postback a SIGKILLed daemon acknowledged, and records the unanswered ones once when resent to another',
+      () => checkKilledPostbacks(c),
+      180_000,
+    );
   });
 }

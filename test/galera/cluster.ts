@@ -13,7 +13,13 @@ export function galeraNodes(): URL[] {
 
 /** A connection to a node's server (no database selected). */
 export function connectNode(node: URL, database?: string): Promise<mysql.Connection> {
-  return mysql.createConnection({ host: node.hostname, port: Number(node.port || 3306), user: decodeURIComponent(node.username || 'root'), password: decodeURIComponent(node.password), database });
+  return mysql.createConnection({
+    host: node.hostname,
+    port: Number(node.port || 3306),
+    user: decodeURIComponent(node.username || 'root'),
+    password: decodeURIComponent(node.password),
+    database,
+  });
 }
 
 /** wsrep status values of one node. */
@@ -34,10 +40,14 @@ export default async function requireCluster(): Promise<void> {
     try {
       status = await wsrepStatus(node);
     } catch (err) {
-      throw new Error(`Galera node ${node.host} is not reachable (${(err as Error).message}). Start the cluster first (../shared/tools/galera-cluster.sh start), or set CASHTRACK_TEST_GALERA_URLS.`);
+      throw new Error(
+        `Galera node ${node.host} is not reachable (${(err as Error).message}). Start the cluster first (../shared/tools/galera-cluster.sh start), or set CASHTRACK_TEST_GALERA_URLS.`,
+      );
     }
     if (status.wsrep_local_state_comment !== 'Synced' || Number(status.wsrep_cluster_size) !== nodes.length || status.wsrep_cluster_status !== 'Primary') {
-      throw new Error(`Galera node ${node.host} is ${status.wsrep_local_state_comment ?? 'not a Galera node'} (cluster size ${status.wsrep_cluster_size ?? '?'}, ${status.wsrep_cluster_status ?? '?'}); every node must be Synced in one primary component of ${nodes.length}.`);
+      throw new Error(
+        `Galera node ${node.host} is ${status.wsrep_local_state_comment ?? 'not a Galera node'} (cluster size ${status.wsrep_cluster_size ?? '?'}, ${status.wsrep_cluster_status ?? '?'}); every node must be Synced in one primary component of ${nodes.length}.`,
+      );
     }
   }
 }

@@ -23,7 +23,13 @@ export interface LoadResult {
  * with the same key to the next daemon (as a client behind a balancer would), so each
  * adjustment's effect is known exactly once.
  */
-export async function load(daemons: () => DaemonProcess[], authorization: string, members: number[], ms: number, during?: () => Promise<void>): Promise<LoadResult> {
+export async function load(
+  daemons: () => DaemonProcess[],
+  authorization: string,
+  members: number[],
+  ms: number,
+  during?: () => Promise<void>,
+): Promise<LoadResult> {
   const effects = new Map(members.map((m) => [m, 0]));
   const answers = new Map<string, number>();
   const note = (key: string) => answers.set(key, (answers.get(key) ?? 0) + 1);
@@ -41,7 +47,9 @@ export async function load(daemons: () => DaemonProcess[], authorization: string
       for (let attempt = 0; ; attempt++) {
         const list = daemons();
         const d = list[turn++ % list.length];
-        const res = await d.request('POST', `${NS}/ledger/adjustments`, { json, headers: { authorization, 'idempotency-key': key } }).catch((err: Error) => ({ status: 0, body: { code: err.name } }));
+        const res = await d
+          .request('POST', `${NS}/ledger/adjustments`, { json, headers: { authorization, 'idempotency-key': key } })
+          .catch((err: Error) => ({ status: 0, body: { code: err.name } }));
         if (res.status === 201) {
           acknowledged++;
           effects.set(member, effects.get(member)! + (type === 'credit' ? cents : -cents));
@@ -56,4 +64,3 @@ export async function load(daemons: () => DaemonProcess[], authorization: string
   await Promise.all([...Array.from({ length: CLIENTS }, (_, k) => client(k)), during?.()]);
   return { acknowledged, effects, answers, seconds: (Date.now() - started) / 1000 };
 }
-

@@ -22,7 +22,19 @@ import { BinaryRunner, requireCurrentBuild, type Child } from '../helpers/binary
 import { testConfig } from '../helpers/context.js';
 import { startDaemonProcess } from '../helpers/daemon-processes.js';
 import { NS } from '../helpers/http.js';
-import { administrator, checkJobsRunOnce, checkKilledJob, checkKilledPostbacks, checkRevocation, checkScheduleFiresOnce, checkSessions, checkThrottle, DAEMON_ENV, eventually, type Cluster } from '../helpers/several-daemons.js';
+import {
+  administrator,
+  checkJobsRunOnce,
+  checkKilledJob,
+  checkKilledPostbacks,
+  checkRevocation,
+  checkScheduleFiresOnce,
+  checkSessions,
+  checkThrottle,
+  DAEMON_ENV,
+  eventually,
+  type Cluster,
+} from '../helpers/several-daemons.js';
 import { connectNode, galeraNodes, wsrepStatus } from './cluster.js';
 import { CLIENTS, load } from './load.js';
 
@@ -47,9 +59,13 @@ async function expectBalances(database: string, members: number[], expected: Map
     const conn = await connectNode(node, database);
     try {
       await conn.query('SET SESSION wsrep_sync_wait = 1');
-      const [rows] = await conn.query(`SELECT member_id, available FROM balances WHERE currency = 'USD' AND member_id IN (${members.join(', ')}) ORDER BY member_id`);
+      const [rows] = await conn.query(
+        `SELECT member_id, available FROM balances WHERE currency = 'USD' AND member_id IN (${members.join(', ')}) ORDER BY member_id`,
+      );
       const seen = new Map((rows as { member_id: number; available: string }[]).map((r) => [Number(r.member_id), Number(r.available)]));
-      expect(Object.fromEntries(members.map((m) => [m, seen.get(m) ?? 0])), `balances on ${node.host}`).toEqual(Object.fromEntries(members.map((m) => [m, expected.get(m)])));
+      expect(Object.fromEntries(members.map((m) => [m, seen.get(m) ?? 0])), `balances on ${node.host}`).toEqual(
+        Object.fromEntries(members.map((m) => [m, expected.get(m)])),
+      );
     } finally {
       await conn.end();
     }
@@ -112,22 +128,30 @@ describe('three daemons on three Galera nodes', () => {
     }
   });
 
-  it('fires a schedule once per slot across the three nodes\' daemons', () => checkScheduleFiresOnce(c), 300_000);
+  it("fires a schedule once per slot across the three nodes' daemons", () => checkScheduleFiresOnce(c), 300_000);
   it('runs each queued job once although row locks and SKIP LOCKED are local to each node', () => checkJobsRunOnce(c, 30), 300_000);
-  it('refuses an application password revoked through another node on every daemon\'s next request', () => checkRevocation(c), 120_000);
-  it('accepts a session made on one node\'s daemon on the others', () => checkSessions(c), 120_000);
+  it("refuses an application password revoked through another node on every daemon's next request", () => checkRevocation(c), 120_000);
+  it("accepts a session made on one node's daemon on the others", () => checkSessions(c), 120_000);
   it('counts authentication failures across the nodes: exactly the configured number of checks', () => checkThrottle(c), 120_000);
   it('takes over the job of a SIGKILLed daemon on another node', () => checkKilledJob(c), 300_000);
   it('keeps every postback a SIGKILLed daemon acknowledged', () => checkKilledPostbacks(c), 300_000);
 
-  it('retries the cluster\'s certification conflicts inside the services: a load through three nodes shows none to a client and loses nothing', async () => {
+  it("retries the cluster's certification conflicts inside the services: a load through three nodes shows none to a client and loses nothing", async () => {
     const admin = await administrator(ctx, 'galera-load');
     const members: number[] = [];
     for (let i = 0; i < MEMBERS; i++) members.push((await ctx.users.create({ login: `galera-member-${i}`, email: `galera-member-${i}@example.com` })).id);
     const before = await aborts(NODES);
     const run = await load(() => c.daemons, admin.authorization, members, 20_000);
     const aborted = (await aborts(NODES)) - before;
-    figures.load = { clients: CLIENTS, members: MEMBERS, seconds: run.seconds, acknowledged: run.acknowledged, per_second: Math.round(run.acknowledged / run.seconds), cluster_aborts: aborted, answers: Object.fromEntries(run.answers) };
+    figures.load = {
+      clients: CLIENTS,
+      members: MEMBERS,
+      seconds: run.seconds,
+      acknowledged: run.acknowledged,
+      per_second: Math.round(run.acknowledged / run.seconds),
+      cluster_aborts: aborted,
+      answers: Object.fromEntries(run.answers),
+    };
     // Not one conflict reached a client: every request was answered 201 the first time.
     expect(Object.fromEntries(run.answers)).toEqual({});
     expect(run.acknowledged).toBeGreaterThan(0);
@@ -136,33 +160,49 @@ describe('three daemons on three Galera nodes', () => {
     (globalThis as { galeraLoad?: unknown }).galeraLoad = { members, effects: run.effects, authorization: admin.authorization };
   }, 300_000);
 
-  it('goes on through the other nodes when one node\'s server is SIGKILLed mid-run: its daemon answers 503 at once, nothing is lost', async () => {
+  it("goes on through the other nodes when one node's server is SIGKILLed mid-run: its daemon answers 503 at once, nothing is lost", async () => {
     const state = (globalThis as { galeraLoad?: { members: number[]; effects: Map<number, number>; authorization: string } }).galeraLoad!;
     const victim = NODES.length - 1;
     const pidFile = join(BASE, `n${victim + 1}.pid`);
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     let unavailable: { status: number; code: string } | null = null;
     let afterKill = 0;
-    const run = await load(() => c.daemons, state.authorization, state.members, 20_000, async () => {
-      await new Promise((r) => setTimeout(r, 5_000));
-      process.kill(pid, 'SIGKILL');
-      const killedAt = Date.now();
-      // The node's daemon says so at once, with the code a balancer or client retries on.
-      const res = await c.daemons[victim].request('GET', `${NS}/jobs?per_page=1`, { headers: { authorization: state.authorization } });
-      unavailable = { status: res.status, code: res.body.code };
-      afterKill = Date.now() - killedAt;
-    });
+    const run = await load(
+      () => c.daemons,
+      state.authorization,
+      state.members,
+      20_000,
+      async () => {
+        await new Promise((r) => setTimeout(r, 5_000));
+        process.kill(pid, 'SIGKILL');
+        const killedAt = Date.now();
+        // The node's daemon says so at once, with the code a balancer or client retries on.
+        const res = await c.daemons[victim].request('GET', `${NS}/jobs?per_page=1`, { headers: { authorization: state.authorization } });
+        unavailable = { status: res.status, code: res.body.code };
+        afterKill = Date.now() - killedAt;
+      },
+    );
     expect(unavailable).toEqual({ status: 503, code: 'svc_database_unavailable' });
     // Only unavailability was seen (clients sent those adjustments again to another daemon), never a conflict.
     for (const key of run.answers.keys()) expect(key).toMatch(/^(503 svc_database_unavailable|0 \w+)$/);
-    figures.node_killed = { seconds: run.seconds, acknowledged: run.acknowledged, per_second: Math.round(run.acknowledged / run.seconds), answers: Object.fromEntries(run.answers), first_503_after_ms: afterKill };
+    figures.node_killed = {
+      seconds: run.seconds,
+      acknowledged: run.acknowledged,
+      per_second: Math.round(run.acknowledged / run.seconds),
+      answers: Object.fromEntries(run.answers),
+      first_503_after_ms: afterKill,
+    };
     const expected = new Map(state.members.map((m) => [m, state.effects.get(m)! + run.effects.get(m)!]));
 
     // The node comes back (state transfer from the others) and has every acknowledged effect too.
     const node = spawn('mariadbd', [`--defaults-file=${join(BASE, `n${victim + 1}.cnf`)}`], { detached: true, stdio: 'ignore' });
     node.unref();
     await eventually(async () => (await wsrepStatus(NODES[victim]).catch(() => null))?.wsrep_local_state_comment === 'Synced', 'the node to rejoin', 240_000);
-    await eventually(async () => (await c.daemons[victim].request('GET', `${NS}/jobs?per_page=1`, { headers: { authorization: state.authorization } })).status === 200, 'its daemon to answer again', 60_000);
+    await eventually(
+      async () => (await c.daemons[victim].request('GET', `${NS}/jobs?per_page=1`, { headers: { authorization: state.authorization } })).status === 200,
+      'its daemon to answer again',
+      60_000,
+    );
     await expectBalances(database, state.members, expected);
     expect(await ctx.ledger.verify()).toEqual([]);
   }, 600_000);

@@ -30,7 +30,10 @@ export function staleBuild(): string[] {
 /** Throws when dist/ is missing or older than the source (`npm test` builds it first). */
 export function requireCurrentBuild(): void {
   const stale = staleBuild();
-  if (stale.length) throw new Error(`dist/ is not current (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\` first (\`npm test\` does)`);
+  if (stale.length)
+    throw new Error(
+      `dist/ is not current (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}): run \`npm run build\` first (\`npm test\` does)`,
+    );
 }
 
 export interface Child {
@@ -71,7 +74,9 @@ export class BinaryRunner {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     if (proc.pid === undefined) throw new Error(`could not start cashtrack ${args.join(' ')}`);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      proc.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     const child: Child = {
       pid: proc.pid,
       process: proc,
@@ -83,7 +88,11 @@ export class BinaryRunner {
         const timedOut = new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             proc.kill('SIGKILL');
-            reject(new Error(`cashtrack ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${child.stdout.slice(-2000)}\nstderr: ${child.stderr.slice(-2000)}`));
+            reject(
+              new Error(
+                `cashtrack ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${child.stdout.slice(-2000)}\nstderr: ${child.stderr.slice(-2000)}`,
+              ),
+            );
           }, timeoutMs);
         });
         try {

@@ -26,7 +26,10 @@ export const CLI_SECRET = 'cli-test-secret-0123456789abcdef0123456789';
  * Runs `cashtrack argv`. With `tty`, stdout and stderr pose as a terminal of that many columns
  * (`isTTY`), as commands that draw progress lines check.
  */
-export async function runCli(argv: string[], options: { db?: TestDatabase; env?: Record<string, string>; stdin?: string; tty?: { columns: number } } = {}): Promise<CliResult> {
+export async function runCli(
+  argv: string[],
+  options: { db?: TestDatabase; env?: Record<string, string>; stdin?: string; tty?: { columns: number } } = {},
+): Promise<CliResult> {
   const stdout = new Capture();
   const stderr = new Capture();
   if (options.tty) for (const s of [stdout, stderr]) Object.assign(s, { isTTY: true, columns: options.tty.columns });
@@ -47,7 +50,19 @@ export async function runCli(argv: string[], options: { db?: TestDatabase; env?:
 export async function configureAdmitadCli(db: TestDatabase, fixture: AdmitadFixture): Promise<CliResult> {
   const s = fixture.settings;
   return runCli(
-    ['networks', 'configure', 'admitad', '--set', `client_id=${s.client_id}`, '--set', `website_id=${s.website_id}`, '--set', `base_url=${s.base_url}`, '--secret-env', 'client_secret=ADM_SECRET'],
+    [
+      'networks',
+      'configure',
+      'admitad',
+      '--set',
+      `client_id=${s.client_id}`,
+      '--set',
+      `website_id=${s.website_id}`,
+      '--set',
+      `base_url=${s.base_url}`,
+      '--secret-env',
+      'client_secret=ADM_SECRET',
+    ],
     { db, env: { ADM_SECRET: String(s.client_secret) } },
   );
 }

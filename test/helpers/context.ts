@@ -27,7 +27,12 @@ export async function createTestDatabase(dialect: TestDialect): Promise<TestData
   }
   const base = new URL(process.env.CASHTRACK_TEST_MYSQL_URL!);
   const name = `ct_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username || 'root'), password: decodeURIComponent(base.password) });
+  const admin = await mysql.createConnection({
+    host: base.hostname,
+    port: Number(base.port || 3306),
+    user: decodeURIComponent(base.username || 'root'),
+    password: decodeURIComponent(base.password),
+  });
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
   await admin.end();
   const url = new URL(base.toString());
@@ -36,7 +41,12 @@ export async function createTestDatabase(dialect: TestDialect): Promise<TestData
     url: url.toString(),
     dataDir,
     async drop() {
-      const conn = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username || 'root'), password: decodeURIComponent(base.password) });
+      const conn = await mysql.createConnection({
+        host: base.hostname,
+        port: Number(base.port || 3306),
+        user: decodeURIComponent(base.username || 'root'),
+        password: decodeURIComponent(base.password),
+      });
       await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
       await conn.end();
       rmSync(dataDir, { recursive: true, force: true });
@@ -77,7 +87,12 @@ export async function destroyTestContext(t: TestContext | undefined): Promise<vo
  * `describe` once per dialect with a fresh migrated context shared by that block's tests.
  * `use()` returns it inside tests.
  */
-export function describeEachDialect(name: string, body: (use: () => TestContext, dialect: TestDialect) => void, overrides: Record<string, unknown> = {}, options: ContextOptions = {}): void {
+export function describeEachDialect(
+  name: string,
+  body: (use: () => TestContext, dialect: TestDialect) => void,
+  overrides: Record<string, unknown> = {},
+  options: ContextOptions = {},
+): void {
   for (const dialect of dialects) {
     describe(`${name} [${dialect}]`, () => {
       let t: TestContext | undefined;

@@ -8,9 +8,27 @@ let next = 1;
 export async function insertCoupon(ctx: Context, values: Record<string, unknown> = {}): Promise<number> {
   const now = ctx.clock.now();
   const row: Record<string, unknown> = {
-    network: 'awin', advertiser: '1001', coupon_id: `t-${process.pid}-${next++}`, code: 'SAVE10', title: 'Ten percent off', description: 'On everything',
-    terms: null, discount_type: 'percent', discount_value: '10', discount_currency: null, discount_text: '10%', landing_url: 'https://shop.example/sale',
-    network_url: null, starts_at: null, ends_at: null, exclusive: 0, regions: '[]', status: 'active', last_seen_refresh: 0, created_at: now, updated_at: now,
+    network: 'awin',
+    advertiser: '1001',
+    coupon_id: `t-${process.pid}-${next++}`,
+    code: 'SAVE10',
+    title: 'Ten percent off',
+    description: 'On everything',
+    terms: null,
+    discount_type: 'percent',
+    discount_value: '10',
+    discount_currency: null,
+    discount_text: '10%',
+    landing_url: 'https://shop.example/sale',
+    network_url: null,
+    starts_at: null,
+    ends_at: null,
+    exclusive: 0,
+    regions: '[]',
+    status: 'active',
+    last_seen_refresh: 0,
+    created_at: now,
+    updated_at: now,
     ...values,
   };
   const cols = Object.keys(row);
@@ -21,9 +39,20 @@ export async function insertCoupon(ctx: Context, values: Record<string, unknown>
 /** A coupon as a test's network lists it (defaults fill the rest). */
 export function networkCoupon(id: string | number, fields: Partial<NetworkCoupon> = {}): NetworkCoupon {
   return {
-    id: String(id), advertiser_id: '501', code: `CODE${id}`, title: `Deal ${id}`, description: 'Everything', terms: null,
-    discount: { type: 'percent', value: '10', currency: null, text: '10%' }, url: 'https://shop.example/sale', tracking_url: null,
-    starts_at: null, ends_at: null, exclusive: false, regions: [], raw: { id },
+    id: String(id),
+    advertiser_id: '501',
+    code: `CODE${id}`,
+    title: `Deal ${id}`,
+    description: 'Everything',
+    terms: null,
+    discount: { type: 'percent', value: '10', currency: null, text: '10%' },
+    url: 'https://shop.example/sale',
+    tracking_url: null,
+    starts_at: null,
+    ends_at: null,
+    exclusive: false,
+    regions: [],
+    raw: { id },
     ...fields,
   };
 }
@@ -54,7 +83,8 @@ export function couponModule(id: string, source: CouponSource, options: { since?
     },
     async *listTransactions() {},
     limits: { maxWindowDays: 31, maxLookbackDays: null },
-    trackingLink: (s, i) => `https://go.example/c?pub=${s.publisherId}&adv=${i.advertiser_id}&sub=${encodeURIComponent(i.sub_id)}${i.url ? `&url=${encodeURIComponent(i.url)}` : ''}`,
+    trackingLink: (s, i) =>
+      `https://go.example/c?pub=${s.publisherId}&adv=${i.advertiser_id}&sub=${encodeURIComponent(i.sub_id)}${i.url ? `&url=${encodeURIComponent(i.url)}` : ''}`,
     parsePostback: () => ({}),
     statusMap: {},
   };

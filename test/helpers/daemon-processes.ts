@@ -33,7 +33,9 @@ export async function startDaemonProcess(runner: BinaryRunner, env: Record<strin
   const url = await waitFor(
     () => {
       if (child.process.exitCode !== null || child.process.signalCode !== null) {
-        throw new Error(`cashtrack serve exited (${child.process.signalCode ?? child.process.exitCode}) before listening\nstderr: ${child.stderr.slice(-3000)}`);
+        throw new Error(
+          `cashtrack serve exited (${child.process.signalCode ?? child.process.exitCode}) before listening\nstderr: ${child.stderr.slice(-3000)}`,
+        );
       }
       return Promise.resolve(LISTENING.exec(child.stderr)?.[1] ?? null);
     },

@@ -36,7 +36,10 @@ export interface Daemon extends TestContext {
   /** Waits (polling GET /jobs/{id}) until the job is final; fails the test unless it is `done`. */
   finished(job: { id: number }, timeoutMs?: number): Promise<Job>;
   /** A request to the postback endpoint over a real socket (one connection per request). */
-  postback(network: string, request: { method?: 'GET' | 'POST'; query?: string; body?: string; contentType?: string; headers?: Record<string, string> }): Promise<Reply>;
+  postback(
+    network: string,
+    request: { method?: 'GET' | 'POST'; query?: string; body?: string; contentType?: string; headers?: Record<string, string> },
+  ): Promise<Reply>;
 }
 
 /** Starts the daemon on a fresh database of `dialect`, with postbacks switched on globally. */
@@ -89,7 +92,12 @@ export async function stopDaemon(d: Daemon | undefined): Promise<void> {
 }
 
 /** `describe` once per dialect with a running daemon shared by that block's tests. */
-export function describeDaemon(name: string, body: (use: () => Daemon, dialect: TestDialect) => void, overrides: Record<string, unknown> = {}, options: ContextOptions = {}): void {
+export function describeDaemon(
+  name: string,
+  body: (use: () => Daemon, dialect: TestDialect) => void,
+  overrides: Record<string, unknown> = {},
+  options: ContextOptions = {},
+): void {
   for (const dialect of dialects) {
     describe(`${name} [${dialect}]`, () => {
       let d: Daemon | undefined;
@@ -107,7 +115,11 @@ export function describeDaemon(name: string, body: (use: () => Daemon, dialect: 
   }
 }
 
-function send(base: string, network: string, r: { method?: 'GET' | 'POST'; query?: string; body?: string; contentType?: string; headers?: Record<string, string> }): Promise<Reply> {
+function send(
+  base: string,
+  network: string,
+  r: { method?: 'GET' | 'POST'; query?: string; body?: string; contentType?: string; headers?: Record<string, string> },
+): Promise<Reply> {
   const target = new URL(`/postback/${network}${r.query ? `?${r.query}` : ''}`, base);
   const body = r.body === undefined ? null : Buffer.from(r.body, 'utf8');
   const headers: Record<string, string | number> = { ...r.headers };

@@ -55,7 +55,11 @@ export async function setUpNetwork(d: Daemon, id: string, s: SetUp, kind: 'built
   for (const text of printed) for (const value of secrets) expect(text).not.toContain(value);
 
   const network = await d.api('GET', `/networks/${id}`);
-  expect(network.body).toMatchObject({ enabled: true, configured: true, postbacks: { enabled: true, mode: 'token', secret_set: true, url: `${d.url}/postback/${id}` } });
+  expect(network.body).toMatchObject({
+    enabled: true,
+    configured: true,
+    postbacks: { enabled: true, mode: 'token', secret_set: true, url: `${d.url}/postback/${id}` },
+  });
   for (const value of [...secrets, secret]) expect(JSON.stringify(network.body)).not.toContain(value);
   return secret;
 }

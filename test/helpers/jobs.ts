@@ -124,7 +124,10 @@ export class JobLab {
         description: 'Fails the way a broken query does.',
         params: Joi.object({}),
         run: async () => {
-          throw Object.assign(new Error("SQLITE_ERROR: no such column: secret_column"), { name: 'SequelizeDatabaseError', sql: 'SELECT secret_column FROM users' });
+          throw Object.assign(new Error('SQLITE_ERROR: no such column: secret_column'), {
+            name: 'SequelizeDatabaseError',
+            sql: 'SELECT secret_column FROM users',
+          });
         },
       },
     ];
@@ -144,8 +147,15 @@ export interface JobProcess {
 }
 
 export function jobProcess(ctx: Context, lab: JobLab, options: Partial<JobRunnerOptions> & { clock?: Clock; ownDatabase?: boolean } = {}): JobProcess {
-  const db = options.ownDatabase === false ? ctx.db : new Database({ url: ctx.config.database.url, busyTimeoutMs: ctx.config.database.busy_timeout_ms, poolMax: 4 });
-  const jobs = new JobService({ db, clock: options.clock ?? ctx.clock, logger: ctx.logger, registry: lab.registry(), maxAttempts: ctx.config.jobs.max_attempts });
+  const db =
+    options.ownDatabase === false ? ctx.db : new Database({ url: ctx.config.database.url, busyTimeoutMs: ctx.config.database.busy_timeout_ms, poolMax: 4 });
+  const jobs = new JobService({
+    db,
+    clock: options.clock ?? ctx.clock,
+    logger: ctx.logger,
+    registry: lab.registry(),
+    maxAttempts: ctx.config.jobs.max_attempts,
+  });
   const runner = new JobRunner({ ctx, jobs, concurrency: 2, leaseMs: 60_000, pollIntervalMs: 20, progressIntervalMs: 50, shutdownGraceMs: 2_000, ...options });
   return {
     db,
@@ -159,7 +169,11 @@ export function jobProcess(ctx: Context, lab: JobLab, options: Partial<JobRunner
 }
 
 /** Polls `fn` until it returns something truthy. */
-export async function waitFor<T>(fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();
@@ -170,8 +184,12 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
 }
 
 export function waitForStatus(jobs: JobService, id: number, statuses: JobStatus[], timeoutMs = 15_000): Promise<Job> {
-  return waitFor(async () => {
-    const job = await jobs.get(id);
-    return statuses.includes(job.status) ? job : null;
-  }, timeoutMs, `job ${id} to be ${statuses.join(' or ')}`);
+  return waitFor(
+    async () => {
+      const job = await jobs.get(id);
+      return statuses.includes(job.status) ? job : null;
+    },
+    timeoutMs,
+    `job ${id} to be ${statuses.join(' or ')}`,
+  );
 }

@@ -14,7 +14,19 @@ export function shopnetDefinition(over: Record<string, unknown> = {}): Record<st
     cashback: { type: 'percent_commission', value: '50' },
     tracking_link: 'https://go.shopnet.test/c/{advertiser_id}?aff=77&subid={sub_id}&url={url}',
     statuses: { pending: 'pending', approved: 'approved', validated: 'approved', rejected: 'declined' },
-    postback: { params: { transaction_id: 'txn', status: 'status', sale_amount: 'amount', commission: 'payout', currency: 'cur', sub_id: 'subid', advertiser_id: 'program', merchant_ref: 'order_id', event_time: 'date' } },
+    postback: {
+      params: {
+        transaction_id: 'txn',
+        status: 'status',
+        sale_amount: 'amount',
+        commission: 'payout',
+        currency: 'cur',
+        sub_id: 'subid',
+        advertiser_id: 'program',
+        merchant_ref: 'order_id',
+        event_time: 'date',
+      },
+    },
     ...over,
   };
 }
@@ -40,7 +52,14 @@ export function fakeModule(id = 'fakenet'): NetworkModule {
     trackingLink: (s, i) => `https://fake.test/c?pub=${s.publisherId}&adv=${i.advertiser_id}&sub=${encodeURIComponent(i.sub_id)}`,
     parsePostback(query, body) {
       const p = PostbackParams.read(query, body);
-      return pickFields(p, { transaction_id: ['tid'], status: ['state'], commission: ['comm'], sale_amount: ['sale'], sub_id: ['clickref'], currency: ['cur'] });
+      return pickFields(p, {
+        transaction_id: ['tid'],
+        status: ['state'],
+        commission: ['comm'],
+        sale_amount: ['sale'],
+        sub_id: ['clickref'],
+        currency: ['cur'],
+      });
     },
     statusMap: { NEW: 'pending', OK: 'approved', REVERSED: 'declined' },
     postbackTemplate: 'tid={tid}&state={state}&sale={sale}&comm={comm}&cur={cur}&clickref={clickref}',
@@ -74,13 +93,28 @@ export async function getPostback(server: Server, network: string, raw: string, 
   return { status: res.statusCode, body: JSON.parse(res.payload || 'null'), headers: res.headers };
 }
 
-export async function postPostback(server: Server, network: string, body: string | Buffer, contentType: string, headers: Record<string, string> = {}, raw = ''): Promise<Sent> {
-  const res = await server.inject({ method: 'POST', url: `/postback/${network}${raw ? `?${raw}` : ''}`, payload: body, headers: { 'content-type': contentType, ...headers } });
+export async function postPostback(
+  server: Server,
+  network: string,
+  body: string | Buffer,
+  contentType: string,
+  headers: Record<string, string> = {},
+  raw = '',
+): Promise<Sent> {
+  const res = await server.inject({
+    method: 'POST',
+    url: `/postback/${network}${raw ? `?${raw}` : ''}`,
+    payload: body,
+    headers: { 'content-type': contentType, ...headers },
+  });
   return { status: res.statusCode, body: JSON.parse(res.payload || 'null'), headers: res.headers };
 }
 
 /** Puts an advertiser on file, as a sync would have (a manual order may only name a known one). */
 export async function addAdvertiser(ctx: Context, module: string, advertiser: string, name = `Shop ${advertiser}`): Promise<void> {
   const now = new Date();
-  await ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, categories, countries, status, last_seen_sync, created_at, updated_at) VALUES (?, ?, ?, '[]', '[]', 'active', 1, ?, ?)", [module, advertiser, name, now, now]);
+  await ctx.db.execute(
+    "INSERT INTO advertisers (module, advertiser, name, categories, countries, status, last_seen_sync, created_at, updated_at) VALUES (?, ?, ?, '[]', '[]', 'active', 1, ?, ?)",
+    [module, advertiser, name, now, now],
+  );
 }

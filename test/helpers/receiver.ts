@@ -63,7 +63,9 @@ export function verifyStandardWebhook(secret: string, r: Received, nowSeconds: n
   if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string') return false;
   if (!/^\d+$/.test(timestamp) || Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return false;
   if (!secret.startsWith('whsec_')) return false;
-  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${r.body}`).digest();
+  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${timestamp}.${r.body}`)
+    .digest();
   return signatures.split(' ').some((entry) => {
     const [version, sig] = entry.split(',', 2);
     if (version !== 'v1' || !sig) return false;

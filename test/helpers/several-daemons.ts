@@ -68,22 +68,35 @@ export async function checkJobsRunOnce(c: Cluster, n = 24): Promise<void> {
   const ids: number[] = [];
   for (let i = 0; i < n; i++) ids.push((await ctx.jobs.enqueue('maintenance.prune', { log_retention_days: 30 + i }, 'test')).id);
   const list = ids.join(', ');
-  await eventually(async () => (await count(ctx, `SELECT COUNT(*) AS n FROM jobs WHERE id IN (${list}) AND status IN ('done', 'failed', 'cancelled')`)) === n, `${n} jobs to finish`);
-  const rows = await ctx.db.select<{ id: unknown; status: string; attempts: unknown; lease_owner: string | null; error: string | null }>(`SELECT id, status, attempts, lease_owner, error FROM jobs WHERE id IN (${list}) ORDER BY id`);
+  await eventually(
+    async () => (await count(ctx, `SELECT COUNT(*) AS n FROM jobs WHERE id IN (${list}) AND status IN ('done', 'failed', 'cancelled')`)) === n,
+    `${n} jobs to finish`,
+  );
+  const rows = await ctx.db.select<{ id: unknown; status: string; attempts: unknown; lease_owner: string | null; error: string | null }>(
+    `SELECT id, status, attempts, lease_owner, error FROM jobs WHERE id IN (${list}) ORDER BY id`,
+  );
   const pids = new Set(c.daemons.map((d) => d.pid));
   // A claim increments `attempts`: a job claimed twice would show 2.
-  expect(rows.map((r) => ({ id: toInt(r.id), status: r.status, attempts: toInt(r.attempts), error: r.error }))).toEqual(ids.map((id) => ({ id, status: 'done', attempts: 1, error: null })));
+  expect(rows.map((r) => ({ id: toInt(r.id), status: r.status, attempts: toInt(r.attempts), error: r.error }))).toEqual(
+    ids.map((id) => ({ id, status: 'done', attempts: 1, error: null })),
+  );
   for (const r of rows) expect(pids.has(ownerPid(r.lease_owner!)), `owner ${r.lease_owner}`).toBe(true);
   // The daemons competed for them (each polls every 50 ms): more than one took part.
   expect(new Set(rows.map((r) => r.lease_owner)).size).toBeGreaterThan(1);
   // Each ran once: one "started" and one "done" entry per job in the shared log (entries are written shortly after).
-  const runs = (what: string) => ctx.db.select<{ message: string; n: unknown }>(`SELECT message, COUNT(*) AS n FROM logs WHERE source = 'jobs' AND message LIKE ? GROUP BY message`, [`Job % (maintenance.prune) ${what}`]);
+  const runs = (what: string) =>
+    ctx.db.select<{ message: string; n: unknown }>(`SELECT message, COUNT(*) AS n FROM logs WHERE source = 'jobs' AND message LIKE ? GROUP BY message`, [
+      `Job % (maintenance.prune) ${what}`,
+    ]);
   const mine = (rows: { message: string; n: unknown }[]) => rows.filter((r) => ids.includes(Number(/^Job (\d+) /.exec(r.message)?.[1])));
-  await eventually(async () => mine(await runs('done')).length === n, 'the jobs\' log entries');
+  await eventually(async () => mine(await runs('done')).length === n, "the jobs' log entries");
   for (const what of ['started', 'done']) {
     const seen = mine(await runs(what));
     expect(seen).toHaveLength(n);
-    expect(seen.filter((r) => toInt(r.n) !== 1), `jobs ${what} more than once`).toEqual([]);
+    expect(
+      seen.filter((r) => toInt(r.n) !== 1),
+      `jobs ${what} more than once`,
+    ).toEqual([]);
   }
 }
 
@@ -126,7 +139,9 @@ export async function checkThrottle(c: Cluster): Promise<void> {
   // one check (src/services/auth.ts), and the point here is how many checks are let through.
   const headers = (i: number) => ({ authorization: basic('nobody-at-all', `wrong password ${i}`), 'x-forwarded-for': '192.0.2.66' });
   const attempts = 5 * c.daemons.length;
-  const answers: Answer[] = await Promise.all(Array.from({ length: attempts }, (_, i) => c.daemons[i % c.daemons.length].request('GET', `${NS}/jobs`, { headers: headers(i) })));
+  const answers: Answer[] = await Promise.all(
+    Array.from({ length: attempts }, (_, i) => c.daemons[i % c.daemons.length].request('GET', `${NS}/jobs`, { headers: headers(i) })),
+  );
   const by = (status: number) => answers.filter((r) => r.status === status);
   expect(answers.map((r) => r.status).sort()).toEqual([...Array(MAX_FAILURES).fill(401), ...Array(attempts - MAX_FAILURES).fill(429)]);
   for (const r of by(401)) expect(r.body.code).toBe('invalid_username');
@@ -154,7 +169,9 @@ export async function checkKilledJob(c: Cluster): Promise<void> {
     fixture.fault({ kind: 'hang', path: LIST, query: { offset: String(HELD * PAGE) } });
     const job = await ctx.jobs.enqueue('advertisers.sync', { network: 'admitad' }, 'test');
     const held = await eventually(async () => {
-      const [r] = await ctx.db.select<{ lease_owner: string | null; checkpoint: string | null }>('SELECT lease_owner, checkpoint FROM jobs WHERE id = ?', [job.id]);
+      const [r] = await ctx.db.select<{ lease_owner: string | null; checkpoint: string | null }>('SELECT lease_owner, checkpoint FROM jobs WHERE id = ?', [
+        job.id,
+      ]);
       const pages = r.checkpoint ? JSON.parse(r.checkpoint)?.value?.current?.counts?.pages : 0;
       return pages === HELD && fixture.requests.some((q) => q.path.startsWith(LIST) && q.query.get('offset') === String(HELD * PAGE)) ? r.lease_owner : null;
     }, `the sync to wait for page ${HELD}`);
@@ -166,7 +183,12 @@ export async function checkKilledJob(c: Cluster): Promise<void> {
       const j = await ctx.jobs.get(job.id);
       return ['done', 'failed', 'cancelled'].includes(j.status) ? j : null;
     }, 'the job to be taken over and finished');
-    expect(done).toMatchObject({ status: 'done', attempts: 2, error: null, result: { networks: { admitad: { pages: N / PAGE, seen: N, created: N, updated: 0, failed: 0 } } } });
+    expect(done).toMatchObject({
+      status: 'done',
+      attempts: 2,
+      error: null,
+      result: { networks: { admitad: { pages: N / PAGE, seen: N, created: N, updated: 0, failed: 0 } } },
+    });
     const [row] = await ctx.db.select<{ lease_owner: string }>('SELECT lease_owner FROM jobs WHERE id = ?', [job.id]);
     expect(row.lease_owner).not.toBe(held);
     expect(await count(ctx, "SELECT COUNT(*) AS n FROM advertisers WHERE module = 'admitad'")).toBe(N);
@@ -192,7 +214,14 @@ export async function checkKilledPostbacks(c: Cluster): Promise<void> {
   await ctx.users.create({ login: 'shopper-kill', email: 'shopper-kill@example.com' });
   const query = (i: number) =>
     `token=${encodeURIComponent(secret)}&${fillMacros(template, {
-      action_id: String(900_000 + i), status: 'approved', order_id: `K-${i}`, order_sum: '100.00', payment_sum: '4.00', currency: 'USD', subid: 'shopper-kill', offer_id: '6000',
+      action_id: String(900_000 + i),
+      status: 'approved',
+      order_id: `K-${i}`,
+      order_sum: '100.00',
+      payment_sum: '4.00',
+      currency: 'USD',
+      subid: 'shopper-kill',
+      offer_id: '6000',
       time: localUtc(new Date(Date.now() - 3_600_000), ' '),
     })}`;
   const victim = c.daemons.length - 1;
@@ -228,7 +257,12 @@ export async function checkKilledPostbacks(c: Cluster): Promise<void> {
   expect(killed).toBe(true);
   // Dead already (a second SIGKILL does nothing): wait for it and put a new daemon in its place.
   await killAndReplace(c, victim);
-  const recorded = async () => new Set((await ctx.db.select<{ transaction_id: string }>("SELECT transaction_id FROM orders WHERE network = 'admitad' AND transaction_id LIKE '9%'")).map((r) => Number(r.transaction_id) - 900_000));
+  const recorded = async () =>
+    new Set(
+      (await ctx.db.select<{ transaction_id: string }>("SELECT transaction_id FROM orders WHERE network = 'admitad' AND transaction_id LIKE '9%'")).map(
+        (r) => Number(r.transaction_id) - 900_000,
+      ),
+    );
   const before = await recorded();
   const lost = [...acknowledged].filter((i) => !before.has(i));
   expect(lost, 'acknowledged with 200 but not in the database').toEqual([]);
@@ -245,7 +279,12 @@ export async function checkKilledPostbacks(c: Cluster): Promise<void> {
   expect(await count(ctx, "SELECT COUNT(*) AS n FROM orders WHERE network = 'admitad' AND transaction_id LIKE '9%'")).toBe(TOTAL);
   // One cashback credit per order, none twice, balances that add up.
   expect(await ctx.db.select("SELECT order_id FROM ledger_entries WHERE type = 'cashback' GROUP BY order_id HAVING COUNT(*) > 1")).toEqual([]);
-  expect(await count(ctx, "SELECT COUNT(*) AS n FROM ledger_entries e JOIN orders o ON o.id = e.order_id WHERE e.type = 'cashback' AND o.network = 'admitad' AND o.transaction_id LIKE '9%'")).toBe(TOTAL);
+  expect(
+    await count(
+      ctx,
+      "SELECT COUNT(*) AS n FROM ledger_entries e JOIN orders o ON o.id = e.order_id WHERE e.type = 'cashback' AND o.network = 'admitad' AND o.transaction_id LIKE '9%'",
+    ),
+  ).toBe(TOTAL);
   expect(await ctx.ledger.verify()).toEqual([]);
 }
 
@@ -263,9 +302,15 @@ export async function restartAll(c: Cluster, extra: Record<string, string> = {})
 export async function checkScheduleFiresOnce(c: Cluster, slots = 6): Promise<void> {
   const { ctx } = c;
   const rows = () =>
-    ctx.db.select<{ slot: unknown; status: string; job_id: unknown; claimed_by: string }>("SELECT slot, status, job_id, claimed_by FROM schedule_runs WHERE schedule = 'maintenance_prune' ORDER BY slot");
+    ctx.db.select<{ slot: unknown; status: string; job_id: unknown; claimed_by: string }>(
+      "SELECT slot, status, job_id, claimed_by FROM schedule_runs WHERE schedule = 'maintenance_prune' ORDER BY slot",
+    );
   const before = (await rows()).length;
-  await restartAll(c, { CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_ENABLED: 'true', CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_CRON: '*/2 * * * * *', CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_CATCH_UP: 'false' });
+  await restartAll(c, {
+    CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_ENABLED: 'true',
+    CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_CRON: '*/2 * * * * *',
+    CASHTRACK_SCHEDULE_MAINTENANCE_PRUNE_CATCH_UP: 'false',
+  });
   const pids = new Set(c.daemons.map((d) => d.pid));
   try {
     await eventually(async () => (await rows()).length >= before + slots, `${slots} schedule slots`);
@@ -286,6 +331,11 @@ export async function checkScheduleFiresOnce(c: Cluster, slots = 6): Promise<voi
   const allQueued = (await rows()).filter((r) => r.status === 'queued').map((r) => toInt(r.job_id));
   const made = await ctx.db.select<{ id: unknown }>("SELECT id FROM jobs WHERE type = 'maintenance.prune' AND actor = 'schedule:maintenance_prune'");
   expect(made.map((r) => toInt(r.id)).sort((a, b) => a - b)).toEqual(allQueued.sort((a, b) => a - b));
-  const logged = await ctx.db.select<{ message: string; n: unknown }>("SELECT message, COUNT(*) AS n FROM logs WHERE source = 'schedules' AND message LIKE 'Scheduled maintenance\\_prune queued job %' GROUP BY message");
-  expect(logged.filter((r) => toInt(r.n) !== 1), 'a job announced twice').toEqual([]);
+  const logged = await ctx.db.select<{ message: string; n: unknown }>(
+    "SELECT message, COUNT(*) AS n FROM logs WHERE source = 'schedules' AND message LIKE 'Scheduled maintenance\\_prune queued job %' GROUP BY message",
+  );
+  expect(
+    logged.filter((r) => toInt(r.n) !== 1),
+    'a job announced twice',
+  ).toEqual([]);
 }

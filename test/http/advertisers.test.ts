@@ -14,14 +14,22 @@ describeEachDialect('advertisers over REST', (use) => {
     server = await testServer(use().ctx);
     admin = await createActor(use().ctx, 'administrator');
     const now = new Date();
-    for (const [id, name] of [['1', 'Alpha Shoes'], ['2', 'Alpine Gear'], ['3', 'Beta Books']]) {
-      await use().ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, status, last_seen_sync, created_at, updated_at) VALUES ('awin', ?, ?, 'active', 1, ?, ?)", [id, name, now, now]);
+    for (const [id, name] of [
+      ['1', 'Alpha Shoes'],
+      ['2', 'Alpine Gear'],
+      ['3', 'Beta Books'],
+    ]) {
+      await use().ctx.db.execute(
+        "INSERT INTO advertisers (module, advertiser, name, status, last_seen_sync, created_at, updated_at) VALUES ('awin', ?, ?, 'active', 1, ?, ?)",
+        [id, name, now, now],
+      );
     }
   });
   afterAll(async () => {
     await server.stop();
   });
-  const request = (method: string, url: string, payload?: Json) => server.inject({ method, url: `${NS}${url}`, payload, headers: { authorization: admin.authorization } });
+  const request = (method: string, url: string, payload?: Json) =>
+    server.inject({ method, url: `${NS}${url}`, payload, headers: { authorization: admin.authorization } });
 
   it('lists advertisers by name prefix with paging headers', async () => {
     const res = await request('GET', '/advertisers?search=alp&orderby=name');
@@ -52,7 +60,10 @@ describeEachDialect('advertisers over REST', (use) => {
     expect(first.headers['x-wp-total']).toBe('2');
     expect(first.headers['x-wp-totalpages']).toBe('2');
     expect((await request('GET', '/lookup/advertisers?search=Al&per_page=1&page=2')).result).toEqual([{ id: 'awin/2', label: 'Alpine Gear (awin)' }]);
-    expect((await request('GET', '/lookup/advertisers?search=Al&per_page=21')).result).toMatchObject({ code: 'rest_invalid_param', data: { details: { per_page: { code: 'rest_out_of_bounds' } } } });
+    expect((await request('GET', '/lookup/advertisers?search=Al&per_page=21')).result).toMatchObject({
+      code: 'rest_invalid_param',
+      data: { details: { per_page: { code: 'rest_out_of_bounds' } } },
+    });
   });
 
   it('starts a sync job (202), refuses a second one while it is queued (409), and 404s an unknown network', async () => {
@@ -73,14 +84,29 @@ describeEachDialect('tracking links over REST', (use) => {
   let ann: User;
   let gone: User;
 
-  const addAdvertiser = (module: string, id: string, fields: { domain?: string | null; site_url?: string | null; tracking_template?: string | null; status?: string } = {}) => {
+  const addAdvertiser = (
+    module: string,
+    id: string,
+    fields: { domain?: string | null; site_url?: string | null; tracking_template?: string | null; status?: string } = {},
+  ) => {
     const now = new Date();
     return use().ctx.db.execute(
       'INSERT INTO advertisers (module, advertiser, name, domain, site_url, tracking_template, status, last_seen_sync, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)',
-      [module, id, `Shop ${module} ${id}`, fields.domain ?? null, fields.site_url ?? null, fields.tracking_template ?? null, fields.status ?? 'active', now, now],
+      [
+        module,
+        id,
+        `Shop ${module} ${id}`,
+        fields.domain ?? null,
+        fields.site_url ?? null,
+        fields.tracking_template ?? null,
+        fields.status ?? 'active',
+        now,
+        now,
+      ],
     );
   };
-  const link = (module: string, advertiser: string, query: Record<string, string>) => api.get(`/advertisers/${encodeURIComponent(module)}/${encodeURIComponent(advertiser)}/link?${new URLSearchParams(query)}`);
+  const link = (module: string, advertiser: string, query: Record<string, string>) =>
+    api.get(`/advertisers/${encodeURIComponent(module)}/${encodeURIComponent(advertiser)}/link?${new URLSearchParams(query)}`);
   const refusal = (res: { statusCode: number; result: unknown }): Json => ({ status: res.statusCode, ...(res.result as Json) });
 
   beforeAll(async () => {
@@ -98,7 +124,11 @@ describeEachDialect('tracking links over REST', (use) => {
     await ctx.networks.saveCustom('shopnet', shopnetDefinition(), 'test');
     await ctx.networks.saveCustom('homeonly', shopnetDefinition({ tracking_link: 'https://go.home.test/{advertiser_id}?sub={sub_id}' }), 'test');
     await ctx.networks.saveCustom('nolinks', shopnetDefinition({ tracking_link: null }), 'test');
-    await ctx.networks.saveCustom('needsaff', shopnetDefinition({ settings: [{ name: 'aff', required: true }], tracking_link: 'https://go.aff.test/{settings.aff}?s={sub_id}&u={url}' }), 'test');
+    await ctx.networks.saveCustom(
+      'needsaff',
+      shopnetDefinition({ settings: [{ name: 'aff', required: true }], tracking_link: 'https://go.aff.test/{settings.aff}?s={sub_id}&u={url}' }),
+      'test',
+    );
     await ctx.networks.saveCustom('offnet', shopnetDefinition(), 'test');
     await ctx.networks.disable('offnet', 'test');
 
@@ -159,13 +189,25 @@ describeEachDialect('tracking links over REST', (use) => {
     const res = await link('shopnet', '501', { member: 'ann', url: target });
     expect(res.statusCode).toBe(200);
     expect((res.result as Json).url).toBe(`https://go.shopnet.test/c/501?aff=77&subid=${ann.id}&url=${encodeURIComponent(new URL(target).toString())}`);
-    expect((await link('shopnet', '501', { member: 'ann' })).result).toMatchObject({ url: `https://go.shopnet.test/c/501?aff=77&subid=${ann.id}`, deeplink: false });
+    expect((await link('shopnet', '501', { member: 'ann' })).result).toMatchObject({
+      url: `https://go.shopnet.test/c/501?aff=77&subid=${ann.id}`,
+      deeplink: false,
+    });
   });
 
   it('credits the member when the conversion comes back with the sub id of the link', async () => {
     const res = await link('shopnet', '501', { member: 'ann' });
     const change = await use().ctx.orders.record(
-      { network: 'shopnet', transaction_id: 'LINK-1', advertiser: '501', sub_id: (res.result as Json).sub_id, sale_amount: '20.00', commission: '2.00', currency: 'EUR', source: 'postback' },
+      {
+        network: 'shopnet',
+        transaction_id: 'LINK-1',
+        advertiser: '501',
+        sub_id: (res.result as Json).sub_id,
+        sale_amount: '20.00',
+        commission: '2.00',
+        currency: 'EUR',
+        source: 'postback',
+      },
       'test',
     );
     expect(change.member).toMatchObject({ id: ann.id, login: 'ann' });
@@ -204,7 +246,11 @@ describeEachDialect('tracking links over REST', (use) => {
   });
 
   it('answers 404 for an unknown advertiser or member, checking the target URL first', async () => {
-    expect(refusal(await link('awin', '9999', { member: 'ann' }))).toMatchObject({ status: 404, code: 'svc_advertiser_not_found', data: { module: 'awin', advertiser: '9999' } });
+    expect(refusal(await link('awin', '9999', { member: 'ann' }))).toMatchObject({
+      status: 404,
+      code: 'svc_advertiser_not_found',
+      data: { module: 'awin', advertiser: '9999' },
+    });
     expect(refusal(await link('nosuch', '1', { member: 'ann' }))).toMatchObject({ status: 404, code: 'svc_advertiser_not_found' });
     expect(refusal(await link('awin', '1001', { member: '999999' }))).toMatchObject({ status: 404, code: 'svc_member_not_found', data: { member_id: 999999 } });
     expect(refusal(await link('awin', '1001', { member: 'nobody' }))).toMatchObject({ status: 404, code: 'svc_member_not_found', data: { member: 'nobody' } });
@@ -216,21 +262,32 @@ describeEachDialect('tracking links over REST', (use) => {
     const unconfigured = refusal(await link('needsaff', '1', { member: 'ann' }));
     expect(unconfigured).toMatchObject({ status: 409, code: 'svc_network_not_configured', data: { network: 'needsaff', missing: ['aff'] } });
     expect(unconfigured.message).toContain('aff');
-    expect(refusal(await link('awin', '1002', { member: 'ann' }))).toMatchObject({ status: 409, code: 'svc_advertiser_inactive', data: { module: 'awin', advertiser: '1002' } });
+    expect(refusal(await link('awin', '1002', { member: 'ann' }))).toMatchObject({
+      status: 409,
+      code: 'svc_advertiser_inactive',
+      data: { module: 'awin', advertiser: '1002' },
+    });
     expect(refusal(await link('awin', '1001', { member: 'gone' }))).toMatchObject({ status: 409, code: 'svc_member_disabled', data: { member_id: gone.id } });
   });
 
   it('refuses a link the network cannot build: no stored template, no template, or no {url} for a deep link (409)', async () => {
     expect(refusal(await link('admitad', '6116', { member: 'ann' }))).toMatchObject({ status: 409, code: 'svc_tracking_link_unavailable' });
     expect(refusal(await link('nolinks', '1', { member: 'ann' }))).toMatchObject({ status: 409, code: 'svc_tracking_link_unavailable' });
-    expect(refusal(await link('homeonly', '9', { member: 'ann', url: 'https://example-home.test/sale' }))).toMatchObject({ status: 409, code: 'svc_deeplink_unsupported' });
+    expect(refusal(await link('homeonly', '9', { member: 'ann', url: 'https://example-home.test/sale' }))).toMatchObject({
+      status: 409,
+      code: 'svc_deeplink_unsupported',
+    });
     expect((await link('homeonly', '9', { member: 'ann' })).result).toMatchObject({ url: `https://go.home.test/9?sub=${ann.id}`, deeplink: false });
   });
 
   it('is refused to anonymous callers and documented in OPTIONS', async () => {
     const anonymous = await api.server.inject({ url: `${NS}/advertisers/awin/1001/link?member=ann` });
     expect(anonymous.statusCode).toBe(401);
-    const options = await api.server.inject({ method: 'OPTIONS', url: `${NS}/advertisers/awin/1001/link`, headers: { authorization: api.admin.authorization } });
+    const options = await api.server.inject({
+      method: 'OPTIONS',
+      url: `${NS}/advertisers/awin/1001/link`,
+      headers: { authorization: api.admin.authorization },
+    });
     expect(options.statusCode).toBe(200);
     expect(JSON.stringify(options.result)).toContain('member');
   });

@@ -21,7 +21,11 @@ describeEachDialect('AI routes', (use) => {
   it('answers 503 svc_ai_not_configured on every AI route until a provider is set', async () => {
     await use().ctx.ai.configure({ base_url: null, model: null, api_key: null }, 'test');
     const id = await insertCoupon(use().ctx);
-    for (const [url, body] of [[`/ai/coupon/${id}`, {}], ['/ai/shop/1', {}], ['/ai/bulk', { kind: 'coupons' }]] as const) {
+    for (const [url, body] of [
+      [`/ai/coupon/${id}`, {}],
+      ['/ai/shop/1', {}],
+      ['/ai/bulk', { kind: 'coupons' }],
+    ] as const) {
       const res = await api.post(url, body);
       expect(res.statusCode).toBe(503);
       expect(res.result).toMatchObject({ code: 'svc_ai_not_configured', data: { status: 503, missing: ['base_url', 'api_key', 'model'] } });
@@ -45,7 +49,13 @@ describeEachDialect('AI routes', (use) => {
     const id = await insertCoupon(use().ctx);
     const preview = await api.post(`/ai/coupon/${id}`, { dry_run: true });
     expect(preview.statusCode).toBe(200);
-    expect(preview.result).toMatchObject({ kind: 'coupon', id, dry_run: true, saved: false, generation: { model: 'fixture-model', tokens: { total_tokens: 200 } } });
+    expect(preview.result).toMatchObject({
+      kind: 'coupon',
+      id,
+      dry_run: true,
+      saved: false,
+      generation: { model: 'fixture-model', tokens: { total_tokens: 200 } },
+    });
     const res = await api.server.inject({ method: 'POST', url: `${NS}/ai/coupon/${id}`, headers: { authorization: api.admin.authorization } });
     expect(res.statusCode).toBe(200);
     expect(res.result).toMatchObject({ saved: true, coupon: { id, ai_fields: ['title', 'description'] } });
@@ -94,7 +104,12 @@ describeEachDialect('AI routes', (use) => {
 
   it('refuses members (403) and anonymous callers (401)', async () => {
     const member = await createActor(use().ctx, 'member');
-    const res = await api.server.inject({ method: 'POST', url: `${NS}/ai/bulk`, payload: { kind: 'coupons' }, headers: { authorization: member.authorization } });
+    const res = await api.server.inject({
+      method: 'POST',
+      url: `${NS}/ai/bulk`,
+      payload: { kind: 'coupons' },
+      headers: { authorization: member.authorization },
+    });
     expect(res.statusCode).toBe(403);
     expect((await api.server.inject({ method: 'GET', url: `${NS}/ai/settings` })).statusCode).toBe(401);
   });
@@ -104,7 +119,10 @@ describeEachDialect('advertiser numbers', (use) => {
   const api = adminClient(use);
   it('are in every advertiser answer, and /lookup/advertisers finds an advertiser by its number', async () => {
     const now = new Date();
-    const { insertId } = await use().ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, status, last_seen_sync, created_at, updated_at) VALUES ('awin', '77', 'Numbered Shop', 'active', 1, ?, ?)", [now, now]);
+    const { insertId } = await use().ctx.db.execute(
+      "INSERT INTO advertisers (module, advertiser, name, status, last_seen_sync, created_at, updated_at) VALUES ('awin', '77', 'Numbered Shop', 'active', 1, ?, ?)",
+      [now, now],
+    );
     const list = await api.get('/advertisers?search=Numbered');
     expect((list.result as Json[])[0]).toMatchObject({ id: insertId, module: 'awin', advertiser: '77' });
     const one = await api.get('/advertisers/awin/77');

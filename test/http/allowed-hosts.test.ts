@@ -28,14 +28,17 @@ describeEachDialect(
       await server.stop();
     });
 
-    it.each(['evil.example', 'admin.example.com.evil.example', '127.0.0.1:9999', 'localhost', ''])('answers 400 svc_invalid_host to every endpoint for Host "%s"', async (host) => {
-      for (const request of everywhere(host, admin)) {
-        const res = await server.inject(request);
-        expect(res.statusCode, `${request.url}`).toBe(400);
-        expect(JSON.parse(res.payload)).toMatchObject({ code: 'svc_invalid_host', data: { status: 400 } });
-        expect(res.payload).not.toContain('evil');
-      }
-    });
+    it.each(['evil.example', 'admin.example.com.evil.example', '127.0.0.1:9999', 'localhost', ''])(
+      'answers 400 svc_invalid_host to every endpoint for Host "%s"',
+      async (host) => {
+        for (const request of everywhere(host, admin)) {
+          const res = await server.inject(request);
+          expect(res.statusCode, `${request.url}`).toBe(400);
+          expect(JSON.parse(res.payload)).toMatchObject({ code: 'svc_invalid_host', data: { status: 400 } });
+          expect(res.payload).not.toContain('evil');
+        }
+      },
+    );
 
     // A real socket: the request line is the point, and inject cannot write an absolute one.
     it('refuses a request line with an absolute URL naming another host', async () => {
@@ -44,7 +47,9 @@ describeEachDialect(
       try {
         const ask = (target: string) =>
           new Promise<string>((resolve, reject) => {
-            const socket = connect(live.info.port as number, '127.0.0.1', () => socket.end(`GET ${target} HTTP/1.1\r\nHost: admin.example.com\r\nConnection: close\r\n\r\n`));
+            const socket = connect(live.info.port as number, '127.0.0.1', () =>
+              socket.end(`GET ${target} HTTP/1.1\r\nHost: admin.example.com\r\nConnection: close\r\n\r\n`),
+            );
             let text = '';
             socket.on('data', (d) => (text += d.toString()));
             socket.on('end', () => resolve(text));
@@ -59,13 +64,16 @@ describeEachDialect(
       }
     });
 
-    it.each(['admin.example.com', 'ADMIN.Example.com:8443', 'admin.example.com.', '127.0.0.1:8080', '[::1]:8080'])('serves Host "%s" and puts it in the links', async (host) => {
-      const res = await server.inject({ url: '/wp-json/', headers: { host } });
-      expect(res.statusCode).toBe(200);
-      expect(JSON.parse(res.payload).url).toBe(`http://${host}`);
-      const list = await server.inject({ url: `${NS}/logs`, headers: { host, authorization: admin.authorization } });
-      expect(list.statusCode).toBe(200);
-    });
+    it.each(['admin.example.com', 'ADMIN.Example.com:8443', 'admin.example.com.', '127.0.0.1:8080', '[::1]:8080'])(
+      'serves Host "%s" and puts it in the links',
+      async (host) => {
+        const res = await server.inject({ url: '/wp-json/', headers: { host } });
+        expect(res.statusCode).toBe(200);
+        expect(JSON.parse(res.payload).url).toBe(`http://${host}`);
+        const list = await server.inject({ url: `${NS}/logs`, headers: { host, authorization: admin.authorization } });
+        expect(list.statusCode).toBe(200);
+      },
+    );
   },
   { 'server.allowed_hosts': ['admin.example.com', '127.0.0.1:8080', '[::1]:8080'] },
 );
@@ -88,7 +96,12 @@ describeEachDialect(
       const res = await server.inject({ url: '/wp-json/', headers: { host: 'admin.example.com' } });
       expect(res.statusCode).toBe(200);
       expect(JSON.parse(res.payload).url).toBe('https://admin.example.com');
-      const login = await server.inject({ method: 'POST', url: '/login', payload: { login: admin.login, password: 'correct horse battery' }, headers: { host: 'admin.example.com' } });
+      const login = await server.inject({
+        method: 'POST',
+        url: '/login',
+        payload: { login: admin.login, password: 'correct horse battery' },
+        headers: { host: 'admin.example.com' },
+      });
       expect(login.statusCode).toBe(200);
     });
   },

@@ -20,7 +20,8 @@ describeEachDialect(
       await server.stop();
     });
 
-    const get = (headers: Record<string, string> = {}, url = `${NS}/logs?per_page=1`) => server.inject({ url, headers: { 'x-forwarded-for': '203.0.113.9', ...headers } });
+    const get = (headers: Record<string, string> = {}, url = `${NS}/logs?per_page=1`) =>
+      server.inject({ url, headers: { 'x-forwarded-for': '203.0.113.9', ...headers } });
 
     it('accepts an application password with or without its spaces, and by email', async () => {
       expect(admin.password).toMatch(/^[A-Za-z0-9]{4}( [A-Za-z0-9]{4}){5}$/);
@@ -164,7 +165,12 @@ describeEachDialect(
       clock.advance(12 * 3_600_000);
       expect((await get({ cookie, 'x-wp-nonce': nonce })).statusCode).toBe(403);
 
-      const again = await server.inject({ method: 'POST', url: '/login', payload: 'login=cookie&password=long+enough+pw', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const again = await server.inject({
+        method: 'POST',
+        url: '/login',
+        payload: 'login=cookie&password=long+enough+pw',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(again.statusCode).toBe(200);
       const cookie2 = ([] as string[]).concat(again.headers['set-cookie'] as string[])[0].split(';')[0];
       const nonce2 = (again.result as { nonce: string }).nonce;
@@ -211,8 +217,18 @@ describeEachDialect(
 
     it('refuses a wrong login password with one code whether or not the login exists', async () => {
       await use().ctx.users.create({ login: 'warncookie', email: 'warncookie@example.com', role: 'administrator', password: 'long enough pw' });
-      const bad = await server.inject({ method: 'POST', url: '/login', payload: { login: 'warncookie', password: 'nope nope' }, headers: { 'x-forwarded-for': '192.0.2.150' } });
-      const none = await server.inject({ method: 'POST', url: '/login', payload: { login: 'no-such-user', password: 'nope nope' }, headers: { 'x-forwarded-for': '192.0.2.151' } });
+      const bad = await server.inject({
+        method: 'POST',
+        url: '/login',
+        payload: { login: 'warncookie', password: 'nope nope' },
+        headers: { 'x-forwarded-for': '192.0.2.150' },
+      });
+      const none = await server.inject({
+        method: 'POST',
+        url: '/login',
+        payload: { login: 'no-such-user', password: 'nope nope' },
+        headers: { 'x-forwarded-for': '192.0.2.151' },
+      });
       expect(bad.statusCode).toBe(401);
       expect(bad.result).toMatchObject({ code: 'svc_invalid_credentials' });
       expect(none.result).toMatchObject({ code: 'svc_invalid_credentials' });
@@ -245,20 +261,23 @@ describeEachDialect(
     const login = (name: string, password: string, headers: Record<string, string> = {}) =>
       server.inject({ method: 'POST', url: '/login', payload: { login: name, password }, headers: { 'x-forwarded-for': fresh(), ...headers } });
     const cookieOf = (res: { headers: Record<string, unknown> }) => ([] as string[]).concat(res.headers['set-cookie'] as string[])[0].split(';')[0];
-    const createUser = (name: string) => use().ctx.users.create({ login: name, email: `${name}@example.com`, role: 'administrator', password: 'the right password' });
+    const createUser = (name: string) =>
+      use().ctx.users.create({ login: name, email: `${name}@example.com`, role: 'administrator', password: 'the right password' });
     /** Fails `count` logins for `name`, each from a new address, waiting out any delay in between. */
     const failLogins = async (name: string, count: number) => {
       for (let failed = 0; failed < count; ) {
         const res = await login(name, 'a wrong password');
         if (res.statusCode === 429) throttleClock.advance(Number(res.headers['retry-after']) * 1000);
-        else (expect(res.statusCode).toBe(401), failed++);
+        else expect(res.statusCode).toBe(401), failed++;
       }
     };
 
     it('never lets failures from ten addresses stop the right application password', async () => {
       const victim = await createActor(use().ctx, 'administrator', 'integrator');
       for (let i = 0; i < 10; i++) {
-        expect((await get({ authorization: basic('integrator', 'wrong wrong wrong wrong wrong wron'), 'x-forwarded-for': `192.0.2.${i}` })).result).toMatchObject({ code: 'incorrect_password' });
+        expect(
+          (await get({ authorization: basic('integrator', 'wrong wrong wrong wrong wrong wron'), 'x-forwarded-for': `192.0.2.${i}` })).result,
+        ).toMatchObject({ code: 'incorrect_password' });
       }
       expect((await get({ authorization: victim.authorization })).statusCode).toBe(200);
       expect((await get({ authorization: victim.authorization, 'x-forwarded-for': '192.0.2.0' })).statusCode).toBe(200);
@@ -311,7 +330,8 @@ describeEachDialect(
     });
 
     it('counts failures from one IPv6 /64 together, and an IPv4-mapped address as its IPv4 address', async () => {
-      for (let i = 1; i <= 5; i++) expect((await get({ authorization: basic(`nobody${i}`, 'x'), 'x-forwarded-for': `2001:db8:77:12:${i}::1` })).statusCode).toBe(401);
+      for (let i = 1; i <= 5; i++)
+        expect((await get({ authorization: basic(`nobody${i}`, 'x'), 'x-forwarded-for': `2001:db8:77:12:${i}::1` })).statusCode).toBe(401);
       expect((await get({ authorization: basic('nobody', 'x'), 'x-forwarded-for': '2001:db8:77:12:ffff:ffff:ffff:fffe' })).statusCode).toBe(429);
       expect((await get({ authorization: basic('nobody', 'x'), 'x-forwarded-for': '2001:db8:77:13::1' })).statusCode).toBe(401);
       for (let i = 1; i <= 5; i++) await get({ authorization: basic(`nobody${i}`, 'x'), 'x-forwarded-for': '::ffff:192.0.2.50' });
@@ -362,7 +382,12 @@ describeEachDialect(
     it('refuses a login or logout posted by another site with 403 svc_cross_site_request', async () => {
       const { ctx } = use();
       await createUser('cora');
-      for (const headers of [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }] as Record<string, string>[]) {
+      for (const headers of [
+        { origin: 'https://evil.example' },
+        { origin: 'null' },
+        { 'sec-fetch-site': 'cross-site' },
+        { 'sec-fetch-site': 'same-site' },
+      ] as Record<string, string>[]) {
         const res = await login('cora', 'the right password', headers);
         expect(res.statusCode).toBe(403);
         expect(res.result).toMatchObject({ code: 'svc_cross_site_request' });
@@ -384,7 +409,10 @@ describeEachDialect(
     it('accepts a login from its own origin, a listed CORS origin, a same-origin fetch and a client that sends neither header', async () => {
       await createUser('dora');
       const own = { host: 'admin.example', origin: 'http://admin.example' };
-      for (const headers of [own, { origin: 'https://console.example' }, { 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}] as Record<string, string>[]) {
+      for (const headers of [own, { origin: 'https://console.example' }, { 'sec-fetch-site': 'same-origin' }, { 'sec-fetch-site': 'none' }, {}] as Record<
+        string,
+        string
+      >[]) {
         expect((await login('dora', 'the right password', headers)).statusCode).toBe(200);
       }
     });
@@ -402,7 +430,12 @@ describeEachDialect(
       }
       expect((await get({ cookie, 'x-wp-nonce': nonce })).statusCode).toBe(200);
       // The nonce in a form body, as a plain HTML form would send it.
-      const out = await server.inject({ method: 'POST', url: '/logout', payload: `_wpnonce=${nonce}`, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' } });
+      const out = await server.inject({
+        method: 'POST',
+        url: '/logout',
+        payload: `_wpnonce=${nonce}`,
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(out.result).toMatchObject({ logged_out: true });
       expect((await get({ cookie, 'x-wp-nonce': nonce })).statusCode).toBe(401);
       // A dead session needs no nonce: its cookie is only cleared.

@@ -20,7 +20,12 @@ for (const dialect of dialects) {
     });
 
     it('answers 413 rest_payload_too_large past the limit', async () => {
-      const res = await server.inject({ method: 'POST', url: '/login', payload: JSON.stringify({ login: 'a', password: 'x'.repeat(20_000) }), headers: { 'content-type': 'application/json' } });
+      const res = await server.inject({
+        method: 'POST',
+        url: '/login',
+        payload: JSON.stringify({ login: 'a', password: 'x'.repeat(20_000) }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.statusCode).toBe(413);
       expect(res.result).toMatchObject({ code: 'rest_payload_too_large', data: { status: 413 } });
     });
@@ -33,13 +38,20 @@ for (const dialect of dialects) {
 
     it('answers wrong types and unknown fields with 400 rest_invalid_param', async () => {
       const wrong = await server.inject({ method: 'POST', url: '/login', payload: { login: ['a'], password: 'x' } });
-      expect(wrong.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { login: expect.any(String) }, details: { login: { code: 'rest_invalid_type' } } } });
+      expect(wrong.result).toMatchObject({
+        code: 'rest_invalid_param',
+        data: { params: { login: expect.any(String) }, details: { login: { code: 'rest_invalid_type' } } },
+      });
       const unknown = await server.inject({ method: 'POST', url: '/login', payload: { login: 'a', password: 'x', admin: true } });
       expect(unknown.result).toMatchObject({ code: 'rest_invalid_param', data: { details: { admin: { code: 'rest_additional_properties_forbidden' } } } });
     });
 
     it('never leaks internals in a 500', async () => {
-      const res = await server.inject({ method: 'GET', url: '/wp-json/svc/v1/logs', headers: { authorization: `Basic ${Buffer.from('x:y').toString('base64')}` } });
+      const res = await server.inject({
+        method: 'GET',
+        url: '/wp-json/svc/v1/logs',
+        headers: { authorization: `Basic ${Buffer.from('x:y').toString('base64')}` },
+      });
       expect(res.statusCode).toBe(401);
       // Force an internal fault: close the database under the server.
       await t.ctx.db.close();
@@ -75,7 +87,14 @@ describeEachDialect('bodies without credentials', (use) => {
     try {
       const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = httpRequest(
-          { host: '127.0.0.1', port: live.info.port, method: 'POST', path: url, agent: false, headers: { 'content-type': 'application/json', 'content-length': String(manyKeys.length) } },
+          {
+            host: '127.0.0.1',
+            port: live.info.port,
+            method: 'POST',
+            path: url,
+            agent: false,
+            headers: { 'content-type': 'application/json', 'content-length': String(manyKeys.length) },
+          },
           (r) => {
             let text = '';
             r.on('data', (d) => (text += d));
@@ -101,11 +120,14 @@ describeEachDialect('bodies without credentials', (use) => {
     try {
       const send = (payload: string, headers: Record<string, string>) =>
         new Promise<{ status: number; body: string; written: number }>((resolve, reject) => {
-          const req = httpRequest({ host: '127.0.0.1', port: live.info.port, method: 'POST', path: url, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-            let body = '';
-            res.on('data', (d) => (body += d));
-            res.on('end', () => resolve({ status: res.statusCode!, body, written }));
-          });
+          const req = httpRequest(
+            { host: '127.0.0.1', port: live.info.port, method: 'POST', path: url, agent: false, headers: { 'content-type': 'application/json', ...headers } },
+            (res) => {
+              let body = '';
+              res.on('data', (d) => (body += d));
+              res.on('end', () => resolve({ status: res.statusCode!, body, written }));
+            },
+          );
           req.on('error', reject);
           let written = 0;
           // Chunks written one after another while the server reads; it may answer before the end.
@@ -131,7 +153,12 @@ describeEachDialect('bodies without credentials', (use) => {
   });
 
   it('counts the decompressed bytes of an anonymous gzip body', async () => {
-    const res = await server.inject({ method: 'POST', url, payload: gzipSync(manyKeys), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const res = await server.inject({
+      method: 'POST',
+      url,
+      payload: gzipSync(manyKeys),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
     expect(res.statusCode).toBe(413);
   });
 
@@ -143,17 +170,37 @@ describeEachDialect('bodies without credentials', (use) => {
   });
 
   it('reads and validates the same large body from an administrator as before', async () => {
-    const res = await server.inject({ method: 'POST', url, payload: JSON.stringify({ member_id: 1, type: 'credit', amount: '1.00', note: 'n'.repeat(900_000) }), headers: { 'content-type': 'application/json', authorization: admin.authorization } });
+    const res = await server.inject({
+      method: 'POST',
+      url,
+      payload: JSON.stringify({ member_id: 1, type: 'credit', amount: '1.00', note: 'n'.repeat(900_000) }),
+      headers: { 'content-type': 'application/json', authorization: admin.authorization },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { note: expect.any(String) } } });
-    const chunked = await server.inject({ method: 'POST', url, payload: Readable.from([Buffer.from(JSON.stringify({ member_id: 1, type: 'credit', amount: '1.00', note: 'n'.repeat(100_000) }))]), headers: { 'content-type': 'application/json', authorization: admin.authorization } });
+    const chunked = await server.inject({
+      method: 'POST',
+      url,
+      payload: Readable.from([Buffer.from(JSON.stringify({ member_id: 1, type: 'credit', amount: '1.00', note: 'n'.repeat(100_000) }))]),
+      headers: { 'content-type': 'application/json', authorization: admin.authorization },
+    });
     expect(chunked.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { note: expect.any(String) } } });
   });
 
   it('leaves the login and postback endpoints to their own limits', async () => {
-    const login = await server.inject({ method: 'POST', url: '/login', payload: JSON.stringify({ login: 'a', password: 'p'.repeat(15_000) }), headers: { 'content-type': 'application/json' } });
+    const login = await server.inject({
+      method: 'POST',
+      url: '/login',
+      payload: JSON.stringify({ login: 'a', password: 'p'.repeat(15_000) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(login.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { password: expect.any(String) } } });
-    const postback = await server.inject({ method: 'POST', url: '/postback/shopnet', payload: 'a='.padEnd(40_000, 'x'), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const postback = await server.inject({
+      method: 'POST',
+      url: '/postback/shopnet',
+      payload: 'a='.padEnd(40_000, 'x'),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(postback.result).toMatchObject({ code: 'svc_postbacks_disabled' });
   });
 });

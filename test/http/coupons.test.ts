@@ -15,7 +15,13 @@ describeEachDialect(
     beforeAll(async () => {
       const { ctx } = use();
       const now = Date.now();
-      ids.code = await insertCoupon(ctx, { network: 'restcpn', advertiser: '9', title: 'Alpha winter sale', code: 'WINTER', ends_at: new Date(now + 86_400_000) });
+      ids.code = await insertCoupon(ctx, {
+        network: 'restcpn',
+        advertiser: '9',
+        title: 'Alpha winter sale',
+        code: 'WINTER',
+        ends_at: new Date(now + 86_400_000),
+      });
       ids.deal = await insertCoupon(ctx, { network: 'restcpn', advertiser: '9', title: 'Free shipping on shoes', code: '', discount_type: 'free_shipping' });
       ids.old = await insertCoupon(ctx, { network: 'restcpn', advertiser: '8', title: 'Old deal', code: '', ends_at: new Date(now - 86_400_000) });
       await ctx.networks.configure('restcpn', { publisherId: '5' }, 'test');
@@ -34,7 +40,9 @@ describeEachDialect(
       expect(((await api.get('/coupons?network=restcpn&search=wint')).result as Json[]).map((c) => c.id)).toEqual([ids.code]);
       expect(((await api.get('/coupons?network=restcpn&advertiser=8')).result as Json[]).map((c) => c.id)).toEqual([ids.old]);
       const soon = new Date(Date.now() + 2 * 86_400_000).toISOString();
-      expect(((await api.get(`/coupons?network=restcpn&expires_before=${encodeURIComponent(soon)}&orderby=ends_at&order=asc`)).result as Json[]).map((c) => c.id)).toEqual([ids.old, ids.code]);
+      expect(
+        ((await api.get(`/coupons?network=restcpn&expires_before=${encodeURIComponent(soon)}&orderby=ends_at&order=asc`)).result as Json[]).map((c) => c.id),
+      ).toEqual([ids.old, ids.code]);
       const paged = await api.get('/coupons?network=restcpn&per_page=1&page=2');
       expect(paged.headers['x-wp-totalpages']).toBe('3');
       expect((await api.get('/coupons?status=gone')).statusCode).toBe(400);
@@ -44,7 +52,14 @@ describeEachDialect(
     it('shows one coupon and answers 404 svc_coupon_not_found for an unknown one', async () => {
       const res = await api.get(`/coupons/${ids.code}`);
       expect(res.statusCode).toBe(200);
-      expect(res.result).toMatchObject({ id: ids.code, type: 'code', code: 'WINTER', status: 'active', discount: { type: 'percent', value: '10' }, network_values: {} });
+      expect(res.result).toMatchObject({
+        id: ids.code,
+        type: 'code',
+        code: 'WINTER',
+        status: 'active',
+        discount: { type: 'percent', value: '10' },
+        network_values: {},
+      });
       const missing = await api.get('/coupons/99999999');
       expect(missing.statusCode).toBe(404);
       expect(missing.result).toMatchObject({ code: 'svc_coupon_not_found' });
@@ -54,7 +69,12 @@ describeEachDialect(
     it('edits fields, records them as edited and resets one back to the network', async () => {
       const res = await api.post(`/coupons/${ids.deal}`, { title: 'Our free <i>shipping</i>', ends_at: '2031-01-01T00:00:00Z', regions: ['gb', 'de'] });
       expect(res.statusCode).toBe(200);
-      expect(res.result).toMatchObject({ title: 'Our free shipping', ends_at: '2031-01-01T00:00:00.000Z', regions: ['GB', 'DE'], edited_fields: ['title', 'ends_at', 'regions'] });
+      expect(res.result).toMatchObject({
+        title: 'Our free shipping',
+        ends_at: '2031-01-01T00:00:00.000Z',
+        regions: ['GB', 'DE'],
+        edited_fields: ['title', 'ends_at', 'regions'],
+      });
       const reset = await api.post(`/coupons/${ids.deal}`, { reset: ['title', 'regions'] });
       expect(reset.result).toMatchObject({ title: 'Free shipping on shoes', regions: [], edited_fields: ['ends_at'] });
       expect(((await api.get('/coupons?network=restcpn&edited=1')).result as Json[]).map((c) => c.id)).toEqual([ids.deal]);
@@ -102,11 +122,20 @@ describeEachDialect(
     it("gives a member's link for a coupon", async () => {
       const { ctx } = use();
       const now = new Date();
-      await ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, domain, status, created_at, updated_at) VALUES ('restcpn', '9', 'Alpha', 'shop.example', 'active', ?, ?)", [now, now]);
+      await ctx.db.execute(
+        "INSERT INTO advertisers (module, advertiser, name, domain, status, created_at, updated_at) VALUES ('restcpn', '9', 'Alpha', 'shop.example', 'active', ?, ?)",
+        [now, now],
+      );
       const member = await ctx.users.create({ login: 'restcoupons', email: 'rc@example.test', role: 'member' }, 'test');
       const res = await api.get(`/coupons/${ids.code}/link?member=restcoupons`);
       expect(res.statusCode).toBe(200);
-      expect(res.result).toMatchObject({ coupon: ids.code, code: 'WINTER', deeplink: true, member: { id: member.id }, url: expect.stringContaining(encodeURIComponent('https://shop.example/sale')) });
+      expect(res.result).toMatchObject({
+        coupon: ids.code,
+        code: 'WINTER',
+        deeplink: true,
+        member: { id: member.id },
+        url: expect.stringContaining(encodeURIComponent('https://shop.example/sale')),
+      });
       expect((await api.get(`/coupons/${ids.code}/link`)).statusCode).toBe(400);
       expect((await api.get(`/coupons/${ids.old}/link?member=restcoupons`)).result).toMatchObject({ code: 'svc_coupon_unavailable' });
     });

@@ -50,7 +50,7 @@ describe('readiness failures', () => {
       });
 
       it('answers 503 naming the pending migrations when the schema is behind this release', async () => {
-        const [latest] = (await t.ctx.db.select<{ name: string }>('SELECT name FROM migrations ORDER BY name DESC LIMIT 1'));
+        const [latest] = await t.ctx.db.select<{ name: string }>('SELECT name FROM migrations ORDER BY name DESC LIMIT 1');
         await t.ctx.db.execute('DELETE FROM migrations WHERE name = ?', [latest.name]);
         try {
           const res = await server.inject('/readyz');
@@ -161,14 +161,18 @@ describeEachDialect(
 );
 
 describe('metrics configuration', () => {
-  const load = (overrides: Record<string, unknown>) => () => loadConfig({ env: { CASHTRACK_ENV: 'test' }, overrides: { secret: 'x'.repeat(40), ...overrides } });
+  const load = (overrides: Record<string, unknown>) => () =>
+    loadConfig({ env: { CASHTRACK_ENV: 'test' }, overrides: { secret: 'x'.repeat(40), ...overrides } });
 
   it('refuses metrics on the main port without a token', () => {
     expect(load({ 'metrics.enabled': true })).toThrow('Invalid configuration metrics: needs metrics.token to be served on the main port');
   });
 
   it('accepts metrics on a port of their own without a token, and reads the port from the environment', () => {
-    const config = loadConfig({ env: { CASHTRACK_ENV: 'test', CASHTRACK_METRICS_ENABLED: 'true', CASHTRACK_METRICS_PORT: '9464' }, overrides: { secret: 'x'.repeat(40) } });
+    const config = loadConfig({
+      env: { CASHTRACK_ENV: 'test', CASHTRACK_METRICS_ENABLED: 'true', CASHTRACK_METRICS_PORT: '9464' },
+      overrides: { secret: 'x'.repeat(40) },
+    });
     expect(config.metrics).toMatchObject({ enabled: true, port: 9464, token: null, host: '127.0.0.1' });
   });
 

@@ -21,7 +21,8 @@ describeEachDialect(
       clock.set(START);
     });
     const member = async () => (await use().ctx.users.create({ login: `idem${++n}`, email: `idem${n}@example.com` })).id;
-    const credit = (member_id: number, amount: string, key: string) => api.post('/ledger/adjustments', { member_id, type: 'credit', amount, note: 'goodwill' }, { 'idempotency-key': key });
+    const credit = (member_id: number, amount: string, key: string) =>
+      api.post('/ledger/adjustments', { member_id, type: 'credit', amount, note: 'goodwill' }, { 'idempotency-key': key });
     const available = async (id: number) => (await use().ctx.ledger.balanceOf(id, 'USD')).available;
 
     it('replays a key until its 48 hours are over, then takes it as a new request', async () => {
@@ -73,7 +74,8 @@ describeEachDialect(
 
     it('prunes keys past their 48 hours and keeps younger ones', async () => {
       const id = await member();
-      const rows = async () => Number((await use().ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM idempotency_keys WHERE idem_key LIKE ?', [`prune-${id}-%`]))[0].n);
+      const rows = async () =>
+        Number((await use().ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM idempotency_keys WHERE idem_key LIKE ?', [`prune-${id}-%`]))[0].n);
       await credit(id, '1.00', `prune-${id}-old`);
       clock.advance(HOUR);
       await credit(id, '1.00', `prune-${id}-young`);

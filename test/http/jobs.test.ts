@@ -59,7 +59,7 @@ describeEachDialect('jobs over REST', (use) => {
     expect(String(all.headers.link)).toContain('rel="next"');
     const cancelled = await request('GET', '/jobs?status=cancelled&type=maintenance.prune');
     expect((cancelled.result as Json[]).map((j) => j.id)).toEqual([ids[0]]);
-    expect(((await request('GET', '/jobs?type=advertisers.sync')).result as Json[])).toEqual([]);
+    expect((await request('GET', '/jobs?type=advertisers.sync')).result as Json[]).toEqual([]);
     const bad = await request('GET', '/jobs?status=sleeping');
     expect(bad.statusCode).toBe(400);
     expect(bad.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { status: expect.any(String) } } });
@@ -97,7 +97,12 @@ describeEachDialect('jobs over REST', (use) => {
 
   it('cancels through the method override as well', async () => {
     const job = await enqueue();
-    const res = await server.inject({ method: 'POST', url: `${NS}/jobs/${job.id}`, payload: {}, headers: { authorization: admin.authorization, 'x-http-method-override': 'DELETE' } });
+    const res = await server.inject({
+      method: 'POST',
+      url: `${NS}/jobs/${job.id}`,
+      payload: {},
+      headers: { authorization: admin.authorization, 'x-http-method-override': 'DELETE' },
+    });
     expect(res.statusCode).toBe(200);
     expect((res.result as Json).status).toBe('cancelled');
   });
@@ -115,7 +120,11 @@ describeEachDialect('jobs over REST', (use) => {
 
   it('refuses anonymous callers (401) and members (403)', async () => {
     const job = await enqueue();
-    for (const [method, url] of [['GET', '/jobs'], ['GET', `/jobs/${job.id}`], ['DELETE', `/jobs/${job.id}`]]) {
+    for (const [method, url] of [
+      ['GET', '/jobs'],
+      ['GET', `/jobs/${job.id}`],
+      ['DELETE', `/jobs/${job.id}`],
+    ]) {
       const anonymous = await request(method, url, null);
       expect(anonymous.statusCode, `${method} ${url}`).toBe(401);
       expect(anonymous.result).toMatchObject({ code: 'rest_forbidden' });

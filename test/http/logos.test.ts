@@ -23,13 +23,20 @@ describeEachDialect('logos and media over REST', (use) => {
   afterAll(async () => {
     await web.close();
   });
-  const send = (method: string, url: string, payload?: Json) => client.server.inject({ method, url: `${NS}${url}`, payload, headers: { authorization: client.admin.authorization } });
+  const send = (method: string, url: string, payload?: Json) =>
+    client.server.inject({ method, url: `${NS}${url}`, payload, headers: { authorization: client.admin.authorization } });
 
   it('fetches a logo: 201 the first time, 200 with the logo on file, 201 again with ?force or force in the body', async () => {
     const first = await client.post('/advertisers/restnet/one/logo', {});
     expect(first.statusCode).toBe(201);
     const body = first.result as Json;
-    expect(body).toMatchObject({ module: 'restnet', advertiser: 'one', fetched: true, source: 'network', media: { type: 'image/png', ext: 'png', width: 100, height: 50 } });
+    expect(body).toMatchObject({
+      module: 'restnet',
+      advertiser: 'one',
+      fetched: true,
+      source: 'network',
+      media: { type: 'image/png', ext: 'png', width: 100, height: 50 },
+    });
     expect(body.logo).toBe(`/media/${body.media.sha256}.png`);
     const kept = await client.post('/advertisers/restnet/one/logo', {});
     expect(kept.statusCode).toBe(200);
@@ -40,7 +47,11 @@ describeEachDialect('logos and media over REST', (use) => {
     expect((await client.post('/advertisers/restnet/one/logo', { force: true })).statusCode).toBe(201);
     expect((await client.post('/advertisers/restnet/one/logo?force=maybe', {})).statusCode).toBe(400);
     expect((await client.post('/advertisers/restnet/one/logo', { url: 'http://elsewhere.example/x.png' })).statusCode).toBe(400);
-    const bare = await client.server.inject({ method: 'POST', url: `${NS}/advertisers/restnet/one/logo`, headers: { authorization: client.admin.authorization } });
+    const bare = await client.server.inject({
+      method: 'POST',
+      url: `${NS}/advertisers/restnet/one/logo`,
+      headers: { authorization: client.admin.authorization },
+    });
     expect(bare.statusCode).toBe(200);
     const shown = await client.get('/advertisers/restnet/one');
     expect(shown.result).toMatchObject({ logo: body.logo, local_logo: `${body.media.sha256}.png` });
@@ -49,7 +60,10 @@ describeEachDialect('logos and media over REST', (use) => {
   it('answers 422 svc_logo_not_found naming what was tried, and 404 for an unknown advertiser', async () => {
     const res = await client.post('/advertisers/restnet/html/logo', {});
     expect(res.statusCode).toBe(422);
-    expect(res.result).toMatchObject({ code: 'svc_logo_not_found', data: { status: 422, tried: [{ source: 'network', url: `${web.origin}/page`, reason: 'not_an_image' }] } });
+    expect(res.result).toMatchObject({
+      code: 'svc_logo_not_found',
+      data: { status: 422, tried: [{ source: 'network', url: `${web.origin}/page`, reason: 'not_an_image' }] },
+    });
     expect(JSON.stringify(res.result)).not.toContain('<html>');
     const missing = await client.post('/advertisers/restnet/nobody/logo', {});
     expect(missing.statusCode).toBe(404);
@@ -76,7 +90,13 @@ describeEachDialect('logos and media over REST', (use) => {
 
   it('answers 404 svc_media_not_found for a wrong extension, an unknown hash or a name that is no media file', async () => {
     const { media } = (await client.post('/advertisers/restnet/two/logo', {})).result as Json;
-    for (const url of [`/media/${media.sha256}.png`, `/media/${'0'.repeat(64)}.png`, `/media/${media.sha256.toUpperCase()}.jpg`, '/media/logo.svg', `/media/${media.sha256}.svg`]) {
+    for (const url of [
+      `/media/${media.sha256}.png`,
+      `/media/${'0'.repeat(64)}.png`,
+      `/media/${media.sha256.toUpperCase()}.jpg`,
+      '/media/logo.svg',
+      `/media/${media.sha256}.svg`,
+    ]) {
       const res = await client.server.inject({ url });
       expect(res.statusCode, url).toBe(404);
       expect(res.result, url).toMatchObject({ code: 'svc_media_not_found' });

@@ -8,7 +8,16 @@ describeEachDialect('GET /logs', (use) => {
   it('filters by min_level and follows with after_id and order=asc', async () => {
     const { ctx } = use();
     const now = new Date();
-    await ctx.logger.appendMany(['info', 'warning', 'error'].map((level, i) => ({ created_at: now, level: level as 'info', source: 'resttest', message: `m${i}`, context: null, request_id: null })));
+    await ctx.logger.appendMany(
+      ['info', 'warning', 'error'].map((level, i) => ({
+        created_at: now,
+        level: level as 'info',
+        source: 'resttest',
+        message: `m${i}`,
+        context: null,
+        request_id: null,
+      })),
+    );
     const warn = await client.get('/logs?source=resttest&min_level=warning');
     expect(warn.statusCode).toBe(200);
     const items = warn.result as Array<{ id: number; message: string }>;

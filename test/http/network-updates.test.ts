@@ -26,8 +26,10 @@ describeEachDialect(
     });
     afterAll(() => server.stop());
 
-    const post = (url: string, payload: unknown) => server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
-    const storedDefinition = async (id: string) => JSON.parse(String((await use().ctx.db.select<Json>('SELECT definition FROM networks WHERE id = ?', [id]))[0].definition));
+    const post = (url: string, payload: unknown) =>
+      server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
+    const storedDefinition = async (id: string) =>
+      JSON.parse(String((await use().ctx.db.select<Json>('SELECT definition FROM networks WHERE id = ?', [id]))[0].definition));
 
     /** A custom network with feeds, its postbacks switched on; returns the postback token. */
     async function liveNetwork(id: string): Promise<string> {
@@ -98,7 +100,10 @@ describeEachDialect(
       // The stored tracking link has {url}; a mapping that reuses `subid` for two fields is refused across fields.
       const res = await post('/networks/checknet', { postback: { params: { transaction_id: 'x', commission: 'X' } } });
       expect(res.statusCode).toBe(400);
-      expect(res.result).toMatchObject({ code: 'svc_invalid_network', data: { params: { 'postback[params][commission]': expect.stringMatching(/already mapped/) } } });
+      expect(res.result).toMatchObject({
+        code: 'svc_invalid_network',
+        data: { params: { 'postback[params][commission]': expect.stringMatching(/already mapped/) } },
+      });
       expect(await storedDefinition('checknet')).toEqual(before);
     });
 

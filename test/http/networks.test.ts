@@ -18,7 +18,8 @@ describeEachDialect(
     afterAll(() => server.stop());
 
     const get = (url: string) => server.inject({ url: `${NS}${url}`, headers: { authorization: admin.authorization } });
-    const post = (url: string, payload: unknown) => server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
+    const post = (url: string, payload: unknown) =>
+      server.inject({ method: 'POST', url: `${NS}${url}`, payload: payload as object, headers: { authorization: admin.authorization } });
 
     it('configures a built-in network: values shown, secrets only as *_set, stored encrypted', async () => {
       const { ctx } = use();
@@ -41,17 +42,33 @@ describeEachDialect(
     it('switches a network on and off and keeps the last sync outcome', async () => {
       const { ctx } = use();
       expect((await ctx.networks.enable('fakenet', 'test')).enabled).toBe(true);
-      await ctx.networks.recordSync('fakenet', { at: new Date('2026-11-20T10:00:00Z'), result: { created: 3, updated: 1, deactivated: 0, failed: 0 }, error: 'page 4: HTTP 500' });
+      await ctx.networks.recordSync('fakenet', {
+        at: new Date('2026-11-20T10:00:00Z'),
+        result: { created: 3, updated: 1, deactivated: 0, failed: 0 },
+        error: 'page 4: HTTP 500',
+      });
       const n = await ctx.networks.get('fakenet');
-      expect(n).toMatchObject({ enabled: true, last_sync_at: '2026-11-20T10:00:00.000Z', last_sync_result: { created: 3 }, last_error: 'page 4: HTTP 500', last_error_at: '2026-11-20T10:00:00.000Z' });
+      expect(n).toMatchObject({
+        enabled: true,
+        last_sync_at: '2026-11-20T10:00:00.000Z',
+        last_sync_result: { created: 3 },
+        last_error: 'page 4: HTTP 500',
+        last_error_at: '2026-11-20T10:00:00.000Z',
+      });
       expect((await ctx.networks.disable('fakenet', 'test')).enabled).toBe(false);
     });
 
     it("keeps the sync's and the poll's outcomes side by side, whichever ends last", async () => {
       const { ctx } = use();
-      await Promise.all([ctx.networks.recordRun('fakenet', 'advertisers', { created: 2, failed: 0 }, null), ctx.networks.recordRun('fakenet', 'orders', { seen: 5, failed: 1 }, 'page 2: HTTP 502')]);
+      await Promise.all([
+        ctx.networks.recordRun('fakenet', 'advertisers', { created: 2, failed: 0 }, null),
+        ctx.networks.recordRun('fakenet', 'orders', { seen: 5, failed: 1 }, 'page 2: HTTP 502'),
+      ]);
       const n = await ctx.networks.get('fakenet');
-      expect(n.last_sync_result).toMatchObject({ advertisers: { created: 2, failed: 0, error: null, at: expect.any(String) }, orders: { seen: 5, failed: 1, error: 'page 2: HTTP 502', at: expect.any(String) } });
+      expect(n.last_sync_result).toMatchObject({
+        advertisers: { created: 2, failed: 0, error: null, at: expect.any(String) },
+        orders: { seen: 5, failed: 1, error: 'page 2: HTTP 502', at: expect.any(String) },
+      });
       expect(n.last_error).toBe('page 2: HTTP 502');
       await ctx.networks.recordRun('fakenet', 'orders', { seen: 6, failed: 0 }, null);
       // The poll's own outcome says it recovered; last_error keeps the latest error and its time.
@@ -71,7 +88,12 @@ describeEachDialect(
       ['a status mapped to a word we lack', { statuses: { paid: 'settled' } }, 'rest_invalid_param', 'statuses'],
       ['a mapping without a transaction id', { postback: { params: { commission: 'payout' } } }, 'rest_invalid_param', 'postback'],
       ['a bad parameter name', { postback: { params: { transaction_id: 'tx id', commission: 'c' } } }, 'rest_invalid_param', 'postback'],
-      ['a feed in another format', { feeds: { advertisers: { url: 'https://x.test/a.xml', format: 'xml', fields: { id: 'id', name: 'name' } } } }, 'rest_invalid_param', 'feeds'],
+      [
+        'a feed in another format',
+        { feeds: { advertisers: { url: 'https://x.test/a.xml', format: 'xml', fields: { id: 'id', name: 'name' } } } },
+        'rest_invalid_param',
+        'feeds',
+      ],
     ])('refuses a definition with %s (400 %s)', async (_name, over, code, param) => {
       const res = await post('/networks/badnet', shopnetDefinition(over));
       expect(res.statusCode).toBe(400);
@@ -83,16 +105,49 @@ describeEachDialect(
     it.each([
       ['a tracking link without {sub_id}', { tracking_link: 'https://go.test/c?url={url}' }, 'tracking_link', /\{sub_id\}/],
       ['an unknown placeholder', { tracking_link: 'https://go.test/c?s={sub_id}&x={member}' }, 'tracking_link', /unknown placeholder \{member\}/],
-      ['a secret setting in the tracking link', { settings: [{ name: 'key', secret: true }], tracking_link: 'https://go.test/c?s={sub_id}&k={settings.key}' }, 'tracking_link', /secret/],
+      [
+        'a secret setting in the tracking link',
+        { settings: [{ name: 'key', secret: true }], tracking_link: 'https://go.test/c?s={sub_id}&k={settings.key}' },
+        'tracking_link',
+        /secret/,
+      ],
       ['a tracking link that is not http', { tracking_link: 'javascript:alert({sub_id})' }, 'tracking_link', /http/],
       ['one parameter for two fields', { postback: { params: { transaction_id: 'id', commission: 'ID' } } }, 'postback[params][commission]', /already mapped/],
       ['the reserved token parameter', { postback: { params: { transaction_id: 'token', commission: 'c' } } }, 'postback[params][transaction_id]', /reserved/],
       ['status words that differ only in case', { statuses: { Paid: 'approved', paid: 'declined' } }, 'statuses[paid]', /only in case/],
       ['an unknown currency', { currency: 'ABC' }, 'currency', /unknown currency/],
       ['a percent over 100', { cashback: { type: 'percent_sale', value: '150' } }, 'cashback[value]', /100/],
-      ['a feed URL with an unknown placeholder', { feeds: { transactions: { url: 'https://x.test/t.csv?k={settings.nope}', format: 'csv', fields: { transaction_id: 'id', commission: 'c' } } } }, 'feeds[transactions][url]', /settings\.nope/],
-      ['a secret setting sent over plain http in the URL', { settings: [{ name: 'key', secret: true }], feeds: { advertisers: { url: 'http://feeds.example.test/{settings.key}/a.json', format: 'json', fields: { id: 'id', name: 'name' } } } }, 'feeds[advertisers][url]', /\{settings\.key\}.*https/],
-      ['a secret setting sent over plain http in a header', { settings: [{ name: 'key', secret: true }], feeds: { transactions: { url: 'http://10.0.0.8/t.csv', format: 'csv', headers: { Authorization: 'Token {settings.key}' }, fields: { transaction_id: 'id', commission: 'c' } } } }, 'feeds[transactions][url]', /https/],
+      [
+        'a feed URL with an unknown placeholder',
+        { feeds: { transactions: { url: 'https://x.test/t.csv?k={settings.nope}', format: 'csv', fields: { transaction_id: 'id', commission: 'c' } } } },
+        'feeds[transactions][url]',
+        /settings\.nope/,
+      ],
+      [
+        'a secret setting sent over plain http in the URL',
+        {
+          settings: [{ name: 'key', secret: true }],
+          feeds: { advertisers: { url: 'http://feeds.example.test/{settings.key}/a.json', format: 'json', fields: { id: 'id', name: 'name' } } },
+        },
+        'feeds[advertisers][url]',
+        /\{settings\.key\}.*https/,
+      ],
+      [
+        'a secret setting sent over plain http in a header',
+        {
+          settings: [{ name: 'key', secret: true }],
+          feeds: {
+            transactions: {
+              url: 'http://10.0.0.8/t.csv',
+              format: 'csv',
+              headers: { Authorization: 'Token {settings.key}' },
+              fields: { transaction_id: 'id', commission: 'c' },
+            },
+          },
+        },
+        'feeds[transactions][url]',
+        /https/,
+      ],
     ])('refuses a definition with %s (400 svc_invalid_network naming the field)', async (_name, over, field, message) => {
       const res = await post('/networks/badnet', shopnetDefinition(over));
       expect(res.statusCode).toBe(400);
@@ -104,18 +159,33 @@ describeEachDialect(
     it('builds tracking links from the template with the target URL encoded', async () => {
       await use().ctx.networks.saveCustom('tracknet', shopnetDefinition(), 'test');
       const module = await use().ctx.networks.module('tracknet');
-      expect(module.trackingLink({}, { advertiser_id: 'shop 7', sub_id: '42', url: 'https://shop.test/p?a=1&b=2' })).toBe('https://go.shopnet.test/c/shop%207?aff=77&subid=42&url=https%3A%2F%2Fshop.test%2Fp%3Fa%3D1%26b%3D2');
-      await use().ctx.networks.saveCustom('linknet', shopnetDefinition({ settings: [{ name: 'aff', required: true }], tracking_link: 'https://go.test/{settings.aff}/{advertiser_id}?s={sub_id}&u={url}' }), 'test');
+      expect(module.trackingLink({}, { advertiser_id: 'shop 7', sub_id: '42', url: 'https://shop.test/p?a=1&b=2' })).toBe(
+        'https://go.shopnet.test/c/shop%207?aff=77&subid=42&url=https%3A%2F%2Fshop.test%2Fp%3Fa%3D1%26b%3D2',
+      );
+      await use().ctx.networks.saveCustom(
+        'linknet',
+        shopnetDefinition({ settings: [{ name: 'aff', required: true }], tracking_link: 'https://go.test/{settings.aff}/{advertiser_id}?s={sub_id}&u={url}' }),
+        'test',
+      );
       const n = await use().ctx.networks.get('linknet');
       expect(n.configured).toBe(false);
       await use().ctx.networks.configure('linknet', { aff: 'A 1' }, 'test');
-      expect((await use().ctx.networks.module('linknet')).trackingLink(await use().ctx.networks.settings('linknet'), { advertiser_id: '9', sub_id: 'ann', url: null })).toBe('https://go.test/A%201/9?s=ann');
+      expect(
+        (await use().ctx.networks.module('linknet')).trackingLink(await use().ctx.networks.settings('linknet'), {
+          advertiser_id: '9',
+          sub_id: 'ann',
+          url: null,
+        }),
+      ).toBe('https://go.test/A%201/9?s=ann');
     });
 
     it('counts orders per network and answers 404/400 for unknown or malformed ids', async () => {
       const { ctx } = use();
       await ctx.networks.saveCustom('countnet', shopnetDefinition(), 'test');
-      await ctx.orders.record({ network: 'countnet', transaction_id: 'N-1', source: 'manual', sale_amount: '10.00', commission: '1.00', currency: 'EUR', note: 'x' }, 'test');
+      await ctx.orders.record(
+        { network: 'countnet', transaction_id: 'N-1', source: 'manual', sale_amount: '10.00', commission: '1.00', currency: 'EUR', note: 'x' },
+        'test',
+      );
       expect((await ctx.networks.get('countnet')).counts.orders).toBe(1);
       expect(((await get('/networks')).result as Json[]).find((n) => n.id === 'countnet')!.counts.orders).toBe(1);
       const missing = await get('/networks/nonet');
@@ -143,7 +213,8 @@ describeEachDialect(
     });
 
     it('pages the networks, built-in then custom by id, with X-WP-Total, X-WP-TotalPages and Link', async () => {
-      for (const id of ['pg-c', 'pg-a', 'pg-b']) expect((await post(`/networks/${id}`, shopnetDefinition({ name: `Paged ${id}` }))).statusCode).toBeLessThan(300);
+      for (const id of ['pg-c', 'pg-a', 'pg-b'])
+        expect((await post(`/networks/${id}`, shopnetDefinition({ name: `Paged ${id}` }))).statusCode).toBeLessThan(300);
       const all = await get('/networks?per_page=100');
       const ids = (all.result as Json[]).map((n) => n.id as string);
       const kinds = (all.result as Json[]).map((n) => n.kind as string);
@@ -205,7 +276,12 @@ describeEachDialect(
         counts: { advertisers: 0, orders: 0 },
       });
       expect(fake.settings).toEqual({ region: 'eu', apiToken_set: false });
-      expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([['publisherId', false], ['apiToken', true], ['region', false], ['review_above', false]]);
+      expect(fake.config_keys.map((k: Json) => [k.name, k.secret])).toEqual([
+        ['publisherId', false],
+        ['apiToken', true],
+        ['region', false],
+        ['review_above', false],
+      ]);
     });
   },
   { networks: { fakenet: { region: 'eu' } } },
@@ -229,7 +305,11 @@ describeEachDialect(
         enabled: true,
         configured: true,
         cashback_rule: { type: 'percent_commission', value: '50', source: 'network' },
-        definition: { name: 'Shop Net', cashback: { type: 'percent_commission', value: '50', currency: null }, postback: { params: { transaction_id: 'txn' } } },
+        definition: {
+          name: 'Shop Net',
+          cashback: { type: 'percent_commission', value: '50', currency: null },
+          postback: { params: { transaction_id: 'txn' } },
+        },
         postbacks: { enabled: false, template: expect.stringContaining('txn={transaction_id}') },
       });
       const updated = await post('/networks/shopnet', shopnetDefinition({ name: 'Shop Net 2', cashback: { type: 'flat', value: '2.5' } }));

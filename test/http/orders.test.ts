@@ -23,7 +23,14 @@ describeEachDialect('orders over REST', (use) => {
     await addAdvertiser(ctx, 'listnet', 'shop-1');
     await addAdvertiser(ctx, 'listnet', 'shop-2');
   });
-  const claim = (extra: Json = {}) => ({ network: 'awin', transaction_id: `TX-${++seq}`, sale_amount: '80.00', commission: '8.00', note: 'missing cashback claim #12', ...extra });
+  const claim = (extra: Json = {}) => ({
+    network: 'awin',
+    transaction_id: `TX-${++seq}`,
+    sale_amount: '80.00',
+    commission: '8.00',
+    note: 'missing cashback claim #12',
+    ...extra,
+  });
 
   it('records a manual order with 201, and answers 200 with duplicate: true when it is sent again', async () => {
     const id = await member();
@@ -121,9 +128,28 @@ describeEachDialect('orders over REST', (use) => {
     const created = (await post('/orders', claim({ member_id: id, advertiser: '7001', merchant_ref: 'MR-KEEP' }))).result as Json;
     const noted = await post(`/orders/${created.id}`, { note: 'checked with the shop' });
     expect(noted.statusCode).toBe(200);
-    expect(noted.result).toMatchObject({ status: 'pending', sale_amount: '80.00', commission: '8.00', currency: 'USD', cashback: '4.00', advertiser: '7001', merchant_ref: 'MR-KEEP', member: { id }, note: 'checked with the shop', changes: ['note'] });
+    expect(noted.result).toMatchObject({
+      status: 'pending',
+      sale_amount: '80.00',
+      commission: '8.00',
+      currency: 'USD',
+      cashback: '4.00',
+      advertiser: '7001',
+      merchant_ref: 'MR-KEEP',
+      member: { id },
+      note: 'checked with the shop',
+      changes: ['note'],
+    });
     const corrected = await post(`/orders/${created.id}`, { commission: '10.00' });
-    expect(corrected.result).toMatchObject({ status: 'pending', sale_amount: '80.00', commission: '10.00', currency: 'USD', cashback: '5.00', note: 'checked with the shop', changes: ['amounts'] });
+    expect(corrected.result).toMatchObject({
+      status: 'pending',
+      sale_amount: '80.00',
+      commission: '10.00',
+      currency: 'USD',
+      cashback: '5.00',
+      note: 'checked with the shop',
+      changes: ['amounts'],
+    });
   });
 
   it('lists orders newest first with filters and paging headers', async () => {
@@ -172,7 +198,8 @@ describeEachDialect('orders over REST', (use) => {
       const res = await post('/orders', claim({ member_id: id, ...payload }));
       return [res.statusCode, (res.result as Json).code];
     };
-    for (const amount of ['-1.00', '0', 'abc', '1.001', '1e5', '1000000000000000000']) expect(await code({ commission: amount })).toEqual([400, 'svc_invalid_amount']);
+    for (const amount of ['-1.00', '0', 'abc', '1.001', '1e5', '1000000000000000000'])
+      expect(await code({ commission: amount })).toEqual([400, 'svc_invalid_amount']);
     expect(await code({ sale_amount: 12.5 })).toEqual([400, 'rest_invalid_param']);
     expect(await code({ member_id: 99999999 })).toEqual([404, 'svc_member_not_found']);
     expect(await code({ currency: 'ZZZ' })).toEqual([400, 'svc_invalid_currency']);
@@ -202,8 +229,14 @@ describeEachDialect('orders over REST', (use) => {
     expect(every.statusCode).toBe(202);
     expect(every.result).toMatchObject({ type: 'orders.poll', params: {} });
     expect((await post('/orders/poll', { network: 'nosuch' })).result).toMatchObject({ code: 'svc_network_not_found', data: { status: 404 } });
-    expect((await post('/orders/poll', { network: 'Not A Network' })).result).toMatchObject({ code: 'rest_invalid_param', data: { params: { network: expect.any(String) } } });
-    expect((await post('/orders/poll', { since: 'yesterday' })).result).toMatchObject({ code: 'rest_invalid_param', data: { params: { since: expect.any(String) } } });
+    expect((await post('/orders/poll', { network: 'Not A Network' })).result).toMatchObject({
+      code: 'rest_invalid_param',
+      data: { params: { network: expect.any(String) } },
+    });
+    expect((await post('/orders/poll', { since: 'yesterday' })).result).toMatchObject({
+      code: 'rest_invalid_param',
+      data: { params: { since: expect.any(String) } },
+    });
     // Nothing runs them here: cancel, so no other test sees queued jobs.
     for (const job of [res.result, every.result] as Json[]) await use().ctx.jobs.cancel(job.id, 'test');
   });
@@ -211,18 +244,36 @@ describeEachDialect('orders over REST', (use) => {
   it('lists network orders held for review (?review=held), releases one once and declines another', async () => {
     const { ctx } = use();
     const id = await member();
-    const report = (extra: Json = {}) => ({ network: 'awin', transaction_id: `HELD-${++seq}`, source: 'poll' as const, member_id: id, sale_amount: '0', commission: '1500.00', status: 'approved' as const, ...extra });
+    const report = (extra: Json = {}) => ({
+      network: 'awin',
+      transaction_id: `HELD-${++seq}`,
+      source: 'poll' as const,
+      member_id: id,
+      sale_amount: '0',
+      commission: '1500.00',
+      status: 'approved' as const,
+      ...extra,
+    });
     const [a, b] = await ctx.orders.recordMany([report(), report({ currency: 'EUR' })], 'system');
     const list = await get(`/orders?review=held&member_id=${id}`);
     expect(list.statusCode).toBe(200);
-    expect((list.result as Json[]).map((o) => [o.id, o.review.state, o.review.reason])).toEqual([[b.id, 'held', 'above_ceiling'], [a.id, 'held', 'above_ceiling']]);
+    expect((list.result as Json[]).map((o) => [o.id, o.review.state, o.review.reason])).toEqual([
+      [b.id, 'held', 'above_ceiling'],
+      [a.id, 'held', 'above_ceiling'],
+    ]);
     expect(list.headers['x-wp-total']).toBe('2');
     const moved = await post(`/orders/${a.id}`, { status: 'declined' });
     expect(moved.statusCode).toBe(409);
     expect(moved.result).toMatchObject({ code: 'svc_order_held', data: { status: 409, reason: 'above_ceiling' } });
     const released = await post(`/orders/${a.id}/release`, { note: 'confirmed by the network' });
     expect(released.statusCode).toBe(200);
-    expect(released.result).toMatchObject({ id: a.id, status: 'approved', changes: ['review'], review: { state: 'released', reviewed_by: `user:${api.admin.id}` }, cashback_entry_id: expect.any(Number) });
+    expect(released.result).toMatchObject({
+      id: a.id,
+      status: 'approved',
+      changes: ['review'],
+      review: { state: 'released', reviewed_by: `user:${api.admin.id}` },
+      cashback_entry_id: expect.any(Number),
+    });
     const twice = await post(`/orders/${a.id}/release`, {});
     expect(twice.statusCode).toBe(409);
     expect(twice.result).toMatchObject({ code: 'svc_order_not_held', data: { status: 409, review: 'released' } });
@@ -238,6 +289,8 @@ describeEachDialect('orders over REST', (use) => {
   it('answers 401 without credentials and 403 to a member', async () => {
     const memberActor = await createActor(use().ctx, 'member');
     expect((await api.server.inject({ url: `${NS}/orders` })).statusCode).toBe(401);
-    expect((await api.server.inject({ method: 'POST', url: `${NS}/orders`, payload: claim(), headers: { authorization: memberActor.authorization } })).statusCode).toBe(403);
+    expect(
+      (await api.server.inject({ method: 'POST', url: `${NS}/orders`, payload: claim(), headers: { authorization: memberActor.authorization } })).statusCode,
+    ).toBe(403);
   });
 });

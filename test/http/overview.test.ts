@@ -11,7 +11,10 @@ const DAY = 86_400_000;
 let txn = 0;
 
 /** An order row written directly (the orders service is not needed to count orders). */
-async function insertOrder(ctx: Context, o: { member_id: number | null; status: string; currency?: string; sale?: number; commission: number; cashback: number; ageDays?: number }): Promise<number> {
+async function insertOrder(
+  ctx: Context,
+  o: { member_id: number | null; status: string; currency?: string; sale?: number; commission: number; cashback: number; ageDays?: number },
+): Promise<number> {
   const at = new Date(Date.now() - (o.ageDays ?? 1) * DAY);
   const { insertId } = await ctx.db.execute(
     'INSERT INTO orders (network, transaction_id, member_id, sale_amount, commission, currency, cashback, status, source, status_changed_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -22,7 +25,12 @@ async function insertOrder(ctx: Context, o: { member_id: number | null; status: 
 
 /** Posts an order-linked credit as the orders service would (cashback or referral). */
 async function credit(ctx: Context, memberId: number, type: 'cashback' | 'referral', amount: number, orderId: number, currency = 'USD'): Promise<number> {
-  const row = await ctx.db.transaction((t) => ctx.ledger.post({ memberId, currency, type, amount, sourceType: type === 'cashback' ? 'order' : 'referral', sourceId: orderId, orderId, actor: 'system' }, t));
+  const row = await ctx.db.transaction((t) =>
+    ctx.ledger.post(
+      { memberId, currency, type, amount, sourceType: type === 'cashback' ? 'order' : 'referral', sourceId: orderId, orderId, actor: 'system' },
+      t,
+    ),
+  );
   return row.id;
 }
 
@@ -105,7 +113,11 @@ describeEachDialect('the overview', (use) => {
   it('widens the order window with days and refuses a window past a year', async () => {
     const auth = { authorization: admin.authorization };
     const wide = (await server.inject({ url: `${NS}/overview?days=60`, headers: auth })).result as Json;
-    expect(wide.orders.by_status.find((r: Json) => r.status === 'pending' && r.currency === 'USD')).toMatchObject({ count: 2, commission: '104.00', margin: '52.00' });
+    expect(wide.orders.by_status.find((r: Json) => r.status === 'pending' && r.currency === 'USD')).toMatchObject({
+      count: 2,
+      commission: '104.00',
+      margin: '52.00',
+    });
     const bad = await server.inject({ url: `${NS}/overview?days=0`, headers: auth });
     expect(bad.statusCode).toBe(400);
     expect((await server.inject({ url: `${NS}/overview?days=367`, headers: auth })).statusCode).toBe(400);
@@ -144,7 +156,15 @@ describeEachDialect('the overview under huge amounts held for review', (use) => 
   it("refuses or holds the security review's postbacks, and still answers 200 with nothing credited", async () => {
     const { ctx } = use();
     const member = (await ctx.users.create({ login: 'huge-ann', email: 'huge-ann@example.com' })).id;
-    const report = (i: number, commission: string) => ({ network: 'awin', transaction_id: `HUGE-${commission}-${i}`, source: 'postback' as const, member_id: member, sale_amount: '0', commission, status: 'approved' as const });
+    const report = (i: number, commission: string) => ({
+      network: 'awin',
+      transaction_id: `HUGE-${commission}-${i}`,
+      source: 'postback' as const,
+      member_id: member,
+      sale_amount: '0',
+      commission,
+      status: 'approved' as const,
+    });
     for (let i = 0; i < 20; i++) {
       // Past the hard bound: refused, nothing recorded.
       await expect(ctx.orders.record(report(i, '9999999999999.99'), 'postback')).rejects.toMatchObject({ code: 'svc_invalid_amount', status: 400 });
@@ -152,7 +172,10 @@ describeEachDialect('the overview under huge amounts held for review', (use) => 
       expect((await ctx.orders.record(report(i, '9999999999.99'), 'postback')).review?.state).toBe('held');
     }
     // The batch path (polls, postback batches) holds them the same way.
-    const batch = await ctx.orders.recordMany(Array.from({ length: 20 }, (_, i) => report(100 + i, '9999999999.99')), 'postback');
+    const batch = await ctx.orders.recordMany(
+      Array.from({ length: 20 }, (_, i) => report(100 + i, '9999999999.99')),
+      'postback',
+    );
     expect(batch.every((o) => o.review?.state === 'held')).toBe(true);
     const o = await get();
     expect(o.held_orders).toEqual({ count: 40 });
@@ -161,7 +184,6 @@ describeEachDialect('the overview under huge amounts held for review', (use) => 
     expect(await ctx.ledger.balanceOf(member, 'USD')).toMatchObject({ available: '0.00', pending: '0.00', lifetime_earned: '0.00' });
     expect(await ctx.ledger.verify()).toEqual([]);
   });
-
 });
 
 describeEachDialect('the overview under huge amounts past 2^53', (use) => {
@@ -171,7 +193,19 @@ describeEachDialect('the overview under huge amounts past 2^53', (use) => {
     const { ctx } = use();
     // 9,100 orders of 10,000,000,000.00 (the hard bound) and 0.01 each: 91,000,000,000,091.00 in all.
     const at = new Date();
-    const columns = ['network', 'transaction_id', 'sale_amount', 'commission', 'currency', 'cashback', 'status', 'source', 'status_changed_at', 'created_at', 'updated_at'];
+    const columns = [
+      'network',
+      'transaction_id',
+      'sale_amount',
+      'commission',
+      'currency',
+      'cashback',
+      'status',
+      'source',
+      'status_changed_at',
+      'created_at',
+      'updated_at',
+    ];
     const rows = Array.from({ length: 9100 }, (_, i) => ['bignet', `BIG-${i}`, 1_000_000_000_000, 1_000_000_000_000, 'USD', 1, 'approved', 'poll', at, at, at]);
     await ctx.db.transaction((t) => ctx.db.insertMany('orders', columns, rows, t));
     // Two members at the largest balance kept exactly, one at its negative; the two with a pending
@@ -180,17 +214,46 @@ describeEachDialect('the overview under huge amounts past 2^53', (use) => {
     for (const login of ['huge-bob', 'huge-cat', 'huge-dan']) ids.push((await ctx.users.create({ login, email: `${login}@example.com` })).id);
     const max = Number.MAX_SAFE_INTEGER;
     await ctx.db.transaction(async (t) => {
-      for (const [i, amount] of [max, max, -max].entries()) await ctx.ledger.post({ memberId: ids[i], currency: 'USD', type: 'adjustment', amount, sourceType: 'adjustment', actor: 'test', allowNegative: true }, t);
-      await ctx.db.insertMany('orders', [...columns, 'member_id'], ids.slice(0, 2).map((id) => ['bignet', `MAX-${id}`, max, max, 'USD', max, 'pending', 'poll', at, at, at, id]), t);
+      for (const [i, amount] of [max, max, -max].entries())
+        await ctx.ledger.post(
+          { memberId: ids[i], currency: 'USD', type: 'adjustment', amount, sourceType: 'adjustment', actor: 'test', allowNegative: true },
+          t,
+        );
+      await ctx.db.insertMany(
+        'orders',
+        [...columns, 'member_id'],
+        ids.slice(0, 2).map((id) => ['bignet', `MAX-${id}`, max, max, 'USD', max, 'pending', 'poll', at, at, at, id]),
+        t,
+      );
       for (const id of ids.slice(0, 2)) await ctx.ledger.addPending(id, 'USD', max, t);
     });
     const o = await get();
     expect(o.orders.by_status).toEqual([
-      { status: 'pending', currency: 'USD', count: 2, sale_amount: '180143985094819.82', commission: '180143985094819.82', cashback: '180143985094819.82', referral: '0.00', margin: '0.00' },
-      { status: 'approved', currency: 'USD', count: 9100, sale_amount: '91000000000000.00', commission: '91000000000000.00', cashback: '91.00', referral: '0.00', margin: '90999999999909.00' },
+      {
+        status: 'pending',
+        currency: 'USD',
+        count: 2,
+        sale_amount: '180143985094819.82',
+        commission: '180143985094819.82',
+        cashback: '180143985094819.82',
+        referral: '0.00',
+        margin: '0.00',
+      },
+      {
+        status: 'approved',
+        currency: 'USD',
+        count: 9100,
+        sale_amount: '91000000000000.00',
+        commission: '91000000000000.00',
+        cashback: '91.00',
+        referral: '0.00',
+        margin: '90999999999909.00',
+      },
     ]);
     // (2^53 - 1) × 2 - (2^53 - 1) available, 2 × (2^53 - 1) pending: past 2^53, to the cent.
-    expect(o.liabilities).toEqual([{ currency: 'USD', available: '90071992547409.91', pending: '180143985094819.82', overdrawn: '-90071992547409.91', members_overdrawn: 1 }]);
+    expect(o.liabilities).toEqual([
+      { currency: 'USD', available: '90071992547409.91', pending: '180143985094819.82', overdrawn: '-90071992547409.91', members_overdrawn: 1 },
+    ]);
     expect(await ctx.ledger.verify()).toEqual([]);
   });
 });

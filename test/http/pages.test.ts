@@ -8,14 +8,22 @@ type Json = Record<string, any>;
 
 describeEachDialect('shop pages over REST', (use) => {
   const api = adminClient(use);
-  const del = (url: string, payload?: Json) => api.server.inject({ method: 'DELETE', url: `${NS}${url}`, payload, headers: { authorization: api.admin.authorization } });
+  const del = (url: string, payload?: Json) =>
+    api.server.inject({ method: 'DELETE', url: `${NS}${url}`, payload, headers: { authorization: api.admin.authorization } });
 
   it('makes a page (201 with Location), then answers 409 svc_page_exists naming it', async () => {
     await addShop(use().ctx, 'awin', '1', { name: 'Rest Shop' });
     const res = await api.post('/advertisers/awin/1/page', { status: 'publish' });
     expect(res.statusCode).toBe(201);
     const page = res.result as Json;
-    expect(page).toMatchObject({ module: 'awin', advertiser: '1', title: 'Rest Shop Cashback', slug: 'rest-shop', status: 'publish', author: `user:${api.admin.id}` });
+    expect(page).toMatchObject({
+      module: 'awin',
+      advertiser: '1',
+      title: 'Rest Shop Cashback',
+      slug: 'rest-shop',
+      status: 'publish',
+      author: `user:${api.admin.id}`,
+    });
     expect(res.headers.location).toContain(`/pages/${page.id}`);
     const again = await api.post('/advertisers/awin/1/page', {});
     expect(again.statusCode).toBe(409);
@@ -34,9 +42,16 @@ describeEachDialect('shop pages over REST', (use) => {
     await addShop(use().ctx, 'awin', '3', { name: 'Edit Me' });
     const page = (await api.post('/advertisers/awin/3/page', {})).result as Json;
     expect((await api.get(`/pages/${page.id}`)).result).toEqual(page);
-    const res = await api.post(`/pages/${page.id}`, { body: '<h2 onclick="x()">Deals</h2><a href="javascript:alert(1)">bad</a><a href="https://edit.example/">good</a><script>alert(1)</script>', status: 'publish' });
+    const res = await api.post(`/pages/${page.id}`, {
+      body: '<h2 onclick="x()">Deals</h2><a href="javascript:alert(1)">bad</a><a href="https://edit.example/">good</a><script>alert(1)</script>',
+      status: 'publish',
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.result).toMatchObject({ id: page.id, status: 'publish', body: `<h2>Deals</h2><a>bad</a><a href="https://edit.example/" rel="${OUTBOUND_REL}">good</a>` });
+    expect(res.result).toMatchObject({
+      id: page.id,
+      status: 'publish',
+      body: `<h2>Deals</h2><a>bad</a><a href="https://edit.example/" rel="${OUTBOUND_REL}">good</a>`,
+    });
     const gone = await del(`/pages/${page.id}`);
     expect(gone.statusCode).toBe(200);
     expect(gone.result).toMatchObject({ deleted: true, previous: { id: page.id, status: 'publish' } });
@@ -52,12 +67,19 @@ describeEachDialect('shop pages over REST', (use) => {
     expect(long.result).toMatchObject({ code: 'rest_invalid_param', data: { details: { title: { code: 'rest_too_long' } } } });
     expect((await api.post(`/pages/${page.id}`, { title: '   ' })).result).toMatchObject({ code: 'rest_invalid_param' });
     expect((await api.post(`/pages/${page.id}`, { author: 'me' })).result).toMatchObject({ code: 'rest_invalid_param' });
-    expect((await api.post(`/pages/${page.id}`, { title: '<i></i>' })).result).toMatchObject({ code: 'svc_invalid_page', data: { status: 400, field: 'title' } });
+    expect((await api.post(`/pages/${page.id}`, { title: '<i></i>' })).result).toMatchObject({
+      code: 'svc_invalid_page',
+      data: { status: 400, field: 'title' },
+    });
     expect((await api.get(`/pages/${page.id}`)).result).toMatchObject({ title: 'Long Title Cashback' });
   });
 
   it('lists pages with WordPress paging headers and filters, and looks them up by prefix', async () => {
-    for (const [id, name] of [['10', 'Paged One'], ['11', 'Paged Two'], ['12', 'Paged Three']]) {
+    for (const [id, name] of [
+      ['10', 'Paged One'],
+      ['11', 'Paged Two'],
+      ['12', 'Paged Three'],
+    ]) {
       await addShop(use().ctx, 'paged', id, { name });
       await api.post(`/advertisers/paged/${id}/page`, {});
     }
@@ -94,7 +116,10 @@ describeEachDialect('shop pages over REST', (use) => {
     expect(cancelled.statusCode).toBe(200);
     expect(cancelled.result).toMatchObject({ id: (started.result as Json).id, status: 'cancelled' });
     // Nothing left to cancel: the answer names the latest run.
-    expect((await del('/advertisers/pages')).result).toMatchObject({ code: 'svc_job_not_running', data: { type: 'pages.bulk', job: { id: (started.result as Json).id, status: 'cancelled' } } });
+    expect((await del('/advertisers/pages')).result).toMatchObject({
+      code: 'svc_job_not_running',
+      data: { type: 'pages.bulk', job: { id: (started.result as Json).id, status: 'cancelled' } },
+    });
     expect((await api.post('/advertisers/pages', { template: 'nope' })).result).toMatchObject({ code: 'svc_invalid_page', data: { field: 'template' } });
     expect((await api.post('/advertisers/pages', { network: 'Bad Id' })).result).toMatchObject({ code: 'rest_invalid_param' });
   });

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { describeEachDialect } from '../helpers/context.js';
-import { adminClient, } from '../helpers/http.js';
+import { adminClient } from '../helpers/http.js';
 
 type Json = Record<string, any>;
 
@@ -20,14 +20,25 @@ describeEachDialect('payouts over REST', (use) => {
     return user.id;
   };
   const available = async (id: number, currency = 'USD') => (await use().ctx.ledger.balanceOf(id, currency)).available;
-  const pay = (member_id: number, amount: string, extra: Json = {}, headers: Record<string, string> = {}) => post('/payouts', { member_id, amount, method: 'paypal', ...extra }, headers);
+  const pay = (member_id: number, amount: string, extra: Json = {}, headers: Record<string, string> = {}) =>
+    post('/payouts', { member_id, amount, method: 'paypal', ...extra }, headers);
 
   it('creates a pending payout and debits the balance in the same step', async () => {
     const id = await member('50.00');
     const res = await pay(id, '20.00', { details: 'ann@paypal.example', note: 'monthly run' });
     expect(res.statusCode).toBe(201);
     const body = res.result as Json;
-    expect(body.payout).toMatchObject({ member_id: id, amount: '20.00', currency: 'USD', method: 'paypal', details: 'ann@paypal.example', note: 'monthly run', status: 'pending', actor: `user:${api.admin.id}`, closed_at: null });
+    expect(body.payout).toMatchObject({
+      member_id: id,
+      amount: '20.00',
+      currency: 'USD',
+      method: 'paypal',
+      details: 'ann@paypal.example',
+      note: 'monthly run',
+      status: 'pending',
+      actor: `user:${api.admin.id}`,
+      closed_at: null,
+    });
     expect(body.entry).toMatchObject({ type: 'payout', amount: '-20.00', balance_after: '30.00', source: { type: 'payout', id: String(body.payout.id) } });
     expect(body.payout.entry_id).toBe(body.entry.id);
     expect(body.balance).toMatchObject({ available: '30.00', lifetime_paid: '20.00' });
@@ -282,13 +293,10 @@ describeEachDialect('payouts over REST', (use) => {
     const payload = { member_id: id, amount: '10.00', method: 'paypal' };
     // The previous version committed a `running` claim before the effect.
     const claim = (key: string, age: number) =>
-      ctx.db.execute("INSERT INTO idempotency_keys (scope, owner, idem_key, request_hash, state, created_at, expires_at) VALUES ('payouts.create', ?, ?, ?, 'running', ?, ?)", [
-        `user:${api.admin.id}`,
-        key,
-        requestHash({ params: {}, payload }),
-        new Date(Date.now() - age),
-        new Date(Date.now() + 86_400_000),
-      ]);
+      ctx.db.execute(
+        "INSERT INTO idempotency_keys (scope, owner, idem_key, request_hash, state, created_at, expires_at) VALUES ('payouts.create', ?, ?, ?, 'running', ?, ?)",
+        [`user:${api.admin.id}`, key, requestHash({ params: {}, payload }), new Date(Date.now() - age), new Date(Date.now() + 86_400_000)],
+      );
     await claim(`legacy-young-${id}`, 0);
     const res = await post('/payouts', payload, { 'idempotency-key': `legacy-young-${id}` });
     expect(res.statusCode).toBe(409);

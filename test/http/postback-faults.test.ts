@@ -46,14 +46,20 @@ describeEachDialect(
       await server.stop();
     });
 
-    const sendTest = (id: string, payload: Json = {}) => server.inject({ method: 'POST', url: `${NS}/networks/${id}/postback/test`, payload, headers: { authorization: admin.authorization } });
+    const sendTest = (id: string, payload: Json = {}) =>
+      server.inject({ method: 'POST', url: `${NS}/networks/${id}/postback/test`, payload, headers: { authorization: admin.authorization } });
     const lastRecord = async (network: string) => (await use().ctx.postbacks.list({ network, page: 1, per_page: 1 })).items[0] as Json;
 
     it('answers 400 svc_postback_unreadable when a module cannot read an authenticated postback, and stores the refusal', async () => {
       const res = await getPostback(server, 'brokennet', query({ token: tokens.brokennet, tid: 'B-1' }));
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ code: 'svc_postback_unreadable', message: expect.any(String), data: { status: 400, postback_id: expect.any(Number) } });
-      expect(await lastRecord('brokennet')).toMatchObject({ id: res.body.data.postback_id, outcome: 'rejected', code: 'svc_postback_unreadable', order_id: null });
+      expect(await lastRecord('brokennet')).toMatchObject({
+        id: res.body.data.postback_id,
+        outcome: 'rejected',
+        code: 'svc_postback_unreadable',
+        order_id: null,
+      });
     });
 
     it('answers 503 svc_postback_url_unknown for a test while the daemon neither listens nor has a public URL', async () => {
@@ -83,7 +89,11 @@ describeEachDialect(
       use().ctx.selfUrl.setListening('http://127.0.0.1:9/');
       const res = await sendTest('flatnet');
       expect(res.statusCode).toBe(502);
-      expect(res.result).toEqual({ code: 'svc_postback_test_failed', message: expect.any(String), data: { status: 502, url: 'http://127.0.0.1:9/postback/flatnet' } });
+      expect(res.result).toEqual({
+        code: 'svc_postback_test_failed',
+        message: expect.any(String),
+        data: { status: 502, url: 'http://127.0.0.1:9/postback/flatnet' },
+      });
       expect(await use().ctx.db.select('SELECT id FROM orders')).toEqual([]);
     });
 
@@ -103,7 +113,9 @@ describeEachDialect(
         expect(res.status).toBe(500);
         expect(res.body).toMatchObject({ code: 'svc_secret_unreadable', data: { status: 500 } });
         expect(await lastRecord('lostnet')).toMatchObject({ outcome: 'error', code: 'svc_secret_unreadable', order_id: null });
-        const [{ postback_secret: sealed }] = await ctx.db.select<{ postback_secret: string }>('SELECT postback_secret FROM networks WHERE id = ?', ['lostnet']);
+        const [{ postback_secret: sealed }] = await ctx.db.select<{ postback_secret: string }>('SELECT postback_secret FROM networks WHERE id = ?', [
+          'lostnet',
+        ]);
         expect(() => other!.networks.openPostbackSecret('lostnet', sealed)).toThrow(expect.objectContaining({ code: 'svc_secret_unreadable', status: 500 }));
         // The daemon with the original secret still reads it.
         expect(ctx.networks.openPostbackSecret('lostnet', sealed)).toBe(secret);

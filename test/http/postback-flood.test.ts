@@ -63,10 +63,14 @@ describeEachDialect(
     });
 
     const sale = (over: Record<string, string> = {}) => ({ txn: `FL-${++n}`, status: 'pending', amount: '10.00', payout: '1.00', cur: 'EUR', ...over });
-    const forged = (network: string, ip: string, server_ = server) => getPostback(server_, network, query({ token: 'forged-'.padEnd(43, 'x'), ...sale() }), {}, ip);
-    const genuine = (network: string, token: string, ip: string, over: Record<string, string> = {}) => getPostback(server, network, query({ token, ...sale(over) }), {}, ip);
-    const rows = async (table: string, where = '1 = 1', params: unknown[] = []) => Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);
-    const recordsOf = async (network: string, ip: string) => use().ctx.db.select<Json>('SELECT id, code, repeat_count, message FROM postbacks WHERE network = ? AND ip = ? ORDER BY id', [network, ip]);
+    const forged = (network: string, ip: string, server_ = server) =>
+      getPostback(server_, network, query({ token: 'forged-'.padEnd(43, 'x'), ...sale() }), {}, ip);
+    const genuine = (network: string, token: string, ip: string, over: Record<string, string> = {}) =>
+      getPostback(server, network, query({ token, ...sale(over) }), {}, ip);
+    const rows = async (table: string, where = '1 = 1', params: unknown[] = []) =>
+      Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);
+    const recordsOf = async (network: string, ip: string) =>
+      use().ctx.db.select<Json>('SELECT id, code, repeat_count, message FROM postbacks WHERE network = ? AND ip = ? ORDER BY id', [network, ip]);
     /** Sends `count` requests, `parallel` at a time (a flood is concurrent). */
     async function flood(count: number, send: () => Promise<Sent>, parallel = 50): Promise<Sent[]> {
       const out: Sent[] = [];
@@ -103,7 +107,7 @@ describeEachDialect(
       expect(await rows('postback_rejections', 'network = ? AND client = ?', ['flood-many', '203.0.113.9'])).toBe(1);
     });
 
-    it('still accepts the network\'s real postbacks from another address', async () => {
+    it("still accepts the network's real postbacks from another address", async () => {
       const token = await floodnet('flood-real');
       await flood(MAX + 1, () => forged('flood-real', '203.0.113.9'));
       const res = await genuine('flood-real', token, '198.51.100.7');
@@ -116,10 +120,19 @@ describeEachDialect(
     it('shows the aggregated record in GET /networks/{id}/postbacks with how many it stands for and when the last came', async () => {
       const token = await floodnet('flood-shown');
       await flood(MAX + 1, () => forged('flood-shown', '203.0.113.9'));
-      const res = await server.inject({ url: `${NS}/networks/flood-shown/postbacks?outcome=rejected&per_page=100`, headers: { authorization: admin.authorization } });
+      const res = await server.inject({
+        url: `${NS}/networks/flood-shown/postbacks?outcome=rejected&per_page=100`,
+        headers: { authorization: admin.authorization },
+      });
       expect(res.statusCode).toBe(200);
       const mine = (res.result as Json[]).filter((r) => r.ip === '203.0.113.9');
-      expect(mine[0]).toMatchObject({ outcome: 'rejected', code: 'svc_postback_unauthorized', repeat_count: MAX - AGGREGATE_AFTER, last_seen_at: expect.any(String), received_at: expect.any(String) });
+      expect(mine[0]).toMatchObject({
+        outcome: 'rejected',
+        code: 'svc_postback_unauthorized',
+        repeat_count: MAX - AGGREGATE_AFTER,
+        last_seen_at: expect.any(String),
+        received_at: expect.any(String),
+      });
       expect(new Date(mine[0].last_seen_at).getTime()).toBeGreaterThanOrEqual(new Date(mine[0].received_at).getTime());
       expect(mine.slice(1).every((r) => r.repeat_count === 1 && r.last_seen_at === r.received_at)).toBe(true);
       expect(JSON.stringify(res.result)).not.toContain(token);
@@ -171,7 +184,10 @@ describeEachDialect(
       const res = await forged('flood-fresh', '203.0.113.9');
       expect(res.status).toBe(401);
       await ctx.logger.flush();
-      const [summary] = await ctx.db.select<Json>("SELECT message, context FROM logs WHERE message LIKE '%postback(s) throttled' AND context LIKE ? ORDER BY id DESC LIMIT 1", ['%"flood-fresh"%']);
+      const [summary] = await ctx.db.select<Json>(
+        "SELECT message, context FROM logs WHERE message LIKE '%postback(s) throttled' AND context LIKE ? ORDER BY id DESC LIMIT 1",
+        ['%"flood-fresh"%'],
+      );
       expect(JSON.parse(summary.context)).toMatchObject({ network: 'flood-fresh', client: '203.0.113.9', throttled: 10 });
       expect(await rows('postback_rejections', 'network = ? AND client = ? AND refusals = 1', ['flood-fresh', '203.0.113.9'])).toBe(1);
       // Counts of windows that are over are pruned with the records.
@@ -180,6 +196,11 @@ describeEachDialect(
       expect(await rows('postback_rejections')).toBe(0);
     });
   },
-  { 'postbacks.enabled': true, 'postbacks.rejections.max_per_address': MAX, 'postbacks.rejections.aggregate_after': AGGREGATE_AFTER, 'postbacks.rejections.window_seconds': WINDOW_S },
+  {
+    'postbacks.enabled': true,
+    'postbacks.rejections.max_per_address': MAX,
+    'postbacks.rejections.aggregate_after': AGGREGATE_AFTER,
+    'postbacks.rejections.window_seconds': WINDOW_S,
+  },
   { clock },
 );

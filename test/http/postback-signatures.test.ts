@@ -49,7 +49,15 @@ describeEachDialect(
       clock.set(new Date(NOW * 1000));
     });
 
-    const sale = (over: Record<string, string> = {}) => ({ txn: `SIG-${++n}`, status: 'pending', amount: '120.00', payout: '12.00', cur: 'EUR', subid: String(memberId), ...over });
+    const sale = (over: Record<string, string> = {}) => ({
+      txn: `SIG-${++n}`,
+      status: 'pending',
+      amount: '120.00',
+      payout: '12.00',
+      cur: 'EUR',
+      subid: String(memberId),
+      ...over,
+    });
     const lastRecord = async (network: string) => (await use().ctx.postbacks.list({ network, page: 1, per_page: 1 })).items[0] as Json;
     const signed = (q: string, t: number, secret = hmacSecret) => getPostback(server, 'signnet', q, { 'x-postback-signature': signature(secret, q, t) });
 
@@ -107,7 +115,9 @@ describeEachDialect(
 
     it('takes a test postback signed with the daemon test key within the window, and stores it as a test', async () => {
       const q = query({ ...sale(), test: '1' });
-      const sig = `t=${NOW - TOLERANCE},test=${createHmac('sha256', testKey(use().config.secret!, 'toknet')).update(`${NOW - TOLERANCE}.${q}`).digest('hex')}`;
+      const sig = `t=${NOW - TOLERANCE},test=${createHmac('sha256', testKey(use().config.secret!, 'toknet'))
+        .update(`${NOW - TOLERANCE}.${q}`)
+        .digest('hex')}`;
       const res = await getPostback(server, 'toknet', q, { 'x-postback-signature': sig });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ ok: true, test: true, order_id: null });
@@ -141,6 +151,11 @@ describeEachDialect(
       expect((await lastRecord('toknet')).message).toContain('bad_signature');
     });
   },
-  { 'postbacks.enabled': true, 'postbacks.signature_tolerance_seconds': TOLERANCE, 'postbacks.rejections.aggregate_after': 10_000, 'postbacks.rejections.max_per_address': 10_000 },
+  {
+    'postbacks.enabled': true,
+    'postbacks.signature_tolerance_seconds': TOLERANCE,
+    'postbacks.rejections.aggregate_after': 10_000,
+    'postbacks.rejections.max_per_address': 10_000,
+  },
   { clock },
 );

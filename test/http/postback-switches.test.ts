@@ -36,7 +36,11 @@ describeEachDialect(
       const { ctx } = use();
       await ctx.networks.saveCustom('modenet', shopnetDefinition(), 'test');
       const before = await ctx.networks.rotatePostbackSecret('modenet', 'test');
-      await expect(ctx.networks.rotatePostbackSecret('modenet', 'test', { mode: 'plain' as never })).rejects.toMatchObject({ code: 'svc_invalid_postback_mode', status: 400, data: { field: 'mode' } });
+      await expect(ctx.networks.rotatePostbackSecret('modenet', 'test', { mode: 'plain' as never })).rejects.toMatchObject({
+        code: 'svc_invalid_postback_mode',
+        status: 400,
+        data: { field: 'mode' },
+      });
       expect((await ctx.networks.get('modenet')).postbacks).toMatchObject({ mode: 'token', secret_set_at: before.network.postbacks.secret_set_at });
     });
 
@@ -71,7 +75,8 @@ describeEachDialect(
       server = await testServer(use().ctx);
     });
     afterAll(() => server.stop());
-    const stored = async (id: string) => Number((await use().ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM postbacks WHERE network = ?', [id]))[0].n);
+    const stored = async (id: string) =>
+      Number((await use().ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM postbacks WHERE network = ?', [id]))[0].n);
     let networks = 0;
     /** A network of the test's own, without a secret and switched off: no test sees another's switches. */
     const ownNetwork = async () => {
@@ -195,9 +200,13 @@ describeEachDialect(
       await ctx.networks.saveCustom('proxynet', shopnetDefinition(), 'test');
       const token = (await ctx.networks.rotatePostbackSecret('proxynet', 'test')).secret;
       await ctx.networks.setPostbacks('proxynet', true, 'test', { ip_allowlist: ['203.0.113.0/24'] });
-      expect((await getPostback(server, 'proxynet', query({ token, ...sale() }), { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' }, '127.0.0.1')).status).toBe(200);
+      expect((await getPostback(server, 'proxynet', query({ token, ...sale() }), { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' }, '127.0.0.1')).status).toBe(
+        200,
+      );
       // The rightmost entry is the one the proxy appended; what the client claims left of it does not count.
-      expect((await getPostback(server, 'proxynet', query({ token, ...sale() }), { 'x-forwarded-for': '203.0.113.9, 198.51.100.1' }, '127.0.0.1')).status).toBe(401);
+      expect((await getPostback(server, 'proxynet', query({ token, ...sale() }), { 'x-forwarded-for': '203.0.113.9, 198.51.100.1' }, '127.0.0.1')).status).toBe(
+        401,
+      );
       expect((await getPostback(server, 'proxynet', query({ token, ...sale() }), {}, '127.0.0.1')).status).toBe(401);
     });
   },

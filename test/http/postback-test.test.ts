@@ -30,7 +30,8 @@ describeEachDialect(
       await server.stop();
     });
 
-    const sendTest = (id: string, payload: Json = {}) => server.inject({ method: 'POST', url: `${NS}/networks/${id}/postback/test`, payload, headers: { authorization: admin.authorization } });
+    const sendTest = (id: string, payload: Json = {}) =>
+      server.inject({ method: 'POST', url: `${NS}/networks/${id}/postback/test`, payload, headers: { authorization: admin.authorization } });
     const totals = async () => {
       const [{ n: orders }] = await use().ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM orders');
       const [{ n: entries }] = await use().ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM ledger_entries');
@@ -67,7 +68,15 @@ describeEachDialect(
       expect(body.request.url).toContain('test=1');
       expect(body.request.url).toContain('status=approved');
       expect(body.response).toMatchObject({ status: 200, body: { ok: true, test: true, order_id: null, status: 'approved', duplicate: false } });
-      expect(body.record).toMatchObject({ network: 'tnet', test: true, outcome: 'accepted', status: 'approved', order_id: null, code: 'svc_postback_test', ip: '127.0.0.1' });
+      expect(body.record).toMatchObject({
+        network: 'tnet',
+        test: true,
+        outcome: 'accepted',
+        status: 'approved',
+        order_id: null,
+        code: 'svc_postback_test',
+        ip: '127.0.0.1',
+      });
       expect(body.record.id).toBe(body.response.body.postback_id);
       expect(await totals()).toEqual(before);
       const listed = await server.inject({ url: `${NS}/networks/tnet/postbacks?test=true`, headers: { authorization: admin.authorization } });
@@ -105,7 +114,11 @@ describeEachDialect(
       // Switched on here too: this test must not depend on another one having done it.
       await ctx.networks.setPostbacks('tnet', true, 'test');
       const before = await totals();
-      const res = await getPostback(server, 'tnet', query({ token, test: '1', txn: 'REAL-LOOKING-1', status: 'approved', payout: '9.00', subid: String(memberId) }));
+      const res = await getPostback(
+        server,
+        'tnet',
+        query({ token, test: '1', txn: 'REAL-LOOKING-1', status: 'approved', payout: '9.00', subid: String(memberId) }),
+      );
       expect(res.body).toMatchObject({ ok: true, test: true, order_id: null });
       expect(await totals()).toEqual(before);
       const bad = await getPostback(server, 'tnet', query({ token, test: '1', txn: 'X', payout: 'abc' }));

@@ -37,10 +37,20 @@ describeEachDialect(
     });
 
     const txn = () => `TX-${++n}`;
-    const shop = (params: Record<string, string | string[]>, headers: Record<string, string> = {}) => getPostback(server, 'shopnet', query({ token, ...params }), headers);
-    const sale = (over: Record<string, string | string[]> = {}) => ({ txn: txn(), status: 'pending', amount: '120.00', payout: '12.00', cur: 'EUR', subid: String(member.id), ...over });
-    const count = async (sql: string, params: unknown[] = []) => Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${sql}`, params))[0].n);
-    const record = async (id: number) => ((await use().ctx.db.select<Json>('SELECT * FROM postbacks WHERE id = ?', [id]))[0]);
+    const shop = (params: Record<string, string | string[]>, headers: Record<string, string> = {}) =>
+      getPostback(server, 'shopnet', query({ token, ...params }), headers);
+    const sale = (over: Record<string, string | string[]> = {}) => ({
+      txn: txn(),
+      status: 'pending',
+      amount: '120.00',
+      payout: '12.00',
+      cur: 'EUR',
+      subid: String(member.id),
+      ...over,
+    });
+    const count = async (sql: string, params: unknown[] = []) =>
+      Number((await use().ctx.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${sql}`, params))[0].n);
+    const record = async (id: number) => (await use().ctx.db.select<Json>('SELECT * FROM postbacks WHERE id = ?', [id]))[0];
     const lastRecord = async (network = 'shopnet') => (await use().ctx.postbacks.list({ network, page: 1, per_page: 1 })).items[0];
     const balance = () => use().ctx.ledger.balanceOf(member.id, 'EUR');
 
@@ -48,13 +58,43 @@ describeEachDialect(
       const p = sale({ program: 'shop-7', order_id: '#A-1001', date: '2026-11-20 10:15:00' });
       const res = await shop(p);
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ ok: true, status: 'pending', duplicate: false, test: false, order_id: expect.any(Number), postback_id: expect.any(Number) });
+      expect(res.body).toMatchObject({
+        ok: true,
+        status: 'pending',
+        duplicate: false,
+        test: false,
+        order_id: expect.any(Number),
+        postback_id: expect.any(Number),
+      });
       expect(res.headers['x-request-id']).toEqual(expect.any(String));
       const order = await use().ctx.orders.get(res.body.order_id);
-      expect(order).toMatchObject({ network: 'shopnet', transaction_id: p.txn, source: 'postback', status: 'pending', sale_amount: '120.00', commission: '12.00', currency: 'EUR', cashback: '6.00', advertiser: 'shop-7', merchant_ref: '#A-1001', member: { id: member.id }, event_at: '2026-11-20T10:15:00.000Z' });
+      expect(order).toMatchObject({
+        network: 'shopnet',
+        transaction_id: p.txn,
+        source: 'postback',
+        status: 'pending',
+        sale_amount: '120.00',
+        commission: '12.00',
+        currency: 'EUR',
+        cashback: '6.00',
+        advertiser: 'shop-7',
+        merchant_ref: '#A-1001',
+        member: { id: member.id },
+        event_at: '2026-11-20T10:15:00.000Z',
+      });
       expect(JSON.stringify(order.raw)).not.toContain(token);
       const rec = await lastRecord();
-      expect(rec).toMatchObject({ id: res.body.postback_id, network: 'shopnet', method: 'GET', outcome: 'accepted', order_id: res.body.order_id, transaction_id: p.txn, status: 'pending', test: false, code: null });
+      expect(rec).toMatchObject({
+        id: res.body.postback_id,
+        network: 'shopnet',
+        method: 'GET',
+        outcome: 'accepted',
+        order_id: res.body.order_id,
+        transaction_id: p.txn,
+        status: 'pending',
+        test: false,
+        code: null,
+      });
       expect((rec.params as Json).query.token).toBe('[redacted]');
       expect((rec.params as Json).query.txn).toBe(p.txn);
     });
@@ -65,7 +105,11 @@ describeEachDialect(
       const res = await shop(p);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ ok: true, status: 'approved', duplicate: false });
-      expect(await use().ctx.orders.get(res.body.order_id)).toMatchObject({ commission: '9999999999.99', review: { state: 'held', reason: 'above_ceiling' }, cashback_entry_id: null });
+      expect(await use().ctx.orders.get(res.body.order_id)).toMatchObject({
+        commission: '9999999999.99',
+        review: { state: 'held', reason: 'above_ceiling' },
+        cashback_entry_id: null,
+      });
       expect(await lastRecord()).toMatchObject({ id: res.body.postback_id, outcome: 'accepted', message: expect.stringContaining('Held for review') });
       // A commission above the sale it was paid on waits as well.
       const over = await shop(sale({ amount: '10.00', payout: '11.00', status: 'validated' }));
@@ -96,7 +140,9 @@ describeEachDialect(
       expect(again.body).toMatchObject({ status: 'approved', duplicate: true });
       const after = await balance();
       expect(Number(after.available) - Number(before.available)).toBeCloseTo(10, 5);
-      const entries = (await use().ctx.ledger.listEntries({ member_id: member.id, page: 1, per_page: 100 })).items.filter((e) => e.order_id === approved.body.order_id);
+      const entries = (await use().ctx.ledger.listEntries({ member_id: member.id, page: 1, per_page: 100 })).items.filter(
+        (e) => e.order_id === approved.body.order_id,
+      );
       expect(entries.map((e) => e.type)).toEqual(['cashback']);
       const declined = await shop({ ...p, status: 'rejected', payout: '0' });
       expect(declined.body).toMatchObject({ status: 'declined', duplicate: false });
@@ -146,7 +192,12 @@ describeEachDialect(
         getPostback(server, 'signnet', qOld, { 'x-postback-signature': sigOld }),
         getPostback(server, 'signnet', qOld, { 'x-postback-signature': sigOld }),
       ]);
-      const [news, [repeatNew, repeatKnown], approvals, [decline, approveNew, unmatched, refused, signedA, signedB, replayA, replayB]] = [burst.slice(0, 16), burst.slice(16, 18), burst.slice(18, 22), burst.slice(22)];
+      const [news, [repeatNew, repeatKnown], approvals, [decline, approveNew, unmatched, refused, signedA, signedB, replayA, replayB]] = [
+        burst.slice(0, 16),
+        burst.slice(16, 18),
+        burst.slice(18, 22),
+        burst.slice(22),
+      ];
       for (const replay of [replayA, replayB]) {
         expect(replay).toMatchObject({ status: 200, body: { duplicate: true, order_id: first.body.order_id, status: 'pending' } });
         expect(await record(replay.body.postback_id)).toMatchObject({ outcome: 'duplicate', code: 'svc_postback_replayed' });
@@ -235,7 +286,14 @@ describeEachDialect(
       expect((await lastRecord('signnet')).method).toBe('POST');
       const json = JSON.stringify(sale());
       expect((await postPostback(server, 'signnet', json, 'application/json', { 'x-postback-signature': signature(hmacSecret, json) })).status).toBe(200);
-      const unsigned = await postPostback(server, 'signnet', body, 'application/x-www-form-urlencoded', { 'x-postback-signature': signature(hmacSecret, body) }, 'payout=999.00');
+      const unsigned = await postPostback(
+        server,
+        'signnet',
+        body,
+        'application/x-www-form-urlencoded',
+        { 'x-postback-signature': signature(hmacSecret, body) },
+        'payout=999.00',
+      );
       expect(unsigned.status).toBe(401);
       expect((await lastRecord('signnet')).message).toContain('unsigned_query');
     });
@@ -245,7 +303,9 @@ describeEachDialect(
       const q = query(p);
       const sig = signature(hmacSecret, q);
       const first = await getPostback(server, 'signnet', q, { 'x-postback-signature': sig });
-      await getPostback(server, 'signnet', query({ ...p, status: 'rejected', payout: '0' }), { 'x-postback-signature': signature(hmacSecret, query({ ...p, status: 'rejected', payout: '0' })) });
+      await getPostback(server, 'signnet', query({ ...p, status: 'rejected', payout: '0' }), {
+        'x-postback-signature': signature(hmacSecret, query({ ...p, status: 'rejected', payout: '0' })),
+      });
       const replay = await getPostback(server, 'signnet', q, { 'x-postback-signature': sig });
       expect(replay.status).toBe(200);
       expect(replay.body).toMatchObject({ duplicate: true, order_id: first.body.order_id });
@@ -263,12 +323,17 @@ describeEachDialect(
       ['a negative amount', { payout: '-3.00' }, 'svc_postback_invalid_amount', { field: 'commission' }],
       ['an amount in exponent form', { amount: '1e3' }, 'svc_postback_invalid_amount', { field: 'sale_amount' }],
       ['an amount too large for the ledger', { payout: '999999999999999.00' }, 'svc_postback_invalid_amount', { field: 'commission' }],
-      ["the security review's payout, past the bound of 10^12 minor units", { payout: '9999999999999.99' }, 'svc_postback_invalid_amount', { field: 'commission' }],
+      [
+        "the security review's payout, past the bound of 10^12 minor units",
+        { payout: '9999999999999.99' },
+        'svc_postback_invalid_amount',
+        { field: 'commission' },
+      ],
       ['a sale past the bound of 10^12 minor units', { amount: '10000000000.01' }, 'svc_postback_invalid_amount', { field: 'sale_amount' }],
       ['a status word the mapping lacks', { status: 'paid' }, 'svc_postback_unknown_status', { word: 'paid' }],
       ['an unknown currency', { cur: 'XYZ' }, 'svc_postback_invalid_currency', { field: 'currency' }],
       ['SQL in the transaction id', { txn: "1' OR '1'='1" }, 'svc_postback_invalid_param', { field: 'transaction_id' }],
-      ['SQL in the sub id', { subid: "1; DROP TABLE users;--" }, 'svc_postback_invalid_param', { field: 'sub_id' }],
+      ['SQL in the sub id', { subid: '1; DROP TABLE users;--' }, 'svc_postback_invalid_param', { field: 'sub_id' }],
       ['script in the sub id', { subid: '<script>alert(1)</script>' }, 'svc_postback_invalid_param', { field: 'sub_id' }],
       ['script in the advertiser id', { program: '"><img src=x onerror=alert(1)>' }, 'svc_postback_invalid_param', { field: 'advertiser_id' }],
       ['SQL in the merchant ref', { order_id: "x' UNION SELECT password_hash FROM users--" }, 'svc_postback_invalid_param', { field: 'merchant_ref' }],
@@ -303,7 +368,10 @@ describeEachDialect(
       const viaQuery = await getPostback(server, 'signnet', q, { 'x-postback-signature': signature(hmacSecret, q) });
       expect(viaQuery.status).toBe(400);
       expect(viaQuery.body).toMatchObject({ code: 'svc_postback_repeated_param' });
-      for (const body of [JSON.stringify({ ...sale(), meta: { a: 1 } }).replace('"a":1', '"a":1,"a":2'), JSON.stringify(sale()).replace(/}$/, ',"\\u0074xn":"T-other"}')]) {
+      for (const body of [
+        JSON.stringify({ ...sale(), meta: { a: 1 } }).replace('"a":1', '"a":1,"a":2'),
+        JSON.stringify(sale()).replace(/}$/, ',"\\u0074xn":"T-other"}'),
+      ]) {
         const again = await postPostback(server, 'signnet', body, 'application/json', { 'x-postback-signature': signature(hmacSecret, body) });
         expect(again.body, body).toMatchObject({ code: 'svc_postback_repeated_param' });
       }
@@ -374,9 +442,15 @@ describeEachDialect(
       expect(items[1]).toMatchObject({ id: ok.body.postback_id, outcome: 'accepted' });
       expect(Number(res.headers['x-wp-total'])).toBeGreaterThan(2);
       expect(JSON.stringify(items)).not.toContain(token);
-      const rejected = await server.inject({ url: `${NS}/networks/shopnet/postbacks?outcome=rejected&per_page=100`, headers: { authorization: admin.authorization } });
+      const rejected = await server.inject({
+        url: `${NS}/networks/shopnet/postbacks?outcome=rejected&per_page=100`,
+        headers: { authorization: admin.authorization },
+      });
       expect((rejected.result as Json[]).every((r) => r.outcome === 'rejected')).toBe(true);
-      const real = await server.inject({ url: `${NS}/networks/shopnet/postbacks?test=false&after=2000-01-01T00:00:00Z&before=2999-01-01T00:00:00Z`, headers: { authorization: admin.authorization } });
+      const real = await server.inject({
+        url: `${NS}/networks/shopnet/postbacks?test=false&after=2000-01-01T00:00:00Z&before=2999-01-01T00:00:00Z`,
+        headers: { authorization: admin.authorization },
+      });
       expect(real.statusCode).toBe(200);
       expect((real.result as Json[]).every((r) => r.test === false)).toBe(true);
       const none = await server.inject({ url: `${NS}/networks/nonet/postbacks`, headers: { authorization: admin.authorization } });

@@ -30,13 +30,20 @@ const JSON_ATTACKS = [
   '{"a":{"__proto__":{"polluted":"yes"}},"b":[{"constructor":{"prototype":{"polluted":"yes"}}}]}',
   '{"login":"x","password":"y","__proto__":{"polluted":"yes"}}',
 ];
-const FORM_ATTACKS = ['__proto__[polluted]=1&constructor[prototype][polluted]=1', 'a[__proto__][polluted]=1&__proto__=x&constructor=y&prototype=z', '__proto__.polluted=1&login=x&password=y'];
+const FORM_ATTACKS = [
+  '__proto__[polluted]=1&constructor[prototype][polluted]=1',
+  'a[__proto__][polluted]=1&__proto__=x&constructor=y&prototype=z',
+  '__proto__.polluted=1&login=x&password=y',
+];
 
 describe('pickFields', () => {
   it('follows own keys only and never writes into a prototype or into the response it filters', () => {
     const item = JSON.parse('{"a":{"b":1,"c":2},"list":[{"x":1}],"__proto__":{"d":3}}');
     const before = snapshot();
-    const out = pickFields(item, ['a', 'a.b', 'list.__proto__.polluted', 'list.0.x', 'toString', 'a.constructor.name', '__proto__.d']) as Record<string, unknown>;
+    const out = pickFields(item, ['a', 'a.b', 'list.__proto__.polluted', 'list.0.x', 'toString', 'a.constructor.name', '__proto__.d']) as Record<
+      string,
+      unknown
+    >;
     expect(snapshot()).toEqual(before);
     expect(JSON.parse(JSON.stringify(out))).toEqual({ a: { b: 1, c: 2 }, list: { 0: { x: 1 } } });
     expect(Object.getPrototypeOf(out)).toBeNull();
@@ -137,7 +144,11 @@ describeEachDialect(
         { name: 'constructor', required: true },
         { name: 'toString', required: true },
       ];
-      const { network } = await ctx.networks.saveCustom('oddnet', shopnetDefinition({ name: 'Odd Net', settings, tracking_link: 'https://go.odd.test/c?s={settings.toString}&sub={sub_id}' }), 'test');
+      const { network } = await ctx.networks.saveCustom(
+        'oddnet',
+        shopnetDefinition({ name: 'Odd Net', settings, tracking_link: 'https://go.odd.test/c?s={settings.toString}&sub={sub_id}' }),
+        'test',
+      );
       expect(network.configured).toBe(false);
       expect(network.settings).toEqual({});
       await expect(ctx.networks.requireUsable('oddnet')).rejects.toMatchObject({ code: 'svc_network_not_configured' });
@@ -150,7 +161,10 @@ describeEachDialect(
       for (const fields of FIELDS_ATTACKS) {
         const res = await server.inject({ url: `${NS}/logs?_fields=${encodeURIComponent(fields)}`, headers: { authorization: admin.authorization } });
         expect(res.statusCode).toBe(400);
-        expect(res.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { _fields: expect.stringContaining('__proto__, constructor or prototype') } } });
+        expect(res.result).toMatchObject({
+          code: 'rest_invalid_param',
+          data: { params: { _fields: expect.stringContaining('__proto__, constructor or prototype') } },
+        });
       }
     });
 

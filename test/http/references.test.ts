@@ -38,7 +38,17 @@ describeEachDialect('references in request bodies', (use) => {
     expect(res.result).toMatchObject({ code, data: { status: 404, ...data } });
     expect(await counts()).toEqual(before);
   };
-  const order = (extra: Json = {}) => ({ network: 'refnet', transaction_id: `REF-${++seq}`, sale_amount: '80.00', commission: '8.00', currency: 'EUR', status: 'approved', member_id: memberId, note: 'claim', ...extra });
+  const order = (extra: Json = {}) => ({
+    network: 'refnet',
+    transaction_id: `REF-${++seq}`,
+    sale_amount: '80.00',
+    commission: '8.00',
+    currency: 'EUR',
+    status: 'approved',
+    member_id: memberId,
+    note: 'claim',
+    ...extra,
+  });
 
   it('refuses an order for a network that does not exist (404 svc_network_not_found) and credits nothing', async () => {
     // A member of its own: the other tests credit the shared one.
@@ -65,7 +75,12 @@ describeEachDialect('references in request bodies', (use) => {
 
   it('refuses a payout, an adjustment and a referral for a member that does not exist', async () => {
     await refused('/payouts', { member_id: 99_999_998, amount: '10.00', currency: 'EUR', method: 'paypal' }, 'svc_member_not_found', {});
-    await refused('/ledger/adjustments', { member_id: 99_999_998, type: 'credit', amount: '10.00', currency: 'EUR', note: 'goodwill' }, 'svc_member_not_found', {});
+    await refused(
+      '/ledger/adjustments',
+      { member_id: 99_999_998, type: 'credit', amount: '10.00', currency: 'EUR', note: 'goodwill' },
+      'svc_member_not_found',
+      {},
+    );
     await refused('/referrals', { referrer_id: 99_999_998, referee_id: memberId }, 'svc_member_not_found', { member_id: 99_999_998 });
     await refused('/referrals', { referrer_id: memberId, referee_id: 99_999_998 }, 'svc_member_not_found', { member_id: 99_999_998 });
   });

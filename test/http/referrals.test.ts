@@ -19,9 +19,24 @@ describeEachDialect('referrals over REST', (use) => {
     const res = await request('POST', '/referrals', { referrer_id: referrer, referee_id: referee });
     expect(res.statusCode).toBe(201);
     const referral = res.result as Json;
-    expect(referral).toMatchObject({ referrer: { id: referrer }, referee: { id: referee }, active: true, ended_at: null, earned: [], actor: `user:${api.admin.id}` });
+    expect(referral).toMatchObject({
+      referrer: { id: referrer },
+      referee: { id: referee },
+      active: true,
+      ended_at: null,
+      earned: [],
+      actor: `user:${api.admin.id}`,
+    });
     expect(referral.since).toMatch(/Z$/);
-    await request('POST', '/orders', { network: 'awin', transaction_id: `REF-${seq}`, member_id: referee, sale_amount: '50.00', commission: '5.00', status: 'approved', note: 'claim' });
+    await request('POST', '/orders', {
+      network: 'awin',
+      transaction_id: `REF-${seq}`,
+      member_id: referee,
+      sale_amount: '50.00',
+      commission: '5.00',
+      status: 'approved',
+      note: 'claim',
+    });
     const list = await request('GET', `/referrals?referrer_id=${referrer}`);
     expect(list.headers['x-wp-total']).toBe('1');
     expect((list.result as Json[])[0]).toMatchObject({ id: referral.id, earned: [{ currency: 'USD', amount: '0.25' }] });

@@ -180,7 +180,11 @@ describeEachDialect('REST host conventions', (use) => {
   });
 
   it('honours X-HTTP-Method-Override and _method on POST', async () => {
-    const viaHeader = await server.inject({ method: 'POST', url: `${NS}/logs?per_page=1`, headers: { authorization: admin.authorization, 'x-http-method-override': 'GET' } });
+    const viaHeader = await server.inject({
+      method: 'POST',
+      url: `${NS}/logs?per_page=1`,
+      headers: { authorization: admin.authorization, 'x-http-method-override': 'GET' },
+    });
     expect(viaHeader.statusCode).toBe(200);
     const viaQuery = await server.inject({ method: 'POST', url: `${NS}/logs?per_page=1&_method=DELETE`, headers: { authorization: admin.authorization } });
     expect(viaQuery.statusCode).toBe(404);
@@ -190,7 +194,13 @@ describeEachDialect('REST host conventions', (use) => {
   it('publishes the root and namespace index documents generated from the route table', async () => {
     const root = await server.inject({ url: '/wp-json/' });
     expect(root.statusCode).toBe(200);
-    const doc = root.result as { namespaces: string[]; routes: Record<string, { namespace: string; methods: string[]; endpoints: { methods: string[]; args: Record<string, { type: string; required: boolean }> }[] }> };
+    const doc = root.result as {
+      namespaces: string[];
+      routes: Record<
+        string,
+        { namespace: string; methods: string[]; endpoints: { methods: string[]; args: Record<string, { type: string; required: boolean }> }[] }
+      >;
+    };
     expect(doc.namespaces).toContain('svc/v1');
     const logs = doc.routes['/svc/v1/logs'];
     expect(logs.namespace).toBe('svc/v1');

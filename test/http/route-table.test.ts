@@ -29,7 +29,8 @@ for (const dialect of dialects) {
         expect(v.query || v.payload, `${def.id} validates nothing`).toBeTruthy();
         if (def.method === 'GET') expect(v.query, `${def.id} has no query schema`).toBeTruthy();
         else expect(v.payload, `${def.id} has no payload schema`).toBeTruthy();
-        for (const name of def.path.match(/\{(\w+)\}/g) ?? []) expect(v.params?.describe().keys?.[name.slice(1, -1)], `${def.id} path param ${name}`).toBeTruthy();
+        for (const name of def.path.match(/\{(\w+)\}/g) ?? [])
+          expect(v.params?.describe().keys?.[name.slice(1, -1)], `${def.id} path param ${name}`).toBeTruthy();
       }
     });
 

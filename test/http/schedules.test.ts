@@ -36,7 +36,9 @@ describeEachDialect(
         per_network: true,
         next_due: '2026-05-01T09:45:00.000Z',
         last_run: null,
-        networks: [{ network: 'fakenet', cron: '*/15 * * * *', timezone: 'Europe/Berlin', enabled: true, next_due: '2026-05-01T09:45:00.000Z', last_run: null }],
+        networks: [
+          { network: 'fakenet', cron: '*/15 * * * *', timezone: 'Europe/Berlin', enabled: true, next_due: '2026-05-01T09:45:00.000Z', last_run: null },
+        ],
       });
       expect(list.find((s) => s.name === 'maintenance_prune')).toMatchObject({ per_network: false, networks: null, enabled: false, next_due: null });
     });
@@ -46,13 +48,23 @@ describeEachDialect(
       const res = await api.post('/schedules/orders_poll/run', { network: 'fakenet' });
       expect(res.statusCode).toBe(202);
       const [run] = res.result as Json[];
-      expect(run).toMatchObject({ schedule: 'orders_poll', network: 'fakenet', trigger: 'manual', status: 'queued', job_status: 'queued', actor: `user:${api.admin.id}`, slot: '2026-05-01T09:30:00.000Z' });
+      expect(run).toMatchObject({
+        schedule: 'orders_poll',
+        network: 'fakenet',
+        trigger: 'manual',
+        status: 'queued',
+        job_status: 'queued',
+        actor: `user:${api.admin.id}`,
+        slot: '2026-05-01T09:30:00.000Z',
+      });
       expect(await use().ctx.jobs.get(run.job_id)).toMatchObject({ type: 'orders.poll', params: { network: 'fakenet' } });
       // Again while that job is queued: the run is recorded as skipped, with the reason.
       clock.advance(1000);
       const again = await api.post('/schedules/orders_poll/run', {});
       expect(again.statusCode).toBe(202);
-      expect(again.result).toEqual([expect.objectContaining({ network: 'fakenet', status: 'skipped', job_id: run.job_id, reason: `job ${run.job_id} (orders.poll) is still queued` })]);
+      expect(again.result).toEqual([
+        expect.objectContaining({ network: 'fakenet', status: 'skipped', job_id: run.job_id, reason: `job ${run.job_id} (orders.poll) is still queued` }),
+      ]);
       const listed = ((await api.get('/schedules')).result as Json[]).find((s) => s.name === 'orders_poll')!;
       expect(listed.last_run).toMatchObject({ status: 'skipped', slot: '2026-05-01T09:30:01.000Z' });
       expect(listed.networks[0].last_run).toMatchObject({ status: 'skipped' });
@@ -76,7 +88,10 @@ describeEachDialect(
       const { server } = api;
       expect((await server.inject({ url: `${NS}/schedules` })).statusCode).toBe(401);
       expect((await server.inject({ url: `${NS}/schedules`, headers: { authorization: member.authorization } })).statusCode).toBe(403);
-      expect((await server.inject({ method: 'POST', url: `${NS}/schedules/orders_poll/run`, payload: {}, headers: { authorization: member.authorization } })).statusCode).toBe(403);
+      expect(
+        (await server.inject({ method: 'POST', url: `${NS}/schedules/orders_poll/run`, payload: {}, headers: { authorization: member.authorization } }))
+          .statusCode,
+      ).toBe(403);
     });
   },
   { 'schedules.orders_poll.enabled': true, 'schedules.orders_poll.cron': '*/15 * * * *', 'schedules.orders_poll.timezone': 'Europe/Berlin' },

@@ -22,7 +22,14 @@ describeEachDialect('webhooks over REST', (use) => {
     const res = await request('POST', '/webhooks', { url: receiver.url, events: ['order.status_changed', 'payout.created'], description: 'CRM' });
     expect(res.statusCode).toBe(201);
     const hook = res.result as Json;
-    expect(hook).toMatchObject({ url: receiver.url, events: ['order.status_changed', 'payout.created'], description: 'CRM', enabled: true, failure_count: 0, actor: `user:${api.admin.id}` });
+    expect(hook).toMatchObject({
+      url: receiver.url,
+      events: ['order.status_changed', 'payout.created'],
+      description: 'CRM',
+      enabled: true,
+      failure_count: 0,
+      actor: `user:${api.admin.id}`,
+    });
     expect(hook.secret).toMatch(/^whsec_/);
 
     const list = await request('GET', '/webhooks?enabled=true');
@@ -55,7 +62,9 @@ describeEachDialect('webhooks over REST', (use) => {
     expect((first.result as Json).secret).toMatch(/^whsec_/);
     // The replay does not hold the secret: it is never stored in the clear, not even with the key.
     expect((second.result as Json).secret).toBeNull();
-    const [stored] = await use().ctx.db.select<{ response_body: string }>('SELECT response_body FROM idempotency_keys WHERE idem_key = ?', ['webhook-create-1']);
+    const [stored] = await use().ctx.db.select<{ response_body: string }>('SELECT response_body FROM idempotency_keys WHERE idem_key = ?', [
+      'webhook-create-1',
+    ]);
     expect(stored.response_body).toContain('"secret":null');
     expect(JSON.stringify(stored)).not.toContain((first.result as Json).secret.slice(6));
     await request('DELETE', `/webhooks/${(first.result as Json).id}`);
@@ -81,7 +90,12 @@ describeEachDialect('webhooks over REST', (use) => {
     const hook = (await request('POST', '/webhooks', { url: receiver.url, events: ['ledger.entry_posted'] })).result as Json;
     const ping = await request('POST', `/webhooks/${hook.id}/test`);
     expect(ping.statusCode).toBe(200);
-    expect(ping.result).toMatchObject({ event: 'ping', status: 'delivered', last_status: 204, payload: { type: 'ping', data: { webhook_id: hook.id, actor: `user:${api.admin.id}` } } });
+    expect(ping.result).toMatchObject({
+      event: 'ping',
+      status: 'delivered',
+      last_status: 204,
+      payload: { type: 'ping', data: { webhook_id: hook.id, actor: `user:${api.admin.id}` } },
+    });
     const got = receiver.received.at(-1)!;
     expect(verifyStandardWebhook(hook.secret, got, Date.now() / 1000)).toBe(true);
 

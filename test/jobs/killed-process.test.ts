@@ -45,7 +45,9 @@ function whileAlive<T>(child: Child, fn: () => Promise<T | null | false>, what: 
   return waitFor(
     async () => {
       if (child.process.exitCode !== null || child.process.signalCode !== null) {
-        throw new Error(`cashtrack exited (${child.process.signalCode ?? child.process.exitCode}) before ${what}\nstdout: ${child.stdout.slice(-2000)}\nstderr: ${child.stderr.slice(-2000)}`);
+        throw new Error(
+          `cashtrack exited (${child.process.signalCode ?? child.process.exitCode}) before ${what}\nstdout: ${child.stdout.slice(-2000)}\nstderr: ${child.stderr.slice(-2000)}`,
+        );
       }
       return fn();
     },
@@ -84,7 +86,8 @@ for (const dialect of dialects) {
     });
 
     /** Waits until the dead process's lease has run out (by the clock the runners compare it with). */
-    const leaseExpiry = (expiresAt: Date) => waitFor(() => Date.now() > expiresAt.getTime() + 20, expiresAt.getTime() - Date.now() + 10_000, 'the lease to expire');
+    const leaseExpiry = (expiresAt: Date) =>
+      waitFor(() => Date.now() > expiresAt.getTime() + 20, expiresAt.getTime() - Date.now() + 10_000, 'the lease to expire');
     /**
      * Runs `fn` while the dead process's lease still holds, however slow this machine is: the
      * lease is set an hour ahead (as a heartbeat just before the kill could have left it), then
@@ -118,7 +121,11 @@ for (const dialect of dialects) {
         async () => {
           const row = await jobRow(ctx, job.id);
           // HELD pages stored and checkpointed, the next one asked for, and the lease renewed by a heartbeat.
-          return row.checkpoint?.value?.current?.counts?.pages === HELD && row.heartbeatAt! > row.startedAt! && offsetsOf(fixture!.requests, LIST).includes(HELD * PAGE);
+          return (
+            row.checkpoint?.value?.current?.counts?.pages === HELD &&
+            row.heartbeatAt! > row.startedAt! &&
+            offsetsOf(fixture!.requests, LIST).includes(HELD * PAGE)
+          );
         },
         `the sync to wait for page ${HELD}`,
       );
@@ -130,7 +137,15 @@ for (const dialect of dialects) {
       expect(dead.owner).toContain(`:${first.pid}:`);
       // The lease runs one lease length past the last heartbeat.
       expect(dead.expiresAt!.getTime() - dead.heartbeatAt!.getTime()).toBe(LEASE_SECONDS * 1000);
-      expect(dead.checkpoint.value).toEqual({ done: {}, current: { network: 'admitad', sync: 1, next: String(HELD * PAGE), counts: { pages: HELD, seen: HELD * PAGE, created: HELD * PAGE, updated: 0, deactivated: 0, failed: 0 } } });
+      expect(dead.checkpoint.value).toEqual({
+        done: {},
+        current: {
+          network: 'admitad',
+          sync: 1,
+          next: String(HELD * PAGE),
+          counts: { pages: HELD, seen: HELD * PAGE, created: HELD * PAGE, updated: 0, deactivated: 0, failed: 0 },
+        },
+      });
       expect(await count(ctx, "SELECT COUNT(*) AS n FROM advertisers WHERE module = 'admitad'")).toBe(HELD * PAGE);
       expect(offsetsOf(fixture.requests, LIST)).toEqual(range(0, HELD + 1).map((p) => p * PAGE));
       const byFirst = fixture.requests.length;
@@ -165,7 +180,9 @@ for (const dialect of dialects) {
       expect(after.owner).not.toBe(dead.owner);
 
       // Every advertiser once, all from the one sync the dead process started.
-      const rows = await ctx.db.select<{ advertiser: unknown; last_seen_sync: unknown; status: unknown }>("SELECT advertiser, last_seen_sync, status FROM advertisers WHERE module = 'admitad'");
+      const rows = await ctx.db.select<{ advertiser: unknown; last_seen_sync: unknown; status: unknown }>(
+        "SELECT advertiser, last_seen_sync, status FROM advertisers WHERE module = 'admitad'",
+      );
       expect(rows).toHaveLength(N);
       expect(new Set(rows.map((r) => String(r.advertiser)))).toEqual(new Set(range(0, N).map((i) => String(6000 + i))));
       expect(rows.filter((r) => toInt(r.last_seen_sync) !== 1 || r.status !== 'active')).toEqual([]);

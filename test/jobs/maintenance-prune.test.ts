@@ -22,12 +22,21 @@ describeEachDialect(
       ctx.logger.info('test', 'old entry');
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
-      await ctx.idempotency.run({ scope: 'test.scope', owner: 'user:1', key: 'old-key', hash: 'h' }, async () => 'ran', (result) => ({ status: 200, body: result }));
+      await ctx.idempotency.run(
+        { scope: 'test.scope', owner: 'user:1', key: 'old-key', hash: 'h' },
+        async () => 'ran',
+        (result) => ({ status: 200, body: result }),
+      );
       await ctx.authThrottle.claimAddress('192.0.2.1');
-      const postback = (at: Date) => ctx.db.execute("INSERT INTO postbacks (received_at, network, method, outcome, test) VALUES (?, 'shop', 'GET', 'rejected', ?)", [at, false]);
+      const postback = (at: Date) =>
+        ctx.db.execute("INSERT INTO postbacks (received_at, network, method, outcome, test) VALUES (?, 'shop', 'GET', 'rejected', ?)", [at, false]);
       await postback(new Date(ctx.clock.now().getTime() - 60 * DAY)); // 100 days old once the clock moves: past the 90-day retention
       const hook = await ctx.webhooks.create({ url: 'http://127.0.0.1:9/hook', events: ['*'], enabled: false }, 'test');
-      const delivery = (at: Date, status: string) => ctx.db.execute('INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)', [`msg_${status.toUpperCase().padEnd(26, '0')}`, hook.id, 'ping', '{}', status, at, at]);
+      const delivery = (at: Date, status: string) =>
+        ctx.db.execute(
+          'INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)',
+          [`msg_${status.toUpperCase().padEnd(26, '0')}`, hook.id, 'ping', '{}', status, at, at],
+        );
       await delivery(ctx.clock.now(), 'dead'); // 40 days old once the clock moves: past the 30-day retention
       const oldJob = await ctx.jobs.enqueue('maintenance.prune', { log_retention_days: 1 }, 'test');
       await ctx.jobs.cancel(oldJob.id, 'test');
@@ -42,16 +51,40 @@ describeEachDialect(
       ctx.logger.info('test', 'new entry');
       await ctx.logger.flush();
       await ctx.sessions.create(user, '127.0.0.1', 'test');
-      await ctx.idempotency.run({ scope: 'test.scope', owner: 'user:1', key: 'new-key', hash: 'h' }, async () => 'ran', (result) => ({ status: 200, body: result }));
+      await ctx.idempotency.run(
+        { scope: 'test.scope', owner: 'user:1', key: 'new-key', hash: 'h' },
+        async () => 'ran',
+        (result) => ({ status: 200, body: result }),
+      );
       await ctx.authThrottle.claimAddress('192.0.2.2');
       await postback(ctx.clock.now());
       await delivery(ctx.clock.now(), 'delivered');
-      const before = { logs: await count('logs'), sessions: await count('sessions'), idempotency_keys: await count('idempotency_keys'), jobs: await count('jobs') };
+      const before = {
+        logs: await count('logs'),
+        sessions: await count('sessions'),
+        idempotency_keys: await count('idempotency_keys'),
+        jobs: await count('jobs'),
+      };
 
       const job = await ctx.jobs.enqueue('maintenance.prune', {}, 'test');
       expect(await runPending()).toEqual([{ id: job.id, type: 'maintenance.prune', status: 'done' }]);
       const done = await ctx.jobs.get(job.id);
-      expect(done).toMatchObject({ status: 'done', progress: { total: 8, done: 8, failed: 0 }, result: { deleted: { logs: expect.any(Number), sessions: 1, idempotency_keys: 1, jobs: 3, postbacks: 1, auth_throttle: 1, schedule_runs: 1, webhook_deliveries: 1 } } });
+      expect(done).toMatchObject({
+        status: 'done',
+        progress: { total: 8, done: 8, failed: 0 },
+        result: {
+          deleted: {
+            logs: expect.any(Number),
+            sessions: 1,
+            idempotency_keys: 1,
+            jobs: 3,
+            postbacks: 1,
+            auth_throttle: 1,
+            schedule_runs: 1,
+            webhook_deliveries: 1,
+          },
+        },
+      });
       expect((await ctx.schedules.runs('maintenance_prune')).map((r) => r.id)).toEqual([latestRun.id]);
       expect(oldRun.id).not.toBe(latestRun.id);
       expect(await count('webhook_deliveries')).toBe(1);
@@ -59,7 +92,7 @@ describeEachDialect(
       expect(done.result!.deleted).toMatchObject({ logs: expect.toSatisfy((n: number) => n >= 1) });
       expect(await count('sessions')).toBe(before.sessions - 1);
       expect(await count('idempotency_keys')).toBe(before.idempotency_keys - 1);
-    expect(await count('auth_throttle')).toBe(1);
+      expect(await count('auth_throttle')).toBe(1);
       // Three old jobs went (one cancelled by hand, two queued by the schedule runs), the prune's own came.
       expect(await count('jobs')).toBe(before.jobs - 2);
       const { items } = await ctx.logger.list({ source: 'test', page: 1, per_page: 10 });

@@ -42,7 +42,17 @@ describeEachDialect('the orders.poll job', (use) => {
     const a1 = fixture.actions[1];
     expect(a1.status).toBe('approved');
     await ctx.orders.record(
-      { network: 'admitad', transaction_id: String(a1.id), status: 'approved', sub_id: String(a1.subid), advertiser: String(a1.advcampaign_id), sale_amount: String(a1.cart), commission: String(a1.payment), currency: 'USD', source: 'postback' },
+      {
+        network: 'admitad',
+        transaction_id: String(a1.id),
+        status: 'approved',
+        sub_id: String(a1.subid),
+        advertiser: String(a1.advcampaign_id),
+        sale_amount: String(a1.cart),
+        commission: String(a1.payment),
+        currency: 'USD',
+        source: 'postback',
+      },
       'postback',
     );
     expect(await entries(m1)).toHaveLength(1);
@@ -78,7 +88,14 @@ describeEachDialect('the orders.poll job', (use) => {
 
   it('counts a refused transaction as failed without failing the poll', async () => {
     const { ctx } = use();
-    fixture.actions.push({ ...fixture.actions[2], id: 807_999_999, action_id: 807_999_999, status: 'approved', payment: 0, status_updated: localUtc(new Date(Date.now() - 30_000), ' ') });
+    fixture.actions.push({
+      ...fixture.actions[2],
+      id: 807_999_999,
+      action_id: 807_999_999,
+      status: 'approved',
+      payment: 0,
+      status_updated: localUtc(new Date(Date.now() - 30_000), ' '),
+    });
     const result = await poll({ network: 'admitad', since: new Date(Date.now() - 2 * DAY).toISOString() });
     expect(result.admitad).toMatchObject({ failed: 1 });
     // A refused transaction is handled: counted in done (which reaches the total) and in failed.
@@ -94,12 +111,21 @@ describeEachDialect('the orders.poll job', (use) => {
     const base = fixture.actions[0];
     await ctx.cashback.set('admitad', 'flat-only', 'flat', '1.00', 'EUR', 'test');
     const at = localUtc(new Date(Date.now() - 20_000), ' ');
-    const extra = [807_888_001, 807_888_002, 807_888_003].map((id, i) => ({ ...base, id, action_id: id, advcampaign_id: i === 1 ? 'flat-only' : base.advcampaign_id, status: 'pending', status_updated: at }));
+    const extra = [807_888_001, 807_888_002, 807_888_003].map((id, i) => ({
+      ...base,
+      id,
+      action_id: id,
+      advcampaign_id: i === 1 ? 'flat-only' : base.advcampaign_id,
+      status: 'pending',
+      status_updated: at,
+    }));
     fixture.actions.push(...(extra as never[]));
     try {
       const result = await poll({ network: 'admitad', since: new Date(Date.now() - DAY / 2).toISOString() });
       expect(result.admitad).toMatchObject({ created: 2, failed: 1 });
-      const recorded = await ctx.db.select<{ transaction_id: string }>("SELECT transaction_id FROM orders WHERE transaction_id LIKE '807888%' ORDER BY transaction_id");
+      const recorded = await ctx.db.select<{ transaction_id: string }>(
+        "SELECT transaction_id FROM orders WHERE transaction_id LIKE '807888%' ORDER BY transaction_id",
+      );
       expect(recorded.map((r) => String(r.transaction_id))).toEqual(['807888001', '807888003']);
       expect(await ctx.ledger.verify()).toEqual([]);
     } finally {

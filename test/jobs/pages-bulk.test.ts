@@ -35,7 +35,9 @@ describeEachDialect('the pages.bulk job', (use) => {
     expect(writes.every((w) => w.total === PAGES_BATCH + 20)).toBe(true);
     expect(job.result).toEqual({ created: PAGES_BATCH + 20, skipped: 0, failed: 0, failures: [] });
     expect(created).toHaveBeenCalledTimes(PAGES_BATCH + 20);
-    expect(await count("SELECT COUNT(*) AS n FROM pages WHERE module = 'bulk' AND status = 'publish' AND author = ?", [`job:${job.id}`])).toBe(PAGES_BATCH + 20);
+    expect(await count("SELECT COUNT(*) AS n FROM pages WHERE module = 'bulk' AND status = 'publish' AND author = ?", [`job:${job.id}`])).toBe(
+      PAGES_BATCH + 20,
+    );
     expect(await count("SELECT COUNT(*) AS n FROM advertisers WHERE module = 'bulk' AND status = 'active' AND page_id IS NULL")).toBe(0);
     expect(await count("SELECT COUNT(*) AS n FROM advertisers WHERE module = 'bulk' AND advertiser = 'gone' AND page_id IS NULL")).toBe(1);
     expect(await count("SELECT COUNT(*) AS n FROM pages WHERE module = 'other'")).toBe(0);
@@ -51,7 +53,10 @@ describeEachDialect('the pages.bulk job', (use) => {
 
   it('starts one job of two started at the same moment with different filters', async () => {
     const { ctx } = use();
-    const outcomes = await Promise.allSettled([ctx.pages.startBulk({ network: 'race-a' }, 'test'), ctx.pages.startBulk({ network: 'race-b', status: 'publish' }, 'test')]);
+    const outcomes = await Promise.allSettled([
+      ctx.pages.startBulk({ network: 'race-a' }, 'test'),
+      ctx.pages.startBulk({ network: 'race-b', status: 'publish' }, 'test'),
+    ]);
     const started = outcomes.filter((o) => o.status === 'fulfilled');
     expect(started).toHaveLength(1);
     const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')!;
@@ -72,7 +77,11 @@ describeEachDialect('the pages.bulk job', (use) => {
     const job = await ctx.jobs.get(queued.id);
     expect(job.status).toBe('done');
     expect(job.progress).toMatchObject({ total: 2, done: 2, failed: 1 });
-    expect(job.result).toMatchObject({ created: 1, failed: 1, failures: [{ module: 'faulty', advertiser: 'bad\tid', error: expect.stringContaining('cashback rule') }] });
+    expect(job.result).toMatchObject({
+      created: 1,
+      failed: 1,
+      failures: [{ module: 'faulty', advertiser: 'bad\tid', error: expect.stringContaining('cashback rule') }],
+    });
     expect(await count("SELECT COUNT(*) AS n FROM pages WHERE module = 'faulty'")).toBe(1);
     await ctx.logger.flush();
     const logs = await ctx.db.select<{ message: string }>("SELECT message FROM logs WHERE source = 'jobs' AND message LIKE ?", ['No page for faulty/%']);
@@ -98,11 +107,20 @@ describeEachDialect('the pages.bulk job', (use) => {
     const saved: Json[] = [];
     let counts: JobProgress = { total: null, done: 10, failed: 0 };
     const handle: JobHandle<BulkInput> = {
-      id: 0, type: 'pages.bulk', params: { network: 'resume' }, checkpoint: { after, created: 10, skipped: 0, failed: 0, failures: [] }, attempt: 2,
-      signal: new AbortController().signal, isCancelled: () => false, throwIfStopped: () => {},
+      id: 0,
+      type: 'pages.bulk',
+      params: { network: 'resume' },
+      checkpoint: { after, created: 10, skipped: 0, failed: 0, failures: [] },
+      attempt: 2,
+      signal: new AbortController().signal,
+      isCancelled: () => false,
+      throwIfStopped: () => {},
       setTotal: (total) => void (counts = { ...counts, total }),
       progress: (d) => void (counts = { ...counts, done: counts.done + (d.done ?? 0), failed: counts.failed + (d.failed ?? 0) }),
-      counts: () => counts, flush: async () => {}, saveCheckpoint: async (v) => void saved.push(v as Json), log: () => {},
+      counts: () => counts,
+      flush: async () => {},
+      saveCheckpoint: async (v) => void saved.push(v as Json),
+      log: () => {},
     };
     const result = await pagesBulk.run(ctx, handle);
     expect(result).toMatchObject({ created: 30, skipped: 0, failed: 0 });

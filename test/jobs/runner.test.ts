@@ -31,7 +31,15 @@ describeEachDialect(
       const job = await p.jobs.enqueue('test.items', { count: 3 }, 'user:1');
       p.runner.start();
       const done = await waitForStatus(p.jobs, job.id, ['done']);
-      expect(done).toMatchObject({ status: 'done', result: { items: 3 }, error: null, attempts: 1, progress: { total: 3, done: 3, failed: 0 }, started_at: clock.now().toISOString(), finished_at: clock.now().toISOString() });
+      expect(done).toMatchObject({
+        status: 'done',
+        result: { items: 3 },
+        error: null,
+        attempts: 1,
+        progress: { total: 3, done: 3, failed: 0 },
+        started_at: clock.now().toISOString(),
+        finished_at: clock.now().toISOString(),
+      });
       expect(lab.items.get(job.id)).toEqual([0, 1, 2]);
     });
 
@@ -152,16 +160,24 @@ describeEachDialect(
       const job = await p.jobs.enqueue('test.items', { count: 5, fail_at: 2 }, 'cli');
       const broken = await p.jobs.enqueue('test.sql-error', {}, 'cli');
       p.runner.start();
-      expect(await waitForStatus(p.jobs, job.id, ['failed'])).toMatchObject({ error: 'item 2 was refused by the network', result: null, progress: { total: 5, done: 2, failed: 0 } });
+      expect(await waitForStatus(p.jobs, job.id, ['failed'])).toMatchObject({
+        error: 'item 2 was refused by the network',
+        result: null,
+        progress: { total: 5, done: 2, failed: 0 },
+      });
       const sql = await waitForStatus(p.jobs, broken.id, ['failed']);
       expect(sql.error).toBe('The job stopped on an internal error; the log has the details.');
       expect(JSON.stringify(sql)).not.toMatch(/secret_column|SELECT/);
       // The runner logs after it has marked the job failed: wait for the line, not just the status.
-      const entry = await waitFor(async () => {
-        await use().ctx.logger.flush();
-        const { items } = await use().ctx.logger.list({ source: 'jobs', level: 'error', page: 1, per_page: 10 });
-        return items.find((e) => e.message.startsWith(`Job ${job.id} `));
-      }, 15_000, 'the failure logged');
+      const entry = await waitFor(
+        async () => {
+          await use().ctx.logger.flush();
+          const { items } = await use().ctx.logger.list({ source: 'jobs', level: 'error', page: 1, per_page: 10 });
+          return items.find((e) => e.message.startsWith(`Job ${job.id} `));
+        },
+        15_000,
+        'the failure logged',
+      );
       expect(entry.message).toBe(`Job ${job.id} (test.items) failed: item 2 was refused by the network`);
       expect(String(entry.context?.error)).toMatch(/at .*jobs\.ts/);
     });
@@ -203,7 +219,12 @@ describeEachDialect(
       const failing = await p.jobs.enqueue('test.items', { count: 2, fail_at: 0 }, 'cli');
       const outcomes = await p.runner.runPending();
       expect(outcomes).toHaveLength(6);
-      expect(outcomes.find((o) => o.id === failing.id)).toEqual({ id: failing.id, type: 'test.items', status: 'failed', error: 'item 0 was refused by the network' });
+      expect(outcomes.find((o) => o.id === failing.id)).toEqual({
+        id: failing.id,
+        type: 'test.items',
+        status: 'failed',
+        error: 'item 0 was refused by the network',
+      });
       expect(outcomes.filter((o) => o.status === 'done')).toHaveLength(5);
       expect(await p.runner.runPending()).toEqual([]);
     });

@@ -18,14 +18,21 @@ describeEachDialect('the scheduler in the daemon', (use) => {
 
   const daemon = (name: string, overrides: Record<string, unknown>): Context => {
     const t = use();
-    const config = loadConfig({ env: { CASHTRACK_ENV: 'test' }, overrides: { 'database.url': t.db.url, data_dir: t.db.dataDir, secret: t.config.secret, 'log.stdout': false, ...overrides } });
+    const config = loadConfig({
+      env: { CASHTRACK_ENV: 'test' },
+      overrides: { 'database.url': t.db.url, data_dir: t.db.dataDir, secret: t.config.secret, 'log.stdout': false, ...overrides },
+    });
     const ctx = buildContext(config, { logStream: null, owner: name });
     contexts.push(ctx);
     return ctx;
   };
 
   it('fires a schedule from three daemons and claims each slot once', async () => {
-    const every = { 'schedules.maintenance_prune.enabled': true, 'schedules.maintenance_prune.cron': '* * * * * *', 'schedules.maintenance_prune.catch_up': false };
+    const every = {
+      'schedules.maintenance_prune.enabled': true,
+      'schedules.maintenance_prune.cron': '* * * * * *',
+      'schedules.maintenance_prune.catch_up': false,
+    };
     const daemons = ['one', 'two', 'three'].map((n) => daemon(n, every));
     const schedulers = daemons.map((ctx) => new Scheduler({ schedules: ctx.schedules, logger: ctx.logger }));
     await Promise.all(schedulers.map((s) => s.start()));
@@ -63,13 +70,18 @@ describeEachDialect('the scheduler in the daemon', (use) => {
 
   it('catches up a missed slot at start, once however many daemons start', async () => {
     const { ctx } = use();
-    const daily = { 'schedules.orders_poll.enabled': false, 'schedules.maintenance_prune.enabled': true, 'schedules.maintenance_prune.cron': '0 0 1 1 *', 'schedules.maintenance_prune.catch_up': true };
+    const daily = {
+      'schedules.orders_poll.enabled': false,
+      'schedules.maintenance_prune.enabled': true,
+      'schedules.maintenance_prune.cron': '0 0 1 1 *',
+      'schedules.maintenance_prune.catch_up': true,
+    };
     // The last run was long before this year's 1 January slot (the runs of the test before are gone).
     await ctx.db.execute('DELETE FROM schedule_runs');
-    await ctx.db.execute("INSERT INTO schedule_runs (schedule, network, slot, trigger_kind, status, claimed_by, actor, created_at) VALUES ('maintenance_prune', '', ?, 'cron', 'queued', 'old', 'test', ?)", [
-      new Date('2001-01-01T00:00:00Z'),
-      new Date('2001-01-01T00:00:00Z'),
-    ]);
+    await ctx.db.execute(
+      "INSERT INTO schedule_runs (schedule, network, slot, trigger_kind, status, claimed_by, actor, created_at) VALUES ('maintenance_prune', '', ?, 'cron', 'queued', 'old', 'test', ?)",
+      [new Date('2001-01-01T00:00:00Z'), new Date('2001-01-01T00:00:00Z')],
+    );
     const schedulers = ['four', 'five', 'six'].map((n) => daemon(n, daily)).map((c) => new Scheduler({ schedules: c.schedules, logger: c.logger }));
     await Promise.all(schedulers.map((s) => s.start()));
     await Promise.all(schedulers.map((s) => s.stop()));
@@ -82,7 +94,11 @@ describeEachDialect('the scheduler in the daemon', (use) => {
     const { ctx } = use();
     await ctx.db.execute('DELETE FROM schedule_runs');
     const every3s = '*/3 * * * * *';
-    const c = daemon('busy', { 'schedules.maintenance_prune.enabled': true, 'schedules.maintenance_prune.cron': every3s, 'schedules.maintenance_prune.catch_up': true });
+    const c = daemon('busy', {
+      'schedules.maintenance_prune.enabled': true,
+      'schedules.maintenance_prune.cron': every3s,
+      'schedules.maintenance_prune.catch_up': true,
+    });
     const scheduler = new Scheduler({ schedules: c.schedules, logger: c.logger, missedToleranceMs: 200 });
     await scheduler.start();
     // The event loop is blocked until 1.5 s past the next slot: node-cron finds that beat a second
@@ -92,7 +108,11 @@ describeEachDialect('the scheduler in the daemon', (use) => {
       // busy
     }
     try {
-      const caught = await waitFor(async () => (await ctx.schedules.runs('maintenance_prune')).find((r) => r.slot === slot.toISOString()), 20_000, 'the missed beat to be caught up');
+      const caught = await waitFor(
+        async () => (await ctx.schedules.runs('maintenance_prune')).find((r) => r.slot === slot.toISOString()),
+        20_000,
+        'the missed beat to be caught up',
+      );
       expect(caught).toMatchObject({ trigger: 'catch_up', claimed_by: 'busy' });
     } finally {
       await scheduler.stop();
@@ -111,21 +131,35 @@ describeEachDialect('the scheduler in the daemon', (use) => {
     const config = loadConfig({
       env: { CASHTRACK_ENV: 'test' },
       overrides: {
-        'database.url': t.db.url, data_dir: t.db.dataDir, secret: t.config.secret, 'log.stdout': false,
+        'database.url': t.db.url,
+        data_dir: t.db.dataDir,
+        secret: t.config.secret,
+        'log.stdout': false,
         'schedules.advertisers_sync.networks': { ghostnet: { enabled: false } },
-        'schedules.maintenance_prune.enabled': true, 'schedules.maintenance_prune.cron': '* * * * * *', 'schedules.maintenance_prune.catch_up': false,
+        'schedules.maintenance_prune.enabled': true,
+        'schedules.maintenance_prune.cron': '* * * * * *',
+        'schedules.maintenance_prune.catch_up': false,
       },
     });
     const c = buildContext(config, { logStream: stream, owner: 'broken' });
     const scheduler = new Scheduler({ schedules: c.schedules, logger: c.logger });
     await scheduler.start();
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'warning', source: 'schedules', message: 'schedules.advertisers_sync.networks.ghostnet names no network: it is ignored' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warning',
+        source: 'schedules',
+        message: 'schedules.advertisers_sync.networks.ghostnet names no network: it is ignored',
+      }),
+    );
     // The database goes away: the next firing fails, is logged, and the daemon goes on.
     await c.db.close();
     await waitFor(() => lines.find((l) => l.message === 'Scheduled maintenance_prune failed'), 30_000, 'a failed firing to be logged');
     await scheduler.stop();
     await scheduler.stop();
-    expect(lines.find((l) => l.message === 'Scheduled maintenance_prune failed')).toMatchObject({ level: 'error', context: { schedule: 'maintenance_prune', network: null, slot: expect.stringMatching(/\.000Z$/), error: expect.any(String) } });
+    expect(lines.find((l) => l.message === 'Scheduled maintenance_prune failed')).toMatchObject({
+      level: 'error',
+      context: { schedule: 'maintenance_prune', network: null, slot: expect.stringMatching(/\.000Z$/), error: expect.any(String) },
+    });
     await c.close();
   });
 
@@ -138,13 +172,25 @@ describeEachDialect('the scheduler in the daemon', (use) => {
       },
     });
     const t = use();
-    const config = loadConfig({ env: { CASHTRACK_ENV: 'test' }, overrides: { 'database.url': t.db.url, data_dir: t.db.dataDir, secret: t.config.secret, 'log.stdout': false, 'schedules.maintenance_prune.enabled': true } });
+    const config = loadConfig({
+      env: { CASHTRACK_ENV: 'test' },
+      overrides: {
+        'database.url': t.db.url,
+        data_dir: t.db.dataDir,
+        secret: t.config.secret,
+        'log.stdout': false,
+        'schedules.maintenance_prune.enabled': true,
+      },
+    });
     const c = buildContext(config, { logStream: stream, owner: 'early' });
     await c.db.close();
     const scheduler = new Scheduler({ schedules: c.schedules, logger: c.logger });
     await scheduler.start();
     await scheduler.stop();
-    expect(lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual(['Could not check the networks named in schedule overrides', 'Catching up missed schedules failed']);
+    expect(lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
+      'Could not check the networks named in schedule overrides',
+      'Catching up missed schedules failed',
+    ]);
     await c.close();
   });
 });

@@ -90,7 +90,13 @@ describe('Admitad: authentication', () => {
       if (++pages === 1) fixture.expireTokens();
     }
     fixture.expireTokens();
-    fixture.fault({ kind: 'status', status: 401, path: '/advcampaigns/', times: 2, body: `{"error":"invalid_token","token":"${fixture.issuedTokens.at(-2)}"}` });
+    fixture.fault({
+      kind: 'status',
+      status: 401,
+      path: '/advcampaigns/',
+      times: 2,
+      body: `{"error":"invalid_token","token":"${fixture.issuedTokens.at(-2)}"}`,
+    });
     const err = await failure(admitad.getAdvertiser(rt, '6001'));
     expect(err).toMatchObject({ code: 'svc_network_unauthorized' });
     expectNoSecrets([fixture.clientSecret, ...fixture.issuedTokens], err, rt.logs);
@@ -151,7 +157,9 @@ describe('Admitad: programmes', () => {
     const { rt, admitad } = await start({ advertisers: 100_000 });
     expect(fixture.campaigns.length).toBe(100_000);
     // Read a few pages from the end rather than all of them: the benchmark does the full walk.
-    const res = await fetch(`${fixture.url}/advcampaigns/website/77001/?limit=500&offset=99800`, { headers: { Authorization: `Bearer ${await tokenFor(admitad, rt)}` } });
+    const res = await fetch(`${fixture.url}/advcampaigns/website/77001/?limit=500&offset=99800`, {
+      headers: { Authorization: `Bearer ${await tokenFor(admitad, rt)}` },
+    });
     const body = (await res.json()) as { results: { id: number }[]; _meta: { count: number } };
     expect(body._meta.count).toBe(100_000);
     expect(body.results).toHaveLength(200);
@@ -188,8 +196,14 @@ describe('Admitad: actions', () => {
     expect(all.map((t) => t.status)).toEqual(['pending', 'approved', 'declined', 'pending']);
     const raw = fixture.actions[0];
     expect(all[0]).toMatchObject({
-      transaction_id: '807000000', advertiser_id: '6000', merchant_ref: 'A-10000', sub_id: 'u-000000', currency: 'USD',
-      sale_amount: (raw.cart as number).toFixed(2), commission: (raw.payment as number).toFixed(2), event_at: new Date('2024-01-01T00:00:00Z'),
+      transaction_id: '807000000',
+      advertiser_id: '6000',
+      merchant_ref: 'A-10000',
+      sub_id: 'u-000000',
+      currency: 'USD',
+      sale_amount: (raw.cart as number).toFixed(2),
+      commission: (raw.payment as number).toFixed(2),
+      event_at: new Date('2024-01-01T00:00:00Z'),
     });
   });
 
@@ -248,20 +262,44 @@ describe('Admitad: links, postbacks, coupons', () => {
   const admitad = createAdmitadModule(FAST);
   const template = 'https://ad.admitad.com/g/1e8d1144942e2a0e4f5f16525dc3e8/';
 
-  it('adds subid and ulp to the programme\'s gotolink', () => {
-    expect(admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-000123', url: 'https://example-store.test/shoes?a=1', tracking_template: template })).toBe(
-      `${template}?subid=u-000123&ulp=https%3A%2F%2Fexample-store.test%2Fshoes%3Fa%3D1`,
-    );
+  it("adds subid and ulp to the programme's gotolink", () => {
+    expect(
+      admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-000123', url: 'https://example-store.test/shoes?a=1', tracking_template: template }),
+    ).toBe(`${template}?subid=u-000123&ulp=https%3A%2F%2Fexample-store.test%2Fshoes%3Fa%3D1`);
     expect(admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-1', url: null, tracking_template: template })).toBe(`${template}?subid=u-1`);
-    expect(() => admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-1', url: null })).toThrow(expect.objectContaining({ code: 'svc_tracking_link_unavailable', status: 409 }));
-    expect(() => admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'x'.repeat(51), url: null, tracking_template: template })).toThrow(expect.objectContaining({ code: 'svc_invalid_sub_id' }));
+    expect(() => admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-1', url: null })).toThrow(
+      expect.objectContaining({ code: 'svc_tracking_link_unavailable', status: 409 }),
+    );
+    expect(() => admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'x'.repeat(51), url: null, tracking_template: template })).toThrow(
+      expect.objectContaining({ code: 'svc_invalid_sub_id' }),
+    );
   });
 
   it('parses a postback built from its template', () => {
-    const values: Record<string, string> = { action_id: '807084960', status: 'Approved', order_id: 'A-10023', order_sum: '120.5', payment_sum: '7.23', currency: 'USD', subid: 'u-000123', offer_id: '6115', time: '2024-03-01 09:45:22' };
-    const query = Object.fromEntries(new URLSearchParams(admitad.postbackTemplate!.replace(/\[\[\[(\w+)\]\]\]/g, (_, m: string) => encodeURIComponent(values[m]))));
+    const values: Record<string, string> = {
+      action_id: '807084960',
+      status: 'Approved',
+      order_id: 'A-10023',
+      order_sum: '120.5',
+      payment_sum: '7.23',
+      currency: 'USD',
+      subid: 'u-000123',
+      offer_id: '6115',
+      time: '2024-03-01 09:45:22',
+    };
+    const query = Object.fromEntries(
+      new URLSearchParams(admitad.postbackTemplate!.replace(/\[\[\[(\w+)\]\]\]/g, (_, m: string) => encodeURIComponent(values[m]))),
+    );
     expect(admitad.parsePostback(query, undefined)).toEqual({
-      transaction_id: '807084960', status: 'approved', merchant_ref: 'A-10023', sale_amount: '120.5', commission: '7.23', currency: 'USD', sub_id: 'u-000123', advertiser_id: '6115', event_time: '2024-03-01T09:45:22.000Z',
+      transaction_id: '807084960',
+      status: 'approved',
+      merchant_ref: 'A-10023',
+      sale_amount: '120.5',
+      commission: '7.23',
+      currency: 'USD',
+      sub_id: 'u-000123',
+      advertiser_id: '6115',
+      event_time: '2024-03-01T09:45:22.000Z',
     });
     expect(admitad.statusMap[admitad.parsePostback({ status: 'approved_but_stalled' }, undefined).status!]).toBe('pending');
   });

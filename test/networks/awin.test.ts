@@ -98,7 +98,13 @@ describe('Awin: transactions', () => {
 
   it('skips a transaction with an unknown status and logs it as an error', async () => {
     const { rt } = await start();
-    fixture.transactions.push({ id: 5, commissionStatus: 'mystery', transactionDate: '2024-03-01T10:40:00', saleAmount: { amount: 1 }, commissionAmount: { amount: 1 } });
+    fixture.transactions.push({
+      id: 5,
+      commissionStatus: 'mystery',
+      transactionDate: '2024-03-01T10:40:00',
+      saleAmount: { amount: 1 },
+      commissionAmount: { amount: 1 },
+    });
     expect((await collect(awin.listTransactions(rt, RANGE))).flat()).toEqual([]);
     expect(rt.logs.find((l) => l.level === 'error')?.message).toContain('unknown status "mystery"');
   });
@@ -125,7 +131,7 @@ describe('Awin: failures', () => {
     expect(fixture.count('/transactions')).toBe(3);
   });
 
-  it('waits out the fixture\'s 20-a-minute limit through Retry-After', async () => {
+  it("waits out the fixture's 20-a-minute limit through Retry-After", async () => {
     const { rt } = await start({ rateLimit: { limit: 2, windowMs: 1_000 } });
     await awin.getAdvertiser(rt, '1001');
     await awin.getAdvertiser(rt, '1002');
@@ -185,39 +191,107 @@ describe('Awin: links, postbacks, offers', () => {
     expect(awin.trackingLink(settings, { advertiser_id: '1001', sub_id: 'u-000123', url: 'https://www.example-shoes.test/trainers?size=9' })).toBe(
       'https://www.awin1.com/cread.php?awinmid=1001&awinaffid=45628&clickref=u-000123&ued=https%3A%2F%2Fwww.example-shoes.test%2Ftrainers%3Fsize%3D9',
     );
-    expect(awin.trackingLink(settings, { advertiser_id: '1001', sub_id: 'u 1', url: null })).toBe('https://www.awin1.com/awclick.php?mid=1001&id=45628&clickref=u%201');
-    expect(() => awin.trackingLink(settings, { advertiser_id: '1001', sub_id: '', url: null })).toThrow(expect.objectContaining({ code: 'svc_invalid_sub_id' }));
-    expect(() => awin.trackingLink(settings, { advertiser_id: '1001', sub_id: 'u', url: 'javascript:alert(1)' })).toThrow(expect.objectContaining({ code: 'svc_invalid_url' }));
+    expect(awin.trackingLink(settings, { advertiser_id: '1001', sub_id: 'u 1', url: null })).toBe(
+      'https://www.awin1.com/awclick.php?mid=1001&id=45628&clickref=u%201',
+    );
+    expect(() => awin.trackingLink(settings, { advertiser_id: '1001', sub_id: '', url: null })).toThrow(
+      expect.objectContaining({ code: 'svc_invalid_sub_id' }),
+    );
+    expect(() => awin.trackingLink(settings, { advertiser_id: '1001', sub_id: 'u', url: 'javascript:alert(1)' })).toThrow(
+      expect.objectContaining({ code: 'svc_invalid_url' }),
+    );
   });
 
   it('parses a GET notification built from the documented macros', () => {
-    const query = Object.fromEntries(new URLSearchParams(awin.postbackTemplate!.replace(/!!!(\w+)!!!/g, (_, m: string) => ({ transactionId: '987654321', transactionDate: '2024-03-01 10:40:00', transactionAmount: '48.00', transactionCurrency: 'GBP', commission: '2.40', merchantId: '1001', clickRef: 'u-000123' })[m] ?? '')));
+    const query = Object.fromEntries(
+      new URLSearchParams(
+        awin.postbackTemplate!.replace(
+          /!!!(\w+)!!!/g,
+          (_, m: string) =>
+            ({
+              transactionId: '987654321',
+              transactionDate: '2024-03-01 10:40:00',
+              transactionAmount: '48.00',
+              transactionCurrency: 'GBP',
+              commission: '2.40',
+              merchantId: '1001',
+              clickRef: 'u-000123',
+            })[m] ?? '',
+        ),
+      ),
+    );
     expect(awin.parsePostback(query, undefined)).toEqual({
-      transaction_id: '987654321', status: 'pending', sale_amount: '48.00', commission: '2.40', currency: 'GBP', sub_id: 'u-000123', advertiser_id: '1001', event_time: '2024-03-01T10:40:00.000Z',
+      transaction_id: '987654321',
+      status: 'pending',
+      sale_amount: '48.00',
+      commission: '2.40',
+      currency: 'GBP',
+      sub_id: 'u-000123',
+      advertiser_id: '1001',
+      event_time: '2024-03-01T10:40:00.000Z',
     });
   });
 
   it('parses a POST notification from the AwinTransactionPush form field', () => {
-    const push = JSON.stringify({ transactionId: '555', transactionDate: '2024-03-01 10:40:00', transactionAmount: '12.5', transactionCurrency: 'GBP', commission: '0.63', merchantId: '1001', clickRef: 'u-9', commissionGroups: [{ id: 1 }] });
-    expect(awin.parsePostback({ token: 'x' }, { AwinTransactionPush: push })).toMatchObject({ transaction_id: '555', sale_amount: '12.5', commission: '0.63', sub_id: 'u-9', status: 'pending' });
+    const push = JSON.stringify({
+      transactionId: '555',
+      transactionDate: '2024-03-01 10:40:00',
+      transactionAmount: '12.5',
+      transactionCurrency: 'GBP',
+      commission: '0.63',
+      merchantId: '1001',
+      clickRef: 'u-9',
+      commissionGroups: [{ id: 1 }],
+    });
+    expect(awin.parsePostback({ token: 'x' }, { AwinTransactionPush: push })).toMatchObject({
+      transaction_id: '555',
+      sale_amount: '12.5',
+      commission: '0.63',
+      sub_id: 'u-9',
+      status: 'pending',
+    });
     expect(awin.parsePostback({}, `AwinTransactionPush=${encodeURIComponent(push)}`)).toMatchObject({ transaction_id: '555' });
     expect(() => awin.parsePostback({}, { AwinTransactionPush: '{oops' })).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_body' }));
   });
 
   it('reads a push carrying product data longer than one parameter may be, and still bounds each value', () => {
-    const products = Array.from({ length: 40 }, (_, i) => ({ productId: `SKU-${i}`, productName: `Trail running shoe, size ${i}`, unitPrice: '4.00', quantity: '1', category: 'Footwear > Running' }));
-    const push = JSON.stringify({ transactionId: '556', transactionAmount: '160.00', transactionCurrency: 'GBP', commission: '8.00', clickRef: 'u-9', products });
+    const products = Array.from({ length: 40 }, (_, i) => ({
+      productId: `SKU-${i}`,
+      productName: `Trail running shoe, size ${i}`,
+      unitPrice: '4.00',
+      quantity: '1',
+      category: 'Footwear > Running',
+    }));
+    const push = JSON.stringify({
+      transactionId: '556',
+      transactionAmount: '160.00',
+      transactionCurrency: 'GBP',
+      commission: '8.00',
+      clickRef: 'u-9',
+      products,
+    });
     expect(push.length).toBeGreaterThan(4096);
-    expect(awin.parsePostback({}, `AwinTransactionPush=${encodeURIComponent(push)}`)).toMatchObject({ transaction_id: '556', sale_amount: '160.00', commission: '8.00', sub_id: 'u-9' });
+    expect(awin.parsePostback({}, `AwinTransactionPush=${encodeURIComponent(push)}`)).toMatchObject({
+      transaction_id: '556',
+      sale_amount: '160.00',
+      commission: '8.00',
+      sub_id: 'u-9',
+    });
     const long = JSON.stringify({ transactionId: '557', commission: '1.00', clickRef: 'u'.repeat(3000) });
-    expect(() => awin.parsePostback({}, { AwinTransactionPush: long })).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_param', data: { param: 'clickRef' } }));
-    expect(() => awin.parsePostback({ transactionId: '558', commission: '1.00', phrase: 'x'.repeat(3000) }, undefined)).toThrow(expect.objectContaining({ code: 'svc_postback_invalid_param' }));
+    expect(() => awin.parsePostback({}, { AwinTransactionPush: long })).toThrow(
+      expect.objectContaining({ code: 'svc_postback_invalid_param', data: { param: 'clickRef' } }),
+    );
+    expect(() => awin.parsePostback({ transactionId: '558', commission: '1.00', phrase: 'x'.repeat(3000) }, undefined)).toThrow(
+      expect.objectContaining({ code: 'svc_postback_invalid_param' }),
+    );
   });
 
   it('leaves missing fields out, treats unreplaced macros as missing, and refuses conflicting repeats', () => {
     expect(awin.parsePostback({ transactionId: '1', clickRef: '!!!clickRef!!!' }, undefined)).toEqual({ transaction_id: '1', status: 'pending' });
     expect(awin.parsePostback({ transactionId: ['1', '1'] }, undefined)).toMatchObject({ transaction_id: '1' });
-    expect(() => awin.parsePostback({ transactionId: '1', commission: ['1.00', '9.00'] }, undefined)).toThrow(expect.objectContaining({ code: 'svc_postback_repeated_param' }));
+    expect(() => awin.parsePostback({ transactionId: '1', commission: ['1.00', '9.00'] }, undefined)).toThrow(
+      expect.objectContaining({ code: 'svc_postback_repeated_param' }),
+    );
   });
 
   it('lists offers page by page through POST + JSON', async () => {
@@ -231,7 +305,13 @@ describe('Awin: links, postbacks, offers', () => {
       ['POST', '/publisher/45628/promotions', 'active', 2],
     ]);
     expect(JSON.parse(posts[0].body).filters).toMatchObject({ membership: 'joined' });
-    expect(coupons[0]).toMatchObject({ id: '556000', advertiser_id: '1001', code: 'SAVE0', url: 'https://www.shop-1001.test/sale', ends_at: new Date('2024-03-31T23:59:59.000Z') });
+    expect(coupons[0]).toMatchObject({
+      id: '556000',
+      advertiser_id: '1001',
+      code: 'SAVE0',
+      url: 'https://www.shop-1001.test/sale',
+      ends_at: new Date('2024-03-31T23:59:59.000Z'),
+    });
     expect(coupons[1].code).toBeNull();
   });
 });

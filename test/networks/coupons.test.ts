@@ -40,9 +40,17 @@ describe('Awin promotions', () => {
     expect(told).toEqual([450]);
     const voucher = items(pages).find((c) => c.id === '556000')!;
     expect(voucher).toMatchObject({
-      advertiser_id: '1001', code: 'SAVE0', title: '10% off', description: 'Use the code at checkout', terms: 'Min spend £50',
-      discount: { type: 'percent', value: '10' }, url: 'https://www.shop-1001.test/sale', regions: ['GB'], exclusive: false,
-      starts_at: new Date('2024-03-01T00:00:00.000Z'), ends_at: new Date('2024-03-31T23:59:59.000Z'),
+      advertiser_id: '1001',
+      code: 'SAVE0',
+      title: '10% off',
+      description: 'Use the code at checkout',
+      terms: 'Min spend £50',
+      discount: { type: 'percent', value: '10' },
+      url: 'https://www.shop-1001.test/sale',
+      regions: ['GB'],
+      exclusive: false,
+      starts_at: new Date('2024-03-01T00:00:00.000Z'),
+      ends_at: new Date('2024-03-31T23:59:59.000Z'),
     });
     expect(voucher.tracking_url).toContain('awin1.com/cread.php');
     expect(items(pages).find((c) => c.id === '556001')!.code).toBeNull();
@@ -102,14 +110,29 @@ describe('Admitad coupons', () => {
     const told = totals(rt);
     const admitad = createAdmitadModule(FAST);
     const pages = await walk(admitad, rt);
-    expect(pages.map((p) => [p.items.length, p.next])).toEqual([[500, '500'], [500, '1000'], [100, null]]);
+    expect(pages.map((p) => [p.items.length, p.next])).toEqual([
+      [500, '500'],
+      [500, '1000'],
+      [100, null],
+    ]);
     expect(told).toEqual([1_100]);
     const calls = fixture.requests.filter((r) => r.path.startsWith('/coupons/'));
-    expect(calls.map((r) => [r.query.get('limit'), r.query.get('offset')])).toEqual([['500', '0'], ['500', '500'], ['500', '1000']]);
+    expect(calls.map((r) => [r.query.get('limit'), r.query.get('offset')])).toEqual([
+      ['500', '0'],
+      ['500', '500'],
+      ['500', '1000'],
+    ]);
     const [first, second] = items(pages);
     expect(first).toMatchObject({
-      id: '551', advertiser_id: '6000', code: 'SAVE0', title: '10% off sitewide', discount: { type: 'percent', value: '10', text: '10%' }, regions: ['US'],
-      url: 'https://store-6000.test/sale', starts_at: new Date('2024-03-01T00:00:00Z'), ends_at: new Date('2024-03-31T23:59:59Z'),
+      id: '551',
+      advertiser_id: '6000',
+      code: 'SAVE0',
+      title: '10% off sitewide',
+      discount: { type: 'percent', value: '10', text: '10%' },
+      regions: ['US'],
+      url: 'https://store-6000.test/sale',
+      starts_at: new Date('2024-03-01T00:00:00Z'),
+      ends_at: new Date('2024-03-31T23:59:59Z'),
     });
     expect(second.code).toBeNull();
 
@@ -150,12 +173,23 @@ describe('impact.com coupon ads and promo codes', () => {
     // Codes 0 (repeats ad 0's SPRING0), 2 and 5 (inactive) are left out.
     expect(all.map((c) => c.id)).toEqual(['1477107', '1477108', '1477109', 'code:880001', 'code:880003', 'code:880004']);
     expect(told).toEqual([3 + 6]);
-    expect(all[0]).toMatchObject({ code: 'SPRING0', url: 'https://www.gear-15745.test/sale', discount: { type: 'percent', value: '10' }, starts_at: new Date('2024-03-01T08:00:00Z') });
+    expect(all[0]).toMatchObject({
+      code: 'SPRING0',
+      url: 'https://www.gear-15745.test/sale',
+      discount: { type: 'percent', value: '10' },
+      starts_at: new Date('2024-03-01T08:00:00Z'),
+    });
     expect(all[1]).toMatchObject({ code: null, ends_at: null });
     expect(all[3]).toMatchObject({ code: 'CODE1', title: 'Deal 1', discount: { type: 'amount', value: '15.00', currency: 'USD' }, url: null, ends_at: null });
     expect(all[5]).toMatchObject({ code: 'CODE4', discount: { type: 'percent', value: '20' }, ends_at: new Date('2024-05-01T06:59:59Z') });
     const calls = fixture.requests.map((r) => [r.path.replace(/^\/Mediapartners\/[^/]+/, ''), r.query.get('Page')]);
-    expect(calls).toEqual([['/Ads', '1'], ['/Ads', '2'], ['/PromoCodes', '1'], ['/PromoCodes', '2'], ['/PromoCodes', '3']]);
+    expect(calls).toEqual([
+      ['/Ads', '1'],
+      ['/Ads', '2'],
+      ['/PromoCodes', '1'],
+      ['/PromoCodes', '2'],
+      ['/PromoCodes', '3'],
+    ]);
 
     const before = fixture.requests.length;
     expect(items(await walk(impact, rt, { after: 'codes:3', updatedSince: null })).map((c) => c.id)).toEqual(['code:880004']);
@@ -180,12 +214,28 @@ describe('impact.com coupon ads and promo codes', () => {
 describe('custom network coupon feeds', () => {
   let server: http.Server;
   let base = '';
-  const rows = Array.from({ length: 1_203 }, (_, i) => ({ cid: 7000 + i, prog: 501, voucher: i % 2 ? 'No Code Needed' : `TEA${i}`, name: `${i % 50}% off <b>tea</b>`, from: '2024-03-01', to: '2024-03-31', link: 'https://example-tea.test/sale', kind: i % 3 ? 'percentage' : 'flat', worth: String(i % 50), geo: 'DE,AT' }));
-  const csv = ['coupon_id;program_id;code;title;description;start_date;end_date;url;discount', '7001;501;TEA10;10% off;All loose-leaf teas;2024-03-01;2024-03-31;https://example-tea.test/sale;10%', '7002;501;;Free delivery;"Orders over 20; EUR";2024-03-01;;https://example-tea.test/;free shipping'].join('\n');
+  const rows = Array.from({ length: 1_203 }, (_, i) => ({
+    cid: 7000 + i,
+    prog: 501,
+    voucher: i % 2 ? 'No Code Needed' : `TEA${i}`,
+    name: `${i % 50}% off <b>tea</b>`,
+    from: '2024-03-01',
+    to: '2024-03-31',
+    link: 'https://example-tea.test/sale',
+    kind: i % 3 ? 'percentage' : 'flat',
+    worth: String(i % 50),
+    geo: 'DE,AT',
+  }));
+  const csv = [
+    'coupon_id;program_id;code;title;description;start_date;end_date;url;discount',
+    '7001;501;TEA10;10% off;All loose-leaf teas;2024-03-01;2024-03-31;https://example-tea.test/sale;10%',
+    '7002;501;;Free delivery;"Orders over 20; EUR";2024-03-01;;https://example-tea.test/;free shipping',
+  ].join('\n');
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
-      if (url.pathname === '/coupons.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ result: { coupons: rows } }));
+      if (url.pathname === '/coupons.json')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ result: { coupons: rows } }));
       if (url.pathname === '/coupons.csv') return void res.writeHead(200, { 'content-type': 'text/csv' }).end(csv);
       if (url.pathname === '/html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
       if (url.pathname === '/truncated') return void res.writeHead(200).end(JSON.stringify({ result: { coupons: rows } }).slice(0, 60));
@@ -205,8 +255,39 @@ describe('custom network coupon feeds', () => {
       feeds: {
         coupons:
           format === 'json'
-            ? { url: `${base}${path}`, format, items: 'result.coupons', fields: { coupon_id: 'cid', advertiser_id: 'prog', code: 'voucher', title: 'name', starts_at: 'from', ends_at: 'to', url: 'link', discount_type: 'kind', discount_value: 'worth', regions: 'geo' } }
-            : { url: `${base}${path}`, format, delimiter: ';', fields: { coupon_id: 'coupon_id', advertiser_id: 'program_id', code: 'code', title: 'title', description: 'description', starts_at: 'start_date', ends_at: 'end_date', url: 'url', discount: 'discount' } },
+            ? {
+                url: `${base}${path}`,
+                format,
+                items: 'result.coupons',
+                fields: {
+                  coupon_id: 'cid',
+                  advertiser_id: 'prog',
+                  code: 'voucher',
+                  title: 'name',
+                  starts_at: 'from',
+                  ends_at: 'to',
+                  url: 'link',
+                  discount_type: 'kind',
+                  discount_value: 'worth',
+                  regions: 'geo',
+                },
+              }
+            : {
+                url: `${base}${path}`,
+                format,
+                delimiter: ';',
+                fields: {
+                  coupon_id: 'coupon_id',
+                  advertiser_id: 'program_id',
+                  code: 'code',
+                  title: 'title',
+                  description: 'description',
+                  starts_at: 'start_date',
+                  ends_at: 'end_date',
+                  url: 'url',
+                  discount: 'discount',
+                },
+              },
       },
     } as CustomDefinition);
   const rt = () => testRuntime({});
@@ -220,7 +301,15 @@ describe('custom network coupon feeds', () => {
     expect(told).toEqual([1_203]);
     const all = items(pages);
     expect(all).toHaveLength(1_203);
-    expect(all[0]).toMatchObject({ id: '7000', advertiser_id: '501', code: 'TEA0', title: '0% off <b>tea</b>', discount: { type: 'amount', value: '0', currency: 'EUR' }, regions: ['DE', 'AT'], starts_at: new Date('2024-03-01T00:00:00Z') });
+    expect(all[0]).toMatchObject({
+      id: '7000',
+      advertiser_id: '501',
+      code: 'TEA0',
+      title: '0% off <b>tea</b>',
+      discount: { type: 'amount', value: '0', currency: 'EUR' },
+      regions: ['DE', 'AT'],
+      starts_at: new Date('2024-03-01T00:00:00Z'),
+    });
     expect(all[1]).toMatchObject({ code: 'No Code Needed', discount: { type: 'percent', value: '1' } });
     const rest = items(await walk(m, runtime, { after: '1000', updatedSince: null }));
     expect(rest.map((c) => c.id)).toEqual(rows.slice(1000).map((r) => String(r.cid)));
@@ -230,13 +319,29 @@ describe('custom network coupon feeds', () => {
   it('reads a CSV feed with a quoted delimiter, a discount in words and an open end', async () => {
     const all = items(await walk(customModule('teanet', definition('/coupons.csv', 'csv')), rt()));
     expect(all).toEqual([
-      expect.objectContaining({ id: '7001', code: 'TEA10', discount: { type: 'percent', value: '10', currency: null, text: '10%' }, ends_at: new Date('2024-03-31T00:00:00Z') }),
-      expect.objectContaining({ id: '7002', code: null, description: 'Orders over 20; EUR', discount: expect.objectContaining({ type: 'free_shipping' }), ends_at: null }),
+      expect.objectContaining({
+        id: '7001',
+        code: 'TEA10',
+        discount: { type: 'percent', value: '10', currency: null, text: '10%' },
+        ends_at: new Date('2024-03-31T00:00:00Z'),
+      }),
+      expect.objectContaining({
+        id: '7002',
+        code: null,
+        description: 'Orders over 20; EUR',
+        discount: expect.objectContaining({ type: 'free_shipping' }),
+        ends_at: null,
+      }),
     ]);
   });
 
   it('refuses a feed that answers HTML, broken JSON, 429 or 500', async () => {
-    for (const [path, code] of [['/html', 'svc_network_bad_response'], ['/truncated', 'svc_network_bad_response'], ['/limited', 'svc_network_rate_limited'], ['/boom', 'svc_network_unavailable']] as const) {
+    for (const [path, code] of [
+      ['/html', 'svc_network_bad_response'],
+      ['/truncated', 'svc_network_bad_response'],
+      ['/limited', 'svc_network_rate_limited'],
+      ['/boom', 'svc_network_unavailable'],
+    ] as const) {
       expect(await failure(walk(customModule('teanet', definition(path, 'json')), rt()))).toMatchObject({ code });
     }
   });
@@ -244,7 +349,14 @@ describe('custom network coupon feeds', () => {
   it('lists nothing without a coupons feed, and requires the coupon id, advertiser and title in the map', async () => {
     const m = customModule('teanet', checkDefinition({ name: 'Tea Net', currency: 'EUR', statuses: { pending: 'pending' } } as CustomDefinition));
     expect(items(await walk(m, rt()))).toEqual([]);
-    expect(() => checkDefinition({ name: 'x', currency: 'EUR', statuses: { a: 'pending' }, feeds: { coupons: { url: `${base}/c.json`, format: 'json', fields: { coupon_id: 'id' } } } } as unknown as CustomDefinition)).toThrow();
+    expect(() =>
+      checkDefinition({
+        name: 'x',
+        currency: 'EUR',
+        statuses: { a: 'pending' },
+        feeds: { coupons: { url: `${base}/c.json`, format: 'json', fields: { coupon_id: 'id' } } },
+      } as unknown as CustomDefinition),
+    ).toThrow();
   });
 });
 

@@ -9,7 +9,10 @@ import type { ModuleRuntime, ModuleSettings } from '../../src/networks/types.js'
 import { OutboundGuard } from '../../src/outbound/index.js';
 import { fakeDns, serve, type Fixture } from '../outbound/fixtures.js';
 
-const PROGRAMS = [{ id: 1, name: 'Tea Shop' }, { id: 2, name: 'Coffee Shop' }];
+const PROGRAMS = [
+  { id: 1, name: 'Tea Shop' },
+  { id: 2, name: 'Coffee Shop' },
+];
 const SECRET = 'secret-key-77';
 
 let feeds: Fixture;
@@ -19,7 +22,10 @@ const held = new Promise<void>((resolve) => (release = resolve));
 beforeAll(async () => {
   feeds = await serve((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname.startsWith('/big')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.from({ length: 5000 }, (_, i) => ({ id: i, name: `Shop ${i}` }))));
+    if (url.pathname.startsWith('/big'))
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(Array.from({ length: 5000 }, (_, i) => ({ id: i, name: `Shop ${i}` }))));
     if (url.pathname.startsWith('/hang')) return;
     if (url.pathname === '/held.csv') {
       // 600 rows, then nothing until the test lets the rest go.
@@ -94,14 +100,18 @@ describe('a custom feed through the outbound guard', () => {
     expect(list.map((a) => a.name)).toEqual(['Tea Shop', 'Coffee Shop']);
     expect(feeds.requests.at(-1)?.headers['x-key']).toBe(SECRET);
     const before = feeds.connections;
-    const err = await all(customModule('guarded', stored(`http://feeds.elsewhere.test:${feeds.port}/a.json`, { 'X-Key': '{settings.api_key}' })).listAdvertisers(runtime(guard))).catch((e) => e);
+    const err = await all(
+      customModule('guarded', stored(`http://feeds.elsewhere.test:${feeds.port}/a.json`, { 'X-Key': '{settings.api_key}' })).listAdvertisers(runtime(guard)),
+    ).catch((e) => e);
     expect(err).toMatchObject({ code: 'svc_network_insecure_feed', status: 409 });
     expect(feeds.connections).toBe(before);
   });
 
   it('keeps the network codes for a timeout, a feed over its size cap and a host that cannot be reached', async () => {
     const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
-    const hang = await all(customModule('guarded', stored(`${feeds.base}/hang/{settings.api_key}`), { timeoutMs: 150 }).listAdvertisers(runtime(guard))).catch((e) => e);
+    const hang = await all(customModule('guarded', stored(`${feeds.base}/hang/{settings.api_key}`), { timeoutMs: 150 }).listAdvertisers(runtime(guard))).catch(
+      (e) => e,
+    );
     expect(hang).toMatchObject({ code: 'svc_network_timeout', status: 504 });
     expect(leaks(hang)).toBe(false);
     const big = await all(customModule('guarded', stored(`${feeds.base}/big`), { maxBytes: 4096 }).listAdvertisers(runtime(guard))).catch((e) => e);
@@ -115,7 +125,9 @@ describe('a custom feed through the outbound guard', () => {
 
   it('reads a CSV feed as it streams in: the first page comes before the server has sent the rest', async () => {
     const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
-    const pages = customModule('guarded', stored(`${feeds.base}/held.csv`, undefined, 'csv')).listAdvertisers(runtime(guard))[Symbol.asyncIterator]();
+    const pages = customModule('guarded', stored(`${feeds.base}/held.csv`, undefined, 'csv'))
+      .listAdvertisers(runtime(guard))
+      [Symbol.asyncIterator]();
     const first = await pages.next();
     expect(first.value).toHaveLength(500);
     release();
@@ -134,7 +146,9 @@ describe('a custom feed through the outbound guard', () => {
     }
     expect(seen).toBe(2_000);
     // The size cap holds for a streamed feed too.
-    const big = await all(customModule('guarded', stored(`${feeds.base}/many.csv`, undefined, 'csv'), { maxBytes: 64 * 1024 }).listAdvertisers(runtime(guard))).catch((e) => e);
+    const big = await all(
+      customModule('guarded', stored(`${feeds.base}/many.csv`, undefined, 'csv'), { maxBytes: 64 * 1024 }).listAdvertisers(runtime(guard)),
+    ).catch((e) => e);
     expect(big).toMatchObject({ code: 'svc_network_bad_response', message: expect.stringContaining('larger than 65536 bytes') });
   });
 
@@ -142,19 +156,27 @@ describe('a custom feed through the outbound guard', () => {
     const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('cancelled')), 50);
-    const err = await all(customModule('guarded', stored(`${feeds.base}/hang`)).listAdvertisers(runtime(guard, { api_key: SECRET }, controller.signal))).catch((e) => e);
+    const err = await all(customModule('guarded', stored(`${feeds.base}/hang`)).listAdvertisers(runtime(guard, { api_key: SECRET }, controller.signal))).catch(
+      (e) => e,
+    );
     expect(err).toMatchObject({ code: 'svc_network_aborted' });
     // Also part-way through a CSV feed that is streaming in.
     const midway = new AbortController();
     setTimeout(() => midway.abort(new Error('cancelled')), 100);
-    const streamed = await all(customModule('guarded', stored(`${feeds.base}/trickle.csv`, undefined, 'csv'), { timeoutMs: 60_000 }).listAdvertisers(runtime(guard, { api_key: SECRET }, midway.signal))).catch((e) => e);
+    const streamed = await all(
+      customModule('guarded', stored(`${feeds.base}/trickle.csv`, undefined, 'csv'), { timeoutMs: 60_000 }).listAdvertisers(
+        runtime(guard, { api_key: SECRET }, midway.signal),
+      ),
+    ).catch((e) => e);
     expect(streamed).toMatchObject({ code: 'svc_network_aborted' });
   });
 
   it('refuses a header that would inject another one, sending nothing', async () => {
     const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
     const before = feeds.connections;
-    const err = await all(customModule('guarded', stored(`${feeds.base}/a.json`, { 'X-Key': '{settings.api_key}\r\nX-Injected: 1' })).listAdvertisers(runtime(guard))).catch((e) => e);
+    const err = await all(
+      customModule('guarded', stored(`${feeds.base}/a.json`, { 'X-Key': '{settings.api_key}\r\nX-Injected: 1' })).listAdvertisers(runtime(guard)),
+    ).catch((e) => e);
     expect(err).toMatchObject({ code: 'ERR_INVALID_CHAR' });
     expect(feeds.connections).toBe(before);
   });

@@ -16,8 +16,16 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const client = () => new NetworkHttp({ network: 'test', name: 'Test', retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 10, maxRetryAfterMs: 3_000 }, timeoutMs: 1_000, maxBodyBytes: 1024 });
-const call = (base: string, rt: ModuleRuntime) => client().json(rt, { url: buildUrl(base, '/v1/programs'), headers: { Authorization: `Bearer ${SECRET}` }, secrets: [SECRET] });
+const client = () =>
+  new NetworkHttp({
+    network: 'test',
+    name: 'Test',
+    retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 10, maxRetryAfterMs: 3_000 },
+    timeoutMs: 1_000,
+    maxBodyBytes: 1024,
+  });
+const call = (base: string, rt: ModuleRuntime) =>
+  client().json(rt, { url: buildUrl(base, '/v1/programs'), headers: { Authorization: `Bearer ${SECRET}` }, secrets: [SECRET] });
 
 describe('the network HTTP client through the outbound guard', () => {
   it('refuses a base URL inside with svc_fetch_blocked, once, sending nothing', async () => {
@@ -41,7 +49,10 @@ describe('the network HTTP client through the outbound guard', () => {
   it('reports a body over its cap as svc_network_bad_response, and calls through an allowed guard', async () => {
     const big = await FixtureServer.start(() => json(200, { items: 'x'.repeat(4096) }));
     try {
-      expect(await failure(call(big.url, testRuntime({})))).toMatchObject({ code: 'svc_network_bad_response', message: expect.stringContaining('more than 1024 bytes') });
+      expect(await failure(call(big.url, testRuntime({})))).toMatchObject({
+        code: 'svc_network_bad_response',
+        message: expect.stringContaining('more than 1024 bytes'),
+      });
     } finally {
       await big.close();
     }

@@ -16,7 +16,13 @@ beforeEach(async () => {
 afterEach(() => server.close());
 
 function client(overrides: Partial<ConstructorParameters<typeof NetworkHttp>[0]> = {}) {
-  return new NetworkHttp({ network: 'test', name: 'Test', retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 10, maxRetryAfterMs: 3_000 }, timeoutMs: 1_000, ...overrides });
+  return new NetworkHttp({
+    network: 'test',
+    name: 'Test',
+    retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 10, maxRetryAfterMs: 3_000 },
+    timeoutMs: 1_000,
+    ...overrides,
+  });
 }
 const get = (http: NetworkHttp, rt = testRuntime({}), path = '/x') =>
   http.json(rt, { url: buildUrl(server.url, path), headers: { Authorization: `Bearer ${SECRET}` }, secrets: [SECRET] });
@@ -169,7 +175,8 @@ describe('Retry-After, JSON and scrubbing helpers', () => {
   it('scrubs bearer and basic credentials, token members and known secret values', () => {
     const text = `Authorization: Bearer abc.def-123 Basic dXNlcjpwYXNz {"access_token":"t0k3n","refresh_token": "r3fr"} client_secret=s3cr3t&x=1 and ${SECRET} ${encodeURIComponent('a b+c/secret')}`;
     const out = scrubSecrets(text, [SECRET, 'a b+c/secret']);
-    for (const leaked of ['abc.def-123', 'dXNlcjpwYXNz', 't0k3n', 'r3fr', 's3cr3t', SECRET, encodeURIComponent('a b+c/secret')]) expect(out).not.toContain(leaked);
+    for (const leaked of ['abc.def-123', 'dXNlcjpwYXNz', 't0k3n', 'r3fr', 's3cr3t', SECRET, encodeURIComponent('a b+c/secret')])
+      expect(out).not.toContain(leaked);
     expect(out).toContain('x=1');
     expect(bodyExcerpt('a'.repeat(500))!.length).toBeLessThanOrEqual(201);
   });

@@ -59,7 +59,10 @@ describe('impact.com: campaigns', () => {
     expect(res.headers.get('content-type')).toContain('xml');
     expect(await res.text()).toContain('<ImpactRadiusResponse page="1" numpages="1"');
     fixture.fault({ kind: 'xml' });
-    expect(await failure(collect(impact.listAdvertisers(rt)))).toMatchObject({ code: 'svc_network_bad_response', message: expect.stringContaining('XML instead of JSON') });
+    expect(await failure(collect(impact.listAdvertisers(rt)))).toMatchObject({
+      code: 'svc_network_bad_response',
+      message: expect.stringContaining('XML instead of JSON'),
+    });
   });
 });
 
@@ -83,8 +86,15 @@ describe('impact.com: actions', () => {
     expect(all.map((t) => t.status)).toEqual(['pending', 'approved', 'declined', 'pending', 'approved']);
     const raw = fixture.actions[0];
     expect(all[0]).toMatchObject({
-      transaction_id: '15745.4636.158000', advertiser_id: '15745', merchant_ref: 'EG-40000', sub_id: 'u-000000', currency: 'USD',
-      sale_amount: raw.Amount, commission: raw.Payout, event_at: new Date('2024-01-01T00:00:00Z'), clicked_at: new Date('2023-12-31T23:39:00Z'),
+      transaction_id: '15745.4636.158000',
+      advertiser_id: '15745',
+      merchant_ref: 'EG-40000',
+      sub_id: 'u-000000',
+      currency: 'USD',
+      sale_amount: raw.Amount,
+      commission: raw.Payout,
+      event_at: new Date('2024-01-01T00:00:00Z'),
+      clicked_at: new Date('2023-12-31T23:39:00Z'),
     });
     expect(all[2].commission).toBe('0.00');
   });
@@ -132,7 +142,10 @@ describe('impact.com: actions', () => {
       return [res.status, ((await res.json()) as { Message?: string }).Message];
     };
     expect(await get('ActionDateStart=2024-01-01T00:00:00Z&ActionDateEnd=2024-02-16T00:00:00Z')).toEqual([400, 'The date range cannot exceed 45 days']);
-    expect(await get('ActionDateStart=2021-01-01T00:00:00Z&ActionDateEnd=2021-02-01T00:00:00Z')).toEqual([400, 'The start date cannot be more than 3 years ago']);
+    expect(await get('ActionDateStart=2021-01-01T00:00:00Z&ActionDateEnd=2021-02-01T00:00:00Z')).toEqual([
+      400,
+      'The start date cannot be more than 3 years ago',
+    ]);
     expect((await get('StartDate=2024-01-01T00:00:00Z'))[0]).toBe(400);
     expect((await get('ActionDateStart=2024-01-01T00:00:00Z&ActionDateEnd=2024-01-02T00:00:00Z&Page=11'))[0]).toBe(400);
     expect((await get(''))[0]).toBe(200);
@@ -186,18 +199,38 @@ describe('impact.com: failures and limits', () => {
 describe('impact.com: links, postbacks, coupons', () => {
   const template = 'https://example-gear.sjv.io/c/1234567/88200/15745';
 
-  it('adds subId1 and the target as u to the campaign\'s tracking link', () => {
-    expect(impact.trackingLink({}, { advertiser_id: '15745', sub_id: 'u-000123', url: 'https://www.example-gear.test/tents', tracking_template: template })).toBe(
-      `${template}?subId1=u-000123&u=https%3A%2F%2Fwww.example-gear.test%2Ftents`,
+  it("adds subId1 and the target as u to the campaign's tracking link", () => {
+    expect(
+      impact.trackingLink({}, { advertiser_id: '15745', sub_id: 'u-000123', url: 'https://www.example-gear.test/tents', tracking_template: template }),
+    ).toBe(`${template}?subId1=u-000123&u=https%3A%2F%2Fwww.example-gear.test%2Ftents`);
+    expect(() => impact.trackingLink({}, { advertiser_id: '15745', sub_id: 'u', url: null, tracking_template: null })).toThrow(
+      expect.objectContaining({ code: 'svc_tracking_link_unavailable' }),
     );
-    expect(() => impact.trackingLink({}, { advertiser_id: '15745', sub_id: 'u', url: null, tracking_template: null })).toThrow(expect.objectContaining({ code: 'svc_tracking_link_unavailable' }));
   });
 
   it('parses an event notification built from its template', () => {
-    const values: Record<string, string> = { ActionId: '15745.4636.158133', Status: 'approved', Amount: '120.00', Payout: '6.00', Currency: 'USD', SubId1: 'u-000123', CampaignId: '15745', OID: 'EG-40112', EventDate: '2024-03-01T09:31:00-08:00' };
+    const values: Record<string, string> = {
+      ActionId: '15745.4636.158133',
+      Status: 'approved',
+      Amount: '120.00',
+      Payout: '6.00',
+      Currency: 'USD',
+      SubId1: 'u-000123',
+      CampaignId: '15745',
+      OID: 'EG-40112',
+      EventDate: '2024-03-01T09:31:00-08:00',
+    };
     const query = Object.fromEntries(new URLSearchParams(impact.postbackTemplate!.replace(/\{(\w+)\}/g, (_, m: string) => encodeURIComponent(values[m]))));
     expect(impact.parsePostback(query, undefined)).toEqual({
-      transaction_id: '15745.4636.158133', status: 'APPROVED', sale_amount: '120.00', commission: '6.00', currency: 'USD', sub_id: 'u-000123', advertiser_id: '15745', merchant_ref: 'EG-40112', event_time: '2024-03-01T17:31:00.000Z',
+      transaction_id: '15745.4636.158133',
+      status: 'APPROVED',
+      sale_amount: '120.00',
+      commission: '6.00',
+      currency: 'USD',
+      sub_id: 'u-000123',
+      advertiser_id: '15745',
+      merchant_ref: 'EG-40112',
+      event_time: '2024-03-01T17:31:00.000Z',
     });
     expect(impact.statusMap.APPROVED).toBe('approved');
   });

@@ -26,7 +26,10 @@ describe('tracking link targets', () => {
       [`https://shop.test/${'a'.repeat(MAX_TARGET_URL)}`, /at most 2000 characters$/],
       [`https://shop.test/${'é'.repeat(700)}`, /once encoded/],
     ] as const) {
-      expect(refusal(() => parseLinkTarget(url)), String(url).slice(0, 40)).toMatchObject({ code: 'svc_invalid_url', status: 400, data: { params: { url: expect.stringMatching(message) } } });
+      expect(
+        refusal(() => parseLinkTarget(url)),
+        String(url).slice(0, 40),
+      ).toMatchObject({ code: 'svc_invalid_url', status: 400, data: { params: { url: expect.stringMatching(message) } } });
     }
   });
 
@@ -38,7 +41,10 @@ describe('tracking link targets', () => {
     expect(on('https://anything.test/', null)).not.toThrow();
     expect(on('https://xn--bcher-kva.test/', 'bücher.test')).not.toThrow();
     for (const url of ['https://myshop.test/', 'https://shop.test.evil.test/', 'https://evil.test/shop.test', 'https://[::1]/']) {
-      expect(refusal(on(url, 'shop.test')), url).toMatchObject({ code: 'svc_invalid_url', data: { params: { url: 'url must be on shop.test or one of its subdomains' } } });
+      expect(refusal(on(url, 'shop.test')), url).toMatchObject({
+        code: 'svc_invalid_url',
+        data: { params: { url: 'url must be on shop.test or one of its subdomains' } },
+      });
     }
   });
 

@@ -4,7 +4,7 @@ import { commissionRange, decimalAmount, dmyTime, domainOf, inclusiveEnd, parseD
 import { failure } from '../fixtures/networks/runtime.js';
 
 describe('amounts from network records', () => {
-  it('turns JSON numbers and decimal strings into the currency\'s decimal string', () => {
+  it("turns JSON numbers and decimal strings into the currency's decimal string", () => {
     expect(decimalAmount('12.5', 'USD')).toBe('12.50');
     expect(decimalAmount(12.5, 'USD')).toBe('12.50');
     expect(decimalAmount('12.50', 'USD')).toBe('12.50');
@@ -39,9 +39,25 @@ describe('amounts from network records', () => {
     expect(percentText('6.00')).toBe('6');
     expect(percentText('7.50%')).toBe('7.5');
     expect(percentText(12)).toBe('12');
-    expect(commissionRange([{ value: '6.00', percent: true }, { value: 4, percent: true }], 'USD')).toEqual({ type: 'percent', min: '4', max: '6', currency: null });
+    expect(
+      commissionRange(
+        [
+          { value: '6.00', percent: true },
+          { value: 4, percent: true },
+        ],
+        'USD',
+      ),
+    ).toEqual({ type: 'percent', min: '4', max: '6', currency: null });
     expect(commissionRange([{ value: 5, percent: false }], 'EUR')).toEqual({ type: 'flat', min: '5.00', max: '5.00', currency: 'EUR' });
-    expect(commissionRange([{ value: 5, percent: false }, { value: 3, percent: true }], 'EUR')).toMatchObject({ type: 'mixed', min: null, max: null });
+    expect(
+      commissionRange(
+        [
+          { value: 5, percent: false },
+          { value: 3, percent: true },
+        ],
+        'EUR',
+      ),
+    ).toMatchObject({ type: 'mixed', min: null, max: null });
     expect(commissionRange([], 'EUR')).toBeNull();
   });
 });
@@ -120,12 +136,23 @@ describe('duplicateJsonKey', () => {
     expect(duplicateJsonKey(text)).toBe(key);
   });
 
-  it.each(['{"a":1,"b":2}', '{"a":{"a":1},"b":{"a":1}}', '[{"a":1},{"a":2}]', '{"a":"\\"a\\":1, {\\"a\\"","b":"a"}', '{"a":["a","a"],"b":"}{,"}', '"a"', '[]', '{}'])('finds none in %s', (text) => {
+  it.each([
+    '{"a":1,"b":2}',
+    '{"a":{"a":1},"b":{"a":1}}',
+    '[{"a":1},{"a":2}]',
+    '{"a":"\\"a\\":1, {\\"a\\"","b":"a"}',
+    '{"a":["a","a"],"b":"}{,"}',
+    '"a"',
+    '[]',
+    '{}',
+  ])('finds none in %s', (text) => {
     JSON.parse(text);
     expect(duplicateJsonKey(text)).toBeNull();
   });
 
   it('refuses a repeated key in a JSON body PostbackParams reads', () => {
-    expect(() => PostbackParams.read({}, '{"id":"7","id":"8"}')).toThrow(expect.objectContaining({ code: 'svc_postback_repeated_param', data: { param: 'id' } }));
+    expect(() => PostbackParams.read({}, '{"id":"7","id":"8"}')).toThrow(
+      expect.objectContaining({ code: 'svc_postback_repeated_param', data: { param: 'id' } }),
+    );
   });
 });

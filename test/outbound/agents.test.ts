@@ -53,7 +53,11 @@ describe('the hop agents', () => {
     const { lookup } = fakeDns({ 'compat.test': ['::7f00:1'], 'public.test': ['::808:808'] });
     for (const Agent of [GuardHttpAgent, GuardHttpsAgent]) {
       const agent = new Agent({ admitted: [] });
-      for (const [host, lk] of [['compat.test', lookup], ['public.test', lookup], ['::7f00:1', lookup]] as const) {
+      for (const [host, lk] of [
+        ['compat.test', lookup],
+        ['public.test', lookup],
+        ['::7f00:1', lookup],
+      ] as const) {
         const result = await get(agent as http.Agent, host, lk);
         expect(result).toBeInstanceOf(AddressRefused);
       }

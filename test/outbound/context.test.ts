@@ -17,7 +17,12 @@ describe('the outbound configuration', () => {
 
   it('reads comma-separated hosts, addresses and CIDRs, ports and the cap from the environment', () => {
     const c = loadConfig({
-      env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_OUTBOUND_ALLOW: 'feeds.intranet.example, 10.20.0.0/16,::1,[fd00::1]', CASHTRACK_OUTBOUND_PORTS: '80,443,8443', CASHTRACK_OUTBOUND_MAX_BYTES: '4194304' },
+      env: {
+        CASHTRACK_DATA_DIR: dataDir(),
+        CASHTRACK_OUTBOUND_ALLOW: 'feeds.intranet.example, 10.20.0.0/16,::1,[fd00::1]',
+        CASHTRACK_OUTBOUND_PORTS: '80,443,8443',
+        CASHTRACK_OUTBOUND_MAX_BYTES: '4194304',
+      },
       persistSecret: false,
     });
     expect(c.outbound).toEqual({ allow: ['feeds.intranet.example', '10.20.0.0/16', '::1', '[fd00::1]'], ports: [80, 443, 8443], max_bytes: 4194304 });
@@ -39,7 +44,14 @@ describe('the outbound configuration', () => {
 
 describe('the address rules', () => {
   it('name the range of a refused address and pass a public one', () => {
-    expect(['127.0.0.1', '10.1.2.3', '::7f00:1', '::ffff:7f00:1', '64:ff9b::1', 'not-an-address'].map(refusedRange)).toEqual(['loopback', 'private', 'ipv4Compatible', 'ipv4Mapped', 'rfc6052', 'invalid']);
+    expect(['127.0.0.1', '10.1.2.3', '::7f00:1', '::ffff:7f00:1', '64:ff9b::1', 'not-an-address'].map(refusedRange)).toEqual([
+      'loopback',
+      'private',
+      'ipv4Compatible',
+      'ipv4Mapped',
+      'rfc6052',
+      'invalid',
+    ]);
     expect(['8.8.8.8', '2606:4700:4700::1111', '[2a00:1450::1]'].map(refusedRange)).toEqual([null, null, null]);
   });
 
@@ -78,7 +90,10 @@ describeEachDialect('ctx.outbound', (use) => {
 
   it('logs a refusal as a warning of the outbound source', async () => {
     const { ctx } = use();
-    await expect(ctx.outbound.fetch('http://169.254.169.254/latest/meta-data/?token=abc123')).rejects.toMatchObject({ code: 'svc_fetch_blocked', data: { reason: 'private_address' } });
+    await expect(ctx.outbound.fetch('http://169.254.169.254/latest/meta-data/?token=abc123')).rejects.toMatchObject({
+      code: 'svc_fetch_blocked',
+      data: { reason: 'private_address' },
+    });
     await ctx.logger.flush();
     const { items } = await ctx.logger.list({ source: 'outbound', page: 1, per_page: 10 });
     expect(items).toHaveLength(1);

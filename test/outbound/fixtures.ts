@@ -59,7 +59,11 @@ export async function serve(handler: http.RequestListener, host = '127.0.0.1', p
  */
 export function fakeDns(names: Record<string, (string | string[])[]>): { lookup: LookupFunction; calls: Record<string, number> } {
   const calls: Record<string, number> = Object.create(null);
-  const lookup = ((hostname: string, options: { all?: boolean }, callback: (err: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void) => {
+  const lookup = ((
+    hostname: string,
+    options: { all?: boolean },
+    callback: (err: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void,
+  ) => {
     const answers = Object.hasOwn(names, hostname) ? names[hostname] : null;
     if (!answers) return process.nextTick(() => callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })));
     const n = (calls[hostname] = (calls[hostname] ?? 0) + 1);

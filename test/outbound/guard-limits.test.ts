@@ -19,21 +19,36 @@ describe('the bypass suite: redirects', () => {
       const to = (location: string, status = 302) => res.writeHead(status, { location }).end('internal banner: db01.corp');
       const n = Number(url.searchParams.get('n') ?? 0);
       switch (url.pathname) {
-        case '/meta': return void to('http://169.254.169.254/latest/meta-data/iam/');
-        case '/mapped': return void to(`http://[::ffff:127.0.0.1]:${hops.port}/ok`);
-        case '/inside': return void to('http://inside.test/admin');
-        case '/ftp': return void to('ftp://example.com/');
-        case '/file': return void to('file:///etc/passwd');
-        case '/port': return void to('http://example.com:6379/');
-        case '/broken': return void to('http://[/');
-        case '/a': return void to('/b');
-        case '/b': return void to('/a');
-        case '/chain': return void to(`/chain?n=${n + 1}`);
-        case '/to-other': return void to(`http://other.test:${other.port}/echo`);
-        case '/to-self': return void to('/echo-here', 307);
-        case '/see-other': return void to('/echo-here', 303);
-        case '/echo-here': return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, headers: req.headers }));
-        case '/ok': return void res.writeHead(200).end('ok');
+        case '/meta':
+          return void to('http://169.254.169.254/latest/meta-data/iam/');
+        case '/mapped':
+          return void to(`http://[::ffff:127.0.0.1]:${hops.port}/ok`);
+        case '/inside':
+          return void to('http://inside.test/admin');
+        case '/ftp':
+          return void to('ftp://example.com/');
+        case '/file':
+          return void to('file:///etc/passwd');
+        case '/port':
+          return void to('http://example.com:6379/');
+        case '/broken':
+          return void to('http://[/');
+        case '/a':
+          return void to('/b');
+        case '/b':
+          return void to('/a');
+        case '/chain':
+          return void to(`/chain?n=${n + 1}`);
+        case '/to-other':
+          return void to(`http://other.test:${other.port}/echo`);
+        case '/to-self':
+          return void to('/echo-here', 307);
+        case '/see-other':
+          return void to('/echo-here', 303);
+        case '/echo-here':
+          return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, headers: req.headers }));
+        case '/ok':
+          return void res.writeHead(200).end('ok');
       }
       res.writeHead(404).end();
     });
@@ -213,7 +228,11 @@ describe('the bypass suite: size and time', () => {
 describe('the log of refusals', () => {
   it('logs each refusal as a warning of the outbound source, naming the host but not the path', async () => {
     const lines: { level: string; source: string; message: string; context?: Record<string, unknown> }[] = [];
-    const guard = new OutboundGuard({ allow: [], ports: [80, 443], logger: { write: (level, source, message, context) => void lines.push({ level, source, message, context }) } });
+    const guard = new OutboundGuard({
+      allow: [],
+      ports: [80, 443],
+      logger: { write: (level, source, message, context) => void lines.push({ level, source, message, context }) },
+    });
     await refused(guard, 'http://10.1.1.1/feed?token=s3cret', 'private_address');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 'warning', source: 'outbound', context: { reason: 'private_address', host: '10.1.1.1' } });
@@ -222,7 +241,11 @@ describe('the log of refusals', () => {
 
   it('logs a timeout, a body over the cap or a failed connection at debug only (the caller reports it)', async () => {
     const lines: { level: string; context?: Record<string, unknown> }[] = [];
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443], logger: { write: (level, _source, _message, context) => void lines.push({ level, context }) } });
+    const guard = new OutboundGuard({
+      allow: ['127.0.0.1'],
+      ports: [80, 443],
+      logger: { write: (level, _source, _message, context) => void lines.push({ level, context }) },
+    });
     const gone = await serve((_req, res) => res.end());
     await gone.close();
     await refused(guard, `${gone.base}/`, 'connection_failed');

@@ -48,11 +48,16 @@ describe('a streamed fetch', () => {
       const url = new URL(req.url ?? '/', 'http://x');
       const size = Number(url.searchParams.get('mb') ?? 1) * MB;
       switch (url.pathname) {
-        case '/body': return void (last = writeBody(res, size));
-        case '/declared': return void res.writeHead(200, { 'content-length': String(10 * MB) }).end();
-        case '/moved': return void res.writeHead(302, { location: '/body?mb=1' }).end();
-        case '/meta': return void res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
-        case '/teapot': return void res.writeHead(418, { 'content-type': 'text/plain' }).end('short and stout');
+        case '/body':
+          return void (last = writeBody(res, size));
+        case '/declared':
+          return void res.writeHead(200, { 'content-length': String(10 * MB) }).end();
+        case '/moved':
+          return void res.writeHead(302, { location: '/body?mb=1' }).end();
+        case '/meta':
+          return void res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+        case '/teapot':
+          return void res.writeHead(418, { 'content-type': 'text/plain' }).end('short and stout');
         case '/trickle': {
           res.writeHead(200, { 'content-type': 'text/plain' });
           const timer = setInterval(() => res.write('.'), 20);
@@ -78,7 +83,12 @@ describe('a streamed fetch', () => {
 
   it('answers the status, headers and final URL, then the whole body as it is read', async () => {
     const res = await guard.stream(`${server.base}/moved`);
-    expect(res).toMatchObject({ status: 200, url: `${server.base}/body?mb=1`, redirects: [`${server.base}/body?mb=1`], headers: { 'content-type': 'text/plain' } });
+    expect(res).toMatchObject({
+      status: 200,
+      url: `${server.base}/body?mb=1`,
+      redirects: [`${server.base}/body?mb=1`],
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(await readAll(res.body)).toBe(MB);
     const teapot = await guard.stream(`${server.base}/teapot`);
     expect(teapot.status).toBe(418);
@@ -111,7 +121,7 @@ describe('a streamed fetch', () => {
     await expect(readAll(declared.body)).rejects.toMatchObject({ data: { reason: 'too_large' } });
   });
 
-  it("spends none of its time budget while the reader is busy, and all of it on a server that trickles", async () => {
+  it('spends none of its time budget while the reader is busy, and all of it on a server that trickles', async () => {
     // 2 MB read in 64 KiB steps with 25 ms of "work" after each: about 800 ms, well past the 300 ms
     // budget, none of it the server's.
     const res = await guard.stream(`${server.base}/body?mb=2`, { timeoutMs: 300 });

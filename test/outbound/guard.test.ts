@@ -13,7 +13,8 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/hello') return void res.writeHead(200, { 'content-type': 'text/plain', 'x-two': ['a', 'b'] }).end('hello');
     if (url.pathname === '/missing') return void res.writeHead(404, { 'content-type': 'text/plain' }).end('no such page');
-    if (url.pathname === '/echo') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, headers: req.headers }));
+    if (url.pathname === '/echo')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, headers: req.headers }));
     if (url.pathname === '/to-hello') return void res.writeHead(302, { location: '/hello' }).end();
     res.writeHead(500).end();
   });
@@ -74,7 +75,11 @@ describe('an allowed destination', () => {
   });
 
   it('sends the method, headers and body the caller gives', async () => {
-    const res = await guard.fetch(`${site.base}/echo`, { method: 'POST', headers: { Authorization: 'Bearer t0ken', 'Content-Type': 'text/plain' }, body: 'ping' });
+    const res = await guard.fetch(`${site.base}/echo`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer t0ken', 'Content-Type': 'text/plain' },
+      body: 'ping',
+    });
     const echoed = JSON.parse(res.body.toString());
     expect(echoed.method).toBe('POST');
     expect(echoed.headers).toMatchObject({ authorization: 'Bearer t0ken', 'content-type': 'text/plain', 'user-agent': 'cashtrack' });
@@ -98,7 +103,12 @@ describe('the check of a URL before any fetch', () => {
       }
       return 'accepted';
     };
-    expect(['ftp://example.com/', 'http://example.com:8080/', 'http://10.1.2.3/', 'not a url'].map(reasonOf)).toEqual(['scheme', 'port', 'private_address', 'invalid_url']);
+    expect(['ftp://example.com/', 'http://example.com:8080/', 'http://10.1.2.3/', 'not a url'].map(reasonOf)).toEqual([
+      'scheme',
+      'port',
+      'private_address',
+      'invalid_url',
+    ]);
   });
 
   it('makes refusals 422 svc_fetch_blocked with the reason in data', () => {
@@ -115,7 +125,32 @@ describe('the bypass suite: addresses', () => {
     guard = new OutboundGuard({ allow: [], ports: [80, 443, site.port] });
   });
 
-  const loopbackForms = ['127.0.0.1', '127.1', '0x7f000001', '2130706433', '0177.0.0.1', '0x7f.0.0.1', '127.000.000.001', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::127.0.0.1]', '[0:0:0:0:0:ffff:127.0.0.1]', '[::ffff:0:127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::]', 'localhost', 'localhost.', '127.0.0.1.', '0x7f.1', '[0::1]', '%31%32%37.0.0.1', '①②⑦.0.0.1', '127。0。0。1', '0'];
+  const loopbackForms = [
+    '127.0.0.1',
+    '127.1',
+    '0x7f000001',
+    '2130706433',
+    '0177.0.0.1',
+    '0x7f.0.0.1',
+    '127.000.000.001',
+    '[::1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '[::127.0.0.1]',
+    '[0:0:0:0:0:ffff:127.0.0.1]',
+    '[::ffff:0:127.0.0.1]',
+    '[64:ff9b::127.0.0.1]',
+    '[2002:7f00:1::]',
+    'localhost',
+    'localhost.',
+    '127.0.0.1.',
+    '0x7f.1',
+    '[0::1]',
+    '%31%32%37.0.0.1',
+    '①②⑦.0.0.1',
+    '127。0。0。1',
+    '0',
+  ];
   it.each(loopbackForms)('refuses the loopback form %s before any connection', async (host) => {
     const before = site.connections;
     await refused(guard, `http://${host}:${site.port}/hello`, 'private_address');
@@ -123,16 +158,44 @@ describe('the bypass suite: addresses', () => {
   });
 
   const insideAddresses = [
-    '10.0.0.1', '10.255.255.255', '172.16.0.1', '172.31.255.254', '192.168.1.1', // RFC 1918
-    '169.254.169.254', '169.254.0.1', // link-local, cloud metadata
-    '100.64.0.1', '100.127.255.254', // CGNAT
-    '0.0.0.0', '0.1.2.3', // this network
-    '224.0.0.1', '239.255.255.250', // multicast
-    '240.0.0.1', '255.255.255.255', // reserved, broadcast
-    '192.0.0.8', '198.18.0.1', '192.0.2.1', // IETF, benchmarking, documentation
-    '[::]', '[fc00::1]', '[fd12:3456:789a::1]', '[fe80::1]', '[fec0::1]', '[ff02::1]', '[ff0e::1]',
-    '[::ffff:10.0.0.1]', '[::ffff:a9fe:a9fe]', '[::a9fe:a9fe]', '[::10.0.0.1]', '[::8.8.8.8]', '[::808:808]',
-    '[64:ff9b::a9fe:a9fe]', '[64:ff9b:1::1]', '[2002:a9fe:a9fe::]', '[2001:0:4136:e378:8000:63bf:3fff:fdd2]', '[2001::1]', '[2001:db8::1]', '[100::1]',
+    '10.0.0.1',
+    '10.255.255.255',
+    '172.16.0.1',
+    '172.31.255.254',
+    '192.168.1.1', // RFC 1918
+    '169.254.169.254',
+    '169.254.0.1', // link-local, cloud metadata
+    '100.64.0.1',
+    '100.127.255.254', // CGNAT
+    '0.0.0.0',
+    '0.1.2.3', // this network
+    '224.0.0.1',
+    '239.255.255.250', // multicast
+    '240.0.0.1',
+    '255.255.255.255', // reserved, broadcast
+    '192.0.0.8',
+    '198.18.0.1',
+    '192.0.2.1', // IETF, benchmarking, documentation
+    '[::]',
+    '[fc00::1]',
+    '[fd12:3456:789a::1]',
+    '[fe80::1]',
+    '[fec0::1]',
+    '[ff02::1]',
+    '[ff0e::1]',
+    '[::ffff:10.0.0.1]',
+    '[::ffff:a9fe:a9fe]',
+    '[::a9fe:a9fe]',
+    '[::10.0.0.1]',
+    '[::8.8.8.8]',
+    '[::808:808]',
+    '[64:ff9b::a9fe:a9fe]',
+    '[64:ff9b:1::1]',
+    '[2002:a9fe:a9fe::]',
+    '[2001:0:4136:e378:8000:63bf:3fff:fdd2]',
+    '[2001::1]',
+    '[2001:db8::1]',
+    '[100::1]',
   ];
   it.each(insideAddresses)('refuses %s', async (host) => {
     const err = await refused(guard, `http://${host}/`, 'private_address');
@@ -218,7 +281,15 @@ describe('the bypass suite: names', () => {
 describe('the bypass suite: schemes and ports', () => {
   const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
 
-  it.each(['ftp://example.com/file', 'file:///etc/passwd', 'gopher://example.com:70/_stats', 'data:text/plain,hello', 'javascript:alert(1)', 'ws://example.com/', 'dict://example.com:11211/stat'])('refuses the scheme of %s', async (url) => {
+  it.each([
+    'ftp://example.com/file',
+    'file:///etc/passwd',
+    'gopher://example.com:70/_stats',
+    'data:text/plain,hello',
+    'javascript:alert(1)',
+    'ws://example.com/',
+    'dict://example.com:11211/stat',
+  ])('refuses the scheme of %s', async (url) => {
     await refused(guard, url, 'scheme');
   });
 

@@ -53,7 +53,10 @@ export function register(advertisers: Command, run: Run): void {
     .action(run(setCashback));
 }
 
-const commissionText = (a: Advertiser) => (a.commission ? `${a.commission.type} ${a.commission.min ?? ''}${a.commission.max && a.commission.max !== a.commission.min ? `-${a.commission.max}` : ''}${a.commission.currency ? ` ${a.commission.currency}` : ''}`.trim() : '');
+const commissionText = (a: Advertiser) =>
+  a.commission
+    ? `${a.commission.type} ${a.commission.min ?? ''}${a.commission.max && a.commission.max !== a.commission.min ? `-${a.commission.max}` : ''}${a.commission.currency ? ` ${a.commission.currency}` : ''}`.trim()
+    : '';
 
 function printAdvertiser(io: Io, a: AdvertiserDetail): void {
   const rule: AdvertiserDetail['cashback_rule'] | null = a.cashback_rule;
@@ -78,7 +81,13 @@ function printAdvertiser(io: Io, a: AdvertiserDetail): void {
 
 export async function list(io: Io, opts: ListOptions & { network?: string; search?: string; status?: string }): Promise<ListPage<Advertiser>> {
   return withContext(io, async (ctx) => {
-    const query = await validateInput(advertiserSchemas.list, { network: opts.network, search: opts.search, status: opts.status, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(advertiserSchemas.list, {
+      network: opts.network,
+      search: opts.search,
+      status: opts.status,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
     return { ...(await ctx.advertisers.list(query)), page: query.page };
   });
 }
@@ -118,7 +127,12 @@ export async function sync(io: Io, opts: { network?: string; json?: boolean; pro
   });
 }
 
-export async function setCashback(io: Io, module: string, advertiser: string, opts: { type: string; value: string; currency?: string; json?: boolean }): Promise<void> {
+export async function setCashback(
+  io: Io,
+  module: string,
+  advertiser: string,
+  opts: { type: string; value: string; currency?: string; json?: boolean },
+): Promise<void> {
   const key = await validateInput(advertiserSchemas.key, { module, advertiser });
   const body = await validateInput(advertiserSchemas.cashback, { type: opts.type, value: opts.value, currency: opts.currency });
   await withContext(io, async (ctx) => {

@@ -37,7 +37,11 @@ export function register(ai: Command, run: Run): void {
     .action(run(bulk));
   ai.command('configure')
     .description('show the provider settings, or store some; the API key only from standard input or the environment')
-    .option('--set <key=value>', 'a setting: base_url, model, temperature, timeout_ms, concurrency, token_budget, language, prompts.<shop|coupon>.<system|user> (repeatable)', collect)
+    .option(
+      '--set <key=value>',
+      'a setting: base_url, model, temperature, timeout_ms, concurrency, token_budget, language, prompts.<shop|coupon>.<system|user> (repeatable)',
+      collect,
+    )
     .option('--unset <key>', 'give a setting back to the configuration (repeatable; api_key removes the stored key)', collect)
     .option('--api-key-stdin', 'read the API key from standard input')
     .option('--api-key-env <VAR>', 'take the API key from environment variable VAR')
@@ -45,7 +49,8 @@ export function register(ai: Command, run: Run): void {
     .action(run(configure));
 }
 
-const usageLine = (g: GenerationUsage) => `${g.model}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
+const usageLine = (g: GenerationUsage) =>
+  `${g.model}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
 
 export async function shop(io: Io, id: string, opts: { dryRun?: boolean; json?: boolean }): Promise<void> {
   const params = await validateInput(aiSchemas.itemId, { id });
@@ -82,15 +87,28 @@ interface BulkOptions {
 }
 
 export async function bulk(io: Io, opts: BulkOptions): Promise<void> {
-  const filter = Object.fromEntries(Object.entries({ network: opts.network, status: opts.status, advertiser: opts.advertiser, type: opts.type, search: opts.search }).filter(([, v]) => v !== undefined));
+  const filter = Object.fromEntries(
+    Object.entries({ network: opts.network, status: opts.status, advertiser: opts.advertiser, type: opts.type, search: opts.search }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
   const input = await validateInput(aiSchemas.bulk, { kind: opts.kind, filter, overwrite: opts.overwrite ?? false });
   await withContext(io, async (ctx) => {
     const queued = await ctx.ai.startBulk(input, 'cli');
     if (!opts.json) io.stdout.write(`job ${queued.id} ai.bulk started\n`);
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
-    const r = (job.result ?? {}) as { saved?: number; skipped?: number; failed?: number; stopped?: string | null; failures?: { id: number; code: string; message: string }[]; usage?: { calls: number; tokens: { total_tokens: number }; models: string[] } };
-    io.stdout.write(`${r.saved ?? 0} saved, ${r.skipped ?? 0} skipped (AI-written), ${r.failed ?? 0} failed; ${r.usage?.calls ?? 0} call(s), ${r.usage?.tokens.total_tokens ?? 0} tokens (${(r.usage?.models ?? []).join(', ') || 'no model'})\n`);
+    const r = (job.result ?? {}) as {
+      saved?: number;
+      skipped?: number;
+      failed?: number;
+      stopped?: string | null;
+      failures?: { id: number; code: string; message: string }[];
+      usage?: { calls: number; tokens: { total_tokens: number }; models: string[] };
+    };
+    io.stdout.write(
+      `${r.saved ?? 0} saved, ${r.skipped ?? 0} skipped (AI-written), ${r.failed ?? 0} failed; ${r.usage?.calls ?? 0} call(s), ${r.usage?.tokens.total_tokens ?? 0} tokens (${(r.usage?.models ?? []).join(', ') || 'no model'})\n`,
+    );
     if (r.stopped === 'token_budget') io.stdout.write('stopped at the token budget (ai.token_budget): run it again to go on\n');
     for (const f of r.failures ?? []) io.stderr.write(`${input.kind === 'shops' ? 'advertiser' : 'coupon'} ${f.id}: ${f.code}: ${f.message}\n`);
   });
@@ -111,7 +129,9 @@ function printSettings(io: Io, s: AiSettingsView): void {
   ];
   for (const [k, v] of rows) io.stdout.write(`${k.padEnd(13)}${v === null || v === undefined ? '' : String(v)}\n`);
   for (const task of ['shop', 'coupon'] as const) {
-    io.stdout.write(`prompts.${task}.system  ${s.prompts[task].system.replace(/\n/g, '\n  ')}\nprompts.${task}.user    ${s.prompts[task].user.replace(/\n/g, '\n  ')}\n`);
+    io.stdout.write(
+      `prompts.${task}.system  ${s.prompts[task].system.replace(/\n/g, '\n  ')}\nprompts.${task}.user    ${s.prompts[task].user.replace(/\n/g, '\n  ')}\n`,
+    );
   }
 }
 
@@ -140,7 +160,10 @@ export async function configure(io: Io, opts: { set?: string[]; unset?: string[]
   await withContext(io, async (ctx) => {
     const view = Object.keys(values).length ? await ctx.ai.configure(values, 'cli') : await ctx.ai.settings();
     if (opts.json) return printJson(io, view);
-    if (Object.keys(values).length) io.stdout.write(`AI provider configured (${Object.keys(values).join(', ')}); ${view.configured ? 'ready' : `still missing ${view.missing.join(', ')}`}\n`);
+    if (Object.keys(values).length)
+      io.stdout.write(
+        `AI provider configured (${Object.keys(values).join(', ')}); ${view.configured ? 'ready' : `still missing ${view.missing.join(', ')}`}\n`,
+      );
     else printSettings(io, view);
   });
 }

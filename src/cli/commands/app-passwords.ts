@@ -4,7 +4,11 @@ import { printJson, printTable, withContext, type Io } from '../io.js';
 import { json, type Run } from '../options.js';
 
 export function register(ap: Command, run: Run): void {
-  ap.command('create <login>').description('create one; the password is shown once').requiredOption('--name <name>', 'application name (unique per user)').addOption(json()).action(run(create));
+  ap.command('create <login>')
+    .description('create one; the password is shown once')
+    .requiredOption('--name <name>', 'application name (unique per user)')
+    .addOption(json())
+    .action(run(create));
   ap.command('list <login>').description("list a user's application passwords").addOption(json()).action(run(list));
   ap.command('revoke <login> <uuid>').description('revoke one (takes effect on the next request)').addOption(json()).action(run(revoke));
 }
@@ -14,7 +18,9 @@ export async function create(io: Io, login: string, opts: { name: string; json?:
     const user = await ctx.users.requireByLogin(login);
     const created = await ctx.appPasswords.create(user, opts.name, 'cli');
     if (opts.json) return printJson(io, created);
-    io.stdout.write(`application password "${created.name}" for ${user.login} (uuid ${created.uuid}):\n\n  ${created.password}\n\nIt is shown once; store it now.\n`);
+    io.stdout.write(
+      `application password "${created.name}" for ${user.login} (uuid ${created.uuid}):\n\n  ${created.password}\n\nIt is shown once; store it now.\n`,
+    );
   });
 }
 

@@ -4,7 +4,15 @@
 // runs it here to the end, with a progress line (count, percent, estimate) on a terminal.
 import { Option, type Command } from 'commander';
 import type { Coupon, CouponDetail } from '../../services/coupons/index.js';
-import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, COUPON_TYPES, couponSchemas, DISCOUNT_TYPES, type CouponEdit } from '../../services/coupons/schemas.js';
+import {
+  COUPON_FIELDS,
+  COUPON_ORDERBY,
+  COUPON_STATUSES,
+  COUPON_TYPES,
+  couponSchemas,
+  DISCOUNT_TYPES,
+  type CouponEdit,
+} from '../../services/coupons/schemas.js';
 import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
@@ -75,7 +83,12 @@ export function register(coupons: Command, run: Run): void {
 }
 
 const discountText = (c: Coupon) =>
-  c.discount.text ?? (c.discount.value ? `${c.discount.value}${c.discount.type === 'percent' ? '%' : c.discount.currency ? ` ${c.discount.currency}` : ''}` : c.discount.type === 'free_shipping' ? 'free shipping' : '');
+  c.discount.text ??
+  (c.discount.value
+    ? `${c.discount.value}${c.discount.type === 'percent' ? '%' : c.discount.currency ? ` ${c.discount.currency}` : ''}`
+    : c.discount.type === 'free_shipping'
+      ? 'free shipping'
+      : '');
 
 function printCoupon(io: Io, c: CouponDetail): void {
   const rows: [string, unknown][] = [
@@ -104,14 +117,32 @@ function printCoupon(io: Io, c: CouponDetail): void {
 }
 
 type ListFilters = {
-  network?: string; advertiser?: string; status?: string; type?: string; search?: string; expiresBefore?: string; ai?: boolean; edited?: boolean;
-  orderby?: string; order?: string;
+  network?: string;
+  advertiser?: string;
+  status?: string;
+  type?: string;
+  search?: string;
+  expiresBefore?: string;
+  ai?: boolean;
+  edited?: boolean;
+  orderby?: string;
+  order?: string;
 };
 
 export async function list(io: Io, opts: ListOptions & ListFilters): Promise<ListPage<Coupon>> {
   const query = await validateInput(couponSchemas.list, {
-    network: opts.network, advertiser: opts.advertiser, status: opts.status, type: opts.type, search: opts.search, expires_before: opts.expiresBefore,
-    ai: opts.ai, edited: opts.edited, orderby: opts.orderby, order: opts.order, page: opts.page, per_page: opts.perPage,
+    network: opts.network,
+    advertiser: opts.advertiser,
+    status: opts.status,
+    type: opts.type,
+    search: opts.search,
+    expires_before: opts.expiresBefore,
+    ai: opts.ai,
+    edited: opts.edited,
+    orderby: opts.orderby,
+    order: opts.order,
+    page: opts.page,
+    per_page: opts.perPage,
   });
   return withContext(io, async (ctx) => ({ ...(await ctx.coupons.list(query)), page: query.page }));
 }
@@ -126,8 +157,21 @@ export async function show(io: Io, id: string, opts: { json?: boolean }): Promis
 }
 
 type UpdateOptions = {
-  code?: string; title?: string; description?: string; terms?: string; discountType?: string; discountValue?: string; discountCurrency?: string; discountText?: string;
-  landingUrl?: string; startsAt?: string; endsAt?: string; exclusive?: boolean; regions?: string; reset?: string[]; json?: boolean;
+  code?: string;
+  title?: string;
+  description?: string;
+  terms?: string;
+  discountType?: string;
+  discountValue?: string;
+  discountCurrency?: string;
+  discountText?: string;
+  landingUrl?: string;
+  startsAt?: string;
+  endsAt?: string;
+  exclusive?: boolean;
+  regions?: string;
+  reset?: string[];
+  json?: boolean;
 };
 
 /** "none" clears a field that can be empty. */
@@ -136,10 +180,26 @@ const orNull = (v: string | undefined) => (v === undefined ? undefined : v === '
 export async function update(io: Io, id: string, opts: UpdateOptions): Promise<void> {
   const key = await validateInput(couponSchemas.id, { id });
   const edit: CouponEdit = await validateInput(couponSchemas.edit, {
-    code: opts.code, title: opts.title, description: opts.description, terms: opts.terms, discount_type: opts.discountType,
-    discount_value: orNull(opts.discountValue), discount_currency: orNull(opts.discountCurrency), discount_text: opts.discountText,
-    landing_url: orNull(opts.landingUrl), starts_at: orNull(opts.startsAt), ends_at: orNull(opts.endsAt), exclusive: opts.exclusive,
-    regions: opts.regions === undefined ? undefined : opts.regions.split(',').map((r) => r.trim()).filter(Boolean), reset: opts.reset,
+    code: opts.code,
+    title: opts.title,
+    description: opts.description,
+    terms: opts.terms,
+    discount_type: opts.discountType,
+    discount_value: orNull(opts.discountValue),
+    discount_currency: orNull(opts.discountCurrency),
+    discount_text: opts.discountText,
+    landing_url: orNull(opts.landingUrl),
+    starts_at: orNull(opts.startsAt),
+    ends_at: orNull(opts.endsAt),
+    exclusive: opts.exclusive,
+    regions:
+      opts.regions === undefined
+        ? undefined
+        : opts.regions
+            .split(',')
+            .map((r) => r.trim())
+            .filter(Boolean),
+    reset: opts.reset,
   });
   await withContext(io, async (ctx) => {
     const c = await ctx.coupons.update(key.id, edit, { actor: 'cli' });
@@ -179,7 +239,21 @@ export async function refresh(io: Io, opts: { network?: string; force?: boolean;
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, unknown>>; failed?: Record<string, string> };
     const rows: Record<string, unknown>[] = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
-    if (rows.length) printTable(io, rows, ['network', 'incremental', 'seen', 'created', 'updated', 'unchanged', 'removed', 'expired', 'failed', 'duplicates', 'bad_dates', 'skipped']);
+    if (rows.length)
+      printTable(io, rows, [
+        'network',
+        'incremental',
+        'seen',
+        'created',
+        'updated',
+        'unchanged',
+        'removed',
+        'expired',
+        'failed',
+        'duplicates',
+        'bad_dates',
+        'skipped',
+      ]);
     else io.stdout.write('no enabled, configured network with coupons to refresh\n');
     for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);
   });

@@ -16,7 +16,13 @@ export function register(jobs: Command, run: Run): void {
       .description('jobs, newest first')
       .addOption(new Option('--status <status>', 'only this status').choices(JOB_STATUSES))
       .option('--type <type>', 'only this job type'),
-    { items: 'jobs', perPage: 20, row: (j: Job) => ({ ...j, progress: progressText(j) }), columns: ['id', 'type', 'status', 'progress', 'actor', 'created_at', 'finished_at'], count: (total) => `${total} job(s)` },
+    {
+      items: 'jobs',
+      perPage: 20,
+      row: (j: Job) => ({ ...j, progress: progressText(j) }),
+      columns: ['id', 'type', 'status', 'progress', 'actor', 'created_at', 'finished_at'],
+      count: (total) => `${total} job(s)`,
+    },
     run,
     list,
   );
@@ -38,7 +44,8 @@ export function register(jobs: Command, run: Run): void {
     .action(run(runPending));
 }
 
-const progressText = (j: Job) => `${j.progress.done}${j.progress.total === null ? '' : `/${j.progress.total}`}${j.progress.failed ? ` (${j.progress.failed} failed)` : ''}`;
+const progressText = (j: Job) =>
+  `${j.progress.done}${j.progress.total === null ? '' : `/${j.progress.total}`}${j.progress.failed ? ` (${j.progress.failed} failed)` : ''}`;
 
 function printJob(io: Io, j: Job): void {
   const rows: [string, unknown][] = [
@@ -93,7 +100,8 @@ export async function enqueue(io: Io, type: string, opts: { params?: string; uni
     } catch {
       throw new UsageError('--params must be a JSON object, e.g. \'{"log_retention_days": 7}\'');
     }
-    if (!params || typeof params !== 'object' || Array.isArray(params)) throw new UsageError('--params must be a JSON object, e.g. \'{"log_retention_days": 7}\'');
+    if (!params || typeof params !== 'object' || Array.isArray(params))
+      throw new UsageError('--params must be a JSON object, e.g. \'{"log_retention_days": 7}\'');
   }
   await withContext(io, async (ctx) => {
     const input = await validateInput(jobSchemas.enqueue, { type, params, unique: opts.unique });
@@ -107,7 +115,11 @@ export async function types(io: Io, opts: { json?: boolean }): Promise<void> {
   await withContext(io, async (ctx) => {
     const list = ctx.jobs.registry.list().map((t) => ({ type: t.type, description: t.description, params: Object.keys(t.params.describe().keys ?? {}) }));
     if (opts.json) return printJson(io, list);
-    printTable(io, list.map((t) => ({ ...t, params: t.params.join(', ') })), ['type', 'params', 'description']);
+    printTable(
+      io,
+      list.map((t) => ({ ...t, params: t.params.join(', ') })),
+      ['type', 'params', 'description'],
+    );
   });
 }
 

@@ -16,7 +16,13 @@ export function register(ledger: Command, run: Run): void {
       .option('--min-balance <amount>', 'only available balances of at least this')
       .addOption(new Option('--orderby <field>', 'sort by').choices(MEMBER_ORDERBY).default('available'))
       .addOption(new Option('--order <dir>', 'asc or desc').choices(['asc', 'desc'])),
-    { items: 'rows', perPage: 20, columns: ['member_id', 'login', 'currency', 'available', 'pending', 'lifetime_earned', 'lifetime_paid', 'last_entry_at'], count: (total) => `${total} balance(s)`, pageInCount: false },
+    {
+      items: 'rows',
+      perPage: 20,
+      columns: ['member_id', 'login', 'currency', 'available', 'pending', 'lifetime_earned', 'lifetime_paid', 'last_entry_at'],
+      count: (total) => `${total} balance(s)`,
+      pageInCount: false,
+    },
     run,
     members,
   );
@@ -53,10 +59,17 @@ export function register(ledger: Command, run: Run): void {
     .option('--idempotency-key <key>', 'run at most once for this key')
     .addOption(json())
     .action(run(reverse));
-  ledger.command('verify').description('recompute every balance from the entries and check every invariant; exit 1 on any discrepancy').addOption(json()).action(run(verify));
+  ledger
+    .command('verify')
+    .description('recompute every balance from the entries and check every invariant; exit 1 on any discrepancy')
+    .addOption(json())
+    .action(run(verify));
 }
 
-export async function members(io: Io, opts: ListOptions & { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string }): Promise<ListPage<MemberBalance>> {
+export async function members(
+  io: Io,
+  opts: ListOptions & { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string },
+): Promise<ListPage<MemberBalance>> {
   const query = await validateInput(ledgerSchemas.members, {
     search: opts.search,
     currency: opts.currency,
@@ -77,11 +90,26 @@ export async function entries(io: Io, member: string, opts: ListOptions & { type
   });
 }
 
-export async function adjust(io: Io, member: string, type: string, amount: string, opts: { note?: string; currency?: string; allowNegative?: boolean; idempotencyKey?: string; json?: boolean }): Promise<void> {
+export async function adjust(
+  io: Io,
+  member: string,
+  type: string,
+  amount: string,
+  opts: { note?: string; currency?: string; allowNegative?: boolean; idempotencyKey?: string; json?: boolean },
+): Promise<void> {
   await withContext(io, async (ctx) => {
     const member_id = await memberId(ctx, member);
-    const input = await validateInput(ledgerSchemas.adjustment, { member_id, type, amount, currency: opts.currency, note: opts.note, allow_negative: opts.allowNegative });
-    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (once) => ctx.ledger.adjust(input, 'cli', once));
+    const input = await validateInput(ledgerSchemas.adjustment, {
+      member_id,
+      type,
+      amount,
+      currency: opts.currency,
+      note: opts.note,
+      allow_negative: opts.allowNegative,
+    });
+    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.adjust', { params: {}, payload: input }, 201, (once) =>
+      ctx.ledger.adjust(input, 'cli', once),
+    );
     if (opts.json) return printJson(io, result);
     const { entry, balance } = result;
     io.stdout.write(`entry ${entry.id}: ${entry.amount} ${entry.currency} (${type}); available now ${balance.available} ${balance.currency}\n`);
@@ -92,7 +120,9 @@ export async function reverse(io: Io, entryId: string, opts: { note?: string; id
   const { id } = await validateInput(ledgerSchemas.entryId, { id: entryId });
   await validateInput(ledgerSchemas.reverse, { note: opts.note });
   await withContext(io, async (ctx) => {
-    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.reverse', { params: { id }, payload: { note: opts.note } }, 201, (once) => ctx.ledger.reverse(id, opts.note ?? null, 'cli', once));
+    const { result } = await idempotently(ctx, opts.idempotencyKey, 'ledger.reverse', { params: { id }, payload: { note: opts.note } }, 201, (once) =>
+      ctx.ledger.reverse(id, opts.note ?? null, 'cli', once),
+    );
     if (opts.json) return printJson(io, result);
     const { reversal, original } = result;
     io.stdout.write(`entry ${reversal.id} reverses entry ${original.id}: ${reversal.amount} ${reversal.currency}; balance now ${reversal.balance_after}\n`);
@@ -107,7 +137,10 @@ export async function verify(io: Io, opts: { json?: boolean }): Promise<void> {
     else if (found.length === 0) io.stdout.write('ledger verified: every balance equals its entries, every invariant holds\n');
     else {
       io.stdout.write(`${found.length} discrepanc${found.length === 1 ? 'y' : 'ies'}:\n`);
-      for (const d of found) io.stdout.write(`  ${d.kind}${d.member_id ? ` member ${d.member_id}` : ''}${d.currency ? ` ${d.currency}` : ''}${d.entry_id ? ` entry ${d.entry_id}` : ''}: ${d.detail}${d.expected !== undefined ? ` (expected ${d.expected}, found ${d.actual ?? 'none'})` : ''}\n`);
+      for (const d of found)
+        io.stdout.write(
+          `  ${d.kind}${d.member_id ? ` member ${d.member_id}` : ''}${d.currency ? ` ${d.currency}` : ''}${d.entry_id ? ` entry ${d.entry_id}` : ''}: ${d.detail}${d.expected !== undefined ? ` (expected ${d.expected}, found ${d.actual ?? 'none'})` : ''}\n`,
+        );
     }
     if (found.length > 0) {
       ctx.logger.error('ledger', 'Ledger verification found discrepancies', { count: found.length, kinds: [...new Set(found.map((d) => d.kind))] });

@@ -19,7 +19,12 @@ export function register(logs: Command, run: Run): void {
     .option('--limit <n>', 'entries to print when not interactive (with --follow: to start with)', positiveInt, 50)
     .addOption(json())
     .action(run(view));
-  logs.command('prune').description('delete entries older than the retention').option('--days <n>', 'retention in days (default: log.retention_days)', positiveInt).addOption(json()).action(run(prune));
+  logs
+    .command('prune')
+    .description('delete entries older than the retention')
+    .option('--days <n>', 'retention in days (default: log.retention_days)', positiveInt)
+    .addOption(json())
+    .action(run(prune));
 }
 
 export interface ViewOptions {
@@ -77,7 +82,10 @@ async function followUntilStopped(io: Io, source: LogSource, filters: ViewFilter
   // EPIPE: whoever read the pipe (`| head`) has gone.
   io.stdout.once('error', onSignal);
   try {
-    await followLogs(source, filters, (e) => io.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`), { signal: stop.signal, initial: opts.limit });
+    await followLogs(source, filters, (e) => io.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`), {
+      signal: stop.signal,
+      initial: opts.limit,
+    });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -90,7 +98,12 @@ async function followUntilStopped(io: Io, source: LogSource, filters: ViewFilter
  * until `signal` aborts. A burst is read a page at a time after the last id written: nothing is
  * skipped, and no more than a page is held.
  */
-export async function followLogs(source: LogSource, filters: ViewFilters, write: (e: LogRecord) => void, options: { signal: AbortSignal; initial: number; pollMs?: number }): Promise<void> {
+export async function followLogs(
+  source: LogSource,
+  filters: ViewFilters,
+  write: (e: LogRecord) => void,
+  options: { signal: AbortSignal; initial: number; pollMs?: number },
+): Promise<void> {
   const { signal } = options;
   const first = await source.list({ ...filters, page: 1, per_page: Math.min(Math.max(options.initial, 1), PER_PAGE) });
   for (const e of first.items.slice(0, options.initial).reverse()) write(e);

@@ -20,12 +20,26 @@ export function register(networks: Command, run: Run): void {
       .command('list')
       .description('every network and its state, built-in then custom, by id')
       .addOption(new Option('--kind <kind>', 'only built-in or only custom networks').choices(NETWORK_KINDS)),
-    { items: 'networks', perPage: 20, row, columns: ['id', 'kind', 'name', 'enabled', 'configured', 'postbacks', 'orders', 'advertisers', 'last_sync_at'], count: (total) => `${total} network(s)` },
+    {
+      items: 'networks',
+      perPage: 20,
+      row,
+      columns: ['id', 'kind', 'name', 'enabled', 'configured', 'postbacks', 'orders', 'advertisers', 'last_sync_at'],
+      count: (total) => `${total} network(s)`,
+    },
     run,
     list,
   );
-  networks.command('show <id>').description('one network: settings (secrets only as set or not), cashback, postbacks, sync state').addOption(json()).action(run(show));
-  networks.command('save <id> <file>').description('create or update a custom network from a JSON definition (FILE, or - for standard input)').addOption(json()).action(run(save));
+  networks
+    .command('show <id>')
+    .description('one network: settings (secrets only as set or not), cashback, postbacks, sync state')
+    .addOption(json())
+    .action(run(show));
+  networks
+    .command('save <id> <file>')
+    .description('create or update a custom network from a JSON definition (FILE, or - for standard input)')
+    .addOption(json())
+    .action(run(save));
   networks
     .command('configure <id>')
     .description('set settings of a network; secret settings only from standard input or the environment')
@@ -60,7 +74,7 @@ export function register(networks: Command, run: Run): void {
   );
   networks
     .command('postback-secret <id>')
-    .description("show whether a network has a postback secret, or make a new one (--rotate): shown once")
+    .description('show whether a network has a postback secret, or make a new one (--rotate): shown once')
     .option('--rotate', 'generate a new secret (the old one stops working)')
     .addOption(new Option('--mode <mode>', 'token (default) or hmac; the mode changes only with a new secret').choices(POSTBACK_MODES))
     .option('--grace-hours <n>', 'keep accepting the old secret for N hours (at most 168)', (v: string) => {
@@ -106,10 +120,24 @@ function printNetwork(io: Io, n: Network): void {
   const lines: [string, unknown][] = [
     ['network', `${n.id} (${n.kind}): ${n.name}, ${n.currency}`],
     ['enabled', n.enabled ? 'yes' : 'no'],
-    ['configured', n.configured ? 'yes' : `no (settings: ${n.config_keys.filter((k) => k.required).map((k) => k.name).join(', ')})`],
+    [
+      'configured',
+      n.configured
+        ? 'yes'
+        : `no (settings: ${n.config_keys
+            .filter((k) => k.required)
+            .map((k) => k.name)
+            .join(', ')})`,
+    ],
     ...Object.entries(n.settings).map(([k, v]): [string, unknown] => [`  ${k}`, typeof v === 'boolean' ? (v ? 'yes' : 'no') : v]),
-    ['cashback', `${n.cashback_rule.type} ${n.cashback_rule.value}${n.cashback_rule.currency ? ` ${n.cashback_rule.currency}` : ''} (${n.cashback_rule.source})`],
-    ['postbacks', `${n.postbacks.enabled ? 'on' : 'off'}, ${n.postbacks.mode}, secret ${n.postbacks.secret_set ? `set ${n.postbacks.secret_set_at}` : 'not set'}`],
+    [
+      'cashback',
+      `${n.cashback_rule.type} ${n.cashback_rule.value}${n.cashback_rule.currency ? ` ${n.cashback_rule.currency}` : ''} (${n.cashback_rule.source})`,
+    ],
+    [
+      'postbacks',
+      `${n.postbacks.enabled ? 'on' : 'off'}, ${n.postbacks.mode}, secret ${n.postbacks.secret_set ? `set ${n.postbacks.secret_set_at}` : 'not set'}`,
+    ],
     ['  allowlist', n.postbacks.ip_allowlist.length ? n.postbacks.ip_allowlist.join(', ') : 'any address'],
     ['  url', n.postbacks.url ?? '(set CASHTRACK_PUBLIC_URL)'],
     ['  template', n.postbacks.template],
@@ -156,7 +184,11 @@ function pairs(values: string[], option: string): [string, string][] {
   });
 }
 
-export async function configure(io: Io, id: string, opts: { set?: string[]; unset?: string[]; secretStdin?: string; secretEnv?: string[]; json?: boolean }): Promise<void> {
+export async function configure(
+  io: Io,
+  id: string,
+  opts: { set?: string[]; unset?: string[]; secretStdin?: string; secretEnv?: string[]; json?: boolean },
+): Promise<void> {
   // Keys typed by the operator: `--set __proto__=x` is a (refused) setting name, nothing more.
   const values = dict<string | null>();
   for (const [k, v] of pairs(opts.set ?? [], '--set')) values[k] = v;
@@ -171,7 +203,8 @@ export async function configure(io: Io, id: string, opts: { set?: string[]; unse
     if (!v) throw new UsageError(`--secret-stdin ${opts.secretStdin}: standard input is empty`);
     values[opts.secretStdin] = v;
   }
-  if (Object.keys(values).length === 0) throw new UsageError('nothing to configure: give --set key=value, --unset key, --secret-stdin key or --secret-env key=VAR');
+  if (Object.keys(values).length === 0)
+    throw new UsageError('nothing to configure: give --set key=value, --unset key, --secret-stdin key or --secret-env key=VAR');
   await withContext(io, async (ctx) => {
     const current = await ctx.networks.get(await networkId(id));
     const secret = new Set(current.config_keys.filter((k) => k.secret).map((k) => k.name));
@@ -217,16 +250,33 @@ export async function postbacks(io: Io, id: string, state: string | undefined, o
   return withContext(io, async (ctx) => {
     const network = await networkId(id);
     if (state !== undefined) {
-      const allowlist = opts.anyIp ? null : opts.allowIp === undefined ? undefined : opts.allowIp.split(',').map((s) => s.trim()).filter(Boolean);
+      const allowlist = opts.anyIp
+        ? null
+        : opts.allowIp === undefined
+          ? undefined
+          : opts.allowIp
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean);
       const n = await ctx.networks.setPostbacks(network, state === 'on', 'cli', { ip_allowlist: allowlist });
       if (opts.json) printJson(io, n);
       else {
-        io.stdout.write(`postbacks ${state} for ${n.id}${n.postbacks.ip_allowlist.length ? ` from ${n.postbacks.ip_allowlist.join(', ')}` : ' from any address'}\n`);
-        if (state === 'on' && !ctx.config.postbacks.enabled) io.stderr.write('note: postbacks are still off globally: set CASHTRACK_POSTBACKS_ENABLED=true for the daemon\n');
+        io.stdout.write(
+          `postbacks ${state} for ${n.id}${n.postbacks.ip_allowlist.length ? ` from ${n.postbacks.ip_allowlist.join(', ')}` : ' from any address'}\n`,
+        );
+        if (state === 'on' && !ctx.config.postbacks.enabled)
+          io.stderr.write('note: postbacks are still off globally: set CASHTRACK_POSTBACKS_ENABLED=true for the daemon\n');
       }
       return null;
     }
-    const filters = await validateInput(networkSchemas.postbacks, { outcome: opts.outcome, test: opts.test, after: opts.after, before: opts.before, page: opts.page, per_page: opts.perPage });
+    const filters = await validateInput(networkSchemas.postbacks, {
+      outcome: opts.outcome,
+      test: opts.test,
+      after: opts.after,
+      before: opts.before,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
     return { ...(await ctx.postbacks.list({ ...filters, network })), page: filters.page };
   });
 }
@@ -237,16 +287,26 @@ export async function postbackSecret(io: Io, id: string, opts: { rotate?: boolea
     if (!opts.rotate) {
       const n = await ctx.networks.get(network);
       if (opts.json) return printJson(io, n.postbacks);
-      io.stdout.write(`${n.id}: ${n.postbacks.mode} mode, secret ${n.postbacks.secret_set ? `set ${n.postbacks.secret_set_at}` : 'not set'} (run with --rotate for a new one)\n`);
+      io.stdout.write(
+        `${n.id}: ${n.postbacks.mode} mode, secret ${n.postbacks.secret_set ? `set ${n.postbacks.secret_set_at}` : 'not set'} (run with --rotate for a new one)\n`,
+      );
       return;
     }
     const { network: n, secret, mode } = await ctx.networks.rotatePostbackSecret(network, 'cli', { mode: opts.mode, grace_hours: opts.graceHours });
     if (opts.json) return printJson(io, { network: n.id, mode, secret, previous_secret_until: n.postbacks.previous_secret_until });
     const url = n.postbacks.url ?? `<public URL>/postback/${n.id}`;
     io.stdout.write(`new postback secret for ${n.id} (${mode} mode), shown once:\n\n  ${secret}\n\n`);
-    if (mode === 'token') io.stdout.write(`give the network: ${url}?token=${secret}${n.postbacks.template ? `&${n.postbacks.template}` : ''}\n  (or send it in the X-Postback-Token header)\n`);
-    else io.stdout.write(`the sender signs each request: X-Postback-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<raw query or body>" with this secret>\n`);
-    io.stdout.write(n.postbacks.previous_secret_until ? `the previous secret works until ${n.postbacks.previous_secret_until}\n` : 'the previous secret no longer works\n');
+    if (mode === 'token')
+      io.stdout.write(
+        `give the network: ${url}?token=${secret}${n.postbacks.template ? `&${n.postbacks.template}` : ''}\n  (or send it in the X-Postback-Token header)\n`,
+      );
+    else
+      io.stdout.write(
+        `the sender signs each request: X-Postback-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<raw query or body>" with this secret>\n`,
+      );
+    io.stdout.write(
+      n.postbacks.previous_secret_until ? `the previous secret works until ${n.postbacks.previous_secret_until}\n` : 'the previous secret no longer works\n',
+    );
   });
 }
 

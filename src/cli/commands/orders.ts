@@ -106,10 +106,18 @@ function printOrder(io: Io, o: Order): void {
     ['member', who(o)],
     ['sub id', o.sub_id],
     ['status', `${o.status} (since ${o.status_changed_at})`],
-    ['review', o.review ? `${o.review.state}${o.review.reason ? ` (${o.review.reason.replace(/_/g, ' ')})` : ''}${o.review.reviewed_by ? ` by ${o.review.reviewed_by} at ${o.review.reviewed_at}` : ''}` : null],
+    [
+      'review',
+      o.review
+        ? `${o.review.state}${o.review.reason ? ` (${o.review.reason.replace(/_/g, ' ')})` : ''}${o.review.reviewed_by ? ` by ${o.review.reviewed_by} at ${o.review.reviewed_at}` : ''}`
+        : null,
+    ],
     ['sale', `${o.sale_amount} ${o.currency}`],
     ['commission', `${o.commission} ${o.currency}`],
-    ['cashback', `${o.cashback} ${o.currency}${o.cashback_rule ? ` (${o.cashback_rule.type} ${o.cashback_rule.value}${o.cashback_rule.currency ? ` ${o.cashback_rule.currency}` : ''})` : ''}`],
+    [
+      'cashback',
+      `${o.cashback} ${o.currency}${o.cashback_rule ? ` (${o.cashback_rule.type} ${o.cashback_rule.value}${o.cashback_rule.currency ? ` ${o.cashback_rule.currency}` : ''})` : ''}`,
+    ],
     ['credited', o.cashback_entry_id === null ? null : `entry ${o.cashback_entry_id}`],
     ['referral', o.referral ? `${o.referral.amount} ${o.currency} to ${o.referral.referrer.login} (entry ${o.referral.entry_id})` : null],
     ['source', o.source],
@@ -130,7 +138,18 @@ function printChange(io: Io, c: OrderChange, replayed: boolean): void {
 
 export async function list(
   io: Io,
-  opts: ListOptions & { status?: string; member?: string; network?: string; advertiser?: string; unmatched?: boolean; matched?: boolean; review?: string; search?: string; after?: string; before?: string },
+  opts: ListOptions & {
+    status?: string;
+    member?: string;
+    network?: string;
+    advertiser?: string;
+    unmatched?: boolean;
+    matched?: boolean;
+    review?: string;
+    search?: string;
+    after?: string;
+    before?: string;
+  },
 ): Promise<ListPage<Order>> {
   if (opts.unmatched && opts.matched) throw new UsageError('--unmatched and --matched exclude each other');
   return withContext(io, async (ctx) => {
@@ -204,11 +223,23 @@ export async function create(
   });
 }
 
-export async function update(io: Io, id: string, opts: { status?: string; saleAmount?: string; commission?: string; currency?: string; note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
+export async function update(
+  io: Io,
+  id: string,
+  opts: { status?: string; saleAmount?: string; commission?: string; currency?: string; note?: string; idempotencyKey?: string; json?: boolean },
+): Promise<void> {
   const params = await validateInput(orderSchemas.orderId, { id });
-  const payload = await validateInput(orderSchemas.update, { status: opts.status, sale_amount: opts.saleAmount, commission: opts.commission, currency: opts.currency, note: opts.note });
+  const payload = await validateInput(orderSchemas.update, {
+    status: opts.status,
+    sale_amount: opts.saleAmount,
+    commission: opts.commission,
+    currency: opts.currency,
+    note: opts.note,
+  });
   await withContext(io, async (ctx) => {
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.update', { params, payload }, 200, (once) => ctx.orders.update(params.id, payload, 'cli', once));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.update', { params, payload }, 200, (once) =>
+      ctx.orders.update(params.id, payload, 'cli', once),
+    );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
   });
@@ -218,7 +249,9 @@ export async function assign(io: Io, id: string, member: string, opts: { note?: 
   const params = await validateInput(orderSchemas.orderId, { id });
   await withContext(io, async (ctx) => {
     const payload = await validateInput(orderSchemas.assign, { member_id: await memberId(ctx, member), note: opts.note });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (once) => ctx.orders.assign(params.id, payload.member_id, 'cli', once, payload.note ?? null));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (once) =>
+      ctx.orders.assign(params.id, payload.member_id, 'cli', once, payload.note ?? null),
+    );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);
   });
@@ -230,7 +263,9 @@ async function decide(io: Io, id: string, decision: 'release' | 'decline', opts:
   const payload = await validateInput(orderSchemas.review, { note: opts.note });
   await withContext(io, async (ctx) => {
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, `orders.${decision}`, { params, payload }, 200, (once) =>
-      decision === 'release' ? ctx.orders.release(params.id, 'cli', once, payload.note ?? null) : ctx.orders.declineHeld(params.id, 'cli', once, payload.note ?? null),
+      decision === 'release'
+        ? ctx.orders.release(params.id, 'cli', once, payload.note ?? null)
+        : ctx.orders.declineHeld(params.id, 'cli', once, payload.note ?? null),
     );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);

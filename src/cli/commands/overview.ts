@@ -29,7 +29,9 @@ export async function show(io: Io, opts: { days?: number; json?: boolean }): Pro
     out(`orders held for review: ${o.held_orders.count}`);
     if (o.ai) {
       out('');
-      out(`AI generations in the last ${o.ai.days} days: ${o.ai.calls} (${o.ai.by_outcome.saved} saved, ${o.ai.by_outcome.dry_run} dry runs, ${o.ai.by_outcome.failed} failed), ${o.ai.tokens.total_tokens} tokens; provider ${o.ai.configured ? o.ai.model : 'not configured'}`);
+      out(
+        `AI generations in the last ${o.ai.days} days: ${o.ai.calls} (${o.ai.by_outcome.saved} saved, ${o.ai.by_outcome.dry_run} dry runs, ${o.ai.by_outcome.failed} failed), ${o.ai.tokens.total_tokens} tokens; provider ${o.ai.configured ? o.ai.model : 'not configured'}`,
+      );
       if (o.ai.by_model.length) printTable(io, o.ai.by_model, ['model', 'calls', 'total_tokens']);
     }
   });

@@ -23,7 +23,13 @@ export function register(pages: Command, run: Run): void {
       .option('--search <s>', 'prefix of the title or the slug')
       .addOption(new Option('--orderby <field>', 'sort field').choices(PAGE_ORDERBY).default('date'))
       .addOption(new Option('--order <order>', 'sort order').choices(['asc', 'desc']).default('desc')),
-    { items: 'pages', perPage: 20, row: (p: Page) => ({ ...p, advertiser: `${p.module}/${p.advertiser}` }), columns: ['id', 'advertiser', 'title', 'slug', 'status', 'updated_at'], count: (total) => `${total} page(s)` },
+    {
+      items: 'pages',
+      perPage: 20,
+      row: (p: Page) => ({ ...p, advertiser: `${p.module}/${p.advertiser}` }),
+      columns: ['id', 'advertiser', 'title', 'slug', 'status', 'updated_at'],
+      count: (total) => `${total} page(s)`,
+    },
     run,
     list,
   );
@@ -89,9 +95,19 @@ async function pageId(id: string): Promise<number> {
   return (await validateInput(pageSchemas.pageId, { id })).id;
 }
 
-export async function list(io: Io, opts: ListOptions & { status?: string; network?: string; advertiser?: string; search?: string; orderby?: string; order?: string }): Promise<ListPage<Page>> {
+export async function list(
+  io: Io,
+  opts: ListOptions & { status?: string; network?: string; advertiser?: string; search?: string; orderby?: string; order?: string },
+): Promise<ListPage<Page>> {
   const query = await validateInput(pageSchemas.list, {
-    status: opts.status, network: opts.network, advertiser: opts.advertiser, search: opts.search, orderby: opts.orderby, order: opts.order, page: opts.page, per_page: opts.perPage,
+    status: opts.status,
+    network: opts.network,
+    advertiser: opts.advertiser,
+    search: opts.search,
+    orderby: opts.orderby,
+    order: opts.order,
+    page: opts.page,
+    per_page: opts.perPage,
   });
   return withContext(io, async (ctx) => ({ ...(await ctx.pages.list(query)), page: query.page }));
 }
@@ -117,7 +133,11 @@ export async function create(io: Io, module: string, advertiser: string, opts: {
   });
 }
 
-export async function update(io: Io, id: string, opts: { title?: string; slug?: string; body?: string; bodyFile?: string; excerpt?: string; status?: string; json?: boolean }): Promise<void> {
+export async function update(
+  io: Io,
+  id: string,
+  opts: { title?: string; slug?: string; body?: string; bodyFile?: string; excerpt?: string; status?: string; json?: boolean },
+): Promise<void> {
   if (opts.body !== undefined && opts.bodyFile !== undefined) throw new UsageError('give --body or --body-file, not both');
   let body = opts.body;
   if (opts.bodyFile !== undefined) {
@@ -164,7 +184,10 @@ export async function remove(io: Io, id: string, opts: { yes?: boolean; json?: b
   });
 }
 
-export async function bulk(io: Io, opts: { network?: string; status?: string; template?: string; wait?: boolean; progress?: boolean; json?: boolean }): Promise<void> {
+export async function bulk(
+  io: Io,
+  opts: { network?: string; status?: string; template?: string; wait?: boolean; progress?: boolean; json?: boolean },
+): Promise<void> {
   const input = await validateInput(pageSchemas.bulk, { network: opts.network, status: opts.status, template: opts.template });
   await withContext(io, async (ctx) => {
     const queued = await ctx.pages.startBulk(input, 'cli');
@@ -176,7 +199,12 @@ export async function bulk(io: Io, opts: { network?: string; status?: string; te
     if (!opts.json) io.stdout.write(`job ${queued.id} pages.bulk started\n`);
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
-    const result = (job.result ?? {}) as { created?: number; skipped?: number; failed?: number; failures?: { module: string; advertiser: string; error: string }[] };
+    const result = (job.result ?? {}) as {
+      created?: number;
+      skipped?: number;
+      failed?: number;
+      failures?: { module: string; advertiser: string; error: string }[];
+    };
     io.stdout.write(`${result.created ?? 0} page(s) created, ${result.skipped ?? 0} skipped (made meanwhile), ${result.failed ?? 0} failed\n`);
     for (const f of result.failures ?? []) io.stderr.write(`${f.module}/${f.advertiser}: ${f.error}\n`);
   });

@@ -14,7 +14,12 @@ export function register(payouts: Command, run: Run): void {
       .addOption(new Option('--status <status>', 'only this status').choices(PAYOUT_STATUSES))
       .option('--member <member>', 'only this member (id or login)')
       .option('--currency <code>', 'only this currency'),
-    { items: 'payouts', perPage: 20, columns: ['id', 'login', 'amount', 'currency', 'method', 'status', 'created_at', 'closed_at'], count: (total) => `${total} payout(s)` },
+    {
+      items: 'payouts',
+      perPage: 20,
+      columns: ['id', 'login', 'amount', 'currency', 'method', 'status', 'created_at', 'closed_at'],
+      count: (total) => `${total} payout(s)`,
+    },
     run,
     list,
   );
@@ -94,11 +99,22 @@ export async function create(
   opts: { method: string; currency?: string; details?: string; note?: string; idempotencyKey?: string; json?: boolean },
 ): Promise<void> {
   await withContext(io, async (ctx) => {
-    const payload = await validateInput(payoutSchemas.create, { member_id: await memberId(ctx, member), amount, currency: opts.currency, method: opts.method, details: opts.details, note: opts.note });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.create', { params: {}, payload }, 201, (once) => ctx.payouts.create(payload, 'cli', once));
+    const payload = await validateInput(payoutSchemas.create, {
+      member_id: await memberId(ctx, member),
+      amount,
+      currency: opts.currency,
+      method: opts.method,
+      details: opts.details,
+      note: opts.note,
+    });
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.create', { params: {}, payload }, 201, (once) =>
+      ctx.payouts.create(payload, 'cli', once),
+    );
     if (opts.json) return printJson(io, result);
     const { payout, balance } = result;
-    io.stdout.write(`payout ${payout.id} created: ${payout.amount} ${payout.currency} to ${payout.login} via ${payout.method} (${payout.status}); available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`);
+    io.stdout.write(
+      `payout ${payout.id} created: ${payout.amount} ${payout.currency} to ${payout.login} via ${payout.method} (${payout.status}); available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`,
+    );
   });
 }
 
@@ -106,7 +122,9 @@ export async function complete(io: Io, id: string, opts: { reference?: string; i
   await withContext(io, async (ctx) => {
     const params = await validateInput(payoutSchemas.payoutId, { id });
     const payload = await validateInput(payoutSchemas.complete, { reference: opts.reference });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.complete', { params, payload }, 200, (once) => ctx.payouts.complete(params.id, payload, 'cli', once));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.complete', { params, payload }, 200, (once) =>
+      ctx.payouts.complete(params.id, payload, 'cli', once),
+    );
     if (opts.json) return printJson(io, result);
     io.stdout.write(`payout ${result.payout.id} paid: ${result.payout.amount} ${result.payout.currency} to ${result.payout.login}${replayNote(replayed)}\n`);
   });
@@ -116,9 +134,13 @@ export async function cancel(io: Io, id: string, opts: { reason: string; idempot
   await withContext(io, async (ctx) => {
     const params = await validateInput(payoutSchemas.payoutId, { id });
     const payload = await validateInput(payoutSchemas.cancel, { reason: opts.reason });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.cancel', { params, payload }, 200, (once) => ctx.payouts.cancel(params.id, payload, 'cli', once));
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'payouts.cancel', { params, payload }, 200, (once) =>
+      ctx.payouts.cancel(params.id, payload, 'cli', once),
+    );
     if (opts.json) return printJson(io, result);
     const { payout, balance } = result;
-    io.stdout.write(`payout ${payout.id} cancelled: ${payout.amount} ${payout.currency} credited back to ${payout.login}; available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`);
+    io.stdout.write(
+      `payout ${payout.id} cancelled: ${payout.amount} ${payout.currency} credited back to ${payout.login}; available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`,
+    );
   });
 }

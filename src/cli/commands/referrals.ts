@@ -25,12 +25,19 @@ export function register(referrals: Command, run: Run): void {
     list,
   );
   referrals.command('add <referrer> <referee>').description('make REFERRER the referrer of REFEREE (ids or logins)').addOption(json()).action(run(add));
-  referrals.command('remove <referee>').description("end a member's live referral (future cashback only; past credits stay)").addOption(json()).action(run(remove));
+  referrals
+    .command('remove <referee>')
+    .description("end a member's live referral (future cashback only; past credits stay)")
+    .addOption(json())
+    .action(run(remove));
 }
 
 const earned = (r: Referral) => r.earned.map((e) => `${e.amount} ${e.currency}`).join(', ') || '0';
 
-export async function list(io: Io, opts: ListOptions & { referrer?: string; referee?: string; active?: boolean; ended?: boolean }): Promise<ListPage<Referral>> {
+export async function list(
+  io: Io,
+  opts: ListOptions & { referrer?: string; referee?: string; active?: boolean; ended?: boolean },
+): Promise<ListPage<Referral>> {
   if (opts.active && opts.ended) throw new UsageError('--active and --ended exclude each other');
   return withContext(io, async (ctx) => {
     const query = await validateInput(referralSchemas.list, {

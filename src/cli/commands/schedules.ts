@@ -37,7 +37,14 @@ export async function list(io: Io, opts: { json?: boolean }): Promise<void> {
         last_run: runText(s.last_run),
       });
       for (const n of s.networks ?? []) {
-        rows.push({ name: `  ${n.network}`, cron: n.cron, timezone: n.timezone, enabled: n.enabled ? 'yes' : 'no', next_due: n.next_due, last_run: runText(n.last_run) });
+        rows.push({
+          name: `  ${n.network}`,
+          cron: n.cron,
+          timezone: n.timezone,
+          enabled: n.enabled ? 'yes' : 'no',
+          next_due: n.next_due,
+          last_run: runText(n.last_run),
+        });
       }
     }
     printTable(io, rows, ['name', 'cron', 'timezone', 'enabled', 'next_due', 'last_run']);
@@ -53,7 +60,9 @@ export async function runNow(io: Io, name: string, opts: { network?: string; jso
     if (runs.length === 0) io.stdout.write(`${params.name}: no network to run for (none is enabled and configured)\n`);
     for (const r of runs) {
       const what = `${r.schedule}${r.network ? ` (${r.network})` : ''}`;
-      io.stdout.write(r.status === 'queued' ? `${what}: job ${r.job_id} queued (a daemon runs it, or: cashtrack jobs run-pending)\n` : `${what}: skipped, ${r.reason}\n`);
+      io.stdout.write(
+        r.status === 'queued' ? `${what}: job ${r.job_id} queued (a daemon runs it, or: cashtrack jobs run-pending)\n` : `${what}: skipped, ${r.reason}\n`,
+      );
     }
   });
 }

@@ -90,14 +90,28 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
     if (config.metrics.enabled && config.metrics.port !== null) metricsListener = await startMetricsListener(ctx);
     // Jobs start once the server is up (a job may call the daemon's own URL) and stop before the
     // context closes. `jobs.concurrency` 0 makes this a daemon that serves requests only.
-    runner = new JobRunner({ ctx, jobs: ctx.jobs, concurrency: config.jobs.concurrency, leaseMs: config.jobs.lease_seconds * 1000, pollIntervalMs: config.jobs.poll_interval_ms });
+    runner = new JobRunner({
+      ctx,
+      jobs: ctx.jobs,
+      concurrency: config.jobs.concurrency,
+      leaseMs: config.jobs.lease_seconds * 1000,
+      pollIntervalMs: config.jobs.poll_interval_ms,
+    });
     runner.start();
     // Schedules fire once the runner is there to run what they queue; missed runs are caught up first.
     scheduler = new Scheduler({ schedules: ctx.schedules, logger: ctx.logger });
     await scheduler.start();
     // Webhooks: a pass now sends what was queued while no daemon was sending (or before a crash).
     if (config.webhooks.send) ctx.webhookSender.start();
-    ctx.logger.info('daemon', 'Listening', { url: server.info.uri, namespace: namespaceUrl, database: ctx.db.dialect, job_runner: runner.owner, job_concurrency: config.jobs.concurrency, webhook_sender: config.webhooks.send, ...(metricsListener ? { metrics: metricsListener.address() } : {}) });
+    ctx.logger.info('daemon', 'Listening', {
+      url: server.info.uri,
+      namespace: namespaceUrl,
+      database: ctx.db.dialect,
+      job_runner: runner.owner,
+      job_concurrency: config.jobs.concurrency,
+      webhook_sender: config.webhooks.send,
+      ...(metricsListener ? { metrics: metricsListener.address() } : {}),
+    });
     io.stderr.write(`cashtrack: listening on ${server.info.uri} (REST API ${namespaceUrl})\n`);
   } catch (err) {
     await scheduler?.stop().catch(() => {});

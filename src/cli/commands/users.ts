@@ -26,11 +26,19 @@ export function register(users: Command, run: Run): void {
     run,
     list,
   );
-  users.command('set-password <login>').description('set a login password, read from standard input; revokes their sessions').addOption(json()).action(run(setPassword));
+  users
+    .command('set-password <login>')
+    .description('set a login password, read from standard input; revokes their sessions')
+    .addOption(json())
+    .action(run(setPassword));
   users.command('import <file>').description('import users from CSV: login,email,display_name[,role]').addOption(json()).action(run(importCsv));
 }
 
-export async function create(io: Io, login: string, opts: { email: string; role: Role; displayName?: string; passwordStdin?: boolean; json?: boolean }): Promise<void> {
+export async function create(
+  io: Io,
+  login: string,
+  opts: { email: string; role: Role; displayName?: string; passwordStdin?: boolean; json?: boolean },
+): Promise<void> {
   const password = opts.passwordStdin ? (await readStdin(io)).replace(/\r?\n$/, '') : undefined;
   await withContext(io, async (ctx) => {
     const user = await ctx.users.create({ login, email: opts.email, role: opts.role, display_name: opts.displayName, password }, 'cli');
@@ -40,7 +48,10 @@ export async function create(io: Io, login: string, opts: { email: string; role:
 }
 
 export async function list(io: Io, opts: ListOptions & { search?: string; role?: Role }): Promise<ListPage<User>> {
-  return withContext(io, async (ctx) => ({ ...(await ctx.users.list({ search: opts.search, role: opts.role, page: opts.page, per_page: opts.perPage })), page: opts.page }));
+  return withContext(io, async (ctx) => ({
+    ...(await ctx.users.list({ search: opts.search, role: opts.role, page: opts.page, per_page: opts.perPage })),
+    page: opts.page,
+  }));
 }
 
 export async function importCsv(io: Io, file: string, opts: { json?: boolean }): Promise<void> {

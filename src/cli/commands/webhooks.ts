@@ -20,11 +20,7 @@ export function register(webhooks: Command, run: Run): void {
     .addOption(json())
     .action(run(add));
   listCommand(
-    webhooks
-      .command('list')
-      .description('subscriptions, newest first')
-      .option('--enabled', 'only enabled ones')
-      .option('--disabled', 'only disabled ones'),
+    webhooks.command('list').description('subscriptions, newest first').option('--enabled', 'only enabled ones').option('--disabled', 'only disabled ones'),
     {
       items: 'webhooks',
       perPage: 20,
@@ -64,7 +60,11 @@ export function register(webhooks: Command, run: Run): void {
     deliveries,
   );
   webhooks.command('delivery <id>').description('one delivery (msg_...) with its payload').addOption(json()).action(run(delivery));
-  webhooks.command('redeliver <id>').description('attempt a delivery (msg_...) again now, same id and body; exit 1 unless delivered').addOption(json()).action(run(redeliver));
+  webhooks
+    .command('redeliver <id>')
+    .description('attempt a delivery (msg_...) again now, same id and body; exit 1 unless delivered')
+    .addOption(json())
+    .action(run(redeliver));
 }
 
 /** The attempt was made and printed, and the receiver did not take it: exit 1, no further message. */
@@ -116,20 +116,38 @@ async function deliveryId(id: string): Promise<string> {
   return (await validateInput(webhookSchemas.deliveryId, { id })).id;
 }
 
-export async function add(io: Io, url: string, opts: { event: string[]; description?: string; disabled?: boolean; idempotencyKey?: string; json?: boolean }): Promise<void> {
+export async function add(
+  io: Io,
+  url: string,
+  opts: { event: string[]; description?: string; disabled?: boolean; idempotencyKey?: string; json?: boolean },
+): Promise<void> {
   await withContext(io, async (ctx) => {
-    const payload = await validateInput(webhookSchemas.create, { url, events: opts.event, description: opts.description, enabled: opts.disabled ? false : undefined });
-    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'webhooks.create', { params: {}, payload }, 201, (once) => ctx.webhooks.create(payload, 'cli', once));
+    const payload = await validateInput(webhookSchemas.create, {
+      url,
+      events: opts.event,
+      description: opts.description,
+      enabled: opts.disabled ? false : undefined,
+    });
+    const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'webhooks.create', { params: {}, payload }, 201, (once) =>
+      ctx.webhooks.create(payload, 'cli', once),
+    );
     if (opts.json) return printJson(io, result);
     printWebhook(io, result);
-    if (replayed) io.stdout.write('(replayed: this Idempotency-Key was used before; nothing new happened, and the secret is not shown again: rotate it with `webhooks update ID --rotate-secret` if it was lost)\n');
+    if (replayed)
+      io.stdout.write(
+        '(replayed: this Idempotency-Key was used before; nothing new happened, and the secret is not shown again: rotate it with `webhooks update ID --rotate-secret` if it was lost)\n',
+      );
   });
 }
 
 export async function list(io: Io, opts: ListOptions & { enabled?: boolean; disabled?: boolean }): Promise<ListPage<Webhook>> {
   return withContext(io, async (ctx) => {
     if (opts.enabled && opts.disabled) throw new UsageError('--enabled and --disabled exclude each other');
-    const query = await validateInput(webhookSchemas.list, { enabled: opts.enabled ? true : opts.disabled ? false : undefined, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(webhookSchemas.list, {
+      enabled: opts.enabled ? true : opts.disabled ? false : undefined,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
     return { ...(await ctx.webhooks.list(query)), page: query.page };
   });
 }
@@ -142,7 +160,11 @@ export async function show(io: Io, id: string, opts: { json?: boolean }): Promis
   });
 }
 
-export async function update(io: Io, id: string, opts: { url?: string; event?: string[]; description?: string; enable?: boolean; disable?: boolean; rotateSecret?: boolean; json?: boolean }): Promise<void> {
+export async function update(
+  io: Io,
+  id: string,
+  opts: { url?: string; event?: string[]; description?: string; enable?: boolean; disable?: boolean; rotateSecret?: boolean; json?: boolean },
+): Promise<void> {
   await withContext(io, async (ctx) => {
     if (opts.enable && opts.disable) throw new UsageError('--enable and --disable exclude each other');
     const params = await validateInput(webhookSchemas.webhookId, { id });
@@ -153,7 +175,8 @@ export async function update(io: Io, id: string, opts: { url?: string; event?: s
       enabled: opts.enable ? true : opts.disable ? false : undefined,
       rotate_secret: opts.rotateSecret ? true : undefined,
     });
-    if (Object.keys(payload).length === 0) throw new UsageError('nothing to change: give --url, --event, --description, --enable, --disable or --rotate-secret');
+    if (Object.keys(payload).length === 0)
+      throw new UsageError('nothing to change: give --url, --event, --description, --enable, --disable or --rotate-secret');
     const webhook = await ctx.webhooks.update(params.id, payload, 'cli');
     if (opts.json) return printJson(io, webhook);
     printWebhook(io, webhook);

@@ -41,13 +41,23 @@ export function toRestError(err: unknown, requestId: string): RestError & { inte
     const message = String(err.message ?? '');
     if (status === 404) return { ...restError('rest_no_route', 'No route was found matching the URL and request method.', 404), internal: false };
     if (status === 413) return { ...restError('rest_payload_too_large', 'The request body is larger than the server accepts.', 413), internal: false };
-    if (status === 415) return { ...restError('rest_unsupported_media_type', 'The request body must be application/json or application/x-www-form-urlencoded.', 415), internal: false };
+    if (status === 415)
+      return {
+        ...restError('rest_unsupported_media_type', 'The request body must be application/json or application/x-www-form-urlencoded.', 415),
+        internal: false,
+      };
     if (status === 400 && /JSON/.test(message)) {
-      return { ...restError('rest_invalid_json', 'Invalid JSON body passed.', 400, { json_error_code: 4, json_error_message: 'Syntax error' }), internal: false };
+      return {
+        ...restError('rest_invalid_json', 'Invalid JSON body passed.', 400, { json_error_code: 4, json_error_message: 'Syntax error' }),
+        internal: false,
+      };
     }
     if (status === 400) return { ...restError('rest_invalid_request', 'The request could not be read.', 400), internal: false };
     if (status === 408) return { ...restError('rest_request_timeout', 'The request body was not received in time.', 408), internal: false };
     if (status < 500) return { ...restError(`rest_http_${status}`, err.output.payload.message || 'Request refused.', status), internal: false };
   }
-  return { ...restError('svc_internal_error', `An internal error occurred. Quote request id ${requestId} when reporting it.`, 500, { request_id: requestId }), internal: true };
+  return {
+    ...restError('svc_internal_error', `An internal error occurred. Quote request id ${requestId} when reporting it.`, 500, { request_id: requestId }),
+    internal: true,
+  };
 }

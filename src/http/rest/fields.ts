@@ -11,7 +11,10 @@ export function parseFields(value: unknown): string[] | null {
   const bad = fields.find((f) => f.split('.').some(isPrototypeKey));
   if (bad) {
     const message = `_fields may not name __proto__, constructor or prototype (got "${bad.slice(0, 64)}").`;
-    throw new ServiceError('rest_invalid_param', 'Invalid parameter(s): _fields', 400, { params: { _fields: message }, details: { _fields: { code: 'rest_invalid_param', message, data: null } } });
+    throw new ServiceError('rest_invalid_param', 'Invalid parameter(s): _fields', 400, {
+      params: { _fields: message },
+      details: { _fields: { code: 'rest_invalid_param', message, data: null } },
+    });
   }
   return fields;
 }

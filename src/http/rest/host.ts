@@ -40,7 +40,10 @@ export const restHost: Plugin<RestHostOptions> = {
       const p = path.toLowerCase();
       return p === rootLower || p.startsWith(`${rootLower}/`);
     };
-    const matchers = routes.map((def) => ({ def, re: new RegExp(`^${(nsPrefix + def.path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+')}/?$`, 'i') }));
+    const matchers = routes.map((def) => ({
+      def,
+      re: new RegExp(`^${(nsPrefix + def.path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+')}/?$`, 'i'),
+    }));
     const defsForPath = (path: string) => matchers.filter((m) => m.re.test(path)).map((m) => m.def);
     // The Allow header of each route path, computed once.
     const allowByPath = new Map<string, string>();
@@ -80,13 +83,14 @@ export const restHost: Plugin<RestHostOptions> = {
       };
       request.app.cashtrack = st;
       // Every request, REST or not: a host we do not serve gets nothing but this refusal.
-      if (hostAllowed && !PROBE_PATHS.has(request.path) && !hostAllowed(request.info.host)) throw new ServiceError('svc_invalid_host', 'This site is not served at the host the request names.', 400);
+      if (hostAllowed && !PROBE_PATHS.has(request.path) && !hostAllowed(request.info.host))
+        throw new ServiceError('svc_invalid_host', 'This site is not served at the host the request names.', 400);
       const routeParam = request.query.rest_route;
       if (typeof routeParam === 'string' && (request.path === '/' || request.path === '/index.php')) {
         const params = new URLSearchParams(request.url.search);
         params.delete('rest_route');
         const qs = params.toString();
-        const route = (`/${routeParam}`).replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
+        const route = `/${routeParam}`.replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
         request.setUrl(`${root}${route === '/' ? '' : route}${qs ? `?${qs}` : ''}`);
       }
       if (!isRestPath(request.path)) return h.continue;
@@ -100,7 +104,7 @@ export const restHost: Plugin<RestHostOptions> = {
       const override = typeof rawOverride === 'string' && rawOverride ? rawOverride.toUpperCase() : null;
       if (override && request.method === 'post') {
         if (!METHODS.has(override)) throw new ServiceError('rest_invalid_method_override', `Unsupported method override ${override.slice(0, 16)}.`, 400);
-        request.setMethod(override as Parameters<Request["setMethod"]>[0]);
+        request.setMethod(override as Parameters<Request['setMethod']>[0]);
       }
       if (request.method === 'options') {
         const defs = defsForPath(request.path);
@@ -126,7 +130,8 @@ export const restHost: Plugin<RestHostOptions> = {
     function limitAnonymousBody(request: Request, st: RestState): void {
       const limit = ctx.config.server.anonymous_max_body_bytes;
       st.maxBodyBytes = limit;
-      const tooLarge = () => new ServiceError('rest_payload_too_large', 'The request body is larger than the server accepts without credentials.', 413, { max_bytes: limit });
+      const tooLarge = () =>
+        new ServiceError('rest_payload_too_large', 'The request body is larger than the server accepts without credentials.', 413, { max_bytes: limit });
       const declared = Number(request.headers['content-length']);
       if (declared > limit) throw tooLarge();
       let seen = 0;
@@ -165,9 +170,15 @@ export const restHost: Plugin<RestHostOptions> = {
       let out: ResponseObject;
       if (isError) {
         const err = toRestError(response, st.requestId);
-        if (err.body.code === 'rest_payload_too_large') err.body.data.max_bytes = st.maxBodyBytes ?? request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
+        if (err.body.code === 'rest_payload_too_large')
+          err.body.data.max_bytes = st.maxBodyBytes ?? request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
         if (err.internal) {
-          ctx.logger.error('http', 'Internal error', { route: request.route.settings.id ?? request.path, method: request.method, error: String((response as Error).stack ?? response) }, st.requestId);
+          ctx.logger.error(
+            'http',
+            'Internal error',
+            { route: request.route.settings.id ?? request.path, method: request.method, error: String((response as Error).stack ?? response) },
+            st.requestId,
+          );
         } else if (err.status === 503) {
           ctx.logger.error('http', err.body.message, { code: err.body.code, route: request.route.settings.id ?? request.path }, st.requestId);
         }
@@ -177,7 +188,9 @@ export const restHost: Plugin<RestHostOptions> = {
       } else {
         out = response as ResponseObject;
         if (st.rest && st.fields && out.source && typeof out.source === 'object' && out.statusCode < 400) {
-          (out as { source: unknown }).source = Array.isArray(out.source) ? out.source.map((i) => pickFields(i, st.fields!)) : pickFields(out.source, st.fields);
+          (out as { source: unknown }).source = Array.isArray(out.source)
+            ? out.source.map((i) => pickFields(i, st.fields!))
+            : pickFields(out.source, st.fields);
         }
       }
       if (!st.rest) return out;
@@ -197,7 +210,10 @@ export const restHost: Plugin<RestHostOptions> = {
       out.headers.link = links.length === 1 ? links[0] : links;
       out.header('X-Robots-Tag', 'noindex');
       out.header('Access-Control-Expose-Headers', 'X-WP-Total, X-WP-TotalPages, Link');
-      out.header('Access-Control-Allow-Headers', 'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, Idempotency-Key, X-HTTP-Method-Override');
+      out.header(
+        'Access-Control-Allow-Headers',
+        'Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, Idempotency-Key, X-HTTP-Method-Override',
+      );
       out.header('X-Request-Id', st.requestId);
       const origin = request.headers.origin;
       if (typeof origin === 'string' && ctx.config.server.cors_origins.includes(origin)) {
@@ -275,13 +291,22 @@ export const restHost: Plugin<RestHostOptions> = {
       // The handler passes `idempotency.once(status)` to its service, which claims the key first
       // in its transaction (the protocol is IdempotencyService.run, shared with the CLI).
       const ran = await ctx.idempotency.run(
-        { scope: def.id, owner: input.actor, key: IdempotencyService.checkKey(key), hash: requestHash({ params: request.params, payload: request.payload ?? {} }) },
+        {
+          scope: def.id,
+          owner: input.actor,
+          key: IdempotencyService.checkKey(key),
+          hash: requestHash({ params: request.params, payload: request.payload ?? {} }),
+        },
         async (hold) => def.handler({ ...input, idempotency: hold }, ctx, request, h),
-        (result) => (result instanceof RestResponse ? { status: result.status, body: result.body } : { status: result === undefined ? 204 : 200, body: result }),
+        (result) =>
+          result instanceof RestResponse ? { status: result.status, body: result.body } : { status: result === undefined ? 204 : 200, body: result },
       );
       if (ran.replayed) {
         st.replayed = true;
-        return h.response(ran.body as object).code(ran.status).header('Idempotent-Replayed', 'true');
+        return h
+          .response(ran.body as object)
+          .code(ran.status)
+          .header('Idempotent-Replayed', 'true');
       }
       return toResponse(ran.result, request, h, st);
     }
@@ -300,7 +325,10 @@ export const restHost: Plugin<RestHostOptions> = {
     function pagedResponse(result: PagedResult, request: Request, h: ResponseToolkit, st: RestState) {
       const totalPages = Math.ceil(result.total / result.perPage);
       if (result.total > 0 && result.page > totalPages) {
-        throw new ServiceError('rest_invalid_page_number', 'The page number requested is larger than the number of pages available.', 400, { total: result.total, total_pages: totalPages });
+        throw new ServiceError('rest_invalid_page_number', 'The page number requested is larger than the number of pages available.', 400, {
+          total: result.total,
+          total_pages: totalPages,
+        });
       }
       const base = `${siteUrl(request, ctx)}${request.path}`;
       const link = (page: number) => {
@@ -310,7 +338,10 @@ export const restHost: Plugin<RestHostOptions> = {
       };
       if (result.page > 1) st.links.push(`<${link(Math.min(result.page - 1, Math.max(totalPages, 1)))}>; rel="prev"`);
       if (totalPages > result.page) st.links.push(`<${link(result.page + 1)}>; rel="next"`);
-      return h.response(result.items as object[]).header('X-WP-Total', String(result.total)).header('X-WP-TotalPages', String(totalPages));
+      return h
+        .response(result.items as object[])
+        .header('X-WP-Total', String(result.total))
+        .header('X-WP-TotalPages', String(totalPages));
     }
   },
 };

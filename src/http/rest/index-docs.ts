@@ -26,7 +26,12 @@ export function routeData(defs: RouteDef[], baseUrl: string): Record<string, Rou
   routes[`/${NAMESPACE}`] = {
     namespace: NAMESPACE,
     methods: ['GET'],
-    endpoints: [{ methods: ['GET'], args: { namespace: { type: 'string', default: NAMESPACE, required: false }, context: { type: 'string', default: 'view', required: false } } }],
+    endpoints: [
+      {
+        methods: ['GET'],
+        args: { namespace: { type: 'string', default: NAMESPACE, required: false }, context: { type: 'string', default: 'view', required: false } },
+      },
+    ],
     _links: { self: [{ href: `${baseUrl}${NAMESPACE}` }] },
   };
   for (const def of defs) {
@@ -51,7 +56,12 @@ export function rootIndex(defs: RouteDef[], baseUrl: string, siteUrl: string): R
     namespaces: [NAMESPACE],
     authentication: { 'application-passwords': { endpoints: { authorization: null } } },
     routes: {
-      '/': { namespace: '', methods: ['GET'], endpoints: [{ methods: ['GET'], args: { context: { type: 'string', default: 'view', required: false } } }], _links: { self: [{ href: baseUrl }] } },
+      '/': {
+        namespace: '',
+        methods: ['GET'],
+        endpoints: [{ methods: ['GET'], args: { context: { type: 'string', default: 'view', required: false } } }],
+        _links: { self: [{ href: baseUrl }] },
+      },
       ...routeData(defs, baseUrl),
     },
     _links: { help: [{ href: 'https://developer.wordpress.org/rest-api/' }] },

@@ -49,7 +49,10 @@ export function clientIp(request: Request, trustProxy: boolean): string | null {
 /** Scheme, host and port the client used (public_url when configured). */
 export function siteUrl(request: Request, ctx: Context): string {
   if (ctx.config.server.public_url) return ctx.config.server.public_url.replace(/\/+$/, '');
-  const proto = ctx.config.server.trust_proxy && typeof request.headers['x-forwarded-proto'] === 'string' ? request.headers['x-forwarded-proto'].split(',')[0].trim() : request.server.info.protocol;
+  const proto =
+    ctx.config.server.trust_proxy && typeof request.headers['x-forwarded-proto'] === 'string'
+      ? request.headers['x-forwarded-proto'].split(',')[0].trim()
+      : request.server.info.protocol;
   return `${proto === 'https' ? 'https' : 'http'}://${request.info.host}`;
 }
 

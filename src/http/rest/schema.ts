@@ -68,8 +68,8 @@ function toArg(d: Description): ArgSchema {
   if (d.flags?.only && d.allow) arg.enum = d.allow;
   const min = rule('min')?.limit;
   const max = rule('max')?.limit;
-  if (typeof min === 'number') (d.type === 'string' ? (arg.minLength = min) : (arg.minimum = min));
-  if (typeof max === 'number') (d.type === 'string' ? (arg.maxLength = max) : (arg.maximum = max));
+  if (typeof min === 'number') d.type === 'string' ? (arg.minLength = min) : (arg.minimum = min);
+  if (typeof max === 'number') d.type === 'string' ? (arg.maxLength = max) : (arg.maximum = max);
   const pattern = rule('pattern')?.regex;
   if (typeof pattern === 'string') arg.pattern = pattern.replace(/^\/|\/[a-z]*$/g, '');
   return arg;

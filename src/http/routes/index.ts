@@ -17,4 +17,21 @@ import { referralsRoutes } from './referrals.js';
 import { schedulesRoutes } from './schedules.js';
 import { webhooksRoutes } from './webhooks.js';
 
-export const routeTable: RouteDef[] = [...ledgerRoutes, ...logsRoutes, ...lookupRoutes, ...payoutsRoutes, ...overviewRoutes, ...ordersRoutes, ...referralsRoutes, ...jobsRoutes, ...networksRoutes, ...advertisersRoutes, ...schedulesRoutes, ...pagesRoutes, ...logosRoutes, ...webhooksRoutes, ...couponsRoutes, ...aiRoutes];
+export const routeTable: RouteDef[] = [
+  ...ledgerRoutes,
+  ...logsRoutes,
+  ...lookupRoutes,
+  ...payoutsRoutes,
+  ...overviewRoutes,
+  ...ordersRoutes,
+  ...referralsRoutes,
+  ...jobsRoutes,
+  ...networksRoutes,
+  ...advertisersRoutes,
+  ...schedulesRoutes,
+  ...pagesRoutes,
+  ...logosRoutes,
+  ...webhooksRoutes,
+  ...couponsRoutes,
+  ...aiRoutes,
+];

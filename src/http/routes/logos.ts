@@ -34,7 +34,8 @@ export const logosRoutes: RouteDef[] = [
     method: 'POST',
     path: '/advertisers/logos',
     auth: 'manage_options',
-    description: 'Start a bulk logo run (202 with the job): advertisers without a logo (all of them with force), optionally of one network and status; 409 svc_job_already_running while one is queued or running.',
+    description:
+      'Start a bulk logo run (202 with the job): advertisers without a logo (all of them with force), optionally of one network and status; 409 svc_job_already_running while one is queued or running.',
     validate: { payload: logoSchemas.bulk },
     handler: async ({ payload, actor }, ctx) => accepted(await ctx.logoBulk.start(payload, actor)),
   }),

@@ -10,7 +10,12 @@ export const lookupRoutes: RouteDef[] = [
     path: '/lookup/users',
     auth: 'manage_options',
     description: 'Users whose login, email or display name starts with the search, by login, at most 20 a page.',
-    validate: { query: Joi.object<Paging & { search: string }, true>({ ...lookupPaging, search: Joi.string().allow('').max(191).default('').description('Prefix of a login, email or display name.') }) },
+    validate: {
+      query: Joi.object<Paging & { search: string }, true>({
+        ...lookupPaging,
+        search: Joi.string().allow('').max(191).default('').description('Prefix of a login, email or display name.'),
+      }),
+    },
     async handler({ query }, ctx) {
       const { items, total } = await ctx.users.lookup(query.search, { page: query.page, per_page: query.per_page });
       return new PagedResult(items, total, query.page, query.per_page);

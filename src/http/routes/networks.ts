@@ -31,7 +31,8 @@ export const networksRoutes: RouteDef[] = [
     method: 'POST',
     path: '/networks/{id}',
     auth: 'manage_options',
-    description: 'Create (201) or update (200) a custom network: an update keeps every field it does not send (null clears one); a built-in network is 409 svc_network_not_custom.',
+    description:
+      'Create (201) or update (200) a custom network: an update keeps every field it does not send (null clears one); a built-in network is 409 svc_network_not_custom.',
     validate: { params: networkSchemas.networkId, payload: networkSchemas.save },
     async handler({ params, payload, actor }, ctx) {
       const { network, created: isNew } = await ctx.networks.saveCustom(params.id, payload, actor);

@@ -58,7 +58,8 @@ export const ordersRoutes: RouteDef[] = [
     idempotent: true,
     description: 'Give an unmatched order its member and apply the ledger effects of its status.',
     validate: { params: orderSchemas.orderId, payload: orderSchemas.assign },
-    handler: ({ params, payload, actor, idempotency }, ctx) => ctx.orders.assign(params.id, payload.member_id, actor, idempotency?.once(200), payload.note ?? null),
+    handler: ({ params, payload, actor, idempotency }, ctx) =>
+      ctx.orders.assign(params.id, payload.member_id, actor, idempotency?.once(200), payload.note ?? null),
   }),
   route({
     id: 'orders.release',

@@ -13,7 +13,9 @@ export const logosBulk: JobType<LogoBulkParams> = {
   description: 'Fetch the logos of advertisers (default: every advertiser without one), several hosts at once.',
   params: Joi.object({
     network: networkParam,
-    status: Joi.string().valid(...ADVERTISER_STATUSES).description('Only advertisers with this status.'),
+    status: Joi.string()
+      .valid(...ADVERTISER_STATUSES)
+      .description('Only advertisers with this status.'),
     force: Joi.boolean().default(false).description('Fetch again for advertisers that have a logo.'),
   }),
   run: (ctx, job) => ctx.logoBulk.run(job),

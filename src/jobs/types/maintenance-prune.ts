@@ -12,7 +12,8 @@ type Step = (typeof STEPS)[number];
 /** Prunes what has outlived its retention; each step is one checkpoint. */
 export const maintenancePrune: JobType<{ log_retention_days?: number }> = {
   type: 'maintenance.prune',
-  description: 'Delete log entries past their retention, expired sessions, expired Idempotency-Key records, old finished jobs, old postback records, expired authentication throttle counters, old schedule runs and old webhook deliveries.',
+  description:
+    'Delete log entries past their retention, expired sessions, expired Idempotency-Key records, old finished jobs, old postback records, expired authentication throttle counters, old schedule runs and old webhook deliveries.',
   params: Joi.object({
     log_retention_days: Joi.number().integer().min(1).max(3650).description('Keep this many days of log (default: log.retention_days).'),
   }),

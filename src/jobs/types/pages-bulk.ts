@@ -26,7 +26,9 @@ export const pagesBulk: JobType<BulkInput> = {
   description: 'Make a shop page for every active advertiser without one (optionally of one network), as draft or publish.',
   params: Joi.object({
     network: networkParam.description('Only advertisers of this network (default: all).'),
-    status: Joi.string().valid(...PAGE_STATUSES).description('Status of the pages made (default: pages.default_status).'),
+    status: Joi.string()
+      .valid(...PAGE_STATUSES)
+      .description('Status of the pages made (default: pages.default_status).'),
     template: Joi.string().max(64).description('Template name (default: pages.default_template).'),
   }),
   async run(ctx, job) {

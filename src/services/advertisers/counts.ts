@@ -11,7 +11,10 @@ export class AdvertiserCounts {
   async countByModule(modules?: string[]): Promise<Record<string, number>> {
     if (modules?.length === 0) return {};
     const only = modules ? ` AND module IN (${modules.map(() => '?').join(', ')})` : '';
-    const rows = await this.deps.db.select<{ module: unknown; n: unknown }>(`SELECT module, COUNT(*) AS n FROM advertisers WHERE status = 'active'${only} GROUP BY module`, modules ?? []);
+    const rows = await this.deps.db.select<{ module: unknown; n: unknown }>(
+      `SELECT module, COUNT(*) AS n FROM advertisers WHERE status = 'active'${only} GROUP BY module`,
+      modules ?? [],
+    );
     return Object.fromEntries(rows.map((r) => [String(r.module), toInt(r.n)]));
   }
 }

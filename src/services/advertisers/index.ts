@@ -79,14 +79,20 @@ export class AdvertiserService {
   /** One advertiser with its raw record and effective cashback rule; 404 svc_advertiser_not_found. */
   async get(module: string, advertiser: string): Promise<AdvertiserDetail> {
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, raw FROM advertisers WHERE module = ? AND advertiser = ?`, [module, advertiser]);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, raw FROM advertisers WHERE module = ? AND advertiser = ?`, [
+      module,
+      advertiser,
+    ]);
     if (!row) throw notFound(module, advertiser);
     return this.detail(row);
   }
 
   /** One advertiser by its number (`POST /ai/shop/{id}`); 404 svc_advertiser_not_found. */
   async getById(id: number): Promise<AdvertiserDetail> {
-    const [row] = Number.isSafeInteger(id) && id > 0 ? await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, raw FROM advertisers WHERE id = ?`, [id]) : [];
+    const [row] =
+      Number.isSafeInteger(id) && id > 0
+        ? await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, raw FROM advertisers WHERE id = ?`, [id])
+        : [];
     if (!row) throw new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, { id });
     return this.detail(row);
   }
@@ -102,7 +108,11 @@ export class AdvertiserService {
    * 404 svc_advertiser_not_found.
    */
   async setDescription(id: number, description: string | null, actor: string, t?: Transaction): Promise<void> {
-    const { affected } = await this.deps.db.execute('UPDATE advertisers SET description = ?, updated_at = ? WHERE id = ?', [description, this.deps.clock.now(), id], t);
+    const { affected } = await this.deps.db.execute(
+      'UPDATE advertisers SET description = ?, updated_at = ? WHERE id = ?',
+      [description, this.deps.clock.now(), id],
+      t,
+    );
     if (affected === 0) throw new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, { id });
     this.deps.logger.info('advertisers', 'Advertiser description set', { id, actor });
   }
@@ -142,12 +152,20 @@ export class AdvertiserService {
   async trackingLink(module: string, advertiser: string, input: { member: string | number; url?: string | null }): Promise<TrackingLink> {
     const target = parseLinkTarget(input.url);
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
-    const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?', [module, advertiser]);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      'SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?',
+      [module, advertiser],
+    );
     if (!row) throw notFound(module, advertiser);
     const member = await this.deps.users.resolveMember(input.member);
     const { module: network, settings } = await this.deps.networks.requireUsable(module);
     if (row.status === 'inactive') {
-      throw new ServiceError('svc_advertiser_inactive', `${module}/${advertiser} is inactive: the network no longer lists it, so a link would earn nothing.`, 409, { module, advertiser });
+      throw new ServiceError(
+        'svc_advertiser_inactive',
+        `${module}/${advertiser} is inactive: the network no longer lists it, so a link would earn nothing.`,
+        409,
+        { module, advertiser },
+      );
     }
     if (member.status !== 'active') throw new ServiceError('svc_member_disabled', `Member ${member.login} is disabled.`, 409, { member_id: member.id });
     const domain = row.domain === null || row.domain === undefined ? (row.site_url ? String(row.site_url) : null) : String(row.domain);
@@ -159,7 +177,11 @@ export class AdvertiserService {
       url: target ? target.toString() : null,
       tracking_template: row.tracking_template === null || row.tracking_template === undefined ? null : String(row.tracking_template),
     });
-    if (!url) throw new ServiceError('svc_tracking_link_unavailable', `${network.name} gave no tracking link for ${module}/${advertiser}.`, 409, { network: module, advertiser });
+    if (!url)
+      throw new ServiceError('svc_tracking_link_unavailable', `${network.name} gave no tracking link for ${module}/${advertiser}.`, 409, {
+        network: module,
+        advertiser,
+      });
     this.deps.logger.debug('advertisers', 'Tracking link built', { module, advertiser, member_id: member.id, deeplink: target !== null });
     return { url, module, advertiser, member: { id: member.id, login: member.login }, sub_id: subId, deeplink: target !== null };
   }
@@ -217,7 +239,14 @@ export class AdvertiserService {
   }
 
   /** Sets the advertiser's member cashback override (404 when the advertiser is unknown). */
-  async setCashback(module: string, advertiser: string, type: CashbackType, value: string, actor: string, currency: string | null = null): Promise<AdvertiserDetail> {
+  async setCashback(
+    module: string,
+    advertiser: string,
+    type: CashbackType,
+    value: string,
+    actor: string,
+    currency: string | null = null,
+  ): Promise<AdvertiserDetail> {
     await this.get(module, advertiser);
     await this.deps.cashback.set(module, advertiser, type, value, currency, actor);
     return this.get(module, advertiser);
@@ -226,7 +255,10 @@ export class AdvertiserService {
   /** What the logo fetch reads of one advertiser; 404 svc_advertiser_not_found. */
   async logoTarget(module: string, advertiser: string): Promise<LogoTarget> {
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${LOGO_COLUMNS} FROM advertisers WHERE module = ? AND advertiser = ?`, [module, advertiser]);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${LOGO_COLUMNS} FROM advertisers WHERE module = ? AND advertiser = ?`, [
+      module,
+      advertiser,
+    ]);
     if (!row) throw notFound(module, advertiser);
     return logoTarget(row);
   }
@@ -237,7 +269,11 @@ export class AdvertiserService {
    * advertiser is gone. The sync never writes this column.
    */
   async setLocalLogo(module: string, advertiser: string, name: string, t: Transaction): Promise<void> {
-    const { affected } = await this.deps.db.execute('UPDATE advertisers SET local_logo = ?, updated_at = ? WHERE module = ? AND advertiser = ?', [name, this.deps.clock.now(), module, advertiser], t);
+    const { affected } = await this.deps.db.execute(
+      'UPDATE advertisers SET local_logo = ?, updated_at = ? WHERE module = ? AND advertiser = ?',
+      [name, this.deps.clock.now(), module, advertiser],
+      t,
+    );
     if (affected !== 1) throw notFound(module, advertiser);
   }
 
@@ -255,7 +291,10 @@ export class AdvertiserService {
     const { clause, params } = logoWhere(scope);
     const where = `${clause ? `${clause} AND` : 'WHERE'} id > ?`;
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${LOGO_COLUMNS} FROM advertisers ${where} ORDER BY id LIMIT ${Math.max(1, Math.floor(limit))}`, [...params, after]),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${LOGO_COLUMNS} FROM advertisers ${where} ORDER BY id LIMIT ${Math.max(1, Math.floor(limit))}`, [
+        ...params,
+        after,
+      ]),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${where}`, [...params, after]),
     ]);
     return { items: rows.map(logoTarget), left: toInt(count[0].n) };

@@ -41,8 +41,8 @@ export function logoTarget(r: Record<string, unknown>): LogoTarget {
 export function logoWhere(scope: LogoScope): { clause: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
-  if (scope.network) (where.push('module = ?'), params.push(scope.network));
-  if (scope.status) (where.push('status = ?'), params.push(scope.status));
+  if (scope.network) where.push('module = ?'), params.push(scope.network);
+  if (scope.status) where.push('status = ?'), params.push(scope.status);
   if (scope.missing) where.push('local_logo IS NULL');
   return { clause: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
 }

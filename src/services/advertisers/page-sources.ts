@@ -25,7 +25,8 @@ export interface PageSource {
   page_id: number | null;
 }
 
-const PAGE_SOURCE_COLUMNS = 'id, module, advertiser, name, name_override, domain, site_url, logo_url, local_logo, description, tracking_template, commission_type, commission_min, commission_max, commission_currency, status, page_id';
+const PAGE_SOURCE_COLUMNS =
+  'id, module, advertiser, name, name_override, domain, site_url, logo_url, local_logo, description, tracking_template, commission_type, commission_min, commission_max, commission_currency, status, page_id';
 
 function shapePageSource(r: Record<string, unknown>): PageSource {
   const a = shape(r);
@@ -55,7 +56,11 @@ function withoutPage(filter: { network?: string; after: number }): { clause: str
 /** One advertiser as a page is made from it; 404 svc_advertiser_not_found. */
 export async function pageSource(db: Database, module: string, advertiser: string, t?: Transaction): Promise<PageSource> {
   if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
-  const [row] = await db.select<Record<string, unknown>>(`SELECT ${PAGE_SOURCE_COLUMNS} FROM advertisers WHERE module = ? AND advertiser = ?`, [module, advertiser], t);
+  const [row] = await db.select<Record<string, unknown>>(
+    `SELECT ${PAGE_SOURCE_COLUMNS} FROM advertisers WHERE module = ? AND advertiser = ?`,
+    [module, advertiser],
+    t,
+  );
   if (!row) throw notFound(module, advertiser);
   return shapePageSource(row);
 }
@@ -63,7 +68,10 @@ export async function pageSource(db: Database, module: string, advertiser: strin
 /** Active advertisers without a page, by id after `after`, at most `limit` (the bulk page job's batches). */
 export async function pageSources(db: Database, filter: { network?: string; after: number; limit: number }): Promise<PageSource[]> {
   const { clause, params } = withoutPage(filter);
-  const rows = await db.select<Record<string, unknown>>(`SELECT ${PAGE_SOURCE_COLUMNS} FROM advertisers WHERE ${clause} ORDER BY id LIMIT ${Math.max(1, Math.floor(filter.limit))}`, params);
+  const rows = await db.select<Record<string, unknown>>(
+    `SELECT ${PAGE_SOURCE_COLUMNS} FROM advertisers WHERE ${clause} ORDER BY id LIMIT ${Math.max(1, Math.floor(filter.limit))}`,
+    params,
+  );
   return rows.map(shapePageSource);
 }
 
@@ -76,7 +84,9 @@ export async function countPageSources(db: Database, filter: { network?: string;
 
 /** Active advertisers, and how many of them have a page. */
 export async function pageCounts(db: Database): Promise<{ active: number; with_page: number; without_page: number }> {
-  const [row] = await db.select<{ active: unknown; with_page: unknown }>("SELECT COUNT(*) AS active, COUNT(page_id) AS with_page FROM advertisers WHERE status = 'active'");
+  const [row] = await db.select<{ active: unknown; with_page: unknown }>(
+    "SELECT COUNT(*) AS active, COUNT(page_id) AS with_page FROM advertisers WHERE status = 'active'",
+  );
   const active = toInt(row.active);
   const withPage = toInt(row.with_page ?? 0);
   return { active, with_page: withPage, without_page: active - withPage };

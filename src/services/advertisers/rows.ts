@@ -68,7 +68,9 @@ export function shape(r: Record<string, unknown>, mediaUrl?: (name: string | nul
     local_logo: str(r.local_logo),
     logo: mediaUrl ? mediaUrl(str(r.local_logo)) : null,
     tracking_template: str(r.tracking_template),
-    commission: r.commission_type ? { type: String(r.commission_type), min: str(r.commission_min), max: str(r.commission_max), currency: str(r.commission_currency) } : null,
+    commission: r.commission_type
+      ? { type: String(r.commission_type), min: str(r.commission_min), max: str(r.commission_max), currency: str(r.commission_currency) }
+      : null,
     validation_days: r.validation_days === null || r.validation_days === undefined ? null : toInt(r.validation_days),
     categories: json<string[]>(r.categories, []),
     countries: json<string[]>(r.countries, []),
@@ -81,5 +83,8 @@ export function shape(r: Record<string, unknown>, mediaUrl?: (name: string | nul
 }
 
 export function notFound(module: string, advertiser: string): ServiceError {
-  return new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, { module: String(module).slice(0, 64), advertiser: String(advertiser).slice(0, 128) });
+  return new ServiceError('svc_advertiser_not_found', 'Advertiser not found.', 404, {
+    module: String(module).slice(0, 64),
+    advertiser: String(advertiser).slice(0, 128),
+  });
 }

@@ -23,12 +23,20 @@ export const advertiserSchemas = {
   key: Joi.object<{ module: string; advertiser: string }, true>({ module: networkId().required(), advertiser: Joi.string().max(128).required() }),
   link: Joi.object<{ member: string; url?: string }, true>({
     member: Joi.string().trim().min(1).max(191).required().description('The member credited: a user id, or a login or email.'),
-    url: Joi.string().trim().max(2000).description("Target page (http or https, on the advertiser's domain when it is known); default: the advertiser's home page."),
+    url: Joi.string()
+      .trim()
+      .max(2000)
+      .description("Target page (http or https, on the advertiser's domain when it is known); default: the advertiser's home page."),
   }),
   sync: Joi.object<{ network?: string }, true>({ network: networkId().description('Only this network (default: every enabled, configured network).') }),
-  lookup: Joi.object<Paging & { search: string }, true>({ ...lookupPaging, search: Joi.string().allow('').max(191).default('').description('Prefix of the name.') }),
+  lookup: Joi.object<Paging & { search: string }, true>({
+    ...lookupPaging,
+    search: Joi.string().allow('').max(191).default('').description('Prefix of the name.'),
+  }),
   cashback: Joi.object<{ type: CashbackType; value: string; currency?: string | null }, true>({
-    type: Joi.string().valid(...CASHBACK_TYPES).required(),
+    type: Joi.string()
+      .valid(...CASHBACK_TYPES)
+      .required(),
     value: Joi.string().max(32).required(),
     currency: currency().allow(null).description('The currency of a flat amount (a percent rule has none).'),
   }),

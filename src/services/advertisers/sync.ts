@@ -52,7 +52,23 @@ export interface SyncDeps {
 }
 
 /** Columns the sync writes; on an existing row it updates exactly these (plus updated_at). */
-const SYNCED = ['name', 'domain', 'site_url', 'logo_url', 'tracking_template', 'commission_type', 'commission_min', 'commission_max', 'commission_currency', 'validation_days', 'categories', 'countries', 'status', 'raw', 'last_seen_sync'] as const;
+const SYNCED = [
+  'name',
+  'domain',
+  'site_url',
+  'logo_url',
+  'tracking_template',
+  'commission_type',
+  'commission_min',
+  'commission_max',
+  'commission_currency',
+  'validation_days',
+  'categories',
+  'countries',
+  'status',
+  'raw',
+  'last_seen_sync',
+] as const;
 
 const cut = (v: unknown, n: number): string | null => (v === null || v === undefined || v === '' ? null : String(v).slice(0, n));
 
@@ -61,7 +77,11 @@ const cut = (v: unknown, n: number): string | null => (v === null || v === undef
  * positions: from the resumed state's position when it has one (the pages stored before are not
  * fetched again), else from the start, skipping the pages stored already.
  */
-async function* remainingPages(module: NetworkModule, rt: ModuleRuntime, resume: SyncState | null): AsyncGenerator<{ items: NetworkAdvertiser[]; next?: string | null }> {
+async function* remainingPages(
+  module: NetworkModule,
+  rt: ModuleRuntime,
+  resume: SyncState | null,
+): AsyncGenerator<{ items: NetworkAdvertiser[]; next?: string | null }> {
   if (module.listAdvertisersFrom && (!resume || resume.next !== undefined)) {
     // A null position: the list was stored to its end before the process stopped.
     if (resume?.next === null) return;
@@ -104,7 +124,10 @@ export async function syncAdvertisers(deps: SyncDeps, network: string, options: 
     options.signal?.throwIfAborted();
     // The list's end: what was handled is its size, whatever the network announced.
     options.onTotal?.({ total: handled(), handled: handled() });
-    const { affected } = await db.execute("UPDATE advertisers SET status = 'inactive', updated_at = ? WHERE module = ? AND last_seen_sync < ? AND status = 'active'", [clock.now(), id, sync]);
+    const { affected } = await db.execute(
+      "UPDATE advertisers SET status = 'inactive', updated_at = ? WHERE module = ? AND last_seen_sync < ? AND status = 'active'",
+      [clock.now(), id, sync],
+    );
     counts.deactivated = affected;
   } catch (err) {
     if (options.signal?.aborted) throw err;
@@ -137,17 +160,34 @@ async function storePage(deps: Pick<SyncDeps, 'db' | 'clock'>, module: string, s
     }
     const c = a.commission;
     rows.set(key, [
-      module, key, a.name.trim().slice(0, 191), cut(a.domain, 191), cut(a.site_url, 1000), cut(a.logo_url, 1000), cut(a.tracking_template, 2000),
-      c ? c.type : null, cut(c?.min, 32), cut(c?.max, 32), cut(c?.currency, 3),
+      module,
+      key,
+      a.name.trim().slice(0, 191),
+      cut(a.domain, 191),
+      cut(a.site_url, 1000),
+      cut(a.logo_url, 1000),
+      cut(a.tracking_template, 2000),
+      c ? c.type : null,
+      cut(c?.min, 32),
+      cut(c?.max, 32),
+      cut(c?.currency, 3),
       Number.isSafeInteger(a.validation_days) ? a.validation_days : null,
-      JSON.stringify(Array.isArray(a.categories) ? a.categories : []), JSON.stringify(Array.isArray(a.countries) ? a.countries : []),
-      a.status === 'inactive' ? 'inactive' : 'active', raw, sync, now, now,
+      JSON.stringify(Array.isArray(a.categories) ? a.categories : []),
+      JSON.stringify(Array.isArray(a.countries) ? a.countries : []),
+      a.status === 'inactive' ? 'inactive' : 'active',
+      raw,
+      sync,
+      now,
+      now,
     ]);
   }
   counts.seen += rows.size;
   if (rows.size === 0) return;
   const keys = [...rows.keys()];
-  const existing = await db.select<{ advertiser: unknown }>(`SELECT advertiser FROM advertisers WHERE module = ? AND advertiser IN (${keys.map(() => '?').join(', ')})`, [module, ...keys]);
+  const existing = await db.select<{ advertiser: unknown }>(
+    `SELECT advertiser FROM advertisers WHERE module = ? AND advertiser IN (${keys.map(() => '?').join(', ')})`,
+    [module, ...keys],
+  );
   const insertCols = ['module', 'advertiser', ...SYNCED.slice(0, SYNCED.length), 'created_at', 'updated_at'];
   await db.execute(db.upsert('advertisers', insertCols, ['module', 'advertiser'], [...SYNCED, 'updated_at'], keys.length), [...rows.values()].flat());
   counts.updated += existing.length;

@@ -84,7 +84,11 @@ function limiter(n: number, signal: AbortSignal) {
   return { acquire, release };
 }
 
-const addTokens = (a: Usage, b: Usage): Usage => ({ prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens });
+const addTokens = (a: Usage, b: Usage): Usage => ({
+  prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+  completion_tokens: a.completion_tokens + b.completion_tokens,
+  total_tokens: a.total_tokens + b.total_tokens,
+});
 
 /** Runs one bulk job to its end, its token budget, or its stop. */
 export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise<BulkResult> {
@@ -201,7 +205,8 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
           throw err;
         }
         state.failed++;
-        if (state.failures.length < MAX_LISTED_FAILURES) state.failures.push({ id, code: err.code, reason: typeof err.data.reason === 'string' ? err.data.reason : null, message: err.message.slice(0, 300) });
+        if (state.failures.length < MAX_LISTED_FAILURES)
+          state.failures.push({ id, code: err.code, reason: typeof err.data.reason === 'string' ? err.data.reason : null, message: err.message.slice(0, 300) });
         job.progress({ done: 1, failed: 1 });
       } finally {
         inFlight.delete(id);
@@ -212,7 +217,15 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
 
   // Each call in flight listens on the job's signal (the SDK's request, a backoff): not a leak.
   setMaxListeners(settings.concurrency * 4 + 10, job.signal);
-  job.log('info', 'AI bulk run started', { kind, filter, overwrite, concurrency: settings.concurrency, token_budget: budget, after: state.after, model: provider.model });
+  job.log('info', 'AI bulk run started', {
+    kind,
+    filter,
+    overwrite,
+    concurrency: settings.concurrency,
+    token_budget: budget,
+    after: state.after,
+    model: provider.model,
+  });
   const results = await Promise.allSettled(Array.from({ length: settings.concurrency * 2 }, () => worker()));
   const failedWorker = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failedWorker) {
@@ -222,6 +235,12 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
   }
   await checkpoint(true);
   const usage = await deps.calls.jobUsage(job.id);
-  job.log('info', stopped ? 'AI bulk run stopped at its token budget' : 'AI bulk run finished', { kind, saved: state.saved, skipped: state.skipped, failed: state.failed, total_tokens: usage.tokens.total_tokens });
+  job.log('info', stopped ? 'AI bulk run stopped at its token budget' : 'AI bulk run finished', {
+    kind,
+    saved: state.saved,
+    skipped: state.skipped,
+    failed: state.failed,
+    total_tokens: usage.tokens.total_tokens,
+  });
   return { kind, saved: state.saved, skipped: state.skipped, failed: state.failed, failures: state.failures, stopped, token_budget: budget, usage };
 }

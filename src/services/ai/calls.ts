@@ -25,7 +25,11 @@ export interface AiCallRecord {
   actor: string;
 }
 
-export const usageOf = (r: Record<string, unknown>): Usage => ({ prompt_tokens: toInt(r.prompt_tokens ?? 0), completion_tokens: toInt(r.completion_tokens ?? 0), total_tokens: toInt(r.total_tokens ?? 0) });
+export const usageOf = (r: Record<string, unknown>): Usage => ({
+  prompt_tokens: toInt(r.prompt_tokens ?? 0),
+  completion_tokens: toInt(r.completion_tokens ?? 0),
+  total_tokens: toInt(r.total_tokens ?? 0),
+});
 /** INTEGER columns: a provider reporting absurd counts must not break the insert. */
 const clampInt = (n: number) => Math.max(0, Math.min(2_000_000_000, Math.floor(Number.isFinite(n) ? n : 0)));
 
@@ -37,9 +41,21 @@ export class AiCalls {
       `INSERT INTO ai_calls (kind, item_id, model, prompt_tokens, completion_tokens, total_tokens, job_id, outcome, error_code, reason, attempts, format, duration_ms, actor, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
-        call.kind, call.item_id, call.model.slice(0, 191), clampInt(call.usage.prompt_tokens), clampInt(call.usage.completion_tokens), clampInt(call.usage.total_tokens),
-        call.job_id, call.outcome, call.error_code?.slice(0, 64) ?? null, call.reason?.slice(0, 32) ?? null, clampInt(call.attempts), call.format.slice(0, 16),
-        clampInt(call.duration_ms), call.actor.slice(0, 191), this.deps.clock.now(),
+        call.kind,
+        call.item_id,
+        call.model.slice(0, 191),
+        clampInt(call.usage.prompt_tokens),
+        clampInt(call.usage.completion_tokens),
+        clampInt(call.usage.total_tokens),
+        call.job_id,
+        call.outcome,
+        call.error_code?.slice(0, 64) ?? null,
+        call.reason?.slice(0, 32) ?? null,
+        clampInt(call.attempts),
+        call.format.slice(0, 16),
+        clampInt(call.duration_ms),
+        call.actor.slice(0, 191),
+        this.deps.clock.now(),
       ],
       t,
     );
@@ -58,7 +74,10 @@ export class AiCalls {
   /** What a job's generations spent, by outcome. */
   async jobUsage(jobId: number): Promise<{ calls: number; tokens: Usage; models: string[] }> {
     const [rows, models] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>('SELECT COUNT(*) AS n, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(total_tokens) AS total_tokens FROM ai_calls WHERE job_id = ?', [jobId]),
+      this.deps.db.select<Record<string, unknown>>(
+        'SELECT COUNT(*) AS n, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(total_tokens) AS total_tokens FROM ai_calls WHERE job_id = ?',
+        [jobId],
+      ),
       this.deps.db.select<{ model: unknown }>('SELECT DISTINCT model FROM ai_calls WHERE job_id = ? ORDER BY model', [jobId]),
     ]);
     return { calls: toInt(rows[0].n), tokens: usageOf(rows[0]), models: models.map((m) => String(m.model)) };

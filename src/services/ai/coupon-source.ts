@@ -11,8 +11,8 @@ import type { CouponSource, CouponWalkFilters } from './index.js';
 function where(filters: CouponWalkFilters, now: Date): { sql: string[]; params: unknown[] } {
   const sql: string[] = [];
   const params: unknown[] = [];
-  if (filters.network) (sql.push('c.network = ?'), params.push(filters.network));
-  if (filters.advertiser) (sql.push('c.advertiser = ?'), params.push(filters.advertiser));
+  if (filters.network) sql.push('c.network = ?'), params.push(filters.network);
+  if (filters.advertiser) sql.push('c.advertiser = ?'), params.push(filters.advertiser);
   if (filters.status && (COUPON_STATUSES as readonly string[]).includes(filters.status)) {
     const cond = statusCondition(filters.status as CouponStatus, now);
     sql.push(cond.sql);

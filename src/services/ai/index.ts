@@ -53,7 +53,12 @@ export interface CouponWalkFilters {
 export interface CouponSource {
   get(id: number): Promise<CouponForAi>;
   /** Stores the rewrite, keeping the original for revert; in `t` with the usage record. */
-  applyRewrite(id: number, text: { title: string; description: string }, meta: { actor: string; model: string | null; [key: string]: unknown }, t?: Transaction): Promise<unknown>;
+  applyRewrite(
+    id: number,
+    text: { title: string; description: string },
+    meta: { actor: string; model: string | null; [key: string]: unknown },
+    t?: Transaction,
+  ): Promise<unknown>;
   /** Coupons after `after` by id matching the filters, and whether their text is AI-written. */
   idsAfter(after: number, filters: CouponWalkFilters, limit: number): Promise<{ id: number; ai: boolean }[]>;
   count(filters: CouponWalkFilters): Promise<number>;
@@ -162,7 +167,12 @@ export class AiService {
     const dryRun = options.dry_run === true;
     // The page service makes no page for an inactive advertiser: refuse before spending tokens.
     if (!dryRun && shop.page_id === null && shop.status === 'inactive') {
-      throw new ServiceError('svc_advertiser_inactive', `${shop.module}/${shop.advertiser} is inactive and has no page: the network no longer lists it, so a page would send members nowhere.`, 409, { module: shop.module, advertiser: shop.advertiser });
+      throw new ServiceError(
+        'svc_advertiser_inactive',
+        `${shop.module}/${shop.advertiser} is inactive and has no page: the network no longer lists it, so a page would send members nowhere.`,
+        409,
+        { module: shop.module, advertiser: shop.advertiser },
+      );
     }
     const tags = this.shopTags(shop, settings);
     const { value, usage } = await this.generate<ShopOutput>('shop', id, settings, tags, actor, run, provider, dryRun, (raw) => {
@@ -195,7 +205,9 @@ export class AiService {
     const coupon = await this.deps.coupons.get(id);
     const tags = this.couponTags(coupon, settings);
     const dryRun = options.dry_run === true;
-    const { value, usage } = await this.generate<CouponOutput>('coupon', id, settings, tags, actor, run, provider, dryRun, (raw) => checked('coupon', { title: text(raw.title, sanitizeText), description: text(raw.description, sanitizeText) }));
+    const { value, usage } = await this.generate<CouponOutput>('coupon', id, settings, tags, actor, run, provider, dryRun, (raw) =>
+      checked('coupon', { title: text(raw.title, sanitizeText), description: text(raw.description, sanitizeText) }),
+    );
     let stored: unknown = null;
     if (!dryRun) {
       await this.save('coupon', id, usage, actor, run, async (t) => {
@@ -259,23 +271,55 @@ export class AiService {
     const messages = validMessages(this.deps.hooks.applyFilters<ChatMessage[]>(HOOKS.aiPrompt, rendered, { kind, id, job_id: run.jobId ?? null }), rendered);
     let answer: StructuredAnswer<T>;
     try {
-      const call = () => provider.complete<T>({ messages, name: kind, jsonSchema: aiJsonSchemas[kind], validate: aiOutputSchemas[kind] as never, signal: run.signal });
+      const call = () =>
+        provider.complete<T>({ messages, name: kind, jsonSchema: aiJsonSchemas[kind], validate: aiOutputSchemas[kind] as never, signal: run.signal });
       answer = run.slot ? ((await run.slot(call)) as StructuredAnswer<T>) : await call();
     } catch (err) {
       if (err instanceof ProviderCallError) {
-        await this.fail(kind, id, err.error, { model: err.trace.model, tokens: err.trace.usage, attempts: err.trace.attempts, format: err.trace.format, duration_ms: Date.now() - started }, actor, run);
+        await this.fail(
+          kind,
+          id,
+          err.error,
+          { model: err.trace.model, tokens: err.trace.usage, attempts: err.trace.attempts, format: err.trace.format, duration_ms: Date.now() - started },
+          actor,
+          run,
+        );
         throw err.error;
       }
       throw err;
     }
-    const usage: GenerationUsage = { model: answer.model, tokens: answer.usage, format: answer.format, attempts: answer.attempts, duration_ms: Date.now() - started, at: this.deps.clock.now().toISOString() };
+    const usage: GenerationUsage = {
+      model: answer.model,
+      tokens: answer.usage,
+      format: answer.format,
+      attempts: answer.attempts,
+      duration_ms: Date.now() - started,
+      at: this.deps.clock.now().toISOString(),
+    };
     try {
       const proposal = clean(answer.value);
       // An extension may change the result; what it returns is cleaned and checked again.
-      const filtered = this.deps.hooks.applyFilters<T>(HOOKS.aiResult, { ...proposal }, { kind, id, model: answer.model, dry_run: dryRun, job_id: run.jobId ?? null });
-      if (!filtered || typeof filtered !== 'object' || Array.isArray(filtered)) throw badOutput('wrong_shape', 'the cashtrack.ai.result filter returned no object.');
+      const filtered = this.deps.hooks.applyFilters<T>(
+        HOOKS.aiResult,
+        { ...proposal },
+        { kind, id, model: answer.model, dry_run: dryRun, job_id: run.jobId ?? null },
+      );
+      if (!filtered || typeof filtered !== 'object' || Array.isArray(filtered))
+        throw badOutput('wrong_shape', 'the cashtrack.ai.result filter returned no object.');
       const value = filtered === proposal ? proposal : clean(filtered);
-      if (dryRun) await this.deps.calls.record({ kind, item_id: id, model: usage.model, usage: usage.tokens, job_id: run.jobId ?? null, outcome: 'dry_run', attempts: usage.attempts, format: usage.format, duration_ms: usage.duration_ms, actor });
+      if (dryRun)
+        await this.deps.calls.record({
+          kind,
+          item_id: id,
+          model: usage.model,
+          usage: usage.tokens,
+          job_id: run.jobId ?? null,
+          outcome: 'dry_run',
+          attempts: usage.attempts,
+          format: usage.format,
+          duration_ms: usage.duration_ms,
+          actor,
+        });
       return { value, usage };
     } catch (err) {
       if (isServiceError(err)) await this.fail(kind, id, err, usage, actor, run);
@@ -283,23 +327,71 @@ export class AiService {
     }
   }
 
-  private async save(kind: AiKind, id: number, usage: GenerationUsage, actor: string, run: GenerationRun, write: (t: Transaction) => Promise<void>): Promise<void> {
+  private async save(
+    kind: AiKind,
+    id: number,
+    usage: GenerationUsage,
+    actor: string,
+    run: GenerationRun,
+    write: (t: Transaction) => Promise<void>,
+  ): Promise<void> {
     await this.deps.db.transaction(async (t) => {
       await write(t);
-      await this.deps.calls.record({ kind, item_id: id, model: usage.model, usage: usage.tokens, job_id: run.jobId ?? null, outcome: 'saved', attempts: usage.attempts, format: usage.format, duration_ms: usage.duration_ms, actor }, t);
+      await this.deps.calls.record(
+        {
+          kind,
+          item_id: id,
+          model: usage.model,
+          usage: usage.tokens,
+          job_id: run.jobId ?? null,
+          outcome: 'saved',
+          attempts: usage.attempts,
+          format: usage.format,
+          duration_ms: usage.duration_ms,
+          actor,
+        },
+        t,
+      );
     });
     // The coupon service logs its rewrite at info; this line adds the cost.
-    this.deps.logger.write(kind === 'shop' ? 'info' : 'debug', 'ai', kind === 'shop' ? 'Shop content generated' : 'Coupon rewritten', { id, model: usage.model, total_tokens: usage.tokens.total_tokens, job_id: run.jobId ?? null, actor });
+    this.deps.logger.write(kind === 'shop' ? 'info' : 'debug', 'ai', kind === 'shop' ? 'Shop content generated' : 'Coupon rewritten', {
+      id,
+      model: usage.model,
+      total_tokens: usage.tokens.total_tokens,
+      job_id: run.jobId ?? null,
+      actor,
+    });
   }
 
   private async fail(kind: AiKind, id: number, err: ServiceError, usage: Omit<GenerationUsage, 'at'>, actor: string, run: GenerationRun): Promise<void> {
     const reason = typeof err.data.reason === 'string' ? err.data.reason : null;
-    await this.deps.calls.record({ kind, item_id: id, model: usage.model, usage: usage.tokens, job_id: run.jobId ?? null, outcome: 'failed', error_code: err.code, reason, attempts: usage.attempts, format: usage.format, duration_ms: usage.duration_ms, actor });
+    await this.deps.calls.record({
+      kind,
+      item_id: id,
+      model: usage.model,
+      usage: usage.tokens,
+      job_id: run.jobId ?? null,
+      outcome: 'failed',
+      error_code: err.code,
+      reason,
+      attempts: usage.attempts,
+      format: usage.format,
+      duration_ms: usage.duration_ms,
+      actor,
+    });
     this.deps.logger.warning('ai', 'AI generation failed', { kind, id, code: err.code, reason, message: err.message.slice(0, 300), job_id: run.jobId ?? null });
   }
 
   private generated(kind: AiKind, id: number, usage: GenerationUsage, dryRun: boolean, run: GenerationRun): void {
-    this.deps.hooks.doAction(HOOKS.aiGenerated, { kind, id, model: usage.model, tokens: usage.tokens, dry_run: dryRun, saved: !dryRun, job_id: run.jobId ?? null });
+    this.deps.hooks.doAction(HOOKS.aiGenerated, {
+      kind,
+      id,
+      model: usage.model,
+      tokens: usage.tokens,
+      dry_run: dryRun,
+      saved: !dryRun,
+      job_id: run.jobId ?? null,
+    });
   }
 
   private shopTags(a: AdvertiserDetail, settings: AiSettings): TemplateTags {
@@ -343,11 +435,23 @@ function text(value: unknown, sanitize: (s: string) => string): string {
 
 /** The output after sanitising, checked again: text that was only markup is empty now. */
 function checked<T>(kind: AiKind, value: T): T {
-  const { value: out, error } = aiOutputSchemas[kind].validate(value, { abortEarly: false, convert: true, stripUnknown: true, errors: { wrap: { label: false } } });
+  const { value: out, error } = aiOutputSchemas[kind].validate(value, {
+    abortEarly: false,
+    convert: true,
+    stripUnknown: true,
+    errors: { wrap: { label: false } },
+  });
   if (error) {
     // '' and null are refused as invalid by the routes' schemas: nothing is left of the text.
     const empty = error.details.some((d) => d.type === 'string.empty' || d.type === 'any.required' || d.type === 'any.invalid');
-    throw badOutput(empty ? 'empty' : 'wrong_shape', `${error.details.map((d) => d.message).join('; ').slice(0, 300)} (after removing unsafe markup).`, { fields: [...new Set(error.details.map((d) => d.path.join('.')))] });
+    throw badOutput(
+      empty ? 'empty' : 'wrong_shape',
+      `${error.details
+        .map((d) => d.message)
+        .join('; ')
+        .slice(0, 300)} (after removing unsafe markup).`,
+      { fields: [...new Set(error.details.map((d) => d.path.join('.')))] },
+    );
   }
   return out as T;
 }
@@ -355,6 +459,8 @@ function checked<T>(kind: AiKind, value: T): T {
 /** A prompt filter must answer messages; anything else keeps the rendered prompt (and is logged by the hook bus as a no-op). */
 function validMessages(value: unknown, fallback: ChatMessage[]): ChatMessage[] {
   if (!Array.isArray(value) || value.length === 0) return fallback;
-  const ok = value.every((m) => m && typeof m === 'object' && ['system', 'user', 'assistant'].includes((m as ChatMessage).role) && typeof (m as ChatMessage).content === 'string');
+  const ok = value.every(
+    (m) => m && typeof m === 'object' && ['system', 'user', 'assistant'].includes((m as ChatMessage).role) && typeof (m as ChatMessage).content === 'string',
+  );
   return ok ? (value as ChatMessage[]) : fallback;
 }

@@ -239,24 +239,61 @@ export class AiProvider {
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw badOutput('wrong_shape', 'its content is not a JSON object.');
     const { value, error } = schema.validate(parsed, { abortEarly: false, convert: true, stripUnknown: true, errors: { wrap: { label: false } } });
-    if (error) throw badOutput('wrong_shape', error.details.map((d) => d.message).join('; ').slice(0, 500), { fields: [...new Set(error.details.map((d) => d.path.join('.')))].slice(0, 20) });
+    if (error)
+      throw badOutput(
+        'wrong_shape',
+        error.details
+          .map((d) => d.message)
+          .join('; ')
+          .slice(0, 500),
+        { fields: [...new Set(error.details.map((d) => d.path.join('.')))].slice(0, 20) },
+      );
     return value as T;
   }
 
   private classify(err: unknown, attempts: number): Failure {
     if (err instanceof sdk().APIUserAbortError) return { retry: false, waitMs: null, error: providerError('aborted', 'The call was aborted.', null) };
-    if (err instanceof sdk().APIConnectionTimeoutError) return { retry: true, waitMs: null, error: providerError('timeout', `The provider did not answer within ${this.settings.timeout_ms} ms.`, null) };
-    if (err instanceof sdk().APIConnectionError) return { retry: true, waitMs: null, error: providerError('connection', 'The provider could not be reached.', null) };
+    if (err instanceof sdk().APIConnectionTimeoutError)
+      return { retry: true, waitMs: null, error: providerError('timeout', `The provider did not answer within ${this.settings.timeout_ms} ms.`, null) };
+    if (err instanceof sdk().APIConnectionError)
+      return { retry: true, waitMs: null, error: providerError('connection', 'The provider could not be reached.', null) };
     if (err instanceof sdk().APIError && typeof err.status === 'number') {
       const status = err.status;
       const detail = typeof err.message === 'string' ? err.message.slice(0, 300) : '';
-      if (status === 429) return { retry: true, waitMs: retryAfterMs(err.headers?.get('retry-after')), error: providerError('rate_limited', `The provider is rate limiting (429) after ${attempts} attempt(s).`, status) };
-      if (status >= 500 || status === 408 || status === 409) return { retry: true, waitMs: retryAfterMs(err.headers?.get('retry-after')), error: providerError('server_error', `The provider failed (${status}) after ${attempts} attempt(s): ${detail}`, status) };
-      if (status === 401 || status === 403) return { retry: false, waitMs: null, error: providerError('unauthorized', `The provider refused the API key (${status}): check ai.api_key (\`cashtrack ai configure --api-key-stdin\`).`, status) };
+      if (status === 429)
+        return {
+          retry: true,
+          waitMs: retryAfterMs(err.headers?.get('retry-after')),
+          error: providerError('rate_limited', `The provider is rate limiting (429) after ${attempts} attempt(s).`, status),
+        };
+      if (status >= 500 || status === 408 || status === 409)
+        return {
+          retry: true,
+          waitMs: retryAfterMs(err.headers?.get('retry-after')),
+          error: providerError('server_error', `The provider failed (${status}) after ${attempts} attempt(s): ${detail}`, status),
+        };
+      if (status === 401 || status === 403)
+        return {
+          retry: false,
+          waitMs: null,
+          error: providerError(
+            'unauthorized',
+            `The provider refused the API key (${status}): check ai.api_key (\`cashtrack ai configure --api-key-stdin\`).`,
+            status,
+          ),
+        };
       return { retry: false, waitMs: null, error: providerError('refused', `The provider refused the request (${status}): ${detail}`, status) };
     }
     // A body that is not JSON surfaces as a plain SyntaxError from the SDK.
-    return { retry: false, waitMs: null, error: providerError('bad_response', `The provider's answer could not be read: ${err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200)}`, null) };
+    return {
+      retry: false,
+      waitMs: null,
+      error: providerError(
+        'bad_response',
+        `The provider's answer could not be read: ${err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200)}`,
+        null,
+      ),
+    };
   }
 
   /** Capped exponential backoff with jitter; a Retry-After within the cap is honoured as it is. */

@@ -14,12 +14,16 @@ export const aiSchemas = {
     dry_run: Joi.boolean().truthy('1').falsy('0').default(false).description('Return the proposal without saving it.'),
   }),
   bulk: Joi.object<BulkInput, true>({
-    kind: Joi.string().valid(...AI_BULK_KINDS).required(),
+    kind: Joi.string()
+      .valid(...AI_BULK_KINDS)
+      .required(),
     filter: Joi.object({
       network: networkId().description('Only this network.'),
       status: Joi.string().max(16).description('Shops: active or inactive; coupons: active, scheduled, expired or removed.'),
       advertiser: Joi.string().trim().max(128).description("Coupons only: the network's advertiser id."),
-      type: Joi.string().valid(...COUPON_TYPES).description('Coupons only: with a code, or deals.'),
+      type: Joi.string()
+        .valid(...COUPON_TYPES)
+        .description('Coupons only: with a code, or deals.'),
       search: Joi.string().trim().max(191).description('Shops only: prefix of the name.'),
     })
       .when('kind', {
@@ -34,5 +38,7 @@ export const aiSchemas = {
   configure: Joi.object<Record<string, string | number | null>, true>()
     .pattern(/^[a-z_.]{1,64}$/, Joi.alternatives(Joi.string().max(20_000).allow(''), Joi.number(), Joi.valid(null)))
     .min(1)
-    .description('Settings by name: base_url, model, temperature, timeout_ms, concurrency, token_budget, language, prompts.<task>.<system|user>, api_key (write-only).'),
+    .description(
+      'Settings by name: base_url, model, temperature, timeout_ms, concurrency, token_budget, language, prompts.<task>.<system|user>, api_key (write-only).',
+    ),
 };

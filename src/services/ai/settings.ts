@@ -19,7 +19,17 @@ export type AiTask = (typeof AI_TASKS)[number];
 /** Tags a prompt may use beside the page template tags. */
 export const AI_PROMPT_TAGS = {
   shop: [...PAGE_TEMPLATE_TAGS, 'LANGUAGE', 'CATEGORIES', 'COUNTRIES'],
-  coupon: [...PAGE_TEMPLATE_TAGS, 'LANGUAGE', 'COUPON_TITLE', 'COUPON_DESCRIPTION', 'COUPON_CODE', 'COUPON_DISCOUNT', 'COUPON_STARTS', 'COUPON_ENDS', 'COUPON_TERMS'],
+  coupon: [
+    ...PAGE_TEMPLATE_TAGS,
+    'LANGUAGE',
+    'COUPON_TITLE',
+    'COUPON_DESCRIPTION',
+    'COUPON_CODE',
+    'COUPON_DISCOUNT',
+    'COUPON_STARTS',
+    'COUPON_ENDS',
+    'COUPON_TERMS',
+  ],
 } as const;
 
 const STORED = 'ai_settings';
@@ -37,13 +47,20 @@ const prompt = (task: AiTask) =>
 
 /** Every setting `ai configure --set` takes, with its check; values are text on the way in. */
 const SETTABLE: Record<string, Joi.Schema> = {
-  base_url: Joi.string().uri({ scheme: ['http', 'https'] }).max(1000),
-  model: Joi.string().max(191).pattern(/^[^\u0000-\u001f\u007f]+$/),
+  base_url: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .max(1000),
+  model: Joi.string()
+    .max(191)
+    .pattern(/^[^\u0000-\u001f\u007f]+$/),
   temperature: Joi.number().min(0).max(2),
   timeout_ms: Joi.number().integer().min(100).max(600_000),
   concurrency: Joi.number().integer().min(1).max(64),
   token_budget: Joi.number().integer().min(0),
-  language: Joi.string().min(1).max(64).pattern(/^[^\u0000-\u001f\u007f]+$/),
+  language: Joi.string()
+    .min(1)
+    .max(64)
+    .pattern(/^[^\u0000-\u001f\u007f]+$/),
   'prompts.shop.system': prompt('shop'),
   'prompts.shop.user': prompt('shop'),
   'prompts.coupon.system': prompt('coupon'),
@@ -79,7 +96,9 @@ const ENV_OF: Record<string, string> = { base_url: 'CASHTRACK_AI_BASE_URL', api_
 
 /** Missing settings as a 503 that names each and how to set it. */
 export function notConfigured(missing: string[]): ServiceError {
-  const how = missing.map((m) => `${m} (${ENV_OF[m] ?? m}${m === 'api_key' ? ', or `cashtrack ai configure --api-key-stdin`' : `, or \`cashtrack ai configure --set ${m}=...\``})`);
+  const how = missing.map(
+    (m) => `${m} (${ENV_OF[m] ?? m}${m === 'api_key' ? ', or `cashtrack ai configure --api-key-stdin`' : `, or \`cashtrack ai configure --set ${m}=...\``})`,
+  );
   return new ServiceError('svc_ai_not_configured', `No AI provider is configured: set ${how.join(', ')}.`, 503, { missing });
 }
 
@@ -167,13 +186,21 @@ export class AiSettingsStore {
     for (const [name, value] of Object.entries(values)) {
       if (name === 'api_key') {
         if (value !== null && value !== '' && (typeof value !== 'string' || value.length > 4096 || /[\s\u0000-\u001f\u007f]/.test(value))) {
-          throw new ServiceError('svc_invalid_setting', 'api_key must be text of at most 4096 characters without spaces or control characters.', 400, { field: 'api_key' });
+          throw new ServiceError('svc_invalid_setting', 'api_key must be text of at most 4096 characters without spaces or control characters.', 400, {
+            field: 'api_key',
+          });
         }
         key = value === '' ? null : (value as string | null);
         continue;
       }
       const schema = SETTABLE[name];
-      if (!schema) throw new ServiceError('svc_unknown_setting', `The AI provider has no setting "${name.slice(0, 64)}". Settings: api_key, ${AI_SETTING_NAMES.join(', ')}.`, 400, { field: name.slice(0, 64), settings: ['api_key', ...AI_SETTING_NAMES] });
+      if (!schema)
+        throw new ServiceError(
+          'svc_unknown_setting',
+          `The AI provider has no setting "${name.slice(0, 64)}". Settings: api_key, ${AI_SETTING_NAMES.join(', ')}.`,
+          400,
+          { field: name.slice(0, 64), settings: ['api_key', ...AI_SETTING_NAMES] },
+        );
       if (value === null || value === '') {
         checked[name] = null;
         continue;

@@ -52,7 +52,8 @@ export class AiUsage {
        JOIN (SELECT item_id, MAX(id) AS id FROM ai_calls WHERE kind = ? AND item_id IN (${marks}) GROUP BY item_id) last ON last.id = c.id`,
       [kind, ...ids],
     );
-    for (const r of rows) out.set(toInt(r.item_id), { model: String(r.model), tokens: usageOf(r), outcome: String(r.outcome) as AiOutcome, at: toIso(r.created_at) });
+    for (const r of rows)
+      out.set(toInt(r.item_id), { model: String(r.model), tokens: usageOf(r), outcome: String(r.outcome) as AiOutcome, at: toIso(r.created_at) });
     return out;
   }
 
@@ -70,7 +71,10 @@ export class AiUsage {
         'SELECT outcome, COUNT(*) AS n, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(total_tokens) AS total_tokens FROM ai_calls WHERE created_at >= ? GROUP BY outcome',
         [since],
       ),
-      this.deps.db.select<Record<string, unknown>>('SELECT model, COUNT(*) AS n, SUM(total_tokens) AS total_tokens FROM ai_calls WHERE created_at >= ? GROUP BY model ORDER BY SUM(total_tokens) DESC, model LIMIT 20', [since]),
+      this.deps.db.select<Record<string, unknown>>(
+        'SELECT model, COUNT(*) AS n, SUM(total_tokens) AS total_tokens FROM ai_calls WHERE created_at >= ? GROUP BY model ORDER BY SUM(total_tokens) DESC, model LIMIT 20',
+        [since],
+      ),
       this.deps.db.select<{ at: unknown }>('SELECT MAX(created_at) AS at FROM ai_calls'),
     ]);
     const counts: Record<AiOutcome, number> = { saved: 0, dry_run: 0, failed: 0 };
@@ -81,7 +85,11 @@ export class AiUsage {
       calls += n;
       if (String(r.outcome) in counts) counts[String(r.outcome) as AiOutcome] = n;
       const u = usageOf(r);
-      tokens = { prompt_tokens: tokens.prompt_tokens + u.prompt_tokens, completion_tokens: tokens.completion_tokens + u.completion_tokens, total_tokens: tokens.total_tokens + u.total_tokens };
+      tokens = {
+        prompt_tokens: tokens.prompt_tokens + u.prompt_tokens,
+        completion_tokens: tokens.completion_tokens + u.completion_tokens,
+        total_tokens: tokens.total_tokens + u.total_tokens,
+      };
     }
     return {
       days,

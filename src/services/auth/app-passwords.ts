@@ -105,7 +105,13 @@ export class AppPasswordService {
       'SELECT uuid, name, created_at, last_used_at, last_ip FROM app_passwords WHERE user_id = ? ORDER BY created_at, id',
       [user.id],
     );
-    return rows.map((r) => ({ uuid: String(r.uuid), name: String(r.name), created: toIso(r.created_at)!, last_used: toIso(r.last_used_at), last_ip: (r.last_ip as string) ?? null }));
+    return rows.map((r) => ({
+      uuid: String(r.uuid),
+      name: String(r.name),
+      created: toIso(r.created_at)!,
+      last_used: toIso(r.last_used_at),
+      last_ip: (r.last_ip as string) ?? null,
+    }));
   }
 
   /** Deletes one; every process sees it on its next request (the auth revision moves). */
@@ -146,7 +152,9 @@ export class AppPasswordService {
   }
 
   private async lookup(username: string, normalized: string, revision: string): Promise<CacheEntry> {
-    const columns = USER_COLUMNS.split(', ').map((c) => `u.${c}`).join(', ');
+    const columns = USER_COLUMNS.split(', ')
+      .map((c) => `u.${c}`)
+      .join(', ');
     const byLogin = `SELECT ${columns}, ap.uuid AS ap_uuid, ap.hash AS ap_hash, ap.last_used_at AS ap_last_used FROM users u LEFT JOIN app_passwords ap ON ap.user_id = u.id`;
     let rows = await this.deps.db.select<Record<string, unknown>>(`${byLogin} WHERE u.login = ?`, [username]);
     if (rows.length === 0 && username.includes('@')) rows = await this.deps.db.select<Record<string, unknown>>(`${byLogin} WHERE u.email = ?`, [username]);
@@ -175,7 +183,12 @@ export class AppPasswordService {
     entry.lastUsed = now.getTime();
     const cutoff = new Date(now.getTime() - DAY_MS);
     const write = this.deps.db
-      .execute('UPDATE app_passwords SET last_used_at = ?, last_ip = ? WHERE uuid = ? AND (last_used_at IS NULL OR last_used_at < ?)', [now, ip, entry.principal.uuid, cutoff])
+      .execute('UPDATE app_passwords SET last_used_at = ?, last_ip = ? WHERE uuid = ? AND (last_used_at IS NULL OR last_used_at < ?)', [
+        now,
+        ip,
+        entry.principal.uuid,
+        cutoff,
+      ])
       .catch((err) => this.deps.logger.warning('auth', 'Could not record application password use', { error: (err as Error).message }))
       .finally(() => this.writes.delete(write));
     this.writes.add(write);
@@ -191,4 +204,3 @@ export class AppPasswordService {
     this.cache.clear();
   }
 }
-

@@ -67,7 +67,11 @@ export class AuthService {
     if (colon < 1 || decoded.includes('\uFFFD')) {
       await this.throttled(() => this.deps.throttle.claimAddress(address), ip, null, null);
       this.fail(ip, null, null, 'rest_invalid_authorization', {});
-      throw new ServiceError('rest_invalid_authorization', 'The Authorization header is not valid Basic credentials (base64 of login:application-password).', 401);
+      throw new ServiceError(
+        'rest_invalid_authorization',
+        'The Authorization header is not valid Basic credentials (base64 of login:application-password).',
+        401,
+      );
     }
     // Concurrent requests with the same credentials from the same address share one check: a
     // client's first burst (before its credential is cached) would otherwise take one throttle

@@ -34,7 +34,13 @@ export class PasswordCheckGate {
   enter(address: string): () => void {
     const mine = this.byAddress.get(address) ?? 0;
     if (this.running >= this.limits.max_concurrent || mine >= this.limits.per_address) {
-      throw new ServiceError('svc_login_busy', 'Too many logins are being checked right now. Try again in a second.', 429, { retry_after: 1 }, { 'Retry-After': '1' });
+      throw new ServiceError(
+        'svc_login_busy',
+        'Too many logins are being checked right now. Try again in a second.',
+        429,
+        { retry_after: 1 },
+        { 'Retry-After': '1' },
+      );
     }
     this.running++;
     this.byAddress.set(address, mine + 1);

@@ -43,15 +43,11 @@ export class SessionService {
     const uuid = randomUUID();
     const now = this.deps.clock.now();
     const expires = new Date(now.getTime() + this.deps.ttlHours * 3_600_000);
-    await this.deps.db.execute('INSERT INTO sessions (uuid, token_hash, user_id, created_at, expires_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      uuid,
-      tokenHash(token),
-      user.id,
-      now,
-      expires,
-      ip,
-      userAgent?.slice(0, 255) ?? null,
-    ], t);
+    await this.deps.db.execute(
+      'INSERT INTO sessions (uuid, token_hash, user_id, created_at, expires_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [uuid, tokenHash(token), user.id, now, expires, ip, userAgent?.slice(0, 255) ?? null],
+      t,
+    );
     this.deps.logger.info('auth', 'Logged in', { user_id: user.id, login: user.login, session: uuid, ip });
     return { token, session: { uuid, user, expires_at: expires } };
   }
@@ -59,7 +55,9 @@ export class SessionService {
   /** The live session of a cookie token, or null when unknown, expired, revoked or its user disabled. */
   async resolve(token: string): Promise<Session | null> {
     if (!/^[\w-]{20,100}$/.test(token)) return null;
-    const columns = USER_COLUMNS.split(', ').map((c) => `u.${c}`).join(', ');
+    const columns = USER_COLUMNS.split(', ')
+      .map((c) => `u.${c}`)
+      .join(', ');
     const rows = await this.deps.db.select<Record<string, unknown>>(
       `SELECT s.uuid AS s_uuid, s.expires_at AS s_expires, ${columns} FROM sessions s JOIN users u ON u.id = s.user_id
        WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?`,
@@ -73,13 +71,19 @@ export class SessionService {
   }
 
   async revoke(token: string): Promise<boolean> {
-    const { affected } = await this.deps.db.execute('UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL', [this.deps.clock.now(), tokenHash(token)]);
+    const { affected } = await this.deps.db.execute('UPDATE sessions SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL', [
+      this.deps.clock.now(),
+      tokenHash(token),
+    ]);
     return affected > 0;
   }
 
   /** Revokes every session of a user (e.g. after a password change). */
   async revokeAll(userId: number): Promise<number> {
-    const { affected } = await this.deps.db.execute('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', [this.deps.clock.now(), userId]);
+    const { affected } = await this.deps.db.execute('UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL', [
+      this.deps.clock.now(),
+      userId,
+    ]);
     return affected;
   }
 

@@ -71,7 +71,10 @@ export function addressKey(ip: string | null): string {
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join('.');
   }
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 function secondsUntil(when: Date, now: Date): number {
@@ -79,7 +82,13 @@ function secondsUntil(when: Date, now: Date): number {
 }
 
 function tooMany(retryAfter: number): ServiceError {
-  return new ServiceError('svc_too_many_attempts', `Too many failed authentication attempts. Try again in ${retryAfter} seconds.`, 429, { retry_after: retryAfter }, { 'Retry-After': String(retryAfter) });
+  return new ServiceError(
+    'svc_too_many_attempts',
+    `Too many failed authentication attempts. Try again in ${retryAfter} seconds.`,
+    429,
+    { retry_after: retryAfter },
+    { 'Retry-After': String(retryAfter) },
+  );
 }
 
 /** Counts authentication attempts per address and per user in the database, and refuses the excess. */
@@ -121,7 +130,10 @@ export class AuthThrottle {
 
   /** Gives back the count of an attempt from `address` that succeeded. */
   async releaseAddress(address: string): Promise<void> {
-    await this.deps.db.execute("UPDATE auth_throttle SET failures = failures - 1 WHERE kind = 'address' AND throttle_key = ? AND failures > 0 AND reset_at > ?", [address, this.deps.clock.now()]);
+    await this.deps.db.execute(
+      "UPDATE auth_throttle SET failures = failures - 1 WHERE kind = 'address' AND throttle_key = ? AND failures > 0 AND reset_at > ?",
+      [address, this.deps.clock.now()],
+    );
   }
 
   /**
@@ -171,7 +183,13 @@ export class AuthThrottle {
    * row, either the counter refuses (answered from the row) or there is none yet (INSERT it; a
    * concurrent INSERT wins the race and the UPDATE runs again).
    */
-  private async claim(kind: Kind, key: string, update: { sql: string; params: unknown[] }, fresh: [number, Date | null, Date], refusal: (row: Row) => ServiceError | null): Promise<void> {
+  private async claim(
+    kind: Kind,
+    key: string,
+    update: { sql: string; params: unknown[] },
+    fresh: [number, Date | null, Date],
+    refusal: (row: Row) => ServiceError | null,
+  ): Promise<void> {
     const db = this.deps.db;
     for (let attempt = 0; attempt < 4; attempt++) {
       if ((await db.execute(update.sql, update.params)).affected > 0) return;

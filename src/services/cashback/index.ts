@@ -87,19 +87,45 @@ export class CashbackRuleService {
    * Sets the rule of a network (advertiser null or '') or of one advertiser of it. Percent values
    * are 0-100 with up to 6 decimals; a flat value is an amount in `currency` (default: the site's).
    */
-  async set(network: string, advertiser: string | null, type: CashbackType, value: string, currency?: string | null, actor = 'system'): Promise<ScopedCashbackRule> {
+  async set(
+    network: string,
+    advertiser: string | null,
+    type: CashbackType,
+    value: string,
+    currency?: string | null,
+    actor = 'system',
+  ): Promise<ScopedCashbackRule> {
     try {
       const net = checkNetwork(network);
       const adv = checkAdvertiser(advertiser);
       const rule = normaliseRule(type, value, currency, this.deps.currency);
       const now = this.deps.clock.now();
       const params = [net, adv ?? '', rule.type, rule.value, rule.currency, now];
-      const sql = this.deps.db.upsert('cashback_rules', ['network', 'advertiser', 'type', 'value', 'currency', 'updated_at'], ['network', 'advertiser'], ['type', 'value', 'currency', 'updated_at']);
+      const sql = this.deps.db.upsert(
+        'cashback_rules',
+        ['network', 'advertiser', 'type', 'value', 'currency', 'updated_at'],
+        ['network', 'advertiser'],
+        ['type', 'value', 'currency', 'updated_at'],
+      );
       await this.deps.db.execute(sql, params);
-      this.deps.logger.info('cashback', 'Cashback rule set', { network: net, advertiser: adv, type: rule.type, value: rule.value, currency: rule.currency, actor });
+      this.deps.logger.info('cashback', 'Cashback rule set', {
+        network: net,
+        advertiser: adv,
+        type: rule.type,
+        value: rule.value,
+        currency: rule.currency,
+        actor,
+      });
       return { ...rule, network: net, advertiser: adv, source: adv === null ? 'network' : 'advertiser', updated_at: now.toISOString() };
     } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('cashback', 'Cashback rule refused', { code: err.code, network: String(network).slice(0, 64), advertiser: advertiser === null ? null : String(advertiser).slice(0, 128), type: String(type).slice(0, 24), actor });
+      if (err instanceof ServiceError)
+        this.deps.logger.warning('cashback', 'Cashback rule refused', {
+          code: err.code,
+          network: String(network).slice(0, 64),
+          advertiser: advertiser === null ? null : String(advertiser).slice(0, 128),
+          type: String(type).slice(0, 24),
+          actor,
+        });
       throw err;
     }
   }
@@ -117,15 +143,23 @@ export class CashbackRuleService {
   async get(network: string, advertiser: string | null): Promise<ScopedCashbackRule | null> {
     const net = checkNetwork(network);
     const adv = checkAdvertiser(advertiser);
-    const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? AND advertiser = ?', [net, adv ?? '']);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      'SELECT advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? AND advertiser = ?',
+      [net, adv ?? ''],
+    );
     return row ? this.toScoped(net, row) : null;
   }
 
   /** Every stored rule of a network (or of all networks), network defaults first. */
   async list(network?: string): Promise<ScopedCashbackRule[]> {
     const rows = network
-      ? await this.deps.db.select<Record<string, unknown>>('SELECT network, advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? ORDER BY advertiser', [checkNetwork(network)])
-      : await this.deps.db.select<Record<string, unknown>>('SELECT network, advertiser, type, value, currency, updated_at FROM cashback_rules ORDER BY network, advertiser');
+      ? await this.deps.db.select<Record<string, unknown>>(
+          'SELECT network, advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? ORDER BY advertiser',
+          [checkNetwork(network)],
+        )
+      : await this.deps.db.select<Record<string, unknown>>(
+          'SELECT network, advertiser, type, value, currency, updated_at FROM cashback_rules ORDER BY network, advertiser',
+        );
     return rows.map((r) => this.toScoped(String(r.network), r));
   }
 
@@ -133,7 +167,11 @@ export class CashbackRuleService {
   async resolve(network: string, advertiser: string | null, t?: Transaction): Promise<ScopedCashbackRule> {
     const net = checkNetwork(network);
     const adv = checkAdvertiser(advertiser);
-    const rows = await this.deps.db.select<Record<string, unknown>>('SELECT advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? AND advertiser IN (?, ?)', [net, adv ?? '', ''], t);
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      'SELECT advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? AND advertiser IN (?, ?)',
+      [net, adv ?? '', ''],
+      t,
+    );
     const row = rows.find((r) => adv !== null && r.advertiser === adv) ?? rows.find((r) => r.advertiser === '');
     if (row) return this.toScoped(net, row);
     return { ...this.defaultRule, network: net, advertiser: null, source: 'default', updated_at: null };
@@ -154,10 +192,16 @@ export class CashbackRuleService {
     const out = new Map<string, ScopedCashbackRule>();
     for (const [net, advertisers] of byNetwork) {
       const list = [...advertisers];
-      const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? AND advertiser IN (${list.map(() => '?').join(', ')})`, [net, ...list], t);
+      const rows = await this.deps.db.select<Record<string, unknown>>(
+        `SELECT advertiser, type, value, currency, updated_at FROM cashback_rules WHERE network = ? AND advertiser IN (${list.map(() => '?').join(', ')})`,
+        [net, ...list],
+        t,
+      );
       const stored = new Map(rows.map((r) => [String(r.advertiser), r]));
       const fallback = stored.get('');
-      const networkRule = fallback ? this.toScoped(net, fallback) : { ...this.defaultRule, network: net, advertiser: null, source: 'default' as const, updated_at: null };
+      const networkRule = fallback
+        ? this.toScoped(net, fallback)
+        : { ...this.defaultRule, network: net, advertiser: null, source: 'default' as const, updated_at: null };
       for (const adv of list) {
         const own = adv === '' ? undefined : stored.get(adv);
         out.set(ruleKey(net, adv || null), own ? this.toScoped(net, own) : networkRule);
@@ -183,10 +227,15 @@ export class CashbackRuleService {
       case 'flat': {
         const currency = rule.currency ?? this.deps.currency;
         if (currency !== order.currency) {
-          throw new ServiceError('svc_currency_mismatch', `The flat cashback rule is in ${currency} but the order is in ${order.currency}; cashtrack converts no currencies. Set a percent rule or a flat rule in ${order.currency} for this advertiser.`, 409, {
-            rule_currency: currency,
-            order_currency: order.currency,
-          });
+          throw new ServiceError(
+            'svc_currency_mismatch',
+            `The flat cashback rule is in ${currency} but the order is in ${order.currency}; cashtrack converts no currencies. Set a percent rule or a flat rule in ${order.currency} for this advertiser.`,
+            409,
+            {
+              rule_currency: currency,
+              order_currency: order.currency,
+            },
+          );
         }
         amount = parseAmount(rule.value, currency, { allowZero: true, field: 'value' });
         break;

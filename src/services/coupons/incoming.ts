@@ -67,7 +67,20 @@ export function fingerprint(c: NetworkCoupon): { coupon_id: string; hash: string
   if (!couponId || couponId.length > 128) return null;
   let text: string;
   try {
-    text = JSON.stringify([c.advertiser_id, c.code, c.title, c.description, c.terms ?? null, c.discount ?? null, c.url, c.tracking_url ?? null, c.starts_at, c.ends_at, c.exclusive ?? false, c.regions ?? []]);
+    text = JSON.stringify([
+      c.advertiser_id,
+      c.code,
+      c.title,
+      c.description,
+      c.terms ?? null,
+      c.discount ?? null,
+      c.url,
+      c.tracking_url ?? null,
+      c.starts_at,
+      c.ends_at,
+      c.exclusive ?? false,
+      c.regions ?? [],
+    ]);
   } catch {
     return null;
   }
@@ -95,7 +108,9 @@ export function toIncoming(c: NetworkCoupon, hash: string): { coupon: IncomingCo
   const type = d && (DISCOUNT_TYPES as readonly string[]).includes(d.type) ? d.type : 'other';
   const value = d && typeof d.value === 'string' && /^\d{1,20}(\.\d{1,8})?$/.test(d.value.trim()) ? d.value.trim() : null;
   const currency = d && typeof d.currency === 'string' && /^[A-Za-z]{3}$/.test(d.currency.trim()) ? d.currency.trim().toUpperCase() : null;
-  const regions = Array.isArray(c.regions) ? [...new Set(c.regions.filter((r): r is string => typeof r === 'string' && /^[A-Za-z]{2}$/.test(r.trim())).map((r) => r.trim().toUpperCase()))] : [];
+  const regions = Array.isArray(c.regions)
+    ? [...new Set(c.regions.filter((r): r is string => typeof r === 'string' && /^[A-Za-z]{2}$/.test(r.trim())).map((r) => r.trim().toUpperCase()))]
+    : [];
   const values: Record<CouponField, FieldValue> = {
     code,
     title,

@@ -11,7 +11,23 @@ import type { Database, Transaction } from '../../db/database.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
 import type { LogService } from '../logs/index.js';
-import { AI_FIELDS, COUPON_FIELDS, LIST_COLUMNS, fieldList, originalOwners, parseJson, shapeCoupon, statusAt, statusCondition, type AiField, type Coupon, type CouponDetail, type CouponField, type CouponStatus, type OriginalOwners } from './rows.js';
+import {
+  AI_FIELDS,
+  COUPON_FIELDS,
+  LIST_COLUMNS,
+  fieldList,
+  originalOwners,
+  parseJson,
+  shapeCoupon,
+  statusAt,
+  statusCondition,
+  type AiField,
+  type Coupon,
+  type CouponDetail,
+  type CouponField,
+  type CouponStatus,
+  type OriginalOwners,
+} from './rows.js';
 import { editValue, fromColumn, sameValue, toColumn, type FieldValue } from './values.js';
 import { Database as DatabaseClass } from '../../db/database.js';
 import { toInt } from '../../db/values.js';
@@ -119,7 +135,11 @@ export class CouponService {
       const [job] = (await this.deps.jobs.list({ type: 'coupons.refresh', status, page: 1, per_page: 1 })).items;
       if (job) throw new ServiceError('svc_job_already_running', `A coupons.refresh job is already ${job.status} (job ${job.id}).`, 409, { job });
     }
-    const params = { ...(input.network !== undefined ? { network: input.network } : {}), ...(input.force ? { force: true } : {}), ...(input.full ? { full: true } : {}) };
+    const params = {
+      ...(input.network !== undefined ? { network: input.network } : {}),
+      ...(input.force ? { force: true } : {}),
+      ...(input.full ? { full: true } : {}),
+    };
     return this.deps.jobs.enqueue('coupons.refresh', params, actor, { unique: true });
   }
 
@@ -152,7 +172,12 @@ export class CouponService {
     const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${DETAIL_COLUMNS} FROM ${JOIN} WHERE c.id = ?`, [id], t);
     if (!row) throw notFound(id);
     const ai = t ? undefined : await this.deps.aiUsage.lastFor('coupon', [id]);
-    return { ...shapeCoupon(row, this.deps.clock.now()), network_values: parseJson(row.network_values, {}), raw: parseJson<unknown>(row.raw, null), ai: ai?.get(id) ?? null };
+    return {
+      ...shapeCoupon(row, this.deps.clock.now()),
+      network_values: parseJson(row.network_values, {}),
+      raw: parseJson<unknown>(row.raw, null),
+      ai: ai?.get(id) ?? null,
+    };
   }
 
   /** Filtered, ordered and paged; the status filter is computed from the dates at this instant. */
@@ -160,8 +185,8 @@ export class CouponService {
     const now = this.deps.clock.now();
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.network) (where.push('c.network = ?'), params.push(filters.network));
-    if (filters.advertiser) (where.push('c.advertiser = ?'), params.push(filters.advertiser));
+    if (filters.network) where.push('c.network = ?'), params.push(filters.network);
+    if (filters.advertiser) where.push('c.advertiser = ?'), params.push(filters.advertiser);
     if (filters.status) {
       const cond = statusCondition(filters.status, now);
       where.push(cond.sql);
@@ -173,7 +198,7 @@ export class CouponService {
       where.push("(c.title LIKE ? ESCAPE '!' OR c.code LIKE ? ESCAPE '!')");
       params.push(DatabaseClass.likeContains(search), DatabaseClass.likePrefix(search));
     }
-    if (filters.expires_before) (where.push('c.ends_at IS NOT NULL AND c.ends_at < ?'), params.push(filters.expires_before));
+    if (filters.expires_before) where.push('c.ends_at IS NOT NULL AND c.ends_at < ?'), params.push(filters.expires_before);
     if (filters.ai !== undefined) where.push(filters.ai ? 'c.ai_fields IS NOT NULL' : 'c.ai_fields IS NULL');
     if (filters.edited !== undefined) where.push(filters.edited ? 'c.edited_fields IS NOT NULL' : 'c.edited_fields IS NULL');
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
@@ -200,12 +225,16 @@ export class CouponService {
   async update(id: number, patch: CouponPatch, options: { actor: string }): Promise<CouponDetail> {
     const reset = [...new Set(patch.reset ?? [])];
     for (const f of reset) {
-      if (!(COUPON_FIELDS as readonly string[]).includes(f)) throw new ServiceError('svc_invalid_coupon', `Invalid reset: ${String(f)} is not a coupon field.`, 400, { params: { reset: `unknown field ${String(f)}` } });
+      if (!(COUPON_FIELDS as readonly string[]).includes(f))
+        throw new ServiceError('svc_invalid_coupon', `Invalid reset: ${String(f)} is not a coupon field.`, 400, {
+          params: { reset: `unknown field ${String(f)}` },
+        });
     }
     const values = new Map<CouponField, FieldValue>();
     for (const f of COUPON_FIELDS) {
       if (patch[f] === undefined) continue;
-      if (reset.includes(f)) throw new ServiceError('svc_invalid_coupon', `Invalid edit: ${f} is both set and reset.`, 400, { params: { reset: `${f} is also set` } });
+      if (reset.includes(f))
+        throw new ServiceError('svc_invalid_coupon', `Invalid edit: ${f} is both set and reset.`, 400, { params: { reset: `${f} is also set` } });
       values.set(f, editValue(f, patch[f]));
     }
     const changed = await this.change(id, (state) => {
@@ -230,11 +259,18 @@ export class CouponService {
   async applyRewrite(id: number, text: { title?: string; description?: string | null }, meta: RewriteMeta, t?: Transaction): Promise<CouponDetail> {
     const values = new Map<AiField, FieldValue>();
     for (const f of AI_FIELDS) if (text[f] !== undefined) values.set(f, editValue(f, text[f]));
-    if (!values.size) throw new ServiceError('svc_invalid_coupon', 'Invalid rewrite: give a title or a description.', 400, { params: { title: 'a rewrite needs a title or a description' } });
-    const changed = await this.change(id, (state) => {
-      for (const [f, v] of values) state.rewrite(f, v);
-      return [...values.keys()];
-    }, t);
+    if (!values.size)
+      throw new ServiceError('svc_invalid_coupon', 'Invalid rewrite: give a title or a description.', 400, {
+        params: { title: 'a rewrite needs a title or a description' },
+      });
+    const changed = await this.change(
+      id,
+      (state) => {
+        for (const [f, v] of values) state.rewrite(f, v);
+        return [...values.keys()];
+      },
+      t,
+    );
     const { actor, ...rest } = meta;
     this.deps.logger.info('coupons', 'Coupon rewritten by AI', { id, fields: changed.fields, actor, model: meta.model ?? null });
     const fire = () => this.deps.hooks.doAction(HOOKS.couponUpdated, changed.coupon, { ...rest, actor, fields: changed.fields, reason: 'ai' });
@@ -265,7 +301,11 @@ export class CouponService {
    * Runs `decide` on the coupon's field state in a transaction holding the row and stores what
    * it changed. Answers the coupon as stored and the fields `decide` reported.
    */
-  private async change<F extends CouponField>(id: number, decide: (state: FieldState) => F[], outer?: Transaction): Promise<{ coupon: CouponDetail; fields: F[] }> {
+  private async change<F extends CouponField>(
+    id: number,
+    decide: (state: FieldState) => F[],
+    outer?: Transaction,
+  ): Promise<{ coupon: CouponDetail; fields: F[] }> {
     if (!Number.isSafeInteger(id) || id < 1) throw notFound(id);
     const { db, clock } = this.deps;
     const run = async (t: Transaction) => {
@@ -277,13 +317,30 @@ export class CouponService {
         const now = clock.now();
         const sets: string[] = [];
         const params: unknown[] = [];
-        for (const f of state.dirty) (sets.push(`${f} = ?`), params.push(toColumn(f, state.values[f])));
+        for (const f of state.dirty) sets.push(`${f} = ?`), params.push(toColumn(f, state.values[f]));
         const starts = state.values.starts_at ? new Date(state.values.starts_at as string) : null;
         const ends = state.values.ends_at ? new Date(state.values.ends_at as string) : null;
         const status = row.status === 'removed' ? 'removed' : statusAt(null, starts, ends, now);
-        sets.push('edited_fields = ?', 'ai_fields = ?', 'network_values = ?', 'original_title = ?', 'original_description = ?', 'original_owners = ?', 'status = ?', 'updated_at = ?');
-        params.push(list(state.edited), list(state.ai), Object.keys(state.network).length ? JSON.stringify(state.network) : null, state.original.title, state.original.description,
-          Object.keys(state.owners).length ? JSON.stringify(state.owners) : null, status, now);
+        sets.push(
+          'edited_fields = ?',
+          'ai_fields = ?',
+          'network_values = ?',
+          'original_title = ?',
+          'original_description = ?',
+          'original_owners = ?',
+          'status = ?',
+          'updated_at = ?',
+        );
+        params.push(
+          list(state.edited),
+          list(state.ai),
+          Object.keys(state.network).length ? JSON.stringify(state.network) : null,
+          state.original.title,
+          state.original.description,
+          Object.keys(state.owners).length ? JSON.stringify(state.owners) : null,
+          status,
+          now,
+        );
         await db.execute(`UPDATE coupons SET ${sets.join(', ')} WHERE id = ?`, [...params, id], t);
       }
       return { coupon: await this.get(id, t), fields };
@@ -310,7 +367,10 @@ class FieldState {
     this.network = {};
     for (const f of COUPON_FIELDS) if (stored && Object.hasOwn(stored, f)) this.network[f] = stored[f] as FieldValue;
     this.owners = originalOwners(row.original_owners);
-    this.original = { title: row.original_title === null || row.original_title === undefined ? null : String(row.original_title), description: row.original_description === null || row.original_description === undefined ? null : String(row.original_description) };
+    this.original = {
+      title: row.original_title === null || row.original_title === undefined ? null : String(row.original_title),
+      description: row.original_description === null || row.original_description === undefined ? null : String(row.original_description),
+    };
   }
 
   private owned(f: CouponField): boolean {

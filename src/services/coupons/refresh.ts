@@ -119,7 +119,13 @@ export class CouponRefresher {
     const known = await this.known(id);
     const walk: ModuleRuntime = { ...rt, setTotal: (total) => options.onTotal?.({ total, handled: handled() }) };
     const from: CouponWalk = { after: resume?.next ?? null, updatedSince: incremental ? cursor.updated_since : null };
-    logger.info('coupons', resume ? 'Coupon refresh resumed' : 'Coupon refresh started', { network: id, refresh, incremental, pages_done: counts.pages, actor: options.actor });
+    logger.info('coupons', resume ? 'Coupon refresh resumed' : 'Coupon refresh started', {
+      network: id,
+      refresh,
+      incremental,
+      pages_done: counts.pages,
+      actor: options.actor,
+    });
     try {
       if (!resume || resume.next !== null) {
         // Changed coupons wait in `pending` and are written together (one transaction per
@@ -165,7 +171,13 @@ export class CouponRefresher {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
       await networks.recordRun(id, 'coupons', counts, message);
-      logger.error('coupons', 'Coupon refresh failed', { network: id, refresh, ...counts, error: message.slice(0, 500), ...(err instanceof ServiceError ? { code: err.code } : {}) });
+      logger.error('coupons', 'Coupon refresh failed', {
+        network: id,
+        refresh,
+        ...counts,
+        error: message.slice(0, 500),
+        ...(err instanceof ServiceError ? { code: err.code } : {}),
+      });
       throw err;
     }
     await networks.recordRun(id, 'coupons', counts, null);
@@ -175,7 +187,9 @@ export class CouponRefresher {
   }
 
   private async cursor(network: string): Promise<{ refresh: number; updated_since: Date | null; full_at: Date | null }> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT refresh, updated_since, full_at FROM coupon_refreshes WHERE network = ?', [network]);
+    const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT refresh, updated_since, full_at FROM coupon_refreshes WHERE network = ?', [
+      network,
+    ]);
     return { refresh: row ? toInt(row.refresh) : 0, updated_since: row ? toDate(row.updated_since) : null, full_at: row ? toDate(row.full_at) : null };
   }
 
@@ -183,7 +197,11 @@ export class CouponRefresher {
     const { db, clock } = this.deps;
     const now = clock.now();
     const cols = ['network', 'refresh', 'updated_since', 'full_at', 'finished_at'];
-    const set: Record<string, string> = { refresh: db.incoming('refresh'), updated_since: db.incoming('updated_since'), finished_at: db.incoming('finished_at') };
+    const set: Record<string, string> = {
+      refresh: db.incoming('refresh'),
+      updated_since: db.incoming('updated_since'),
+      finished_at: db.incoming('finished_at'),
+    };
     if (!incremental) set.full_at = db.incoming('full_at');
     await db.execute(db.upsert('coupon_refreshes', cols, ['network'], set), [network, refresh, startedAt, incremental ? null : now, now]);
   }
@@ -202,7 +220,12 @@ export class CouponRefresher {
         `SELECT id, coupon_id, content_hash, status FROM coupons WHERE network = ? AND coupon_id > ? ORDER BY coupon_id LIMIT ${KNOWN_SLICE}`,
         [network, after],
       );
-      for (const r of rows) out.set(String(r.coupon_id), { id: toInt(r.id), hash: r.content_hash === null || r.content_hash === undefined ? null : String(r.content_hash), removed: r.status === 'removed' });
+      for (const r of rows)
+        out.set(String(r.coupon_id), {
+          id: toInt(r.id),
+          hash: r.content_hash === null || r.content_hash === undefined ? null : String(r.content_hash),
+          removed: r.status === 'removed',
+        });
       if (rows.length < KNOWN_SLICE) return out;
       after = String(rows[rows.length - 1].coupon_id);
     }
@@ -213,7 +236,13 @@ export class CouponRefresher {
    * (the last listing wins); answers the coupons that are new or changed. Unchanged coupons
    * (most of them, refresh after refresh) cost no query.
    */
-  private classify(items: NetworkCoupon[], counts: RefreshCounts, listed: Set<string>, known: Map<string, Known>, pending: ReadonlyMap<string, IncomingCoupon>): IncomingCoupon[] {
+  private classify(
+    items: NetworkCoupon[],
+    counts: RefreshCounts,
+    listed: Set<string>,
+    known: Map<string, Known>,
+    pending: ReadonlyMap<string, IncomingCoupon>,
+  ): IncomingCoupon[] {
     const page = new Map<string, IncomingCoupon | null>();
     let failed = 0;
     for (const item of items) {
@@ -243,5 +272,4 @@ export class CouponRefresher {
     counts.unchanged += page.size - changed.length;
     return changed;
   }
-
 }

@@ -9,8 +9,19 @@ export type CouponStatus = (typeof COUPON_STATUSES)[number];
 
 /** The fields a network fills and an administrator may edit (and reset back to the network). */
 export const COUPON_FIELDS = [
-  'code', 'title', 'description', 'terms', 'discount_type', 'discount_value', 'discount_currency', 'discount_text',
-  'landing_url', 'starts_at', 'ends_at', 'exclusive', 'regions',
+  'code',
+  'title',
+  'description',
+  'terms',
+  'discount_type',
+  'discount_value',
+  'discount_currency',
+  'discount_text',
+  'landing_url',
+  'starts_at',
+  'ends_at',
+  'exclusive',
+  'regions',
 ] as const;
 export type CouponField = (typeof COUPON_FIELDS)[number];
 
@@ -63,10 +74,36 @@ export interface CouponDetail extends Coupon {
 
 /** Columns of the list (the detail adds network_values and raw). `c` is the coupons table. */
 export const LIST_COLUMNS = [
-  'id', 'network', 'advertiser', 'coupon_id', 'code', 'title', 'description', 'terms', 'discount_type', 'discount_value', 'discount_currency',
-  'discount_text', 'landing_url', 'network_url', 'starts_at', 'ends_at', 'exclusive', 'regions', 'status', 'edited_fields', 'ai_fields',
-  'original_title', 'original_description', 'original_owners', 'created_at', 'updated_at', 'removed_at',
-].map((c) => `c.${c}`).join(', ');
+  'id',
+  'network',
+  'advertiser',
+  'coupon_id',
+  'code',
+  'title',
+  'description',
+  'terms',
+  'discount_type',
+  'discount_value',
+  'discount_currency',
+  'discount_text',
+  'landing_url',
+  'network_url',
+  'starts_at',
+  'ends_at',
+  'exclusive',
+  'regions',
+  'status',
+  'edited_fields',
+  'ai_fields',
+  'original_title',
+  'original_description',
+  'original_owners',
+  'created_at',
+  'updated_at',
+  'removed_at',
+]
+  .map((c) => `c.${c}`)
+  .join(', ');
 
 export function parseJson<T>(v: unknown, fallback: T): T {
   if (typeof v !== 'string' || !v) return fallback;
@@ -100,11 +137,20 @@ export function statusCondition(status: CouponStatus, now: Date, p = 'c.'): { sq
     case 'removed':
       return { sql: `${p}status = 'removed'`, params: [] };
     case 'expired':
-      return { sql: `(${p}status <> 'removed' AND ${p}ends_at IS NOT NULL AND (${p}ends_at <= ? OR (${p}starts_at IS NOT NULL AND ${p}ends_at < ${p}starts_at)))`, params: [now] };
+      return {
+        sql: `(${p}status <> 'removed' AND ${p}ends_at IS NOT NULL AND (${p}ends_at <= ? OR (${p}starts_at IS NOT NULL AND ${p}ends_at < ${p}starts_at)))`,
+        params: [now],
+      };
     case 'scheduled':
-      return { sql: `(${p}status <> 'removed' AND ${p}starts_at IS NOT NULL AND ${p}starts_at > ? AND (${p}ends_at IS NULL OR ${p}ends_at >= ${p}starts_at))`, params: [now] };
+      return {
+        sql: `(${p}status <> 'removed' AND ${p}starts_at IS NOT NULL AND ${p}starts_at > ? AND (${p}ends_at IS NULL OR ${p}ends_at >= ${p}starts_at))`,
+        params: [now],
+      };
     case 'active':
-      return { sql: `(${p}status <> 'removed' AND (${p}starts_at IS NULL OR ${p}starts_at <= ?) AND (${p}ends_at IS NULL OR ${p}ends_at > ?))`, params: [now, now] };
+      return {
+        sql: `(${p}status <> 'removed' AND (${p}starts_at IS NULL OR ${p}starts_at <= ?) AND (${p}ends_at IS NULL OR ${p}ends_at > ?))`,
+        params: [now, now],
+      };
   }
 }
 
@@ -150,7 +196,12 @@ export function shapeCoupon(r: Record<string, unknown>, now: Date): Coupon {
     title: String(r.title ?? ''),
     description: str(r.description),
     terms: str(r.terms),
-    discount: { type: (str(r.discount_type) ?? 'other') as DiscountType, value: str(r.discount_value), currency: str(r.discount_currency), text: str(r.discount_text) },
+    discount: {
+      type: (str(r.discount_type) ?? 'other') as DiscountType,
+      value: str(r.discount_value),
+      currency: str(r.discount_currency),
+      text: str(r.discount_text),
+    },
     landing_url: str(r.landing_url),
     network_url: str(r.network_url),
     starts_at: startsAt ? startsAt.toISOString() : null,

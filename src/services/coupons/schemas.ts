@@ -43,13 +43,19 @@ export const couponSchemas = {
     ...paging,
     network: networkId().description('Only this network.'),
     advertiser: advertiserId().description("Only this advertiser (the network's advertiser id)."),
-    status: Joi.string().valid(...COUPON_STATUSES).description('As of now: computed from the dates.'),
-    type: Joi.string().valid(...COUPON_TYPES).description('`code`: a code to type; `deal`: none.'),
+    status: Joi.string()
+      .valid(...COUPON_STATUSES)
+      .description('As of now: computed from the dates.'),
+    type: Joi.string()
+      .valid(...COUPON_TYPES)
+      .description('`code`: a code to type; `deal`: none.'),
     search: Joi.string().trim().max(191).allow('').description('Part of the title, or the start of the code.'),
     expires_before: dateTime().description('Only coupons ending before this instant.'),
     ai: flag().description('Only coupons with (1) or without (0) AI-written text.'),
     edited: flag().description("Only coupons with (1) or without (0) an administrator's edits."),
-    orderby: Joi.string().valid(...COUPON_ORDERBY).default('id'),
+    orderby: Joi.string()
+      .valid(...COUPON_ORDERBY)
+      .default('id'),
     order: Joi.string().valid('asc', 'desc').default('desc'),
   }),
   id: Joi.object<{ id: number }, true>({ id: id().required() }),
@@ -60,14 +66,23 @@ export const couponSchemas = {
     terms: Joi.string().max(20_000).allow('', null),
     discount_type: Joi.string().valid(...DISCOUNT_TYPES),
     discount_value: Joi.string().max(32).allow(null).description('Decimal string: the percent, or the amount.'),
-    discount_currency: Joi.string().pattern(/^[A-Za-z]{3}$/, 'ISO 4217 code').allow(null),
+    discount_currency: Joi.string()
+      .pattern(/^[A-Za-z]{3}$/, 'ISO 4217 code')
+      .allow(null),
     discount_text: Joi.string().max(191).allow('', null),
-    landing_url: Joi.string().max(2000).allow('', null).description("The page at the advertiser members land on (http or https)."),
+    landing_url: Joi.string().max(2000).allow('', null).description('The page at the advertiser members land on (http or https).'),
     starts_at: instant(),
     ends_at: instant(),
     exclusive: Joi.boolean(),
-    regions: Joi.array().items(Joi.string().pattern(/^[A-Za-z]{2}$/, 'country code')).max(300).description('ISO 3166 alpha-2 codes; [] for everywhere.'),
-    reset: Joi.array().items(Joi.string().valid(...COUPON_FIELDS)).max(COUPON_FIELDS.length).unique().description("Fields given back to the network (its latest value)."),
+    regions: Joi.array()
+      .items(Joi.string().pattern(/^[A-Za-z]{2}$/, 'country code'))
+      .max(300)
+      .description('ISO 3166 alpha-2 codes; [] for everywhere.'),
+    reset: Joi.array()
+      .items(Joi.string().valid(...COUPON_FIELDS))
+      .max(COUPON_FIELDS.length)
+      .unique()
+      .description('Fields given back to the network (its latest value).'),
   })
     .min(1)
     .description('Only the fields to change; each becomes an edit a refresh keeps.'),

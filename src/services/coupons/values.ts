@@ -79,7 +79,8 @@ export function editValue(field: CouponField, v: unknown): FieldValue {
       return v;
     case 'discount_value':
       if (v === null) return null;
-      if (typeof v !== 'string' || !/^\d{1,20}(\.\d{1,8})?$/.test(v.trim())) throw invalid(field, 'must be a non-negative decimal string such as "10" or "12.50"');
+      if (typeof v !== 'string' || !/^\d{1,20}(\.\d{1,8})?$/.test(v.trim()))
+        throw invalid(field, 'must be a non-negative decimal string such as "10" or "12.50"');
       return v.trim();
     case 'discount_currency':
       if (v === null) return null;
@@ -93,7 +94,10 @@ export function editValue(field: CouponField, v: unknown): FieldValue {
         const url = parseLinkTarget(v);
         return url ? url.toString() : null;
       } catch (err) {
-        throw invalid(field, (err as ServiceError).data?.params ? String((err as ServiceError & { data: { params: { url: string } } }).data.params.url) : 'must be an http(s) URL');
+        throw invalid(
+          field,
+          (err as ServiceError).data?.params ? String((err as ServiceError & { data: { params: { url: string } } }).data.params.url) : 'must be an http(s) URL',
+        );
       }
     }
     case 'starts_at':
@@ -107,7 +111,8 @@ export function editValue(field: CouponField, v: unknown): FieldValue {
       if (typeof v !== 'boolean') throw invalid(field, 'must be true or false');
       return v;
     case 'regions': {
-      if (!Array.isArray(v) || v.length > LIMITS.regions || !v.every((r) => typeof r === 'string' && /^[A-Za-z]{2}$/.test(r))) throw invalid(field, 'must be a list of two-letter country codes');
+      if (!Array.isArray(v) || v.length > LIMITS.regions || !v.every((r) => typeof r === 'string' && /^[A-Za-z]{2}$/.test(r)))
+        throw invalid(field, 'must be a list of two-letter country codes');
       return [...new Set(v.map((r: string) => r.toUpperCase()))];
     }
   }

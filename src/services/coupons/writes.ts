@@ -10,7 +10,19 @@ import { HOOKS, type HookBus } from '../../hooks/index.js';
 import type { LogService } from '../logs/index.js';
 import type { IncomingCoupon } from './incoming.js';
 import type { RefreshCounts } from './refresh.js';
-import { AI_FIELDS, COUPON_FIELDS, LIST_COLUMNS, fieldList, parseJson, shapeCoupon, statusAt, statusCondition, type Coupon, type CouponField, type CouponStatus } from './rows.js';
+import {
+  AI_FIELDS,
+  COUPON_FIELDS,
+  LIST_COLUMNS,
+  fieldList,
+  parseJson,
+  shapeCoupon,
+  statusAt,
+  statusCondition,
+  type Coupon,
+  type CouponField,
+  type CouponStatus,
+} from './rows.js';
 import { toColumn } from './values.js';
 
 export interface CouponWritesDeps {
@@ -23,7 +35,20 @@ export interface CouponWritesDeps {
 }
 
 /** Columns a refresh writes on a new coupon, or on a listed one with no edited or AI-written field. */
-const INSERT_COLUMNS = ['network', 'coupon_id', 'advertiser', ...COUPON_FIELDS, 'network_url', 'status', 'content_hash', 'raw', 'last_seen_refresh', 'created_at', 'updated_at', 'removed_at'];
+const INSERT_COLUMNS = [
+  'network',
+  'coupon_id',
+  'advertiser',
+  ...COUPON_FIELDS,
+  'network_url',
+  'status',
+  'content_hash',
+  'raw',
+  'last_seen_refresh',
+  'created_at',
+  'updated_at',
+  'removed_at',
+];
 const UPSERT_SET = INSERT_COLUMNS.filter((c) => c !== 'network' && c !== 'coupon_id' && c !== 'created_at');
 /** Rows per statement: 27 placeholders a row, 13,500 a statement, inside both dialects' limits. */
 const CHUNK = 500;
@@ -59,7 +84,11 @@ export class CouponWrites {
     const wantExpired = hooks.wp.hasAction(HOOKS.couponExpired);
     await db.transaction(async (t) => {
       const now = clock.now();
-      const existing = await this.existing(network, changed.filter((c) => known.has(c.coupon_id)).map((c) => c.coupon_id), t);
+      const existing = await this.existing(
+        network,
+        changed.filter((c) => known.has(c.coupon_id)).map((c) => c.coupon_id),
+        t,
+      );
       const upserts: unknown[][] = [];
       const created: string[] = [];
       const updated: number[] = [];
@@ -93,7 +122,8 @@ export class CouponWrites {
       // should not read them all back for nobody.
       const createdRows = wantCreated && created.length ? await this.readByKey(network, created, t) : [];
       const updatedRows = wantUpdated && updated.length ? await this.readById(updated, t) : [];
-      const expiredRows = wantExpired && expired.length ? (wantUpdated ? updatedRows.filter((c) => expired.includes(c.id)) : await this.readById(expired, t)) : [];
+      const expiredRows =
+        wantExpired && expired.length ? (wantUpdated ? updatedRows.filter((c) => expired.includes(c.id)) : await this.readById(expired, t)) : [];
       t.afterCommit(() => {
         for (const c of createdRows) hooks.doAction(HOOKS.couponCreated, c, { reason: 'refresh' });
         for (const c of updatedRows) hooks.doAction(HOOKS.couponUpdated, c, { reason: 'refresh', fields: null });
@@ -130,7 +160,20 @@ export class CouponWrites {
   }
 
   private rowOf(network: string, refresh: number, c: IncomingCoupon, status: CouponStatus, now: Date): unknown[] {
-    return [network, c.coupon_id, c.advertiser, ...COUPON_FIELDS.map((f) => toColumn(f, c.values[f])), c.network_url, status, c.hash, c.raw, refresh, now, now, null];
+    return [
+      network,
+      c.coupon_id,
+      c.advertiser,
+      ...COUPON_FIELDS.map((f) => toColumn(f, c.values[f])),
+      c.network_url,
+      status,
+      c.hash,
+      c.raw,
+      refresh,
+      now,
+      now,
+      null,
+    ];
   }
 
   /** A changed coupon with edited or AI-written fields: those keep their text; the network's value waits in network_values. */
@@ -140,9 +183,18 @@ export class CouponWrites {
     const networkValues: Record<string, unknown> = { ...old.network };
     for (const f of COUPON_FIELDS) {
       if (old.owned.has(f)) networkValues[f] = c.values[f];
-      else (sets.push(`${f} = ?`), params.push(toColumn(f, c.values[f])));
+      else sets.push(`${f} = ?`), params.push(toColumn(f, c.values[f]));
     }
-    sets.push('network_url = ?', 'network_values = ?', 'status = ?', 'content_hash = ?', 'raw = ?', 'last_seen_refresh = ?', 'updated_at = ?', 'removed_at = NULL');
+    sets.push(
+      'network_url = ?',
+      'network_values = ?',
+      'status = ?',
+      'content_hash = ?',
+      'raw = ?',
+      'last_seen_refresh = ?',
+      'updated_at = ?',
+      'removed_at = NULL',
+    );
     params.push(c.network_url, JSON.stringify(networkValues), status, c.hash, c.raw, refresh, now);
     await this.deps.db.execute(`UPDATE coupons SET ${sets.join(', ')} WHERE id = ?`, [...params, old.id], t);
   }
@@ -152,7 +204,11 @@ export class CouponWrites {
     const now = this.deps.clock.now();
     for (let i = 0; i < keys.length; i += CHUNK) {
       const chunk = keys.slice(i, i + CHUNK);
-      const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${LIST_COLUMNS}, NULL AS advertiser_name FROM coupons c WHERE c.network = ? AND c.coupon_id IN (${placeholders(chunk.length)})`, [network, ...chunk], t);
+      const rows = await this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${LIST_COLUMNS}, NULL AS advertiser_name FROM coupons c WHERE c.network = ? AND c.coupon_id IN (${placeholders(chunk.length)})`,
+        [network, ...chunk],
+        t,
+      );
       out.push(...rows.map((r) => shapeCoupon(r, now)));
     }
     return out;
@@ -163,7 +219,11 @@ export class CouponWrites {
     const now = this.deps.clock.now();
     for (let i = 0; i < ids.length; i += CHUNK) {
       const chunk = ids.slice(i, i + CHUNK);
-      const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT ${LIST_COLUMNS}, NULL AS advertiser_name FROM coupons c WHERE c.id IN (${placeholders(chunk.length)})`, chunk, t);
+      const rows = await this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${LIST_COLUMNS}, NULL AS advertiser_name FROM coupons c WHERE c.id IN (${placeholders(chunk.length)})`,
+        chunk,
+        t,
+      );
       out.push(...rows.map((r) => shapeCoupon(r, now)));
     }
     return out;
@@ -197,9 +257,15 @@ export class CouponWrites {
     let removed = 0;
     for (let i = 0; i < gone.length; i += CHUNK) {
       const chunk = gone.slice(i, i + CHUNK);
-      removed += (await db.execute(`UPDATE coupons SET status = 'removed', removed_at = ?, updated_at = ? WHERE id IN (${placeholders(chunk.length)}) AND status <> 'removed'`, [now, now, ...chunk])).affected;
+      removed += (
+        await db.execute(
+          `UPDATE coupons SET status = 'removed', removed_at = ?, updated_at = ? WHERE id IN (${placeholders(chunk.length)}) AND status <> 'removed'`,
+          [now, now, ...chunk],
+        )
+      ).affected;
     }
-    if (hooks.wp.hasAction(HOOKS.couponUpdated)) for (const c of await this.readById(gone)) hooks.doAction(HOOKS.couponUpdated, c, { reason: 'removed', fields: null });
+    if (hooks.wp.hasAction(HOOKS.couponUpdated))
+      for (const c of await this.readById(gone)) hooks.doAction(HOOKS.couponUpdated, c, { reason: 'removed', fields: null });
     return removed;
   }
 
@@ -211,18 +277,32 @@ export class CouponWrites {
     const { db, clock, hooks } = this.deps;
     const now = clock.now();
     const expiring = statusCondition('expired', now, '');
-    const ids = (await db.select<{ id: unknown }>(`SELECT id FROM coupons WHERE network = ? AND status IN ('active', 'scheduled') AND ${expiring.sql}`, [network, ...expiring.params])).map((r) => toInt(r.id));
+    const ids = (
+      await db.select<{ id: unknown }>(`SELECT id FROM coupons WHERE network = ? AND status IN ('active', 'scheduled') AND ${expiring.sql}`, [
+        network,
+        ...expiring.params,
+      ])
+    ).map((r) => toInt(r.id));
     for (let i = 0; i < ids.length; i += CHUNK) {
       const chunk = ids.slice(i, i + CHUNK);
       await db.execute(`UPDATE coupons SET status = 'expired', updated_at = ? WHERE id IN (${placeholders(chunk.length)})`, [now, ...chunk]);
     }
     // `status IN (the others)` rather than `<>`: the (status, ends_at) index finds the few rows
     // to move instead of a scan of the network's coupons.
-    for (const [status, from] of [['scheduled', "'active', 'expired'"], ['active', "'scheduled', 'expired'"]] as const) {
+    for (const [status, from] of [
+      ['scheduled', "'active', 'expired'"],
+      ['active', "'scheduled', 'expired'"],
+    ] as const) {
       const cond = statusCondition(status, now, '');
-      await db.execute(`UPDATE coupons SET status = ?, updated_at = ? WHERE status IN (${from}) AND network = ? AND ${cond.sql}`, [status, now, network, ...cond.params]);
+      await db.execute(`UPDATE coupons SET status = ?, updated_at = ? WHERE status IN (${from}) AND network = ? AND ${cond.sql}`, [
+        status,
+        now,
+        network,
+        ...cond.params,
+      ]);
     }
-    if (ids.length && hooks.wp.hasAction(HOOKS.couponExpired)) for (const c of await this.readById(ids)) hooks.doAction(HOOKS.couponExpired, c, { reason: 'sweep' });
+    if (ids.length && hooks.wp.hasAction(HOOKS.couponExpired))
+      for (const c of await this.readById(ids)) hooks.doAction(HOOKS.couponExpired, c, { reason: 'sweep' });
     if (ids.length) this.deps.logger.info('coupons', 'Coupons expired', { network, count: ids.length });
     return ids.length;
   }

@@ -48,7 +48,10 @@ export class HealthService {
       timer = setTimeout(() => resolve(false), this.deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS);
     });
     try {
-      const answered = this.deps.db.select('SELECT 1 AS ok').then(() => true, () => false);
+      const answered = this.deps.db.select('SELECT 1 AS ok').then(
+        () => true,
+        () => false,
+      );
       return await Promise.race([answered, timeout]);
     } finally {
       clearTimeout(timer);

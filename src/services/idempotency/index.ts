@@ -70,10 +70,17 @@ class KeyTaken extends Error {}
 export function requestHash(value: unknown): string {
   const canonical = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(canonical);
-    if (v && typeof v === 'object' && !(v instanceof Date)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+    if (v && typeof v === 'object' && !(v instanceof Date))
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+      );
     return v;
   };
-  return createHash('sha256').update(JSON.stringify(canonical(value) ?? null)).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(value) ?? null))
+    .digest('hex');
 }
 
 /** The error JSON a refusal is recorded (and replayed) as: the REST host's shape, on both doors. */
@@ -82,7 +89,13 @@ export function refusalBody(err: ServiceError): { code: string; message: string;
 }
 
 function inUse(): ServiceError {
-  return new ServiceError('svc_idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed. Retry shortly.', 409, {}, { 'Retry-After': '1' });
+  return new ServiceError(
+    'svc_idempotency_key_in_use',
+    'A request with this Idempotency-Key is still being processed. Retry shortly.',
+    409,
+    {},
+    { 'Retry-After': '1' },
+  );
 }
 
 /** Runs effects at most once per Idempotency-Key and replays their outcomes. */
@@ -203,7 +216,11 @@ export class IdempotencyService {
   }
 
   private async complete(id: number, status: number, body: unknown, t?: Transaction): Promise<void> {
-    await this.deps.db.execute("UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE id = ?", [status, JSON.stringify(body ?? null), id], t);
+    await this.deps.db.execute(
+      "UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE id = ?",
+      [status, JSON.stringify(body ?? null), id],
+      t,
+    );
   }
 
   async prune(): Promise<number> {

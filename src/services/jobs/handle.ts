@@ -58,7 +58,13 @@ export type JobStopReason = 'cancelled' | 'shutdown' | 'lease_lost';
 /** Why a job was told to stop; the reason of its AbortSignal. */
 export class JobStopped extends Error {
   constructor(readonly reason: JobStopReason) {
-    super(reason === 'cancelled' ? 'The job was cancelled.' : reason === 'shutdown' ? 'The process running the job is shutting down.' : 'The job was taken over by another process.');
+    super(
+      reason === 'cancelled'
+        ? 'The job was cancelled.'
+        : reason === 'shutdown'
+          ? 'The process running the job is shutting down.'
+          : 'The job was taken over by another process.',
+    );
     this.name = 'JobStopped';
   }
 }

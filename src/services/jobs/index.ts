@@ -15,7 +15,20 @@ import type { LogService } from '../logs/index.js';
 import type { SecretValues } from '../../secret-values.js';
 import type { WebhookEvents } from '../webhooks/index.js';
 import { HOOKS } from '../../hooks/index.js';
-import { boundedProgress, COLUMNS, parseJson, shapeJob, type CheckpointEnvelope, type ClaimedJob, type Job, type JobFilters, type JobLease, type JobProgress, type JobProgressUpdate, type LeaseState } from './rows.js';
+import {
+  boundedProgress,
+  COLUMNS,
+  parseJson,
+  shapeJob,
+  type CheckpointEnvelope,
+  type ClaimedJob,
+  type Job,
+  type JobFilters,
+  type JobLease,
+  type JobProgress,
+  type JobProgressUpdate,
+  type LeaseState,
+} from './rows.js';
 import type { JobCatalog } from './catalog.js';
 
 // The shapes are part of this service's API.
@@ -118,13 +131,21 @@ export class JobService<C extends JobCatalog = JobCatalog> {
   }
 
   private async findActive(hash: string, t?: Transaction): Promise<Job | null> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM jobs WHERE params_hash = ? AND status IN ('queued', 'running', 'cancelling') ORDER BY id LIMIT 1`, [hash], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${COLUMNS} FROM jobs WHERE params_hash = ? AND status IN ('queued', 'running', 'cancelling') ORDER BY id LIMIT 1`,
+      [hash],
+      t,
+    );
     return row ? shapeJob(row) : null;
   }
 
   /** The oldest job of `type` that is queued, running or cancelling, or null. */
   async activeOfType(type: string, t?: Transaction): Promise<Job | null> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'cancelling') ORDER BY id LIMIT 1`, [type], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${COLUMNS} FROM jobs WHERE type = ? AND status IN ('queued', 'running', 'cancelling') ORDER BY id LIMIT 1`,
+      [type],
+      t,
+    );
     return row ? shapeJob(row) : null;
   }
 
@@ -135,7 +156,12 @@ export class JobService<C extends JobCatalog = JobCatalog> {
   }
 
   private alreadyRunning(job: Job, anyParams = false): ServiceError {
-    return new ServiceError('svc_job_already_running', `A ${job.type} job${anyParams ? '' : ' with these parameters'} is already ${job.status} (job ${job.id}).`, 409, { job });
+    return new ServiceError(
+      'svc_job_already_running',
+      `A ${job.type} job${anyParams ? '' : ' with these parameters'} is already ${job.status} (job ${job.id}).`,
+      409,
+      { job },
+    );
   }
 
   /** One job; 404 svc_job_not_found. */
@@ -147,8 +173,8 @@ export class JobService<C extends JobCatalog = JobCatalog> {
   async list(filters: JobFilters): Promise<{ items: Job[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.status) (where.push('status = ?'), params.push(filters.status));
-    if (filters.type) (where.push('type = ?'), params.push(filters.type));
+    if (filters.status) where.push('status = ?'), params.push(filters.status);
+    if (filters.type) where.push('type = ?'), params.push(filters.type);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
@@ -170,7 +196,10 @@ export class JobService<C extends JobCatalog = JobCatalog> {
       const now = clock.now();
       if (job.status === 'cancelling') return job;
       if (job.status === 'queued') {
-        const { affected } = await db.execute("UPDATE jobs SET status = 'cancelled', unique_key = NULL, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'queued'", [now, now, id]);
+        const { affected } = await db.execute(
+          "UPDATE jobs SET status = 'cancelled', unique_key = NULL, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'queued'",
+          [now, now, id],
+        );
         if (affected === 1) {
           logger.info('jobs', `Job ${id} (${job.type}) cancelled before it started`, { job_id: id, type: job.type, actor });
           return this.get(id);
@@ -222,7 +251,11 @@ export class JobService<C extends JobCatalog = JobCatalog> {
         );
         if (!row) {
           takeover = false;
-          [row] = await db.select<Record<string, unknown>>(`SELECT ${columns} FROM jobs WHERE status = 'queued' AND type IN (${inTypes}) ORDER BY id LIMIT 1${lock}`, [...types], t);
+          [row] = await db.select<Record<string, unknown>>(
+            `SELECT ${columns} FROM jobs WHERE status = 'queued' AND type IN (${inTypes}) ORDER BY id LIMIT 1${lock}`,
+            [...types],
+            t,
+          );
           if (!row) return 'none';
         }
         const id = toInt(row.id);
@@ -238,7 +271,11 @@ export class JobService<C extends JobCatalog = JobCatalog> {
             [final, error, now, now, id, status, attempts],
             t,
           );
-          this.deps.logger.warning('jobs', `Job ${id} (${String(row.type)}) ${final}: its process stopped without finishing it`, { job_id: id, type: row.type, attempts });
+          this.deps.logger.warning('jobs', `Job ${id} (${String(row.type)}) ${final}: its process stopped without finishing it`, {
+            job_id: id,
+            type: row.type,
+            attempts,
+          });
           return 'settled';
         }
         const envelope = parseJson(row.checkpoint) as CheckpointEnvelope | null;
@@ -266,7 +303,13 @@ export class JobService<C extends JobCatalog = JobCatalog> {
       });
       if (outcome === 'none') return null;
       if (outcome !== 'settled') {
-        if (outcome.takeover) this.deps.logger.warning('jobs', `Job ${outcome.lease.id} (${outcome.type}) taken over: its lease expired`, { job_id: outcome.lease.id, type: outcome.type, attempt: outcome.lease.attempt, owner });
+        if (outcome.takeover)
+          this.deps.logger.warning('jobs', `Job ${outcome.lease.id} (${outcome.type}) taken over: its lease expired`, {
+            job_id: outcome.lease.id,
+            type: outcome.type,
+            attempt: outcome.lease.attempt,
+            owner,
+          });
         return outcome;
       }
     }

@@ -96,7 +96,8 @@ export interface CheckpointEnvelope {
   progress: JobProgress;
 }
 
-export const COLUMNS = 'id, type, params, status, progress_total, progress_done, progress_failed, result, error, attempts, actor, created_at, started_at, finished_at, updated_at';
+export const COLUMNS =
+  'id, type, params, status, progress_total, progress_done, progress_failed, result, error, attempts, actor, created_at, started_at, finished_at, updated_at';
 
 // biome-ignore lint/suspicious/noExplicitAny: stored JSON of a job type's own making, read back by that type.
 export function parseJson(text: unknown): any {

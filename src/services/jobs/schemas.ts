@@ -10,7 +10,10 @@ export const jobSchemas = {
   list: Joi.object<JobFilters, true>({
     ...paging,
     status: Joi.string().valid(...JOB_STATUSES),
-    type: Joi.string().max(64).pattern(/^[a-z0-9_.-]+$/).description('Only jobs of this type, e.g. maintenance.prune.'),
+    type: Joi.string()
+      .max(64)
+      .pattern(/^[a-z0-9_.-]+$/)
+      .description('Only jobs of this type, e.g. maintenance.prune.'),
   }),
   jobId: Joi.object<{ id: number }, true>({ id: id().required() }),
   /** `cashtrack jobs enqueue`: the type's own schema validates `params`. */

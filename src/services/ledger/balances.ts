@@ -28,7 +28,8 @@ export async function postCredits(deps: CreditDeps, inputs: PostInput[], t: Tran
   const now = deps.clock.now();
   const groups = new Map<string, { memberId: number; currency: string; available: number; earned: number; entries: number[] }>();
   inputs.forEach((input, i) => {
-    if (!Number.isSafeInteger(input.amount) || input.amount <= 0 || !EARNED.includes(input.type)) throw new ServiceError('svc_invalid_amount', 'postMany takes cashback and referral credits only.', 400);
+    if (!Number.isSafeInteger(input.amount) || input.amount <= 0 || !EARNED.includes(input.type))
+      throw new ServiceError('svc_invalid_amount', 'postMany takes cashback and referral credits only.', 400);
     currencyExponent(input.currency);
     const key = `${input.memberId}\0${input.currency}`;
     const group = groups.get(key) ?? { memberId: input.memberId, currency: input.currency, available: 0, earned: 0, entries: [] };
@@ -39,9 +40,18 @@ export async function postCredits(deps: CreditDeps, inputs: PostInput[], t: Tran
   });
   const moves = [...groups.values()];
   for (const m of moves) if (!Number.isSafeInteger(m.available)) throw overflow(m.memberId, m.currency);
-  await moveBalances(db, moves.map((m) => ({ memberId: m.memberId, currency: m.currency, add: { available: m.available, lifetime_earned: m.earned } })), { last_entry_at: now }, t);
+  await moveBalances(
+    db,
+    moves.map((m) => ({ memberId: m.memberId, currency: m.currency, add: { available: m.available, lifetime_earned: m.earned } })),
+    { last_entry_at: now },
+    t,
+  );
   const memberIds = [...new Set(moves.map((m) => m.memberId))];
-  const balances = await db.select<{ member_id: unknown; currency: string; available: unknown }>(`SELECT member_id, currency, available FROM balances WHERE member_id IN (${memberIds.map(() => '?').join(', ')})`, memberIds, t);
+  const balances = await db.select<{ member_id: unknown; currency: string; available: unknown }>(
+    `SELECT member_id, currency, available FROM balances WHERE member_id IN (${memberIds.map(() => '?').join(', ')})`,
+    memberIds,
+    t,
+  );
   // Each entry's balance after it: the balance now, less the entries after it.
   const after = new Array<number>(inputs.length);
   for (const b of balances) {
@@ -53,22 +63,24 @@ export async function postCredits(deps: CreditDeps, inputs: PostInput[], t: Tran
       balance -= inputs[group.entries[k]].amount;
     }
   }
-  const rows = inputs.map((input, i): EntryRow => ({
-    id: 0,
-    member_id: input.memberId,
-    currency: input.currency,
-    type: input.type,
-    amount: input.amount,
-    balance_after: after[i],
-    source_type: input.sourceType,
-    source_id: input.sourceId === null || input.sourceId === undefined ? null : String(input.sourceId),
-    order_id: input.orderId ?? null,
-    reverses_id: null,
-    reversed_by: null,
-    note: input.note ?? null,
-    actor: input.actor,
-    created_at: now,
-  }));
+  const rows = inputs.map(
+    (input, i): EntryRow => ({
+      id: 0,
+      member_id: input.memberId,
+      currency: input.currency,
+      type: input.type,
+      amount: input.amount,
+      balance_after: after[i],
+      source_type: input.sourceType,
+      source_id: input.sourceId === null || input.sourceId === undefined ? null : String(input.sourceId),
+      order_id: input.orderId ?? null,
+      reverses_id: null,
+      reversed_by: null,
+      note: input.note ?? null,
+      actor: input.actor,
+      created_at: now,
+    }),
+  );
   const ids = await db.insertMany(
     'ledger_entries',
     ['member_id', 'currency', 'type', 'amount', 'balance_after', 'source_type', 'source_id', 'order_id', 'reverses_id', 'note', 'actor', 'created_at'],
@@ -78,7 +90,10 @@ export async function postCredits(deps: CreditDeps, inputs: PostInput[], t: Tran
   rows.forEach((r, i) => {
     r.id = ids[i];
   });
-  await deps.events.emitMany(t, rows.map((r) => [HOOKS.ledgerEntryPosted, shapeEntry(r)]));
+  await deps.events.emitMany(
+    t,
+    rows.map((r) => [HOOKS.ledgerEntryPosted, shapeEntry(r)]),
+  );
   return rows;
 }
 
@@ -110,7 +125,12 @@ export async function movePending(db: Database, moves: { memberId: number; curre
  * Every row must change (a non-zero amount to add): MariaDB's count of changed rows tells the
  * created ones apart.
  */
-async function moveBalances(db: Database, moves: { memberId: number; currency: string; add: Record<string, number> }[], set: Record<string, unknown>, t: Transaction): Promise<void> {
+async function moveBalances(
+  db: Database,
+  moves: { memberId: number; currency: string; add: Record<string, number> }[],
+  set: Record<string, unknown>,
+  t: Transaction,
+): Promise<void> {
   if (moves.length === 0) return;
   const sorted = [...moves].sort((a, b) => a.memberId - b.memberId || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
   const added = Object.keys(moves[0].add);

@@ -14,7 +14,24 @@ import type { Once } from '../idempotency/index.js';
 import type { LogService } from '../logs/index.js';
 import type { UserService } from '../users/index.js';
 import { postCredits, movePending } from './balances.js';
-import { BALANCE_COLUMNS, checkBounded, EARNED, ENTRY_COLUMNS, ENTRY_FROM, PAYOUT_OWNED, shapeBalance, shapeEntry, toEntryRow, type Balance, type Discrepancy, type Entry, type EntryRow, type EntryType, type MemberBalance, type PostInput } from './rows.js';
+import {
+  BALANCE_COLUMNS,
+  checkBounded,
+  EARNED,
+  ENTRY_COLUMNS,
+  ENTRY_FROM,
+  PAYOUT_OWNED,
+  shapeBalance,
+  shapeEntry,
+  toEntryRow,
+  type Balance,
+  type Discrepancy,
+  type Entry,
+  type EntryRow,
+  type EntryType,
+  type MemberBalance,
+  type PostInput,
+} from './rows.js';
 import { verifyLedger } from './verify.js';
 
 export * from './rows.js';
@@ -66,7 +83,10 @@ export class LedgerService {
     const memberIds = [...new Set(pairs.map((p) => p.memberId))];
     for (let i = 0; i < memberIds.length; i += 500) {
       const chunk = memberIds.slice(i, i + 500);
-      const rows = await this.deps.db.select<{ member_id: unknown; currency: unknown }>(`SELECT member_id, currency FROM balances WHERE member_id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+      const rows = await this.deps.db.select<{ member_id: unknown; currency: unknown }>(
+        `SELECT member_id, currency FROM balances WHERE member_id IN (${chunk.map(() => '?').join(', ')})`,
+        chunk,
+      );
       for (const r of rows) wanted.delete(`${toInt(r.member_id)}\0${String(r.currency)}`);
     }
     if (wanted.size === 0) return;
@@ -119,7 +139,13 @@ export class LedgerService {
     // The guarded UPDATE first: on the usual path the row exists and this is the only lock taken.
     let { affected } = await move();
     const readBalance = async () =>
-      (await db.select<Record<string, unknown>>(`SELECT ${BALANCE_COLUMNS} FROM balances b WHERE b.member_id = ? AND b.currency = ?`, [input.memberId, input.currency], t))[0];
+      (
+        await db.select<Record<string, unknown>>(
+          `SELECT ${BALANCE_COLUMNS} FROM balances b WHERE b.member_id = ? AND b.currency = ?`,
+          [input.memberId, input.currency],
+          t,
+        )
+      )[0];
     let balance = await readBalance();
     // No row: a guarded debit is refused below as it is (nothing to debit, and no empty row is
     // made for it). Otherwise the row is made here when the caller did not make it beforehand
@@ -132,16 +158,34 @@ export class LedgerService {
     if (balance) checkBounded(balance, input.memberId, input.currency);
     if (affected !== 1) {
       const available = toMinor(balance?.available);
-      throw new ServiceError('svc_insufficient_funds', `The member's available balance (${formatAmount(available, input.currency)} ${input.currency}) does not cover ${formatAmount(-input.amount, input.currency)}.`, 409, {
-        available: formatAmount(available, input.currency),
-        currency: input.currency,
-      });
+      throw new ServiceError(
+        'svc_insufficient_funds',
+        `The member's available balance (${formatAmount(available, input.currency)} ${input.currency}) does not cover ${formatAmount(-input.amount, input.currency)}.`,
+        409,
+        {
+          available: formatAmount(available, input.currency),
+          currency: input.currency,
+        },
+      );
     }
     const balanceAfter = toMinor(balance.available);
     const sourceId = input.sourceId === null || input.sourceId === undefined ? null : String(input.sourceId);
     const { insertId } = await db.execute(
       'INSERT INTO ledger_entries (member_id, currency, type, amount, balance_after, source_type, source_id, order_id, reverses_id, note, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [input.memberId, input.currency, input.type, input.amount, balanceAfter, input.sourceType, sourceId, input.orderId ?? null, input.reversesId ?? null, input.note ?? null, input.actor, now],
+      [
+        input.memberId,
+        input.currency,
+        input.type,
+        input.amount,
+        balanceAfter,
+        input.sourceType,
+        sourceId,
+        input.orderId ?? null,
+        input.reversesId ?? null,
+        input.note ?? null,
+        input.actor,
+        now,
+      ],
       t,
     );
     const row: EntryRow = {
@@ -186,10 +230,13 @@ export class LedgerService {
     await movePending(this.deps.db, moves, t);
   }
 
-
   /** Reads one entry (locked on MariaDB when inside a transaction). */
   async entryRow(id: number, t?: Transaction): Promise<EntryRow | null> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} WHERE e.id = ?${t ? this.deps.db.forUpdate() : ''}`, [id], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} WHERE e.id = ?${t ? this.deps.db.forUpdate() : ''}`,
+      [id],
+      t,
+    );
     return row ? toEntryRow(row) : null;
   }
 
@@ -200,9 +247,13 @@ export class LedgerService {
   async reverseWithin(id: number, note: string | null, actor: string, t: Transaction): Promise<{ reversal: EntryRow; original: EntryRow }> {
     const original = await this.entryRow(id, t);
     if (!original) throw new ServiceError('svc_entry_not_found', `Ledger entry ${id} not found.`, 404);
-    if (PAYOUT_OWNED.includes(original.type)) throw new ServiceError('svc_reverse_payout', 'A payout entry cannot be reversed; cancel the payout instead.', 409);
+    if (PAYOUT_OWNED.includes(original.type))
+      throw new ServiceError('svc_reverse_payout', 'A payout entry cannot be reversed; cancel the payout instead.', 409);
     if (original.type === 'reversal') throw new ServiceError('svc_reverse_reversal', 'A reversal cannot itself be reversed.', 409);
-    if (original.reversed_by !== null) throw new ServiceError('svc_already_reversed', `Ledger entry ${id} was already reversed by entry ${original.reversed_by}.`, 409, { reversed_by: original.reversed_by });
+    if (original.reversed_by !== null)
+      throw new ServiceError('svc_already_reversed', `Ledger entry ${id} was already reversed by entry ${original.reversed_by}.`, 409, {
+        reversed_by: original.reversed_by,
+      });
     try {
       const reversal = await this.post(
         {
@@ -230,8 +281,14 @@ export class LedgerService {
   }
 
   async balanceOf(memberId: number, currency: string, t?: Transaction): Promise<Balance> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${BALANCE_COLUMNS} FROM balances b WHERE b.member_id = ? AND b.currency = ?`, [memberId, currency], t);
-    return row ? shapeBalance(row) : shapeBalance({ member_id: memberId, currency, available: 0, pending: 0, lifetime_earned: 0, lifetime_paid: 0, last_entry_at: null });
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${BALANCE_COLUMNS} FROM balances b WHERE b.member_id = ? AND b.currency = ?`,
+      [memberId, currency],
+      t,
+    );
+    return row
+      ? shapeBalance(row)
+      : shapeBalance({ member_id: memberId, currency, available: 0, pending: 0, lifetime_earned: 0, lifetime_paid: 0, last_entry_at: null });
   }
 
   /** An administrator's credit or debit. The note (who and why) is required. */
@@ -251,23 +308,51 @@ export class LedgerService {
       const result = await this.deps.db.transaction(async (t) => {
         await once?.claim?.(t);
         const { row, balance } = await this.postWithBalance(
-          { memberId: input.member_id, currency, type: 'adjustment', amount: input.type === 'credit' ? minor : -minor, sourceType: 'adjustment', note, actor, allowNegative: input.allow_negative === true },
+          {
+            memberId: input.member_id,
+            currency,
+            type: 'adjustment',
+            amount: input.type === 'credit' ? minor : -minor,
+            sourceType: 'adjustment',
+            note,
+            actor,
+            allowNegative: input.allow_negative === true,
+          },
           t,
         );
         const result = { entry: shapeEntry(row), balance };
         await once?.record(result, t);
         return result;
       });
-      this.deps.logger.info('ledger', `Adjustment posted: ${input.type}`, { entry_id: result.entry.id, member_id: input.member_id, amount: result.entry.amount, currency, actor });
+      this.deps.logger.info('ledger', `Adjustment posted: ${input.type}`, {
+        entry_id: result.entry.id,
+        member_id: input.member_id,
+        amount: result.entry.amount,
+        currency,
+        actor,
+      });
       return result;
     } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('ledger', 'Adjustment refused', { code: err.code, member_id: input.member_id, type: input.type, amount: String(input.amount).slice(0, 40), currency, actor });
+      if (err instanceof ServiceError)
+        this.deps.logger.warning('ledger', 'Adjustment refused', {
+          code: err.code,
+          member_id: input.member_id,
+          type: input.type,
+          amount: String(input.amount).slice(0, 40),
+          currency,
+          actor,
+        });
       throw err;
     }
   }
 
   /** Reverses one entry (its own transaction). */
-  async reverse(id: number, note: string | null, actor: string, once?: Once<{ reversal: Entry; original: Entry }>): Promise<{ reversal: Entry; original: Entry }> {
+  async reverse(
+    id: number,
+    note: string | null,
+    actor: string,
+    once?: Once<{ reversal: Entry; original: Entry }>,
+  ): Promise<{ reversal: Entry; original: Entry }> {
     try {
       const result = await this.deps.db.transaction(async (t) => {
         await once?.claim?.(t);
@@ -276,7 +361,13 @@ export class LedgerService {
         await once?.record(shaped, t);
         return shaped;
       });
-      this.deps.logger.info('ledger', 'Entry reversed', { entry_id: id, reversal_id: result.reversal.id, member_id: result.original.member_id, amount: result.reversal.amount, actor });
+      this.deps.logger.info('ledger', 'Entry reversed', {
+        entry_id: id,
+        reversal_id: result.reversal.id,
+        member_id: result.original.member_id,
+        amount: result.reversal.amount,
+        actor,
+      });
       return result;
     } catch (err) {
       if (err instanceof ServiceError) this.deps.logger.warning('ledger', 'Reversal refused', { code: err.code, entry_id: id, actor });
@@ -292,7 +383,7 @@ export class LedgerService {
   async listMembers(filters: MemberFilters): Promise<{ items: MemberBalance[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.currency) (currencyExponent(filters.currency), where.push('b.currency = ?'), params.push(filters.currency));
+    if (filters.currency) currencyExponent(filters.currency), where.push('b.currency = ?'), params.push(filters.currency);
     if (filters.min_balance !== undefined) {
       const min = parseAmount(filters.min_balance, filters.currency ?? this.deps.currency, { allowNegative: true, allowZero: true, field: 'min_balance' });
       where.push('b.available >= ?');
@@ -308,7 +399,9 @@ export class LedgerService {
     }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const direction = (filters.order ?? (filters.orderby === 'name' ? 'asc' : 'desc')) === 'asc' ? 'ASC' : 'DESC';
-    const orderColumn = { available: 'b.available', pending: 'b.pending', name: 'u.display_name', last_entry_at: 'b.last_entry_at' }[filters.orderby ?? 'available'];
+    const orderColumn = { available: 'b.available', pending: 'b.pending', name: 'u.display_name', last_entry_at: 'b.last_entry_at' }[
+      filters.orderby ?? 'available'
+    ];
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
       this.deps.db.select<Record<string, unknown>>(
@@ -328,16 +421,25 @@ export class LedgerService {
   }
 
   /** One member's entries, newest first. */
-  async listEntries(filters: { member_id: number; type?: EntryType; currency?: string; page: number; per_page: number }): Promise<{ items: Entry[]; total: number }> {
+  async listEntries(filters: {
+    member_id: number;
+    type?: EntryType;
+    currency?: string;
+    page: number;
+    per_page: number;
+  }): Promise<{ items: Entry[]; total: number }> {
     await this.requireMember(filters.member_id);
     const where = ['e.member_id = ?'];
     const params: unknown[] = [filters.member_id];
-    if (filters.type) (where.push('e.type = ?'), params.push(filters.type));
-    if (filters.currency) (where.push('e.currency = ?'), params.push(filters.currency));
+    if (filters.type) where.push('e.type = ?'), params.push(filters.type);
+    if (filters.currency) where.push('e.currency = ?'), params.push(filters.currency);
     const clause = `WHERE ${where.join(' AND ')}`;
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} ${clause} ORDER BY e.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`, params),
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} ${clause} ORDER BY e.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
+        params,
+      ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ledger_entries e ${clause}`, params),
     ]);
     return { items: rows.map((r) => shapeEntry(toEntryRow(r))), total: toInt(count[0].n) };

@@ -92,7 +92,6 @@ export interface Discrepancy {
   detail: string;
 }
 
-
 export const ENTRY_COLUMNS =
   'e.id, e.member_id, e.currency, e.type, e.amount, e.balance_after, e.source_type, e.source_id, e.order_id, e.reverses_id, e.note, e.actor, e.created_at, r.id AS reversed_by';
 export const ENTRY_FROM = 'ledger_entries e LEFT JOIN ledger_entries r ON r.reverses_id = e.id';
@@ -153,7 +152,12 @@ export const BALANCE_COLUMNS = 'b.member_id, b.currency, b.available, b.pending,
 const BOUNDED = ['available', 'pending', 'lifetime_earned', 'lifetime_paid'] as const;
 
 export function overflow(memberId: number, currency: string): ServiceError {
-  return new ServiceError('svc_amount_overflow', `The balance of member ${memberId} in ${currency} would pass the largest amount cashtrack keeps exactly; nothing was posted.`, 409, { member_id: memberId, currency });
+  return new ServiceError(
+    'svc_amount_overflow',
+    `The balance of member ${memberId} in ${currency} would pass the largest amount cashtrack keeps exactly; nothing was posted.`,
+    409,
+    { member_id: memberId, currency },
+  );
 }
 
 /**

@@ -19,7 +19,9 @@ export const ledgerSchemas = {
     search: Joi.string().max(191).description('Prefix of the login, email or display name.'),
     currency: currency(),
     min_balance: amount().description('Only members whose available balance is at least this.'),
-    orderby: Joi.string().valid(...MEMBER_ORDERBY).default('available'),
+    orderby: Joi.string()
+      .valid(...MEMBER_ORDERBY)
+      .default('available'),
     order: Joi.string().valid('asc', 'desc').description('Default: desc (asc for name).'),
   }),
   entries: Joi.object<EntryFilters, true>({

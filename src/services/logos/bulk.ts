@@ -89,7 +89,8 @@ export class LogoBulkService {
   /** Cancels the queued or running run; 409 svc_job_not_running when there is none. */
   async cancel(actor: string): Promise<Job> {
     const job = await this.latest();
-    if (!job || !ACTIVE.has(job.status)) throw new ServiceError('svc_job_not_running', `No ${LOGOS_BULK_JOB} job is queued or running.`, 409, { type: LOGOS_BULK_JOB, job });
+    if (!job || !ACTIVE.has(job.status))
+      throw new ServiceError('svc_job_not_running', `No ${LOGOS_BULK_JOB} job is queued or running.`, 409, { type: LOGOS_BULK_JOB, job });
     return this.deps.jobs.cancel(job.id, actor);
   }
 
@@ -121,9 +122,17 @@ export class LogoBulkService {
           if (job.signal.aborted) throw err;
           state.failed++;
           // Only a service error's own message is shown (GET /jobs); anything else may carry SQL or a driver's words: logged instead.
-          if (!(err instanceof ServiceError)) job.log('error', 'Logo fetch failed on an internal error', { module: item.module, advertiser: item.advertiser, error: err instanceof Error ? err.message : String(err) });
+          if (!(err instanceof ServiceError))
+            job.log('error', 'Logo fetch failed on an internal error', {
+              module: item.module,
+              advertiser: item.advertiser,
+              error: err instanceof Error ? err.message : String(err),
+            });
           if (state.failures.length < FAILURE_SAMPLES) {
-            const [code, message] = err instanceof ServiceError ? [err.code, err.message.slice(0, 300)] : ['svc_internal_error', 'The logo fetch stopped on an internal error; the log has the details.'];
+            const [code, message] =
+              err instanceof ServiceError
+                ? [err.code, err.message.slice(0, 300)]
+                : ['svc_internal_error', 'The logo fetch stopped on an internal error; the log has the details.'];
             state.failures.push({ module: item.module, advertiser: item.advertiser, code, message });
           }
           job.progress({ done: 1, failed: 1 });

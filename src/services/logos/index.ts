@@ -103,11 +103,27 @@ export class LogoService {
     if (!options.force && target.local_logo) {
       const existing = await media.find(target.local_logo.split('.')[0]);
       if (existing && existing.name === target.local_logo) {
-        return { module: target.module, advertiser: target.advertiser, logo: existing.url, media: existing, source: null, source_url: existing.source_url, fetched: false };
+        return {
+          module: target.module,
+          advertiser: target.advertiser,
+          logo: existing.url,
+          media: existing,
+          source: null,
+          source_url: existing.source_url,
+          fetched: false,
+        };
       }
     }
     const found = await this.discover(target, options);
-    const logoResult = (file: Omit<Awaited<ReturnType<MediaService['store']>>, 'created'>): LogoResult => ({ module: target.module, advertiser: target.advertiser, logo: file.url, media: file, source: found.source, source_url: found.url, fetched: true });
+    const logoResult = (file: Omit<Awaited<ReturnType<MediaService['store']>>, 'created'>): LogoResult => ({
+      module: target.module,
+      advertiser: target.advertiser,
+      logo: file.url,
+      media: file,
+      source: found.source,
+      source_url: found.url,
+      fetched: true,
+    });
     const stored = await db.transaction(async (t) => {
       const row = await media.store(found.image, found.url, t);
       await advertisers.setLocalLogo(target.module, target.advertiser, row.name, t);
@@ -117,7 +133,15 @@ export class LogoService {
     });
     const { created, ...file } = stored;
     const result = logoResult(file);
-    logger.info('logos', 'Logo fetched', { module: target.module, advertiser: target.advertiser, source: found.source, url: found.url.slice(0, 500), media: file.name, new_file: created, actor: options.actor });
+    logger.info('logos', 'Logo fetched', {
+      module: target.module,
+      advertiser: target.advertiser,
+      source: found.source,
+      url: found.url.slice(0, 500),
+      media: file.name,
+      new_file: created,
+      actor: options.actor,
+    });
     return result;
   }
 
@@ -129,7 +153,11 @@ export class LogoService {
       const res = await this.get(source, url, options, tried, down, 'image/png,image/jpeg,image/gif,image/webp,image/x-icon;q=0.8,*/*;q=0.1');
       if (!res) return null;
       try {
-        return await processImage(res.body, { maxInputPixels: this.deps.limits.max_input_pixels, maxSize: this.deps.limits.max_size, maxStoredBytes: this.deps.limits.max_stored_bytes });
+        return await processImage(res.body, {
+          maxInputPixels: this.deps.limits.max_input_pixels,
+          maxSize: this.deps.limits.max_size,
+          maxStoredBytes: this.deps.limits.max_stored_bytes,
+        });
       } catch (err) {
         const reason = blockedReason(err);
         if (!reason) throw err;
@@ -170,12 +198,24 @@ export class LogoService {
     const message = tried.length
       ? `No logo found for ${target.module}/${target.advertiser}: ${tried.map((t) => `${t.source} ${t.reason}`).join(', ')}.`
       : `No logo found for ${target.module}/${target.advertiser}: the network gives no logo URL and the advertiser has no site or domain.`;
-    this.deps.logger.warning('logos', 'No logo found', { module: target.module, advertiser: target.advertiser, tried: tried.map((t) => ({ ...t, url: t.url.slice(0, 300) })) });
+    this.deps.logger.warning('logos', 'No logo found', {
+      module: target.module,
+      advertiser: target.advertiser,
+      tried: tried.map((t) => ({ ...t, url: t.url.slice(0, 300) })),
+    });
     throw new ServiceError('svc_logo_not_found', message, 422, { module: target.module, advertiser: target.advertiser, tried });
   }
 
   /** One GET through the guard (and the bulk run's per-host limit); null, with the reason in `tried`, when it gives nothing usable. */
-  private async get(source: LogoAttempt['source'], url: string, options: FetchLogoOptions, tried: LogoAttempt[], down: Set<string>, accept: string, maxBytes?: number): Promise<OutboundResponse | null> {
+  private async get(
+    source: LogoAttempt['source'],
+    url: string,
+    options: FetchLogoOptions,
+    tried: LogoAttempt[],
+    down: Set<string>,
+    accept: string,
+    maxBytes?: number,
+  ): Promise<OutboundResponse | null> {
     const host = hostOf(url);
     if (host && down.has(host)) {
       tried.push({ source, url, reason: 'host_unreachable' });

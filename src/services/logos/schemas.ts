@@ -12,7 +12,9 @@ export const logoSchemas = {
   fetch: Joi.object<{ force?: boolean }, true>({ force: force() }),
   bulk: Joi.object<LogoBulkParams, true>({
     network: networkId().description('Only advertisers of this network.'),
-    status: Joi.string().valid(...ADVERTISER_STATUSES).description('Only advertisers with this status.'),
+    status: Joi.string()
+      .valid(...ADVERTISER_STATUSES)
+      .description('Only advertisers with this status.'),
     force: force().default(false),
   }),
 };

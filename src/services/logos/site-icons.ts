@@ -67,7 +67,10 @@ export function findIcons(html: string, pageUrl: string): IconCandidate[] {
   );
   parser.write(html);
   parser.end();
-  found.sort((a, b) => b.size - a.size || Number(b.rel === 'apple-touch-icon') - Number(a.rel === 'apple-touch-icon') || Number(b.png) - Number(a.png) || a.order - b.order);
+  found.sort(
+    (a, b) =>
+      b.size - a.size || Number(b.rel === 'apple-touch-icon') - Number(a.rel === 'apple-touch-icon') || Number(b.png) - Number(a.png) || a.order - b.order,
+  );
   const seen = new Set<string>();
   const icons: IconCandidate[] = [];
   for (const f of found) {

@@ -140,7 +140,9 @@ export class LogService {
       .catch((err) => {
         this.buffer.unshift(...batch.slice(0, Math.max(0, MAX_BUFFER - this.buffer.length)));
         const error = String((err as Error).message);
-        this.deps.stdout?.write(`${JSON.stringify({ level: 'error', source: 'logs', message: 'Could not store log entries', error: this.deps.secrets?.scrub(error) ?? error })}\n`);
+        this.deps.stdout?.write(
+          `${JSON.stringify({ level: 'error', source: 'logs', message: 'Could not store log entries', error: this.deps.secrets?.scrub(error) ?? error })}\n`,
+        );
       })
       .finally(() => {
         this.flushing = null;
@@ -156,7 +158,14 @@ export class LogService {
     if (this.dropped > 0) {
       const n = this.dropped;
       this.dropped = 0;
-      batch.push({ created_at: this.deps.clock.now(), level: 'warning', source: 'logs', message: `${n} log entries were dropped while the database was unavailable`, context: null, request_id: null });
+      batch.push({
+        created_at: this.deps.clock.now(),
+        level: 'warning',
+        source: 'logs',
+        message: `${n} log entries were dropped while the database was unavailable`,
+        context: null,
+        request_id: null,
+      });
     }
     await this.appendMany(batch);
   }
@@ -176,17 +185,17 @@ export class LogService {
   async list(filters: LogFilters): Promise<{ items: LogRecord[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.level) (where.push('level = ?'), params.push(filters.level));
+    if (filters.level) where.push('level = ?'), params.push(filters.level);
     if (filters.min_level && filters.min_level !== 'debug') {
       const levels = LOG_LEVELS.slice(LOG_LEVELS.indexOf(filters.min_level));
       where.push(`level IN (${levels.map(() => '?').join(', ')})`);
       params.push(...levels);
     }
-    if (filters.source) (where.push('source = ?'), params.push(filters.source));
-    if (filters.search) (where.push("message LIKE ? ESCAPE '!'"), params.push(Database.likeContains(filters.search)));
-    if (filters.after) (where.push('created_at > ?'), params.push(filters.after));
-    if (filters.before) (where.push('created_at < ?'), params.push(filters.before));
-    if (filters.after_id !== undefined) (where.push('id > ?'), params.push(filters.after_id));
+    if (filters.source) where.push('source = ?'), params.push(filters.source);
+    if (filters.search) where.push("message LIKE ? ESCAPE '!'"), params.push(Database.likeContains(filters.search));
+    if (filters.after) where.push('created_at > ?'), params.push(filters.after);
+    if (filters.before) where.push('created_at < ?'), params.push(filters.before);
+    if (filters.after_id !== undefined) where.push('id > ?'), params.push(filters.after_id);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
     // Unfiltered, the total is the running counter: counting a large log on every page would not scale.

@@ -5,8 +5,12 @@ import { LOG_LEVELS, type LogFilters } from './index.js';
 
 export const logsQuery = Joi.object<LogFilters, true>({
   ...paging,
-  level: Joi.string().valid(...LOG_LEVELS).description('Only entries of this level.'),
-  min_level: Joi.string().valid(...LOG_LEVELS).description('Only entries of this level and above (warning: warnings and errors).'),
+  level: Joi.string()
+    .valid(...LOG_LEVELS)
+    .description('Only entries of this level.'),
+  min_level: Joi.string()
+    .valid(...LOG_LEVELS)
+    .description('Only entries of this level and above (warning: warnings and errors).'),
   source: Joi.string().max(64).description('Only entries from this source (e.g. auth, users).'),
   search: Joi.string().max(200).description('Entries whose message contains this text.'),
   after: dateTime().description('Entries after this time (ISO 8601).'),

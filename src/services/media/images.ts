@@ -62,7 +62,10 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
  * backtrack exponentially on a crafted body.
  */
 function looksLikeSvg(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const head = bytes
+    .subarray(0, 4096)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   let at = 0;
   for (;;) {
     while (at < head.length && /\s/.test(head[at])) at++;
@@ -105,16 +108,19 @@ export async function processImage(input: Buffer, limits: ImageLimits): Promise<
   const { fileTypeFromBuffer } = await import('file-type');
   const sniffed = await fileTypeFromBuffer(input);
   // file-type sees an SVG as nothing or as XML: told apart here only to say why it is refused.
-  if ((!sniffed || sniffed.mime === 'application/xml') && looksLikeSvg(input)) throw fetchBlocked('unsupported_type', 'SVG images are not accepted (only PNG, JPEG, GIF and WebP).', { type: 'image/svg+xml' });
+  if ((!sniffed || sniffed.mime === 'application/xml') && looksLikeSvg(input))
+    throw fetchBlocked('unsupported_type', 'SVG images are not accepted (only PNG, JPEG, GIF and WebP).', { type: 'image/svg+xml' });
   if (!sniffed) throw fetchBlocked('not_an_image', 'The file is not an image.');
   if (sniffed.mime === 'image/x-icon' || sniffed.mime === 'image/vnd.microsoft.icon') {
     const inner = pngInsideIco(input);
-    if (!inner) throw fetchBlocked('unsupported_type', 'The icon holds only BMP images, which are not accepted (only PNG, JPEG, GIF and WebP).', { type: sniffed.mime });
+    if (!inner)
+      throw fetchBlocked('unsupported_type', 'The icon holds only BMP images, which are not accepted (only PNG, JPEG, GIF and WebP).', { type: sniffed.mime });
     const image = await processImage(inner, limits);
     return { ...image, source_type: sniffed.mime };
   }
   if (!(MEDIA_TYPES as readonly string[]).includes(sniffed.mime)) {
-    if (sniffed.mime.startsWith('image/')) throw fetchBlocked('unsupported_type', `Images of type ${sniffed.mime} are not accepted (only PNG, JPEG, GIF and WebP).`, { type: sniffed.mime });
+    if (sniffed.mime.startsWith('image/'))
+      throw fetchBlocked('unsupported_type', `Images of type ${sniffed.mime} are not accepted (only PNG, JPEG, GIF and WebP).`, { type: sniffed.mime });
     throw fetchBlocked('not_an_image', `The file is not an image (${sniffed.mime}).`, { type: sniffed.mime });
   }
   // The header is read first with no pixel limit, so that a bomb is told apart from a broken file.
@@ -129,22 +135,39 @@ export async function processImage(input: Buffer, limits: ImageLimits): Promise<
   const pixels = (meta.width ?? 0) * (meta.height ?? 0);
   if (!meta.width || !meta.height) throw fetchBlocked('not_an_image', 'The image has no dimensions.', { type: sniffed.mime });
   if (pixels > limits.maxInputPixels) {
-    throw fetchBlocked('too_large', `The image is ${meta.width}×${meta.height} pixels; at most ${limits.maxInputPixels} pixels are decoded.`, { width: meta.width, height: meta.height, max_pixels: limits.maxInputPixels });
+    throw fetchBlocked('too_large', `The image is ${meta.width}×${meta.height} pixels; at most ${limits.maxInputPixels} pixels are decoded.`, {
+      width: meta.width,
+      height: meta.height,
+      max_pixels: limits.maxInputPixels,
+    });
   }
-  const [type, ext] = sniffed.mime === 'image/jpeg' ? (['image/jpeg', 'jpg'] as const) : sniffed.mime === 'image/webp' ? (['image/webp', 'webp'] as const) : (['image/png', 'png'] as const);
+  const [type, ext] =
+    sniffed.mime === 'image/jpeg'
+      ? (['image/jpeg', 'jpg'] as const)
+      : sniffed.mime === 'image/webp'
+        ? (['image/webp', 'webp'] as const)
+        : (['image/png', 'png'] as const);
   let out: { data: Buffer; info: OutputInfo };
   try {
     // failOn 'error': a truncated or corrupt body fails here instead of giving a half-grey picture.
     let pipeline = sharp(input, { limitInputPixels: limits.maxInputPixels, failOn: 'error', animated: false })
       .rotate()
       .resize({ width: limits.maxSize, height: limits.maxSize, fit: 'inside', withoutEnlargement: true });
-    pipeline = type === 'image/jpeg' ? pipeline.jpeg({ quality: 85, mozjpeg: true }) : type === 'image/webp' ? pipeline.webp({ quality: 85, effort: 4 }) : pipeline.png({ compressionLevel: 9, adaptiveFiltering: true });
+    pipeline =
+      type === 'image/jpeg'
+        ? pipeline.jpeg({ quality: 85, mozjpeg: true })
+        : type === 'image/webp'
+          ? pipeline.webp({ quality: 85, effort: 4 })
+          : pipeline.png({ compressionLevel: 9, adaptiveFiltering: true });
     out = await pipeline.toBuffer({ resolveWithObject: true });
   } catch {
     throw fetchBlocked('not_an_image', 'The image cannot be decoded: it is damaged or truncated.', { type: sniffed.mime });
   }
   if (out.data.length > limits.maxStoredBytes) {
-    throw fetchBlocked('too_large', `The re-encoded image has ${out.data.length} bytes; at most ${limits.maxStoredBytes} are stored.`, { bytes: out.data.length, max_bytes: limits.maxStoredBytes });
+    throw fetchBlocked('too_large', `The re-encoded image has ${out.data.length} bytes; at most ${limits.maxStoredBytes} are stored.`, {
+      bytes: out.data.length,
+      max_bytes: limits.maxStoredBytes,
+    });
   }
   return {
     sha256: createHash('sha256').update(out.data).digest('hex'),

@@ -9,7 +9,9 @@ import type { NetworkStore } from './store.js';
 /** Checks and writes a custom network for NetworkService.saveCustom (which then reads it back); whether it was created. */
 export async function saveCustomDefinition(store: NetworkStore, id: string, input: unknown, actor: string): Promise<boolean> {
   if (typeof id !== 'string' || !NETWORK_ID.test(id)) {
-    throw new ServiceError('svc_invalid_network', 'The network id must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit.', 400, { params: { id: 'invalid network id' } });
+    throw new ServiceError('svc_invalid_network', 'The network id must be 1 to 64 lower-case letters, digits, - or _, starting with a letter or digit.', 400, {
+      params: { id: 'invalid network id' },
+    });
   }
   if (store.byId.has(id)) throw notCustom(id);
   if (input === null || typeof input !== 'object' || Array.isArray(input)) checkDefinition(input);
@@ -24,12 +26,21 @@ export async function saveCustomDefinition(store: NetworkStore, id: string, inpu
     }
     const def = checkDefinition(existing ? mergeDefinition({ ...(existing.definition ?? {}) }, update) : update);
     if (existing?.postbacks_enabled && !def.postback) {
-      throw new ServiceError('svc_postback_no_mapping', `Postbacks are switched on for ${id}: switch them off (\`cashtrack networks postbacks ${id} off\`) before removing its postback mapping, or every postback would be refused.`, 409, { network: id });
+      throw new ServiceError(
+        'svc_postback_no_mapping',
+        `Postbacks are switched on for ${id}: switch them off (\`cashtrack networks postbacks ${id} off\`) before removing its postback mapping, or every postback would be refused.`,
+        409,
+        { network: id },
+      );
     }
     const { cashback: _rule, ...stored } = def;
     await store.changed(id, t);
     if (existing) {
-      await store.deps.db.execute('UPDATE networks SET name = ?, currency = ?, definition = ?, updated_at = ? WHERE id = ?', [def.name, def.currency, JSON.stringify(stored), now, id], t);
+      await store.deps.db.execute(
+        'UPDATE networks SET name = ?, currency = ?, definition = ?, updated_at = ? WHERE id = ?',
+        [def.name, def.currency, JSON.stringify(stored), now, id],
+        t,
+      );
       return { created: false, def };
     }
     await store.deps.db.execute(
@@ -43,10 +54,22 @@ export async function saveCustomDefinition(store: NetworkStore, id: string, inpu
   const sentRule = own(update, 'cashback') !== undefined;
   if (def.cashback) await store.deps.cashback.set(id, null, def.cashback.type, def.cashback.value, def.cashback.currency ?? null, actor);
   else if (created || sentRule) await store.deps.cashback.remove(id, null, actor);
-  store.deps.logger.info('networks', created ? 'Custom network created' : 'Custom network updated', { network: id, name: def.name, fields: Object.keys(update).filter((k) => own(update, k) !== undefined).slice(0, 20), actor });
+  store.deps.logger.info('networks', created ? 'Custom network created' : 'Custom network updated', {
+    network: id,
+    name: def.name,
+    fields: Object.keys(update)
+      .filter((k) => own(update, k) !== undefined)
+      .slice(0, 20),
+    actor,
+  });
   return created;
 }
 
 function notCustom(id: string): ServiceError {
-  return new ServiceError('svc_network_not_custom', `${id} is a built-in network: configure it with \`cashtrack networks configure ${id} --set key=value\` instead.`, 409, { network: id });
+  return new ServiceError(
+    'svc_network_not_custom',
+    `${id} is a built-in network: configure it with \`cashtrack networks configure ${id} --set key=value\` instead.`,
+    409,
+    { network: id },
+  );
 }

@@ -33,11 +33,16 @@ export class NetworkService {
 
   /** Every network, built-in then custom, with its state. */
   async list(filters: { kind?: 'builtin' | 'custom' } = {}): Promise<Network[]> {
-    const rows = new Map((await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks`)).map((r) => [String(r.id), toNetworkRow(r)]));
+    const rows = new Map(
+      (await this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks`)).map((r) => [String(r.id), toNetworkRow(r)]),
+    );
     const [orders, advertisers] = await Promise.all([this.orderCounts(), this.advertiserCounts()]);
     const out: Network[] = [];
-    for (const m of [...this.store.byId.values()].sort((a, b) => a.id.localeCompare(b.id))) out.push(await networkView(this.store, m, rows.get(m.id) ?? null, orders, advertisers));
-    for (const row of [...rows.values()].filter((r) => r.kind === 'custom' && r.definition && !this.store.byId.has(r.id)).sort((a, b) => a.id.localeCompare(b.id))) {
+    for (const m of [...this.store.byId.values()].sort((a, b) => a.id.localeCompare(b.id)))
+      out.push(await networkView(this.store, m, rows.get(m.id) ?? null, orders, advertisers));
+    for (const row of [...rows.values()]
+      .filter((r) => r.kind === 'custom' && r.definition && !this.store.byId.has(r.id))
+      .sort((a, b) => a.id.localeCompare(b.id))) {
       out.push(await networkView(this.store, customModule(row.id, row.definition!), row, orders, advertisers));
     }
     return filters.kind ? out.filter((n) => n.kind === filters.kind) : out;
@@ -52,14 +57,23 @@ export class NetworkService {
     // A custom row that reuses a built-in id (left from before that module existed) is not listed.
     const ids = [...this.store.byId.keys()];
     const customWhere = `kind = 'custom' AND definition IS NOT NULL${ids.length ? ` AND id NOT IN (${ids.map(() => '?').join(', ')})` : ''}`;
-    const customTotal = query.kind === 'builtin' ? 0 : toInt((await this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM networks WHERE ${customWhere}`, ids))[0].n);
+    const customTotal =
+      query.kind === 'builtin' ? 0 : toInt((await this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM networks WHERE ${customWhere}`, ids))[0].n);
     const offset = (query.page - 1) * query.per_page;
     const pageBuiltin = builtin.slice(offset, offset + query.per_page);
     const customLimit = query.per_page - pageBuiltin.length;
     const [builtinRows, customRows] = await Promise.all([
-      pageBuiltin.length ? this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE id IN (${pageBuiltin.map(() => '?').join(', ')})`, pageBuiltin) : [],
+      pageBuiltin.length
+        ? this.deps.db.select<Record<string, unknown>>(
+            `SELECT ${NETWORK_COLUMNS} FROM networks WHERE id IN (${pageBuiltin.map(() => '?').join(', ')})`,
+            pageBuiltin,
+          )
+        : [],
       customLimit > 0 && customTotal > 0
-        ? this.deps.db.select<Record<string, unknown>>(`SELECT ${NETWORK_COLUMNS} FROM networks WHERE ${customWhere} ORDER BY id LIMIT ${customLimit} OFFSET ${Math.max(0, offset - builtin.length)}`, ids)
+        ? this.deps.db.select<Record<string, unknown>>(
+            `SELECT ${NETWORK_COLUMNS} FROM networks WHERE ${customWhere} ORDER BY id LIMIT ${customLimit} OFFSET ${Math.max(0, offset - builtin.length)}`,
+            ids,
+          )
         : [],
     ]);
     const rows = new Map([...builtinRows, ...customRows].map((r) => [String(r.id), toNetworkRow(r)]));
@@ -78,7 +92,10 @@ export class NetworkService {
   async storedSetting(ids: string[], name: string): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (ids.length === 0) return out;
-    const rows = await this.deps.db.select<{ id: unknown; settings: unknown }>(`SELECT id, settings FROM networks WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+    const rows = await this.deps.db.select<{ id: unknown; settings: unknown }>(
+      `SELECT id, settings FROM networks WHERE id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
     for (const r of rows) {
       const value = settingValues(r.settings)[name];
       if (value !== undefined) out.set(String(r.id), value);
@@ -135,7 +152,9 @@ export class NetworkService {
   async requireUsable(id: string): Promise<{ module: NetworkModule; settings: ModuleSettings }> {
     const { module, row } = await this.store.resolve(id);
     if (!row?.enabled) {
-      throw new ServiceError('svc_network_disabled', `${module.name} is disabled: run \`cashtrack networks enable ${module.id}\` first.`, 409, { network: module.id });
+      throw new ServiceError('svc_network_disabled', `${module.name} is disabled: run \`cashtrack networks enable ${module.id}\` first.`, 409, {
+        network: module.id,
+      });
     }
     const settings = effectiveSettings(this.store, module, row);
     let configured: boolean;
@@ -203,7 +222,11 @@ export class NetworkService {
    * only its keyed hash; HMAC mode keeps it encrypted (verifying a signature needs it). The old
    * secret stops working at once, or after `grace_hours` (at most a week).
    */
-  async rotatePostbackSecret(id: string, actor: string, options: { mode?: PostbackMode; grace_hours?: number } = {}): Promise<{ network: Network; secret: string; mode: PostbackMode }> {
+  async rotatePostbackSecret(
+    id: string,
+    actor: string,
+    options: { mode?: PostbackMode; grace_hours?: number } = {},
+  ): Promise<{ network: Network; secret: string; mode: PostbackMode }> {
     const { secret, mode } = await rotateSecret(this.store, id, actor, options);
     return { network: await this.get(id), secret, mode };
   }

@@ -32,7 +32,12 @@ export function normaliseAllowlist(entries: unknown): string[] {
     const max = family === 6 ? 128 : 32;
     const bits = prefix === undefined ? max : /^\d{1,3}$/.test(prefix) ? Number(prefix) : NaN;
     if (!family || extra !== undefined || !(bits >= 0 && bits <= max)) {
-      throw new ServiceError('svc_invalid_ip_allowlist', `"${String(entry).slice(0, 64)}" is not an IP address or CIDR range (e.g. 203.0.113.0/24 or 2001:db8::/32).`, 400, { entry: String(entry).slice(0, 64) });
+      throw new ServiceError(
+        'svc_invalid_ip_allowlist',
+        `"${String(entry).slice(0, 64)}" is not an IP address or CIDR range (e.g. 203.0.113.0/24 or 2001:db8::/32).`,
+        400,
+        { entry: String(entry).slice(0, 64) },
+      );
     }
     out.push(`${address.toLowerCase()}/${bits}`);
   }

@@ -7,24 +7,39 @@ import type { NetworkStore } from './store.js';
 const MAX_GRACE_HOURS = 24 * 7;
 
 /** Writes the switch of NetworkService.setPostbacks (which then reads the network back). */
-export async function writePostbackSwitch(store: NetworkStore, id: string, on: boolean, actor: string, options: { ip_allowlist?: string[] | null } = {}): Promise<void> {
+export async function writePostbackSwitch(
+  store: NetworkStore,
+  id: string,
+  on: boolean,
+  actor: string,
+  options: { ip_allowlist?: string[] | null } = {},
+): Promise<void> {
   const allowlist = options.ip_allowlist === undefined ? undefined : options.ip_allowlist === null ? [] : normaliseAllowlist(options.ip_allowlist);
   await store.resolve(id);
   await store.update(id, async (row, t) => {
     if (on && !row.postback_secret) throw secretMissing(id);
     if (on && row.kind === 'custom' && !row.definition?.postback) {
-      throw new ServiceError('svc_postback_no_mapping', `The custom network ${id} has no postback parameter mapping: add "postback" to its definition first.`, 409);
+      throw new ServiceError(
+        'svc_postback_no_mapping',
+        `The custom network ${id} has no postback parameter mapping: add "postback" to its definition first.`,
+        409,
+      );
     }
     const sets = ['postbacks_enabled = ?', 'updated_at = ?'];
     const params: unknown[] = [on, store.deps.clock.now()];
-    if (allowlist !== undefined) (sets.push('postback_ip_allowlist = ?'), params.push(allowlist.length ? JSON.stringify(allowlist) : null));
+    if (allowlist !== undefined) sets.push('postback_ip_allowlist = ?'), params.push(allowlist.length ? JSON.stringify(allowlist) : null);
     await store.deps.db.execute(`UPDATE networks SET ${sets.join(', ')} WHERE id = ?`, [...params, id], t);
   });
   store.deps.logger.info('networks', on ? 'Postbacks switched on' : 'Postbacks switched off', { network: id, ip_allowlist: allowlist, actor });
 }
 
 /** Generates and stores the secret of NetworkService.rotatePostbackSecret (which then reads the network back). */
-export async function rotateSecret(store: NetworkStore, id: string, actor: string, options: { mode?: PostbackMode; grace_hours?: number } = {}): Promise<{ secret: string; mode: PostbackMode }> {
+export async function rotateSecret(
+  store: NetworkStore,
+  id: string,
+  actor: string,
+  options: { mode?: PostbackMode; grace_hours?: number } = {},
+): Promise<{ secret: string; mode: PostbackMode }> {
   if (options.mode !== undefined && !(POSTBACK_MODES as readonly string[]).includes(options.mode)) {
     throw new ServiceError('svc_invalid_postback_mode', `The postback mode must be one of ${POSTBACK_MODES.join(', ')}.`, 400, { field: 'mode' });
   }
@@ -52,5 +67,10 @@ export async function rotateSecret(store: NetworkStore, id: string, actor: strin
 }
 
 function secretMissing(id: string): ServiceError {
-  return new ServiceError('svc_postback_secret_missing', `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`, 409, { network: id });
+  return new ServiceError(
+    'svc_postback_secret_missing',
+    `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`,
+    409,
+    { network: id },
+  );
 }

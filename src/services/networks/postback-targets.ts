@@ -36,7 +36,6 @@ const REVISION_SETTING = 'networks_revision';
 /** Postback targets and opened HMAC secrets kept per process, at most. */
 const MAX_CACHED = 256;
 
-
 /** A network as the postback endpoint sees it, and the `networks_revision` that view is current at. */
 export interface PostbackView {
   target: PostbackTarget | null;

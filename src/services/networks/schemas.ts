@@ -11,7 +11,12 @@ export const NETWORK_KINDS = ['builtin', 'custom'] as const;
 
 /** Input schemas, shared with `cashtrack networks ...`. */
 export const networkSchemas = {
-  list: Joi.object<Paging & { kind?: (typeof NETWORK_KINDS)[number] }, true>({ ...paging, kind: Joi.string().valid(...NETWORK_KINDS).description('Only built-in or only custom networks.') }),
+  list: Joi.object<Paging & { kind?: (typeof NETWORK_KINDS)[number] }, true>({
+    ...paging,
+    kind: Joi.string()
+      .valid(...NETWORK_KINDS)
+      .description('Only built-in or only custom networks.'),
+  }),
   networkId: Joi.object<{ id: string }, true>({ id: networkId().required() }),
   /** Every field optional: an update keeps what it does not send; a new network's required fields are checked by the service. */
   save: customDefinitionPatchSchema,

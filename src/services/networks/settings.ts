@@ -16,7 +16,8 @@ const MAX_PLAIN_SETTING = 1000;
 /** The setting every network has beside its module's: the ceiling its orders are held for review above (services/orders/review.ts). */
 const REVIEW_KEY: ConfigKey = {
   name: REVIEW_SETTING,
-  description: 'Commission above which an order from this network is held for review: "1000.00" (units of the order\'s currency), "500.00 GBP, 80000 JPY", or "none"; unset: the site\'s orders.review_above.',
+  description:
+    'Commission above which an order from this network is held for review: "1000.00" (units of the order\'s currency), "500.00 GBP, 80000 JPY", or "none"; unset: the site\'s orders.review_above.',
   required: false,
   secret: false,
 };
@@ -57,24 +58,49 @@ export async function configureSettings(store: NetworkStore, id: string, values:
   const keys = new Map(keysOf(module).map((k) => [k.name, k]));
   for (const [name, value] of Object.entries(values)) {
     const key = keys.get(name);
-    if (!key) throw new ServiceError('svc_unknown_setting', `${module.name} has no setting "${name.slice(0, 64)}". Settings: ${[...keys.keys()].join(', ') || '(none)'}.`, 400, { field: name.slice(0, 64), settings: [...keys.keys()] });
-    if (value !== null && (typeof value !== 'string' || value.length > (key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING) || /[\u0000-\u001f\u007f]/.test(value))) {
-      throw new ServiceError('svc_invalid_setting', `${name} must be text of at most ${key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING} characters without control characters.`, 400, { field: name });
+    if (!key)
+      throw new ServiceError(
+        'svc_unknown_setting',
+        `${module.name} has no setting "${name.slice(0, 64)}". Settings: ${[...keys.keys()].join(', ') || '(none)'}.`,
+        400,
+        { field: name.slice(0, 64), settings: [...keys.keys()] },
+      );
+    if (
+      value !== null &&
+      (typeof value !== 'string' || value.length > (key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING) || /[\u0000-\u001f\u007f]/.test(value))
+    ) {
+      throw new ServiceError(
+        'svc_invalid_setting',
+        `${name} must be text of at most ${key.secret ? MAX_SECRET_SETTING : MAX_PLAIN_SETTING} characters without control characters.`,
+        400,
+        { field: name },
+      );
     }
     if (name === REVIEW_SETTING && value) parseCeiling(value, name);
   }
   await store.update(id, async (row, t) => {
     const plain = Object.assign(dict<string>(), row.settings);
-    const secrets = Object.assign(dict<string>(), row.secret_settings ? (JSON.parse(store.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {});
+    const secrets = Object.assign(
+      dict<string>(),
+      row.secret_settings ? (JSON.parse(store.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {},
+    );
     for (const [name, value] of Object.entries(values)) {
       const target = keys.get(name)!.secret ? secrets : plain;
       if (value === null || value === '') delete target[name];
       else target[name] = value;
     }
     const sealed = Object.keys(secrets).length ? store.box.seal(JSON.stringify(secrets), `network:${id}:settings`) : null;
-    await store.deps.db.execute('UPDATE networks SET settings = ?, secret_settings = ?, updated_at = ? WHERE id = ?', [encodeSettings(plain, Object.keys(secrets)), sealed, store.deps.clock.now(), id], t);
+    await store.deps.db.execute(
+      'UPDATE networks SET settings = ?, secret_settings = ?, updated_at = ? WHERE id = ?',
+      [encodeSettings(plain, Object.keys(secrets)), sealed, store.deps.clock.now(), id],
+      t,
+    );
   });
-  store.deps.secrets?.add(...Object.entries(values).filter(([name]) => keys.get(name)!.secret).map(([, value]) => value));
+  store.deps.secrets?.add(
+    ...Object.entries(values)
+      .filter(([name]) => keys.get(name)!.secret)
+      .map(([, value]) => value),
+  );
   // Names only: the values of secret settings never reach a log.
   store.deps.logger.info('networks', 'Network configured', { network: id, keys: Object.keys(values), actor });
 }

@@ -57,7 +57,13 @@ export class NetworkStore {
   constructor(readonly deps: NetworkServiceDeps) {
     this.byId = new Map(deps.modules.map((m) => [m.id, m]));
     this.box = new SecretBox(deps.keys.secretBox);
-    this.targets = new PostbackTargets({ db: deps.db, settings: deps.settings, box: this.box, secrets: deps.secrets, moduleOf: (id, row) => this.moduleOf(id, row) });
+    this.targets = new PostbackTargets({
+      db: deps.db,
+      settings: deps.settings,
+      box: this.box,
+      secrets: deps.secrets,
+      moduleOf: (id, row) => this.moduleOf(id, row),
+    });
   }
 
   /** A network row changes in `t`: every process reads its postback target again once `t` commits. */
@@ -95,7 +101,17 @@ export class NetworkStore {
         if (!m) throw notFound(id);
         const now = this.deps.clock.now();
         await this.deps.db.execute(
-          this.deps.db.insertIgnore('networks', ['id', 'kind', 'name', 'currency', 'enabled', 'postbacks_enabled', 'postback_mode', 'created_at', 'updated_at']),
+          this.deps.db.insertIgnore('networks', [
+            'id',
+            'kind',
+            'name',
+            'currency',
+            'enabled',
+            'postbacks_enabled',
+            'postback_mode',
+            'created_at',
+            'updated_at',
+          ]),
           [id, 'builtin', m.name.slice(0, 191), m.defaultCurrency, false, false, 'token', now, now],
           t,
         );

@@ -8,14 +8,26 @@ export async function writeSyncOutcome(store: NetworkStore, id: string, outcome:
 }
 
 /** Records one kind of run under its own key of `last_sync_result` (NetworkService.recordRun). */
-export async function writeRunOutcome(store: NetworkStore, id: string, run: 'advertisers' | 'orders' | 'coupons', counts: object, error: string | null): Promise<void> {
+export async function writeRunOutcome(
+  store: NetworkStore,
+  id: string,
+  run: 'advertisers' | 'orders' | 'coupons',
+  counts: object,
+  error: string | null,
+): Promise<void> {
   const at = store.deps.clock.now();
-  await writeSync(store, id, at, (previous) => {
-    const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
-    // Each kind's own outcome: `error` is null when its last run succeeded, whatever another
-    // kind's run left in `last_error` (the latest error of any run, kept with its time).
-    return { ...base, [run]: { ...counts, error, at: at.toISOString() } };
-  }, error);
+  await writeSync(
+    store,
+    id,
+    at,
+    (previous) => {
+      const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
+      // Each kind's own outcome: `error` is null when its last run succeeded, whatever another
+      // kind's run left in `last_error` (the latest error of any run, kept with its time).
+      return { ...base, [run]: { ...counts, error, at: at.toISOString() } };
+    },
+    error,
+  );
 }
 
 async function writeSync(store: NetworkStore, id: string, at: Date, resultOf: (previous: unknown) => unknown, rawError: string | null): Promise<void> {

@@ -8,7 +8,13 @@ import { shownSettings, type Network, type NetworkRow } from './rows.js';
 import { effectiveSettings, fromConfig as configuredSettings, keysOf } from './settings.js';
 import type { NetworkStore } from './store.js';
 
-export async function networkView(store: NetworkStore, module: NetworkModule, row: NetworkRow | null, orders: Record<string, number>, advertisers: Record<string, number>): Promise<Network> {
+export async function networkView(
+  store: NetworkStore,
+  module: NetworkModule,
+  row: NetworkRow | null,
+  orders: Record<string, number>,
+  advertisers: Record<string, number>,
+): Promise<Network> {
   const id = module.id;
   const fromConfig = configuredSettings(store, id);
   const secretNames = new Set([...(row?.secret_names ?? []), ...module.configKeys.filter((k) => k.secret && fromConfig[k.name]).map((k) => k.name)]);
@@ -24,7 +30,10 @@ export async function networkView(store: NetworkStore, module: NetworkModule, ro
   }
   const cashback = await store.deps.cashback.resolve(id, null);
   const base = store.deps.selfUrl.get();
-  const definition: CustomDefinition | null = row?.kind === 'custom' && row.definition ? { ...row.definition, cashback: cashback.source === 'network' ? { type: cashback.type, value: cashback.value, currency: cashback.currency } : null } : null;
+  const definition: CustomDefinition | null =
+    row?.kind === 'custom' && row.definition
+      ? { ...row.definition, cashback: cashback.source === 'network' ? { type: cashback.type, value: cashback.value, currency: cashback.currency } : null }
+      : null;
   return {
     id,
     kind: store.byId.has(id) ? 'builtin' : 'custom',
@@ -41,7 +50,10 @@ export async function networkView(store: NetworkStore, module: NetworkModule, ro
       mode: row?.postback_mode ?? 'token',
       secret_set: !!row?.postback_secret,
       secret_set_at: row?.postback_secret_set_at ?? null,
-      previous_secret_until: row?.postback_previous_secret && row.postback_previous_until && new Date(row.postback_previous_until) > store.deps.clock.now() ? row.postback_previous_until : null,
+      previous_secret_until:
+        row?.postback_previous_secret && row.postback_previous_until && new Date(row.postback_previous_until) > store.deps.clock.now()
+          ? row.postback_previous_until
+          : null,
       ip_allowlist: row?.postback_ip_allowlist ?? [],
       url: base ? `${base}/postback/${id}` : null,
       template: module.postbackTemplate ?? null,

@@ -24,65 +24,101 @@ export class OrderAdmin {
   ) {}
 
   async update(id: number, input: UpdateInput, actor: string, once?: Once<OrderChange>): Promise<OrderChange> {
-    const refused = (code: string) => this.deps.logger.warning('orders', 'Order change refused', { code, order_id: id, status: input?.status === undefined ? undefined : String(input.status).slice(0, 16), actor });
-    return this.changeOne(id, once, refused, () => ({ status: input.status === undefined ? undefined : checkStatus(input.status), note: optionalText(input.note, 'note', 500) }), async (row, { status, note }, t) => {
-      let amounts: Amounts | undefined;
-      if (input.sale_amount !== undefined || input.commission !== undefined || input.currency !== undefined) {
-        const currency = input.currency ?? row.currency;
-        currencyExponent(currency);
-        if (currency !== row.currency && (input.sale_amount === undefined || input.commission === undefined)) {
-          throw invalid('currency', 'A change of currency needs both sale_amount and commission in the new currency.');
+    const refused = (code: string) =>
+      this.deps.logger.warning('orders', 'Order change refused', {
+        code,
+        order_id: id,
+        status: input?.status === undefined ? undefined : String(input.status).slice(0, 16),
+        actor,
+      });
+    return this.changeOne(
+      id,
+      once,
+      refused,
+      () => ({ status: input.status === undefined ? undefined : checkStatus(input.status), note: optionalText(input.note, 'note', 500) }),
+      async (row, { status, note }, t) => {
+        let amounts: Amounts | undefined;
+        if (input.sale_amount !== undefined || input.commission !== undefined || input.currency !== undefined) {
+          const currency = input.currency ?? row.currency;
+          currencyExponent(currency);
+          if (currency !== row.currency && (input.sale_amount === undefined || input.commission === undefined)) {
+            throw invalid('currency', 'A change of currency needs both sale_amount and commission in the new currency.');
+          }
+          amounts = {
+            currency,
+            sale: input.sale_amount === undefined ? row.sale_amount : parseAmount(input.sale_amount, currency, { allowZero: true, field: 'sale_amount' }),
+            commission: input.commission === undefined ? row.commission : parseAmount(input.commission, currency, { field: 'commission' }),
+          };
         }
-        amounts = {
-          currency,
-          sale: input.sale_amount === undefined ? row.sale_amount : parseAmount(input.sale_amount, currency, { allowZero: true, field: 'sale_amount' }),
-          commission: input.commission === undefined ? row.commission : parseAmount(input.commission, currency, { field: 'commission' }),
-        };
-      }
-      const applied = await this.changes.apply(row, { amounts, status }, 'strict', actor, note, t);
-      if (note !== null && note !== row.note) {
-        await this.deps.db.execute('UPDATE orders SET note = ?, updated_at = ? WHERE id = ?', [note, this.deps.clock.now(), id], t);
-        applied.changes.push('note');
-      }
-      if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged', context: { order_id: id, actor } });
-      return applied;
-    });
+        const applied = await this.changes.apply(row, { amounts, status }, 'strict', actor, note, t);
+        if (note !== null && note !== row.note) {
+          await this.deps.db.execute('UPDATE orders SET note = ?, updated_at = ? WHERE id = ?', [note, this.deps.clock.now(), id], t);
+          applied.changes.push('note');
+        }
+        if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged', context: { order_id: id, actor } });
+        return applied;
+      },
+    );
   }
 
   async assign(id: number, memberId: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
     const refused = (code: string) => this.deps.logger.warning('orders', 'Order assignment refused', { code, order_id: id, member_id: memberId, actor });
-    return this.changeOne(id, once, refused, () => optionalText(note, 'note', 500), async (row, text, t) => {
-      await this.deps.users.requireMemberId(memberId, t);
-      let applied: Applied = { row, changes: [], ignored: [], events: [] };
-      if (row.member_id === memberId) {
-        applied.events.push({ level: 'debug', message: 'Order already assigned to this member', context: { order_id: id, member_id: memberId, actor } });
-      } else if (row.member_id !== null) {
-        throw new ServiceError('svc_order_already_assigned', `Order ${id} already belongs to member ${row.member_id}.`, 409, { member_id: row.member_id });
-      } else {
-        const now = this.deps.clock.now();
-        await this.deps.db.execute('UPDATE orders SET member_id = ?, updated_at = ? WHERE id = ?', [memberId, now, id], t);
-        const assigned = { ...row, member_id: memberId, updated_at: now };
-        const context = { order_id: id, member_id: memberId, status: row.status, actor };
-        await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t, context);
-        applied = { row: assigned, changes: ['member'], ignored: [], events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context }] };
-      }
-      return applied;
-    });
+    return this.changeOne(
+      id,
+      once,
+      refused,
+      () => optionalText(note, 'note', 500),
+      async (row, text, t) => {
+        await this.deps.users.requireMemberId(memberId, t);
+        let applied: Applied = { row, changes: [], ignored: [], events: [] };
+        if (row.member_id === memberId) {
+          applied.events.push({ level: 'debug', message: 'Order already assigned to this member', context: { order_id: id, member_id: memberId, actor } });
+        } else if (row.member_id !== null) {
+          throw new ServiceError('svc_order_already_assigned', `Order ${id} already belongs to member ${row.member_id}.`, 409, { member_id: row.member_id });
+        } else {
+          const now = this.deps.clock.now();
+          await this.deps.db.execute('UPDATE orders SET member_id = ?, updated_at = ? WHERE id = ?', [memberId, now, id], t);
+          const assigned = { ...row, member_id: memberId, updated_at: now };
+          const context = { order_id: id, member_id: memberId, status: row.status, actor };
+          await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t, context);
+          applied = {
+            row: assigned,
+            changes: ['member'],
+            ignored: [],
+            events: [{ level: 'info', message: 'Order assigned', hook: HOOKS.orderAssigned, context }],
+          };
+        }
+        return applied;
+      },
+    );
   }
 
   async decide(id: number, decision: 'released' | 'declined', actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
-    const refused = (code: string) => this.deps.logger.warning('orders', decision === 'released' ? 'Release of an order refused' : 'Decline of a held order refused', { code, order_id: id, actor });
-    return this.changeOne(id, once, refused, () => optionalText(note, 'note', 500), async (row, text, t) => {
-      if (row.review !== 'held') {
-        throw new ServiceError('svc_order_not_held', `Order ${id} is not held for review${row.review ? ` (it was ${row.review} already)` : ''}.`, 409, { review: row.review });
-      }
-      const { set, row: decided, changes, events } = decideHeld(row, decision, actor, text, this.deps.clock.now());
-      // Released, it is no longer held: the effects of its current status apply now, once.
-      if (decision === 'released') await this.effects.enter(decided, actor, withNote('released after review', text), t, events[0].context);
-      const columns = Object.keys(set);
-      await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
-      return { row: decided, changes, ignored: [], events };
-    });
+    const refused = (code: string) =>
+      this.deps.logger.warning('orders', decision === 'released' ? 'Release of an order refused' : 'Decline of a held order refused', {
+        code,
+        order_id: id,
+        actor,
+      });
+    return this.changeOne(
+      id,
+      once,
+      refused,
+      () => optionalText(note, 'note', 500),
+      async (row, text, t) => {
+        if (row.review !== 'held') {
+          throw new ServiceError('svc_order_not_held', `Order ${id} is not held for review${row.review ? ` (it was ${row.review} already)` : ''}.`, 409, {
+            review: row.review,
+          });
+        }
+        const { set, row: decided, changes, events } = decideHeld(row, decision, actor, text, this.deps.clock.now());
+        // Released, it is no longer held: the effects of its current status apply now, once.
+        if (decision === 'released') await this.effects.enter(decided, actor, withNote('released after review', text), t, events[0].context);
+        const columns = Object.keys(set);
+        await this.deps.db.execute(`UPDATE orders SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
+        return { row: decided, changes, ignored: [], events };
+      },
+    );
   }
 
   /**
@@ -91,7 +127,13 @@ export class OrderAdmin {
    * change made, its ledger effects settled, the answer recorded with the key in the same
    * transaction, hooks after commit. A refusal is logged by `refused`.
    */
-  private async changeOne<P>(id: number, once: Once<OrderChange> | undefined, refused: (code: string) => void, prepare: () => P, change: (row: OrderRow, prepared: P, t: Transaction) => Promise<Applied>): Promise<OrderChange> {
+  private async changeOne<P>(
+    id: number,
+    once: Once<OrderChange> | undefined,
+    refused: (code: string) => void,
+    prepare: () => P,
+    change: (row: OrderRow, prepared: P, t: Transaction) => Promise<Applied>,
+  ): Promise<OrderChange> {
     try {
       const prepared = prepare();
       const { result, events } = await this.deps.db.transaction(async (t) => {

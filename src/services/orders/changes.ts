@@ -31,7 +31,16 @@ export class OrderChanges {
 
   /** A new order's ledger effects (its row was just inserted). */
   async enterNew(row: OrderRow, r: OrderReport, actor: string, t: Transaction): Promise<Applied> {
-    const context: Record<string, unknown> = { order_id: row.id, ...r.about, status: row.status, member_id: row.member_id, sub_id: row.sub_id, cashback: formatAmount(row.cashback, row.currency), currency: row.currency, rule: row.cashback_rule };
+    const context: Record<string, unknown> = {
+      order_id: row.id,
+      ...r.about,
+      status: row.status,
+      member_id: row.member_id,
+      sub_id: row.sub_id,
+      cashback: formatAmount(row.cashback, row.currency),
+      currency: row.currency,
+      rule: row.cashback_rule,
+    };
     if (row.review === 'held') context.review = 'held';
     await this.effects.enter(row, actor, r.note, t, context);
     const events: LogEvent[] = [{ level: 'info', message: 'Order recorded', hook: HOOKS.orderRecorded, context }];
@@ -45,7 +54,7 @@ export class OrderChanges {
     let target: Amounts | undefined = r.amounts;
     let status: OrderStatus | undefined = r.status;
     // A decline often comes with the amounts zeroed: they never overwrite the order's.
-    if (r.status === 'declined' && this.amountsDiffer(existing, r.amounts)) (ignored.push('amounts'), (target = undefined));
+    if (r.status === 'declined' && this.amountsDiffer(existing, r.amounts)) ignored.push('amounts'), (target = undefined);
     // Declined after review: what the network says of it no longer changes anything.
     if (existing.review === 'declined' && r.source !== 'manual') {
       if (target && this.amountsDiffer(existing, target)) ignored.push('amounts');
@@ -56,8 +65,21 @@ export class OrderChanges {
     if (memberId !== null && memberId !== existing.member_id) ignored.push('member');
     const applied = await this.apply(existing, { amounts: target, status, raw: r.raw, hold }, r.source === 'manual' ? 'strict' : 'lenient', actor, null, t);
     applied.ignored.unshift(...ignored);
-    if (applied.ignored.length > 0) applied.events.push({ level: 'warning', message: 'Order report partly ignored', context: { order_id: existing.id, ...r.about, ignored: applied.ignored, order_status: applied.row.status, reported_status: r.status, ...(existing.review ? { review: existing.review } : {}) } });
-    if (applied.changes.length === 0) applied.events.push({ level: 'debug', message: 'Order unchanged (duplicate report)', context: { order_id: existing.id, ...r.about, status: r.status } });
+    if (applied.ignored.length > 0)
+      applied.events.push({
+        level: 'warning',
+        message: 'Order report partly ignored',
+        context: {
+          order_id: existing.id,
+          ...r.about,
+          ignored: applied.ignored,
+          order_status: applied.row.status,
+          reported_status: r.status,
+          ...(existing.review ? { review: existing.review } : {}),
+        },
+      });
+    if (applied.changes.length === 0)
+      applied.events.push({ level: 'debug', message: 'Order unchanged (duplicate report)', context: { order_id: existing.id, ...r.about, status: r.status } });
     return applied;
   }
 
@@ -69,14 +91,24 @@ export class OrderChanges {
    * Applies amounts and a status to a locked order. `strict` refuses what the rules forbid;
    * `lenient` (network reports) skips it and says so in `ignored`.
    */
-  async apply(row: OrderRow, target: { amounts?: Amounts; status?: OrderStatus; raw?: string | null; hold?: ReviewReason | null }, mode: 'strict' | 'lenient', actor: string, note: string | null, t: Transaction): Promise<Applied> {
+  async apply(
+    row: OrderRow,
+    target: { amounts?: Amounts; status?: OrderStatus; raw?: string | null; hold?: ReviewReason | null },
+    mode: 'strict' | 'lenient',
+    actor: string,
+    note: string | null,
+    t: Transaction,
+  ): Promise<Applied> {
     const out: Applied = { row, changes: [], ignored: [], events: [] };
     const now = this.deps.clock.now();
     // Every change of the order goes into one UPDATE, written once the effects are applied.
     const set: Record<string, unknown> = {};
     if (target.amounts && this.amountsDiffer(row, target.amounts)) {
       if (row.status !== 'pending') {
-        if (mode === 'strict') throw new ServiceError('svc_order_not_pending', `Order ${row.id} is ${row.status}: amounts can only be corrected while it is pending.`, 409, { status: row.status });
+        if (mode === 'strict')
+          throw new ServiceError('svc_order_not_pending', `Order ${row.id} is ${row.status}: amounts can only be corrected while it is pending.`, 409, {
+            status: row.status,
+          });
         out.ignored.push('amounts');
       } else {
         const a = target.amounts;
@@ -93,29 +125,59 @@ export class OrderChanges {
           message: 'Order amounts corrected',
           context: {
             order_id: row.id,
-            from: { sale_amount: formatAmount(row.sale_amount, row.currency), commission: formatAmount(row.commission, row.currency), cashback: formatAmount(row.cashback, row.currency), currency: row.currency },
-            to: { sale_amount: formatAmount(a.sale, a.currency), commission: formatAmount(a.commission, a.currency), cashback: formatAmount(cashback, a.currency), currency: a.currency },
+            from: {
+              sale_amount: formatAmount(row.sale_amount, row.currency),
+              commission: formatAmount(row.commission, row.currency),
+              cashback: formatAmount(row.cashback, row.currency),
+              currency: row.currency,
+            },
+            to: {
+              sale_amount: formatAmount(a.sale, a.currency),
+              commission: formatAmount(a.commission, a.currency),
+              cashback: formatAmount(cashback, a.currency),
+              currency: a.currency,
+            },
             actor,
           },
         });
-        out.row = { ...row, sale_amount: a.sale, commission: a.commission, currency: a.currency, cashback, updated_at: now, ...(hold ? { review: 'held' as const, review_reason: hold, reviewed_by: null, reviewed_at: null } : {}) };
+        out.row = {
+          ...row,
+          sale_amount: a.sale,
+          commission: a.commission,
+          currency: a.currency,
+          cashback,
+          updated_at: now,
+          ...(hold ? { review: 'held' as const, review_reason: hold, reviewed_by: null, reviewed_at: null } : {}),
+        };
         out.changes.push('amounts');
-        if (hold) (out.changes.push('review'), out.events.push(heldEvent(out.row, actor)));
+        if (hold) out.changes.push('review'), out.events.push(heldEvent(out.row, actor));
       }
     }
     const to = target.status;
     if (to !== undefined && to !== out.row.status) {
       const from = out.row.status;
       if (!TRANSITIONS[from].includes(to)) {
-        if (mode === 'strict') throw new ServiceError('svc_invalid_transition', `Order ${row.id} cannot move from ${from} to ${to}.`, 409, { from, to, allowed: TRANSITIONS[from] });
+        if (mode === 'strict')
+          throw new ServiceError('svc_invalid_transition', `Order ${row.id} cannot move from ${from} to ${to}.`, 409, { from, to, allowed: TRANSITIONS[from] });
         out.ignored.push('status');
       } else if (mode === 'strict' && out.row.review === 'held') {
         // An administrator decides a held order by releasing or declining it, not by moving its status.
-        throw new ServiceError('svc_order_held', `Order ${row.id} is held for review: release it (its ${from} status then applies) or decline it first.`, 409, { reason: out.row.review_reason });
+        throw new ServiceError('svc_order_held', `Order ${row.id} is held for review: release it (its ${from} status then applies) or decline it first.`, 409, {
+          reason: out.row.review_reason,
+        });
       } else {
         const current = out.row;
         // Held: the move is recorded on the order and applies its effects only once released.
-        const context: Record<string, unknown> = { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from, to, member_id: current.member_id, actor, ...(current.review === 'held' ? { review: 'held' } : {}) };
+        const context: Record<string, unknown> = {
+          order_id: row.id,
+          network: row.network,
+          transaction_id: row.transaction_id,
+          from,
+          to,
+          member_id: current.member_id,
+          actor,
+          ...(current.review === 'held' ? { review: 'held' } : {}),
+        };
         await this.effects.move(current, from, to, actor, note, t, context);
         Object.assign(set, { status: to, status_changed_at: now, updated_at: now });
         out.row = { ...current, status: to, status_changed_at: now, updated_at: now };
@@ -147,7 +209,10 @@ export class OrderChanges {
 
   /** The events' webhooks go to the outbox in `t`; their hooks fire once `t` has committed. */
   announce(events: LogEvent[], t: Transaction): Promise<void> {
-    return this.deps.events.emitMany(t, events.flatMap((e): [string, unknown][] => (e.hook ? [[e.hook, e.context]] : [])));
+    return this.deps.events.emitMany(
+      t,
+      events.flatMap((e): [string, unknown][] => (e.hook ? [[e.hook, e.context]] : [])),
+    );
   }
 
   /** Logs once the transaction has committed (a retried transaction logs once). */

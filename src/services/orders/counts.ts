@@ -11,7 +11,10 @@ export class OrderCounts {
   async countByNetwork(networks?: string[]): Promise<Record<string, number>> {
     if (networks?.length === 0) return {};
     const only = networks ? ` WHERE network IN (${networks.map(() => '?').join(', ')})` : '';
-    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`, networks ?? []);
+    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(
+      `SELECT network, COUNT(*) AS n FROM orders${only} GROUP BY network`,
+      networks ?? [],
+    );
     return Object.fromEntries(rows.map((r) => [String(r.network), toInt(r.n)]));
   }
 }

@@ -40,7 +40,12 @@ export class OrderEffects {
       try {
         this.share = parsePercent(this.deps.referralShare, 'referrals.share_percent');
       } catch {
-        throw new ServiceError('svc_invalid_config', `Invalid configuration CASHTRACK_REFERRAL_SHARE_PERCENT (referrals.share_percent): must be a percentage from 0 to 100.`, 500, { key: 'referrals.share_percent' });
+        throw new ServiceError(
+          'svc_invalid_config',
+          `Invalid configuration CASHTRACK_REFERRAL_SHARE_PERCENT (referrals.share_percent): must be a percentage from 0 to 100.`,
+          500,
+          { key: 'referrals.share_percent' },
+        );
       }
     }
     return this.share;
@@ -91,7 +96,15 @@ export class OrderEffects {
   }
 
   /** The ledger side of a status move (the caller checked that the rules allow it); effects go into `into`. */
-  async move(row: OrderRow, from: OrderStatus, to: OrderStatus, actor: string, note: string | null, t: Transaction, into: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+  async move(
+    row: OrderRow,
+    from: OrderStatus,
+    to: OrderStatus,
+    actor: string,
+    note: string | null,
+    t: Transaction,
+    into: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
     if (row.member_id === null || row.review === 'held') return into;
     if (from === 'pending') this.addPending(row.member_id, row.currency, -row.cashback, t);
     if (from === 'approved') into.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
@@ -120,7 +133,17 @@ export class OrderEffects {
     const entries: PostInput[] = [];
     const owners: [Record<string, unknown>, string][] = [];
     for (const { row, actor, note, into } of credits) {
-      entries.push({ memberId: row.member_id!, currency: row.currency, type: 'cashback', amount: row.cashback, sourceType: 'order', sourceId: row.id, orderId: row.id, note: withNote(`Cashback for order ${orderLabel(row)}`, note), actor });
+      entries.push({
+        memberId: row.member_id!,
+        currency: row.currency,
+        type: 'cashback',
+        amount: row.cashback,
+        sourceType: 'order',
+        sourceId: row.id,
+        orderId: row.id,
+        note: withNote(`Cashback for order ${orderLabel(row)}`, note),
+        actor,
+      });
       owners.push([into, 'cashback_entry_id']);
       const referral = referrals.get(row.member_id!);
       // The referrer's share comes out of the site's margin and never exceeds it.

@@ -24,7 +24,16 @@ import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput 
 
 export { OrderCounts } from './counts.js';
 export type { Order, OrderFilters } from './rows.js';
-export { ORDER_SOURCES, ORDER_STATUSES, REVIEW_REASONS, REVIEW_STATES, type OrderSource, type OrderStatus, type ReviewReason, type ReviewState } from './states.js';
+export {
+  ORDER_SOURCES,
+  ORDER_STATUSES,
+  REVIEW_REASONS,
+  REVIEW_STATES,
+  type OrderSource,
+  type OrderStatus,
+  type ReviewReason,
+  type ReviewState,
+} from './states.js';
 export type { OrderReport, RecordInput } from './reports.js';
 export type { PollCounts, PollOptions, PollState } from './poll.js';
 export type { LogEvent, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
@@ -57,7 +66,11 @@ export class OrderService {
    * report past the review rule is recorded but held (see `release`).
    */
   async record(input: RecordInput | OrderReport, actor: string, once?: Once<OrderChange>): Promise<OrderChange> {
-    const [change] = await this.recordMany([input], actor, once && { claim: once.claim && ((t) => once.claim!(t)), record: (changes, t) => once.record(changes[0], t) });
+    const [change] = await this.recordMany(
+      [input],
+      actor,
+      once && { claim: once.claim && ((t) => once.claim!(t)), record: (changes, t) => once.record(changes[0], t) },
+    );
     return change;
   }
 
@@ -67,7 +80,8 @@ export class OrderService {
     try {
       return prepareReport(input as RecordInput, actor, this.deps.currency);
     } catch (err) {
-      if (err instanceof ServiceError && !options.quiet) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...aboutReport(input as RecordInput, actor), field: err.data.field });
+      if (err instanceof ServiceError && !options.quiet)
+        this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...aboutReport(input as RecordInput, actor), field: err.data.field });
       throw err;
     }
   }
@@ -90,12 +104,25 @@ export class OrderService {
     return this.recordAll(
       inputs,
       actor,
-      async (applied) => applied.map((a) => ({ id: a.row.id, status: a.row.status, duplicate: a.changes.length === 0, changes: a.changes, ignored: a.ignored, held: a.row.review === 'held' && (a.changes[0] === 'created' || a.changes.includes('review')) })),
+      async (applied) =>
+        applied.map((a) => ({
+          id: a.row.id,
+          status: a.row.status,
+          duplicate: a.changes.length === 0,
+          changes: a.changes,
+          ignored: a.ignored,
+          held: a.row.review === 'held' && (a.changes[0] === 'created' || a.changes.includes('review')),
+        })),
       once,
     );
   }
 
-  private async recordAll<R>(inputs: (RecordInput | OrderReport)[], actor: string, answer: (applied: Applied[], t: Transaction) => Promise<R[]>, once?: Once<R[]>): Promise<R[]> {
+  private async recordAll<R>(
+    inputs: (RecordInput | OrderReport)[],
+    actor: string,
+    answer: (applied: Applied[], t: Transaction) => Promise<R[]>,
+    once?: Once<R[]>,
+  ): Promise<R[]> {
     const reports = inputs.map((input) => this.prepare(input, actor));
     if (reports.length === 0) return [];
     try {
@@ -110,20 +137,35 @@ export class OrderService {
       const { result, events } = await this.retryOnDuplicateKey(() =>
         this.deps.db.transaction(async (t) => {
           await once?.claim?.(t);
-          const orders = await this.reader.lockByTransactions(reports.map((r) => ({ network: r.network, transactionId: r.transactionId })), t);
+          const orders = await this.reader.lockByTransactions(
+            reports.map((r) => ({ network: r.network, transactionId: r.transactionId })),
+            t,
+          );
           // The first report of each transaction not on file creates its order.
           const creators = new Map<string, number>();
           reports.forEach((r, i) => {
             const key = orderKey(r.network, r.transactionId);
             if (!orders.has(key) && !creators.has(key)) creators.set(key, i);
           });
-          if (creators.size > 0) for (const row of await insertOrders(this.deps, [...creators.values()].map((i) => ({ report: reports[i], memberId: members[i], rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))!, held: holds[i] })), t)) orders.set(orderKey(row.network, row.transaction_id), row);
+          if (creators.size > 0)
+            for (const row of await insertOrders(
+              this.deps,
+              [...creators.values()].map((i) => ({
+                report: reports[i],
+                memberId: members[i],
+                rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))!,
+                held: holds[i],
+              })),
+              t,
+            ))
+              orders.set(orderKey(row.network, row.transaction_id), row);
 
           const applied: Applied[] = [];
           for (const [i, r] of reports.entries()) {
             const key = orderKey(r.network, r.transactionId);
             const row = orders.get(key)!;
-            const a = creators.get(key) === i ? await this.changes.enterNew(row, r, actor, t) : await this.changes.applyReport(row, r, members[i], holds[i], actor, t);
+            const a =
+              creators.get(key) === i ? await this.changes.enterNew(row, r, actor, t) : await this.changes.applyReport(row, r, members[i], holds[i], actor, t);
             orders.set(key, a.row);
             applied.push(a);
           }
@@ -138,7 +180,8 @@ export class OrderService {
       this.changes.emit(events);
       return result;
     } catch (err) {
-      if (err instanceof ServiceError && reports.length === 1) this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...reports[0].about, field: err.data.field });
+      if (err instanceof ServiceError && reports.length === 1)
+        this.deps.logger.warning('orders', 'Order report refused', { code: err.code, ...reports[0].about, field: err.data.field });
       throw err;
     }
   }
@@ -183,7 +226,8 @@ export class OrderService {
   }
 
   list(filters: OrderFilters): Promise<{ items: Order[]; total: number }> {
-    if (filters.review !== undefined && !(REVIEW_STATES as readonly string[]).includes(filters.review)) throw invalid('review', `review must be one of ${REVIEW_STATES.join(', ')}.`);
+    if (filters.review !== undefined && !(REVIEW_STATES as readonly string[]).includes(filters.review))
+      throw invalid('review', `review must be one of ${REVIEW_STATES.join(', ')}.`);
     if (filters.network !== undefined) checkNetwork(filters.network, 'svc_invalid_order');
     if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
     if (filters.status !== undefined) checkStatus(filters.status);

@@ -105,7 +105,10 @@ export class OrderPoll {
     let from: Date;
     if (since) from = since;
     else {
-      const [row] = await this.deps.db.select<{ at: unknown }>("SELECT MIN(COALESCE(event_at, created_at)) AS at FROM orders WHERE network = ? AND status = 'pending'", [network]);
+      const [row] = await this.deps.db.select<{ at: unknown }>(
+        "SELECT MIN(COALESCE(event_at, created_at)) AS at FROM orders WHERE network = ? AND status = 'pending'",
+        [network],
+      );
       const oldest = toDate(row?.at);
       from = oldest ? new Date(oldest.getTime() - PENDING_MARGIN_DAYS * DAY) : new Date(to.getTime() - DEFAULT_DAYS * DAY);
     }
@@ -126,7 +129,9 @@ export class OrderPoll {
     const { logger } = this.deps;
     const { module, runtime: rt } = await this.deps.networks.runtime(network, options.signal);
     const resume = options.resume?.network === module.id ? options.resume : null;
-    const window = resume ? { from: new Date(resume.from), to: new Date(resume.to) } : await this.window(module.id, options.since, module.limits.maxLookbackDays);
+    const window = resume
+      ? { from: new Date(resume.from), to: new Date(resume.to) }
+      : await this.window(module.id, options.since, module.limits.maxLookbackDays);
     const counts: PollCounts = resume ? { ...resume.counts } : { pages: 0, seen: 0, created: 0, updated: 0, duplicate: 0, failed: 0 };
     const skip = counts.pages;
     const where = { network: module.id, from: window.from.toISOString(), to: window.to.toISOString() };
@@ -182,7 +187,10 @@ export class OrderPoll {
       const batch = ready.slice(i, i + BATCH);
       let changes: OrderChange[] | null = null;
       try {
-        changes = await orders.recordMany(batch.map((r) => r.report), 'system');
+        changes = await orders.recordMany(
+          batch.map((r) => r.report),
+          'system',
+        );
       } catch {
         // One of them was refused (or a fault): each again on its own, below.
       }

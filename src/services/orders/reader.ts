@@ -52,7 +52,11 @@ export class OrderReader {
       ids.sort((a, b) => a - b);
       for (let i = 0; i < ids.length; i += 500) {
         const chunk = ids.slice(i, i + 500);
-        const rows = await this.db.select<Record<string, unknown>>(`SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id IN (${chunk.map(() => '?').join(', ')}) ORDER BY o.id${this.db.forUpdate()}`, chunk, t);
+        const rows = await this.db.select<Record<string, unknown>>(
+          `SELECT ${ORDER_COLUMNS} FROM orders o WHERE o.id IN (${chunk.map(() => '?').join(', ')}) ORDER BY o.id${this.db.forUpdate()}`,
+          chunk,
+          t,
+        );
         for (const r of rows.map(toOrderRow)) found.set(orderKey(r.network, r.transaction_id), r);
       }
     }
@@ -77,20 +81,20 @@ export class OrderReader {
   async list(f: OrderFilters): Promise<{ items: Order[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (f.status) (where.push('o.status = ?'), params.push(f.status));
-    if (f.member_id !== undefined) (where.push('o.member_id = ?'), params.push(f.member_id));
-    if (f.network) (where.push('o.network = ?'), params.push(f.network));
-    if (f.advertiser) (where.push('o.advertiser = ?'), params.push(f.advertiser));
+    if (f.status) where.push('o.status = ?'), params.push(f.status);
+    if (f.member_id !== undefined) where.push('o.member_id = ?'), params.push(f.member_id);
+    if (f.network) where.push('o.network = ?'), params.push(f.network);
+    if (f.advertiser) where.push('o.advertiser = ?'), params.push(f.advertiser);
     if (f.unmatched !== undefined) where.push(f.unmatched ? 'o.member_id IS NULL' : 'o.member_id IS NOT NULL');
-    if (f.review) (where.push('o.review = ?'), params.push(f.review));
+    if (f.review) where.push('o.review = ?'), params.push(f.review);
     if (f.search) {
       const like = Database.likePrefix(f.search.trim());
       // transaction_id is ASCII-only on MariaDB: comparing it with other characters is an error there.
-      if (ASCII_ID.test(f.search.trim())) (where.push("(o.transaction_id LIKE ? ESCAPE '!' OR o.merchant_ref LIKE ? ESCAPE '!')"), params.push(like, like));
-      else (where.push("o.merchant_ref LIKE ? ESCAPE '!'"), params.push(like));
+      if (ASCII_ID.test(f.search.trim())) where.push("(o.transaction_id LIKE ? ESCAPE '!' OR o.merchant_ref LIKE ? ESCAPE '!')"), params.push(like, like);
+      else where.push("o.merchant_ref LIKE ? ESCAPE '!'"), params.push(like);
     }
-    if (f.after) (where.push('o.created_at > ?'), params.push(f.after));
-    if (f.before) (where.push('o.created_at < ?'), params.push(f.before));
+    if (f.after) where.push('o.created_at > ?'), params.push(f.after);
+    if (f.before) where.push('o.created_at < ?'), params.push(f.before);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (f.page - 1) * f.per_page;
     const [rows, count] = await Promise.all([

@@ -65,7 +65,8 @@ export function invalid(field: string, message: string): ServiceError {
 }
 
 export function checkStatus(status: unknown, field = 'status'): OrderStatus {
-  if (typeof status !== 'string' || !(ORDER_STATUSES as readonly string[]).includes(status)) throw invalid(field, `${field} must be one of ${ORDER_STATUSES.join(', ')}.`);
+  if (typeof status !== 'string' || !(ORDER_STATUSES as readonly string[]).includes(status))
+    throw invalid(field, `${field} must be one of ${ORDER_STATUSES.join(', ')}.`);
   return status as OrderStatus;
 }
 
@@ -93,7 +94,12 @@ function storeRaw(raw: unknown): string | null {
 
 /** What identifies a report in the log, whatever it holds. */
 export function aboutReport(input: RecordInput, actor: string): OrderReport['about'] {
-  return { network: String(input?.network).slice(0, 64), transaction_id: String(input?.transaction_id).slice(0, 191), source: String(input?.source).slice(0, 16), actor };
+  return {
+    network: String(input?.network).slice(0, 64),
+    transaction_id: String(input?.transaction_id).slice(0, 191),
+    source: String(input?.source).slice(0, 16),
+    actor,
+  };
 }
 
 /** Checks and normalises a report (400 svc_invalid_order, svc_invalid_amount, svc_invalid_currency). */
@@ -112,7 +118,8 @@ export function prepareReport(input: RecordInput, actor: string, siteCurrency: s
   // A decline may come with the commission zeroed; anything else must carry one.
   const commission = parseAmount(input.commission, currency, { allowZero: status === 'declined', field: 'commission' });
   const memberId = input.member_id;
-  if (memberId !== undefined && memberId !== null && (typeof memberId !== 'number' || !Number.isSafeInteger(memberId) || memberId < 1)) throw invalid('member_id', 'member_id must be a member id.');
+  if (memberId !== undefined && memberId !== null && (typeof memberId !== 'number' || !Number.isSafeInteger(memberId) || memberId < 1))
+    throw invalid('member_id', 'member_id must be a member id.');
   return {
     prepared: true,
     network,

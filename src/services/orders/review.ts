@@ -95,15 +95,37 @@ export function heldEvent(row: OrderRow, actor: string): LogEvent {
  * caller posts). Released, the order's current status is to be entered by the caller; declined,
  * nothing is undone (nothing was applied while it was held): it only becomes declined.
  */
-export function decideHeld(row: OrderRow, decision: 'released' | 'declined', actor: string, note: string | null, now: Date): { set: Record<string, unknown>; row: OrderRow; changes: string[]; events: LogEvent[] } {
+export function decideHeld(
+  row: OrderRow,
+  decision: 'released' | 'declined',
+  actor: string,
+  note: string | null,
+  now: Date,
+): { set: Record<string, unknown>; row: OrderRow; changes: string[]; events: LogEvent[] } {
   const set: Record<string, unknown> = { review: decision, reviewed_by: actor, reviewed_at: now, updated_at: now };
   if (note !== null) set.note = note;
   let decided: OrderRow = { ...row, review: decision, reviewed_by: actor, reviewed_at: now, updated_at: now, note: note ?? row.note };
-  const context: Record<string, unknown> = { order_id: row.id, network: row.network, transaction_id: row.transaction_id, decision, reason: row.review_reason, status: row.status, member_id: row.member_id, actor };
-  const events: LogEvent[] = [{ level: 'info', message: decision === 'released' ? 'Held order released' : 'Held order declined', hook: HOOKS.orderReviewed, context }];
+  const context: Record<string, unknown> = {
+    order_id: row.id,
+    network: row.network,
+    transaction_id: row.transaction_id,
+    decision,
+    reason: row.review_reason,
+    status: row.status,
+    member_id: row.member_id,
+    actor,
+  };
+  const events: LogEvent[] = [
+    { level: 'info', message: decision === 'released' ? 'Held order released' : 'Held order declined', hook: HOOKS.orderReviewed, context },
+  ];
   if (decision === 'released' || row.status === 'declined') return { set, row: decided, changes: ['review'], events };
   Object.assign(set, { status: 'declined', status_changed_at: now });
   decided = { ...decided, status: 'declined', status_changed_at: now };
-  events.push({ level: 'info', message: 'Order status changed', hook: HOOKS.orderStatusChanged, context: { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from: row.status, to: 'declined', member_id: row.member_id, actor } });
+  events.push({
+    level: 'info',
+    message: 'Order status changed',
+    hook: HOOKS.orderStatusChanged,
+    context: { order_id: row.id, network: row.network, transaction_id: row.transaction_id, from: row.status, to: 'declined', member_id: row.member_id, actor },
+  });
   return { set, row: decided, changes: ['review', 'status'], events };
 }

@@ -30,14 +30,21 @@ export const orderSchemas = {
     network: networkRef().description('Only orders from this network.'),
     advertiser: advertiserId().description('Only orders of this advertiser id.'),
     unmatched: flag().description('true: only orders without a member; false: only orders with one.'),
-    review: Joi.string().valid(...REVIEW_STATES).description('Only orders held for review (held), or released or declined after it.'),
+    review: Joi.string()
+      .valid(...REVIEW_STATES)
+      .description('Only orders held for review (held), or released or declined after it.'),
     search: Joi.string().trim().min(1).max(191).description('Prefix of the network transaction id or the merchant order ref.'),
     after: dateTime().description('Orders recorded after this time (ISO 8601).'),
     before: dateTime().description('Orders recorded before this time (ISO 8601).'),
   }),
   create: Joi.object<OrderCreateInput, true>({
     network: networkRef().required(),
-    transaction_id: Joi.string().trim().max(191).pattern(/^[\x21-\x7e]+$/, 'printable ASCII').required().description("The network's transaction id."),
+    transaction_id: Joi.string()
+      .trim()
+      .max(191)
+      .pattern(/^[\x21-\x7e]+$/, 'printable ASCII')
+      .required()
+      .description("The network's transaction id."),
     member_id: id().description('The member (default: matched from sub_id).'),
     sub_id: Joi.string().trim().max(191).description('Tracking sub id: digits are a user id, anything else a login.'),
     advertiser: advertiserId(),

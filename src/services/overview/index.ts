@@ -85,7 +85,9 @@ export class OverviewService {
          GROUP BY o.status, o.currency`,
         [since],
       ),
-      db.select<Record<string, unknown>>(`SELECT currency, COUNT(*) AS n, ${sum('amount', 'amount')} FROM payouts WHERE status = 'pending' GROUP BY currency ORDER BY currency`),
+      db.select<Record<string, unknown>>(
+        `SELECT currency, COUNT(*) AS n, ${sum('amount', 'amount')} FROM payouts WHERE status = 'pending' GROUP BY currency ORDER BY currency`,
+      ),
       db.select<Record<string, unknown>>('SELECT COUNT(*) AS n FROM orders WHERE member_id IS NULL'),
       db.select<Record<string, unknown>>("SELECT COUNT(*) AS n FROM orders WHERE review = 'held'"),
     ]);
@@ -112,7 +114,11 @@ export class OverviewService {
       })
       .sort((a, b) => statusRank(a.status) - statusRank(b.status) || a.status.localeCompare(b.status) || a.currency.localeCompare(b.currency));
 
-    const pendingPayouts = payouts.map((r) => ({ currency: String(r.currency), count: toInt(r.n), amount: formatAmount(readSum(r, 'amount'), String(r.currency)) }));
+    const pendingPayouts = payouts.map((r) => ({
+      currency: String(r.currency),
+      count: toInt(r.n),
+      amount: formatAmount(readSum(r, 'amount'), String(r.currency)),
+    }));
     return {
       generated_at: now.toISOString(),
       currency: this.deps.currency,

@@ -50,7 +50,11 @@ export class PageDrafts {
   constructor(private readonly deps: PageDraftsDeps) {}
 
   /** Renders each advertiser's page; an advertiser that cannot be rendered is returned in `failed`. */
-  async draft(sources: PageSource[], chosen: { name: string; template: PageTemplate }, status: PageStatus): Promise<{ drafts: Draft[]; failed: { source: PageSource; error: unknown }[] }> {
+  async draft(
+    sources: PageSource[],
+    chosen: { name: string; template: PageTemplate },
+    status: PageStatus,
+  ): Promise<{ drafts: Draft[]; failed: { source: PageSource; error: unknown }[] }> {
     const { template } = chosen;
     const rules = await this.rules(sources);
     const coupons = await this.deps.couponCounts.countActive(sources.map((s) => s.id)).catch((err: unknown) => {
@@ -63,15 +67,29 @@ export class PageDrafts {
     for (const source of sources) {
       try {
         const rule = rules.get(ruleKey(source.module, source.advertiser));
-        if (!rule) throw new ServiceError('svc_invalid_cashback_rule', `No cashback rule resolves for ${source.module}/${source.advertiser}.`, 400, { field: 'advertiser' });
+        if (!rule)
+          throw new ServiceError('svc_invalid_cashback_rule', `No cashback rule resolves for ${source.module}/${source.advertiser}.`, 400, {
+            field: 'advertiser',
+          });
         if (!names.has(source.module)) names.set(source.module, await this.networkName(source.module));
-        const tags = pageTags(source, { cashback: cashbackText(rule, source.commission, this.deps.currency), network: names.get(source.module)!, coupons: coupons.get(source.id) ?? 0 });
-        const title = cutText(sanitizeText(renderTemplate(template.title, tags)), MAX_TITLE) || cutText(sanitizeText(source.name), MAX_TITLE) || source.advertiser.slice(0, MAX_TITLE);
+        const tags = pageTags(source, {
+          cashback: cashbackText(rule, source.commission, this.deps.currency),
+          network: names.get(source.module)!,
+          coupons: coupons.get(source.id) ?? 0,
+        });
+        const title =
+          cutText(sanitizeText(renderTemplate(template.title, tags)), MAX_TITLE) ||
+          cutText(sanitizeText(source.name), MAX_TITLE) ||
+          source.advertiser.slice(0, MAX_TITLE);
         const excerpt = cutText(sanitizeText(renderTemplate(template.excerpt, tags)), MAX_EXCERPT);
         // Values go into HTML escaped, but the description, which is the administrator's HTML.
         const html = renderTemplate(template.body, tags, { escape: (value, tag) => (tag === 'DESCRIPTION' ? value : escapeHtml(value)) });
-        const filtered = this.deps.hooks.applyFilters<unknown>(HOOKS.pageBody, html, { advertiser: { module: source.module, advertiser: source.advertiser, name: source.name }, template: chosen.name });
-        if (typeof filtered !== 'string') this.deps.logger.warning('pages', 'A page body filter returned no string; it was ignored', { module: source.module, advertiser: source.advertiser });
+        const filtered = this.deps.hooks.applyFilters<unknown>(HOOKS.pageBody, html, {
+          advertiser: { module: source.module, advertiser: source.advertiser, name: source.name },
+          template: chosen.name,
+        });
+        if (typeof filtered !== 'string')
+          this.deps.logger.warning('pages', 'A page body filter returned no string; it was ignored', { module: source.module, advertiser: source.advertiser });
         const body = sanitizeBody(typeof filtered === 'string' ? filtered : html);
         drafts.push({ source, base: slugBase({ ...source, name: sanitizeText(source.name) }), title, body, excerpt, status, template: chosen.name });
       } catch (err) {

@@ -16,7 +16,21 @@ import type { Job, JobService } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
 import { errorText, PageDrafts, type CouponCounter, type Draft } from './drafts.js';
-import { cutText, invalidPage, MAX_EXCERPT, MAX_TITLE, PAGE_COLUMNS, pageExists, pageNotFound, publicPage, shapePage, type Page, type PageFilters, type PageRow, type PageStatus } from './rows.js';
+import {
+  cutText,
+  invalidPage,
+  MAX_EXCERPT,
+  MAX_TITLE,
+  PAGE_COLUMNS,
+  pageExists,
+  pageNotFound,
+  publicPage,
+  shapePage,
+  type Page,
+  type PageFilters,
+  type PageRow,
+  type PageStatus,
+} from './rows.js';
 import { sanitizeBody, sanitizeText } from './sanitize.js';
 import { slugOf, uniqueSlugs } from './slugs.js';
 import type { WebhookEvents } from '../webhooks/index.js';
@@ -64,8 +78,21 @@ export interface BatchOutcome {
   failed: { module: string; advertiser: string; error: string }[];
 }
 
-
-const INSERT_COLUMNS = ['advertiser_id', 'module', 'advertiser', 'title', 'slug', 'body', 'excerpt', 'status', 'template', 'author', 'created_at', 'updated_at', 'published_at'];
+const INSERT_COLUMNS = [
+  'advertiser_id',
+  'module',
+  'advertiser',
+  'title',
+  'slug',
+  'body',
+  'excerpt',
+  'status',
+  'template',
+  'author',
+  'created_at',
+  'updated_at',
+  'published_at',
+];
 /**
  * Allocation rounds before a slug race is given up as contention: each round one of the racers
  * for a slug wins, so this many shops of one name can be made at the same moment.
@@ -74,7 +101,6 @@ const ATTEMPTS = 16;
 
 /** A short random pause after a lost race, so the racers do not meet again at once. */
 const backoff = (attempt: number) => sleep(Math.floor(Math.random() * 10 * Math.min(attempt + 1, 5)));
-
 
 /** Makes, lists, edits and deletes shop pages, and starts and stops the bulk job. */
 export class PageService {
@@ -93,7 +119,10 @@ export class PageService {
   private template(name: string | undefined): { name: string; template: PageTemplate } {
     const chosen = name ?? this.deps.config.default_template;
     const template = Object.hasOwn(this.deps.config.templates, chosen) ? this.deps.config.templates[chosen] : undefined;
-    if (!template) throw invalidPage('template', `There is no page template "${String(chosen).slice(0, 64)}" (templates: ${this.templates().join(', ')}).`, { templates: this.templates() });
+    if (!template)
+      throw invalidPage('template', `There is no page template "${String(chosen).slice(0, 64)}" (templates: ${this.templates().join(', ')}).`, {
+        templates: this.templates(),
+      });
     return { name: chosen, template };
   }
 
@@ -107,7 +136,12 @@ export class PageService {
     const source = await this.deps.advertisers.pageSource(module, advertiser);
     if (source.page_id !== null) throw pageExists(await this.byAdvertiser(source.id), source);
     if (source.status === 'inactive') {
-      throw new ServiceError('svc_advertiser_inactive', `${module}/${advertiser} is inactive: the network no longer lists it, so a page would send members nowhere.`, 409, { module, advertiser });
+      throw new ServiceError(
+        'svc_advertiser_inactive',
+        `${module}/${advertiser} is inactive: the network no longer lists it, so a page would send members nowhere.`,
+        409,
+        { module, advertiser },
+      );
     }
     const { drafts, failed } = await this.drafts.draft([source], template, options.status ?? this.deps.config.default_status);
     if (failed.length) throw failed[0].error;
@@ -126,7 +160,10 @@ export class PageService {
     for (const f of failed) outcome.failed.push({ module: f.source.module, advertiser: f.source.advertiser, error: errorText(f.error) });
     if (drafts.length === 0) return outcome;
     try {
-      const slugs = await uniqueSlugs(this.deps.db, drafts.map((d) => d.base));
+      const slugs = await uniqueSlugs(
+        this.deps.db,
+        drafts.map((d) => d.base),
+      );
       await this.insert(drafts, slugs, actor);
       outcome.created += drafts.length;
       return outcome;
@@ -155,11 +192,33 @@ export class PageService {
     const now = clock.now();
     const author = actor.slice(0, 64);
     return db.transaction(async (t) => {
-      const values = drafts.map((d, i) => [d.source.id, d.source.module, d.source.advertiser, d.title, slugs[i], d.body, d.excerpt, d.status, d.template, author, now, now, d.status === 'publish' ? now : null]);
+      const values = drafts.map((d, i) => [
+        d.source.id,
+        d.source.module,
+        d.source.advertiser,
+        d.title,
+        slugs[i],
+        d.body,
+        d.excerpt,
+        d.status,
+        d.template,
+        author,
+        now,
+        now,
+        d.status === 'publish' ? now : null,
+      ]);
       const ids = await db.insertMany('pages', INSERT_COLUMNS, values, t);
-      await advertisers.linkPages(drafts.map((d, i) => ({ advertiserId: d.source.id, pageId: ids[i] })), t);
-      const pages = values.map((v, i) => shapePage(Object.fromEntries([['id', ids[i]], ...INSERT_COLUMNS.map((c, k) => [c, v[k]])]), this.deps.config.link_template));
-      await this.deps.events.emitMany(t, pages.flatMap((page) => this.created(page, actor)));
+      await advertisers.linkPages(
+        drafts.map((d, i) => ({ advertiserId: d.source.id, pageId: ids[i] })),
+        t,
+      );
+      const pages = values.map((v, i) =>
+        shapePage(Object.fromEntries([['id', ids[i]], ...INSERT_COLUMNS.map((c, k) => [c, v[k]])]), this.deps.config.link_template),
+      );
+      await this.deps.events.emitMany(
+        t,
+        pages.flatMap((page) => this.created(page, actor)),
+      );
       return pages;
     });
   }
@@ -188,7 +247,13 @@ export class PageService {
         await backoff(attempt);
       }
     }
-    throw new ServiceError('svc_database_busy', 'Pages with this slug are being made at this moment. Retry shortly.', 503, { retry_after: 1 }, { 'Retry-After': '1' });
+    throw new ServiceError(
+      'svc_database_busy',
+      'Pages with this slug are being made at this moment. Retry shortly.',
+      503,
+      { retry_after: 1 },
+      { 'Retry-After': '1' },
+    );
   }
 
   private async byAdvertiser(advertiserId: number): Promise<PageRow | null> {
@@ -197,7 +262,11 @@ export class PageService {
   }
 
   private async read(id: number, t?: Transaction, lock = false): Promise<PageRow> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${PAGE_COLUMNS} FROM pages WHERE id = ?${lock ? this.deps.db.forUpdate() : ''}`, [id], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${PAGE_COLUMNS} FROM pages WHERE id = ?${lock ? this.deps.db.forUpdate() : ''}`,
+      [id],
+      t,
+    );
     if (!row) throw pageNotFound(id);
     return shapePage(row, this.deps.config.link_template);
   }
@@ -211,9 +280,9 @@ export class PageService {
   async list(filters: PageFilters): Promise<{ items: Page[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.status) (where.push('status = ?'), params.push(filters.status));
-    if (filters.network) (where.push('module = ?'), params.push(filters.network));
-    if (filters.advertiser) (where.push('advertiser = ?'), params.push(filters.advertiser));
+    if (filters.status) where.push('status = ?'), params.push(filters.status);
+    if (filters.network) where.push('module = ?'), params.push(filters.network);
+    if (filters.advertiser) where.push('advertiser = ?'), params.push(filters.advertiser);
     if (filters.search?.trim()) {
       where.push("(title LIKE ? ESCAPE '!' OR slug LIKE ? ESCAPE '!')");
       params.push(Database.likePrefix(filters.search.trim()), Database.likePrefix(filters.search.trim()));
@@ -222,7 +291,10 @@ export class PageService {
     const dir = filters.order === 'asc' ? 'ASC' : 'DESC';
     const order = filters.orderby === 'title' ? `title ${dir}, id ${dir}` : filters.orderby === 'updated' ? `updated_at ${dir}, id ${dir}` : `id ${dir}`;
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${PAGE_COLUMNS} FROM pages ${clause} ORDER BY ${order} LIMIT ${filters.per_page} OFFSET ${(filters.page - 1) * filters.per_page}`, params),
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${PAGE_COLUMNS} FROM pages ${clause} ORDER BY ${order} LIMIT ${filters.per_page} OFFSET ${(filters.page - 1) * filters.per_page}`,
+        params,
+      ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM pages ${clause}`, params),
     ]);
     return { items: rows.map((r) => publicPage(shapePage(r, this.deps.config.link_template))), total: toInt(count[0].n) };
@@ -233,7 +305,10 @@ export class PageService {
     const like = Database.likePrefix(search.trim());
     const where = "WHERE title LIKE ? ESCAPE '!' OR slug LIKE ? ESCAPE '!'";
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT id, title, slug FROM pages ${where} ORDER BY title, id LIMIT ${page.per_page} OFFSET ${(page.page - 1) * page.per_page}`, [like, like]),
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT id, title, slug FROM pages ${where} ORDER BY title, id LIMIT ${page.per_page} OFFSET ${(page.page - 1) * page.per_page}`,
+        [like, like],
+      ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM pages ${where}`, [like, like]),
     ]);
     return { items: rows.map((r) => ({ id: toInt(r.id), label: `${String(r.title)} (${String(r.slug)})` })), total: toInt(count[0].n) };
@@ -264,7 +339,13 @@ export class PageService {
         await backoff(attempt);
       }
     }
-    throw new ServiceError('svc_database_busy', 'Pages with this slug are being changed at this moment. Retry shortly.', 503, { retry_after: 1 }, { 'Retry-After': '1' });
+    throw new ServiceError(
+      'svc_database_busy',
+      'Pages with this slug are being changed at this moment. Retry shortly.',
+      503,
+      { retry_after: 1 },
+      { 'Retry-After': '1' },
+    );
   }
 
   private async applyUpdate(id: number, set: Record<string, unknown>, status: PageStatus | undefined, actor: string): Promise<Page> {

@@ -52,11 +52,14 @@ export function cashbackText(rule: CashbackRule, commission: PageSource['commiss
   const share = value / 100;
   const min = number(commission.min);
   const max = number(commission.max);
-  if (commission.type === 'percent') return range(min === null ? null : min * share, max === null ? null : max * share, (n) => (decimal(n, 2) ? `${decimal(n, 2)}%` : ''));
+  if (commission.type === 'percent')
+    return range(min === null ? null : min * share, max === null ? null : max * share, (n) => (decimal(n, 2) ? `${decimal(n, 2)}%` : ''));
   if (commission.type === 'flat' && commission.currency) {
     const currency = commission.currency;
     const digits = safeExponent(currency);
-    return range(min === null ? null : min * share, max === null ? null : max * share, (n) => (decimal(n, digits) ? `${Number(decimal(n, digits)).toFixed(digits)} ${currency}` : ''));
+    return range(min === null ? null : min * share, max === null ? null : max * share, (n) =>
+      decimal(n, digits) ? `${Number(decimal(n, digits)).toFixed(digits)} ${currency}` : '',
+    );
   }
   return '';
 }

@@ -95,9 +95,15 @@ export function pageNotFound(id: number): ServiceError {
 export function pageExists(page: Page | null, key: { module: string; advertiser: string }): ServiceError {
   return new ServiceError(
     'svc_page_exists',
-    page ? `${key.module}/${key.advertiser} has a page already: ${page.id} "${page.title}" (${page.slug}).` : `${key.module}/${key.advertiser} has a page already.`,
+    page
+      ? `${key.module}/${key.advertiser} has a page already: ${page.id} "${page.title}" (${page.slug}).`
+      : `${key.module}/${key.advertiser} has a page already.`,
     409,
-    { module: key.module, advertiser: key.advertiser, page: page ? { id: page.id, title: page.title, slug: page.slug, status: page.status, link: page.link } : null },
+    {
+      module: key.module,
+      advertiser: key.advertiser,
+      page: page ? { id: page.id, title: page.title, slug: page.slug, status: page.status, link: page.link } : null,
+    },
   );
 }
 

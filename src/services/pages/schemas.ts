@@ -30,7 +30,9 @@ export const pageSchemas = {
     network: networkId().description('Only pages of this network.'),
     advertiser: Joi.string().max(128).description("Only the page of this advertiser (the network's id)."),
     search: Joi.string().trim().max(200).allow('').description('Prefix of the title or the slug.'),
-    orderby: Joi.string().valid(...PAGE_ORDERBY).default('date'),
+    orderby: Joi.string()
+      .valid(...PAGE_ORDERBY)
+      .default('date'),
     order: Joi.string().valid('asc', 'desc').default('desc'),
   }),
   pageId: Joi.object<{ id: number }, true>({ id: id().required() }),
@@ -41,5 +43,8 @@ export const pageSchemas = {
     excerpt: Joi.string().allow('').max(MAX_EXCERPT).description('Plain text (markup is removed).'),
     status: status(),
   }),
-  lookup: Joi.object<Paging & { search: string }, true>({ ...lookupPaging, search: Joi.string().allow('').max(200).default('').description('Prefix of the title or the slug.') }),
+  lookup: Joi.object<Paging & { search: string }, true>({
+    ...lookupPaging,
+    search: Joi.string().allow('').max(200).default('').description('Prefix of the title or the slug.'),
+  }),
 };

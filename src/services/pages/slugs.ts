@@ -35,7 +35,11 @@ export async function uniqueSlugs(db: Database, bases: string[], options: { exce
   const taken = new Set<string>();
   for (let i = 0; i < distinct.length; i += 500) {
     const chunk = distinct.slice(i, i + 500);
-    const rows = await db.select<{ slug: unknown }>(`SELECT slug FROM pages WHERE slug IN (${chunk.map(() => '?').join(', ')}) AND id <> ?`, [...chunk, except], options.transaction);
+    const rows = await db.select<{ slug: unknown }>(
+      `SELECT slug FROM pages WHERE slug IN (${chunk.map(() => '?').join(', ')}) AND id <> ?`,
+      [...chunk, except],
+      options.transaction,
+    );
     for (const r of rows) taken.add(String(r.slug).toLowerCase());
   }
   const used = new Set<string>();
@@ -50,7 +54,11 @@ export async function uniqueSlugs(db: Database, bases: string[], options: { exce
     // Only bases taken already pay for a second query: the suffixes in use for this base.
     let existing = suffixed.get(base);
     if (!existing) {
-      const rows = await db.select<{ slug: unknown }>("SELECT slug FROM pages WHERE slug LIKE ? ESCAPE '!' AND id <> ?", [Database.likePrefix(`${base}-`), except], options.transaction);
+      const rows = await db.select<{ slug: unknown }>(
+        "SELECT slug FROM pages WHERE slug LIKE ? ESCAPE '!' AND id <> ?",
+        [Database.likePrefix(`${base}-`), except],
+        options.transaction,
+      );
       existing = new Set(rows.map((r) => String(r.slug).toLowerCase()));
       suffixed.set(base, existing);
     }

@@ -127,7 +127,11 @@ export class PayoutService {
    * svc_insufficient_funds. The minimum is in the site currency and applies to payouts in that
    * currency only (there are no exchange rates to convert it with).
    */
-  async create(input: CreatePayoutInput, actor: string, once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
+  async create(
+    input: CreatePayoutInput,
+    actor: string,
+    once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>,
+  ): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
     const currency = input.currency ?? this.deps.currency;
     try {
       const minor = parseAmount(input.amount, currency);
@@ -150,18 +154,45 @@ export class PayoutService {
           t,
         );
         const id = insertId!;
-        const entry = await ledger.post({ memberId: input.member_id, currency, type: 'payout', amount: -minor, sourceType: 'payout', sourceId: id, note: `Payout ${id} via ${method}`.slice(0, 500), actor }, t);
+        const entry = await ledger.post(
+          {
+            memberId: input.member_id,
+            currency,
+            type: 'payout',
+            amount: -minor,
+            sourceType: 'payout',
+            sourceId: id,
+            note: `Payout ${id} via ${method}`.slice(0, 500),
+            actor,
+          },
+          t,
+        );
         await db.execute('UPDATE payouts SET entry_id = ? WHERE id = ?', [entry.id, id], t);
         const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(input.member_id, currency, t) };
         await once?.record(result, t);
         await this.deps.events.emit(t, HOOKS.payoutCreated, result.payout, { actor });
         return result;
       });
-      this.deps.logger.info('payouts', 'Payout created', { payout_id: result.payout.id, member_id: input.member_id, amount: result.payout.amount, currency, method, entry_id: result.entry.id, actor });
+      this.deps.logger.info('payouts', 'Payout created', {
+        payout_id: result.payout.id,
+        member_id: input.member_id,
+        amount: result.payout.amount,
+        currency,
+        method,
+        entry_id: result.entry.id,
+        actor,
+      });
       return result;
     } catch (err) {
       // Never the details or the note: they may hold account data.
-      if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout refused', { code: err.code, member_id: input.member_id, amount: String(input.amount).slice(0, 40), currency: String(currency).slice(0, 8), actor });
+      if (err instanceof ServiceError)
+        this.deps.logger.warning('payouts', 'Payout refused', {
+          code: err.code,
+          member_id: input.member_id,
+          amount: String(input.amount).slice(0, 40),
+          currency: String(currency).slice(0, 8),
+          actor,
+        });
       throw err;
     }
   }
@@ -178,7 +209,13 @@ export class PayoutService {
         await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'paid', actor });
         return result;
       });
-      this.deps.logger.info('payouts', 'Payout completed', { payout_id: id, member_id: result.payout.member_id, amount: result.payout.amount, currency: result.payout.currency, actor });
+      this.deps.logger.info('payouts', 'Payout completed', {
+        payout_id: id,
+        member_id: result.payout.member_id,
+        amount: result.payout.amount,
+        currency: result.payout.currency,
+        actor,
+      });
       return result;
     } catch (err) {
       if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout completion refused', { code: err.code, payout_id: id, actor });
@@ -190,7 +227,12 @@ export class PayoutService {
    * Cancels a pending payout and credits its amount back (`payout_return`) in one transaction.
    * The reason is required. 404 svc_payout_not_found, 409 svc_payout_closed.
    */
-  async cancel(id: number, input: { reason: string }, actor: string, once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
+  async cancel(
+    id: number,
+    input: { reason: string },
+    actor: string,
+    once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>,
+  ): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
     try {
       const reason = clean(input.reason);
       if (!reason) throw new ServiceError('svc_reason_required', 'Cancelling a payout needs a reason.', 400);
@@ -201,7 +243,16 @@ export class PayoutService {
         await this.close(id, 'cancelled', { reason }, actor, t);
         await ledger.lockBalance(row.member_id, row.currency, t);
         const entry = await ledger.post(
-          { memberId: row.member_id, currency: row.currency, type: 'payout_return', amount: row.amount, sourceType: 'payout', sourceId: id, note: `Payout ${id} cancelled: ${reason}`.slice(0, 500), actor },
+          {
+            memberId: row.member_id,
+            currency: row.currency,
+            type: 'payout_return',
+            amount: row.amount,
+            sourceType: 'payout',
+            sourceId: id,
+            note: `Payout ${id} cancelled: ${reason}`.slice(0, 500),
+            actor,
+          },
           t,
         );
         await db.execute('UPDATE payouts SET return_entry_id = ? WHERE id = ?', [entry.id, id], t);
@@ -210,7 +261,14 @@ export class PayoutService {
         await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'cancelled', actor });
         return result;
       });
-      this.deps.logger.info('payouts', 'Payout cancelled', { payout_id: id, member_id: result.payout.member_id, amount: result.payout.amount, currency: result.payout.currency, entry_id: result.entry.id, actor });
+      this.deps.logger.info('payouts', 'Payout cancelled', {
+        payout_id: id,
+        member_id: result.payout.member_id,
+        amount: result.payout.amount,
+        currency: result.payout.currency,
+        entry_id: result.entry.id,
+        actor,
+      });
       return result;
     } catch (err) {
       if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout cancellation refused', { code: err.code, payout_id: id, actor });
@@ -226,13 +284,16 @@ export class PayoutService {
   async list(filters: PayoutFilters): Promise<{ items: Payout[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.status) (where.push('p.status = ?'), params.push(filters.status));
-    if (filters.member_id !== undefined) (where.push('p.member_id = ?'), params.push(filters.member_id));
-    if (filters.currency) (currencyExponent(filters.currency), where.push('p.currency = ?'), params.push(filters.currency));
+    if (filters.status) where.push('p.status = ?'), params.push(filters.status);
+    if (filters.member_id !== undefined) where.push('p.member_id = ?'), params.push(filters.member_id);
+    if (filters.currency) currencyExponent(filters.currency), where.push('p.currency = ?'), params.push(filters.currency);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${FROM} ${clause} ORDER BY p.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`, params),
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${COLUMNS} FROM ${FROM} ${clause} ORDER BY p.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
+        params,
+      ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM payouts p ${clause}`, params),
     ]);
     return { items: rows.map(shapePayout), total: toInt(count[0].n) };
@@ -254,7 +315,12 @@ export class PayoutService {
           OR (r.id IS NOT NULL AND (r.type <> 'payout_return' OR r.amount <> p.amount OR r.member_id <> p.member_id OR r.currency <> p.currency))`,
     );
     for (const r of bad) {
-      out.push({ kind: 'payout_mismatch', member_id: toInt(r.member_id), currency: String(r.currency), detail: `payout ${toInt(r.id)} (${String(r.status)}) does not match its ledger entries` });
+      out.push({
+        kind: 'payout_mismatch',
+        member_id: toInt(r.member_id),
+        currency: String(r.currency),
+        detail: `payout ${toInt(r.id)} (${String(r.status)}) does not match its ledger entries`,
+      });
     }
     const orphans = await db.select<Record<string, unknown>>(
       `SELECT e.id, e.member_id, e.currency FROM ledger_entries e
@@ -262,7 +328,14 @@ export class PayoutService {
          AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.entry_id = e.id)
          AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.return_entry_id = e.id)`,
     );
-    for (const r of orphans) out.push({ kind: 'payout_entry_orphan', entry_id: toInt(r.id), member_id: toInt(r.member_id), currency: String(r.currency), detail: 'payout entry that no payout points at' });
+    for (const r of orphans)
+      out.push({
+        kind: 'payout_entry_orphan',
+        entry_id: toInt(r.id),
+        member_id: toInt(r.member_id),
+        currency: String(r.currency),
+        detail: 'payout entry that no payout points at',
+      });
     return out;
   }
 
@@ -278,14 +351,25 @@ export class PayoutService {
    * and makes sure it is still pending, so two concurrent state changes apply exactly once.
    */
   private async lockPending(id: number, t: Transaction): Promise<{ member_id: number; currency: string; amount: number }> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT id, member_id, currency, amount, status FROM payouts WHERE id = ?${this.deps.db.forUpdate()}`, [id], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT id, member_id, currency, amount, status FROM payouts WHERE id = ?${this.deps.db.forUpdate()}`,
+      [id],
+      t,
+    );
     if (!row) throw new ServiceError('svc_payout_not_found', `Payout ${id} not found.`, 404);
-    if (row.status !== 'pending') throw new ServiceError('svc_payout_closed', `Payout ${id} is already ${String(row.status)}; it cannot change again.`, 409, { payout_status: row.status });
+    if (row.status !== 'pending')
+      throw new ServiceError('svc_payout_closed', `Payout ${id} is already ${String(row.status)}; it cannot change again.`, 409, { payout_status: row.status });
     return { member_id: toInt(row.member_id), currency: String(row.currency), amount: toMinor(row.amount) };
   }
 
   /** The guarded status change: only a pending payout moves, whatever else raced. */
-  private async close(id: number, status: 'paid' | 'cancelled', fields: { reference?: string | null; reason?: string | null }, actor: string, t: Transaction): Promise<void> {
+  private async close(
+    id: number,
+    status: 'paid' | 'cancelled',
+    fields: { reference?: string | null; reason?: string | null },
+    actor: string,
+    t: Transaction,
+  ): Promise<void> {
     const { affected } = await this.deps.db.execute(
       "UPDATE payouts SET status = ?, reference = COALESCE(?, reference), reason = COALESCE(?, reason), closed_by = ?, updated_at = ? WHERE id = ? AND status = 'pending'",
       [status, fields.reference ?? null, fields.reason ?? null, actor, this.deps.clock.now(), id],

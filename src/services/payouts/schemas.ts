@@ -21,7 +21,9 @@ export const payoutSchemas = {
     details: Joi.string().trim().max(1000).allow('', null).description('Where it is sent (PayPal address, IBAN...). Shown to administrators, never logged.'),
     note: note().allow('', null),
   }),
-  complete: Joi.object<{ reference?: string | null }, true>({ reference: Joi.string().trim().max(191).allow('', null).description("The payment's reference, e.g. the PayPal transaction id.") }),
+  complete: Joi.object<{ reference?: string | null }, true>({
+    reference: Joi.string().trim().max(191).allow('', null).description("The payment's reference, e.g. the PayPal transaction id."),
+  }),
   cancel: Joi.object<{ reason: string }, true>({ reason: note().min(1).required().description('Why it is cancelled; the amount is credited back.') }),
   payoutId: Joi.object<{ id: number }, true>({ id: id().required() }),
 };

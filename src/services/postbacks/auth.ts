@@ -133,7 +133,9 @@ export function authenticate(target: PostbackTarget, req: AuthRequest, query: Pa
   // A test postback in token mode: signed with the daemon's own key, good for a test record only.
   if (test && signature?.test.length) {
     if (!fresh) return { ok: false, reason: 'stale_signature', presented };
-    return signatureMatches(testSigningKey(env.key, target.id), signature.t, payload, signature.test) ? { ok: true, replayKey: null, presented } : { ok: false, reason: 'bad_signature', presented };
+    return signatureMatches(testSigningKey(env.key, target.id), signature.t, payload, signature.test)
+      ? { ok: true, replayKey: null, presented }
+      : { ok: false, reason: 'bad_signature', presented };
   }
   const secrets = [target.secret, ...(target.previousSecret && target.previousUntil && target.previousUntil > now ? [target.previousSecret] : [])];
   let reason = tokens.length || signature ? 'bad_credentials' : 'missing_credentials';

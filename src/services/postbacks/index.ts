@@ -91,7 +91,14 @@ export class PostbackService {
     this.tester = new PostbackTester({ ...deps, store: this.store });
     // SQLite has one writer: a second batch in flight would only wait for the first.
     const inFlight = deps.db.singleWriter ? 1 : deps.config.postbacks.batches_in_flight;
-    this.recorder = new PostbackRecorder({ db: deps.db, networks: deps.networks, orders: deps.orders, store: this.store, batchMax: deps.config.postbacks.batch_max, inFlight });
+    this.recorder = new PostbackRecorder({
+      db: deps.db,
+      networks: deps.networks,
+      orders: deps.orders,
+      store: this.store,
+      batchMax: deps.config.postbacks.batch_max,
+      inFlight,
+    });
   }
 
   /** Where this daemon receives postbacks: `server.public_url`, else the listening address. */
@@ -138,7 +145,11 @@ export class PostbackService {
     if (Buffer.byteLength(req.rawQuery, 'latin1') > limits.max_query_bytes || req.bodyTooLarge) {
       fresh();
       const where = req.bodyTooLarge ? 'body' : 'query string';
-      const err = new ServiceError('svc_postback_too_large', `The postback ${where} is longer than ${req.bodyTooLarge ? limits.max_body_bytes : limits.max_query_bytes} bytes.`, req.bodyTooLarge ? 413 : 414);
+      const err = new ServiceError(
+        'svc_postback_too_large',
+        `The postback ${where} is longer than ${req.bodyTooLarge ? limits.max_body_bytes : limits.max_query_bytes} bytes.`,
+        req.bodyTooLarge ? 413 : 414,
+      );
       throw await this.reject(base, { truncated: true, query_bytes: Buffer.byteLength(req.rawQuery, 'latin1') }, err, undefined, {}, false);
     }
 
@@ -157,14 +168,33 @@ export class PostbackService {
       fresh();
       // A stored secret that no longer opens (CASHTRACK_SECRET changed): our fault, not the sender's.
       const known = err instanceof ServiceError ? err : null;
-      await this.save({ ...base, params: storedParams(loose, []), outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});
+      await this.save({
+        ...base,
+        params: storedParams(loose, []),
+        outcome: 'error',
+        code: known?.code ?? 'svc_internal_error',
+        message: known?.message ?? 'An internal error occurred.',
+      }).catch(() => {});
       throw err;
     }
     const params = storedParams(loose, auth.presented);
     if (!auth.ok) {
       fresh();
-      this.deps.hooks.doAction(HOOKS.authFailed, { code: 'svc_postback_unauthorized', reason: auth.reason, ip: req.ip, method: 'postback', network: target.id });
-      throw await this.reject({ ...base, test: looseTest }, params, new ServiceError('svc_postback_unauthorized', 'The postback is not authenticated for this network.', 401), auth.reason, {}, false);
+      this.deps.hooks.doAction(HOOKS.authFailed, {
+        code: 'svc_postback_unauthorized',
+        reason: auth.reason,
+        ip: req.ip,
+        method: 'postback',
+        network: target.id,
+      });
+      throw await this.reject(
+        { ...base, test: looseTest },
+        params,
+        new ServiceError('svc_postback_unauthorized', 'The postback is not authenticated for this network.', 401),
+        auth.reason,
+        {},
+        false,
+      );
     }
 
     let values: ReturnType<typeof checkFields>;
@@ -189,7 +219,15 @@ export class PostbackService {
     const described = { transaction_id: values.transaction_id, status: values.status };
     if (test) {
       fresh();
-      const record = await this.save({ ...base, ...described, test: true, params: params, outcome: 'accepted', code: 'svc_postback_test', message: 'Test postback: checked and stored; no order was recorded.' });
+      const record = await this.save({
+        ...base,
+        ...described,
+        test: true,
+        params: params,
+        outcome: 'accepted',
+        code: 'svc_postback_test',
+        message: 'Test postback: checked and stored; no order was recorded.',
+      });
       return { ok: true, order_id: null, status: values.status, duplicate: false, test: true, postback_id: record.id };
     }
 
@@ -197,14 +235,31 @@ export class PostbackService {
     // the order's transaction: the whole change rolls back and the first answer is repeated.
     let recorded: Recorded;
     try {
-      const input = { network: target.id, transaction_id: values.transaction_id, source: 'postback' as const, status: values.status, sub_id: values.sub_id, advertiser: values.advertiser, merchant_ref: values.merchant_ref, sale_amount: values.sale_amount, commission: values.commission, currency: values.currency, event_at: values.event_at, raw: JSON.parse(params) };
+      const input = {
+        network: target.id,
+        transaction_id: values.transaction_id,
+        source: 'postback' as const,
+        status: values.status,
+        sub_id: values.sub_id,
+        advertiser: values.advertiser,
+        merchant_ref: values.merchant_ref,
+        sale_amount: values.sale_amount,
+        commission: values.commission,
+        currency: values.currency,
+        event_at: values.event_at,
+        raw: JSON.parse(params),
+      };
       let report: OrderReport;
       try {
         report = this.deps.orders.prepare(input, 'postback', { quiet: kept });
       } catch (err) {
         throw (fresh(), err);
       }
-      recorded = await this.recorder.record(report, { ...base, ...described, params, outcome: 'accepted', replay_key: auth.replayKey }, kept ? view.revision : null);
+      recorded = await this.recorder.record(
+        report,
+        { ...base, ...described, params, outcome: 'accepted', replay_key: auth.replayKey },
+        kept ? view.revision : null,
+      );
     } catch (err) {
       if (err instanceof StaleView) throw err;
       if (err instanceof Replayed) {
@@ -216,12 +271,27 @@ export class PostbackService {
         throw await this.reject(base, params, new ServiceError(code, err.message, 400, err.data), undefined, described, true);
       }
       const known = err instanceof ServiceError ? err : translateDbError(err);
-      await this.save({ ...base, ...described, params: params, outcome: 'error', code: known?.code ?? 'svc_internal_error', message: known?.message ?? 'An internal error occurred.' }).catch(() => {});
+      await this.save({
+        ...base,
+        ...described,
+        params: params,
+        outcome: 'error',
+        code: known?.code ?? 'svc_internal_error',
+        message: known?.message ?? 'An internal error occurred.',
+      }).catch(() => {});
       throw err;
     }
     const { change, record } = recorded;
     this.announce(record);
-    return { ok: true, order_id: change.id, status: change.status, duplicate: change.duplicate, test: false, postback_id: record.id, ...(change.ignored.length ? { ignored: change.ignored } : {}) };
+    return {
+      ok: true,
+      order_id: change.id,
+      status: change.status,
+      duplicate: change.duplicate,
+      test: false,
+      postback_id: record.id,
+      ...(change.ignored.length ? { ignored: change.ignored } : {}),
+    };
   }
 
   /** A network's received postbacks, newest first. */
@@ -260,8 +330,22 @@ export class PostbackService {
    * on one record. Only a stored new record fires the hook and writes a log line.
    * `authenticated`: the sender proved it holds the network's secret (its refusals never throttle).
    */
-  private async reject(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, params: unknown, err: ServiceError, reason: string | undefined, described: { transaction_id?: string; status?: string }, authenticated: boolean): Promise<ServiceError> {
-    const rec: NewPostbackRecord = { ...base, ...described, params: typeof params === 'string' ? params : storedParams(params, []), outcome: 'rejected', code: err.code, message: reason ? `${err.message} (${reason})` : err.message };
+  private async reject(
+    base: Omit<NewPostbackRecord, 'params' | 'outcome'>,
+    params: unknown,
+    err: ServiceError,
+    reason: string | undefined,
+    described: { transaction_id?: string; status?: string },
+    authenticated: boolean,
+  ): Promise<ServiceError> {
+    const rec: NewPostbackRecord = {
+      ...base,
+      ...described,
+      params: typeof params === 'string' ? params : storedParams(params, []),
+      outcome: 'rejected',
+      code: err.code,
+      message: reason ? `${err.message} (${reason})` : err.message,
+    };
     const kind = `${err.code}:${reason ?? String(err.data?.field ?? err.data?.param ?? '')}`;
     const aggregateAfter = this.deps.config.postbacks.rejections.aggregate_after;
     const { tally, stored } = await this.deps.db.transaction(async (t) => {
@@ -278,17 +362,37 @@ export class PostbackService {
     const throttled = this.throttle.settle(base.network, base.ip, tally, authenticated);
     // A stored record counts itself (announce); an aggregated or throttled refusal is counted here.
     if (!stored?.created) (this.deps.metrics ?? noMetrics).postback(base.network, stored ? 'rejected' : 'throttled');
-    if (!stored) return throttled ?? new ServiceError('svc_postback_throttled', 'Too many refused postbacks from this address: retry in 1 s.', 429, { retry_after: 1 }, { 'Retry-After': '1' });
+    if (!stored)
+      return (
+        throttled ??
+        new ServiceError(
+          'svc_postback_throttled',
+          'Too many refused postbacks from this address: retry in 1 s.',
+          429,
+          { retry_after: 1 },
+          { 'Retry-After': '1' },
+        )
+      );
     const id = stored.created ? stored.record.id : stored.id;
     if (stored.created) {
       this.announce(stored.record);
-      this.deps.logger.warning('postbacks', 'Postback refused', { network: base.network, code: err.code, reason, ip: base.ip, postback_id: id, ...(tally.refusals > aggregateAfter ? { aggregated: true } : {}) }, base.request_id ?? undefined);
+      this.deps.logger.warning(
+        'postbacks',
+        'Postback refused',
+        { network: base.network, code: err.code, reason, ip: base.ip, postback_id: id, ...(tally.refusals > aggregateAfter ? { aggregated: true } : {}) },
+        base.request_id ?? undefined,
+      );
     }
     if (err.status === 401) return err;
     return new ServiceError(err.code, err.message, err.status, { ...err.data, postback_id: id }, err.headers);
   }
 
-  private async replayed(base: Omit<NewPostbackRecord, 'params' | 'outcome'>, described: object, params: string, seen: PostbackRecord): Promise<PostbackAnswer> {
+  private async replayed(
+    base: Omit<NewPostbackRecord, 'params' | 'outcome'>,
+    described: object,
+    params: string,
+    seen: PostbackRecord,
+  ): Promise<PostbackAnswer> {
     const record = await this.save(replayRecord({ ...base, ...described, params, outcome: 'duplicate' }, seen));
     return { ok: true, order_id: seen.order_id, status: seen.status ?? 'pending', duplicate: true, test: false, postback_id: record.id };
   }
@@ -301,7 +405,13 @@ export class PostbackService {
 
   private announce(record: PostbackRecord): void {
     (this.deps.metrics ?? noMetrics).postback(record.network, record.outcome);
-    if (record.outcome === 'accepted' || record.outcome === 'duplicate') this.deps.logger.debug('postbacks', 'Postback received', { network: record.network, postback_id: record.id, outcome: record.outcome, order_id: record.order_id, test: record.test }, record.request_id ?? undefined);
+    if (record.outcome === 'accepted' || record.outcome === 'duplicate')
+      this.deps.logger.debug(
+        'postbacks',
+        'Postback received',
+        { network: record.network, postback_id: record.id, outcome: record.outcome, order_id: record.order_id, test: record.test },
+        record.request_id ?? undefined,
+      );
     this.deps.hooks.doAction(HOOKS.postbackReceived, record);
   }
 }

@@ -120,13 +120,21 @@ function invalid(field: string, message: string): ServiceError {
 }
 
 function missing(field: string, param?: string): ServiceError {
-  return new ServiceError('svc_postback_missing_param', `The postback carries no ${field}${param ? ` (parameter "${param}")` : ''}.`, 400, { field, ...(param ? { param } : {}) });
+  return new ServiceError('svc_postback_missing_param', `The postback carries no ${field}${param ? ` (parameter "${param}")` : ''}.`, 400, {
+    field,
+    ...(param ? { param } : {}),
+  });
 }
 
 /** A decimal amount, rounded half away from zero to the currency's places (as polling rounds it). */
 function amount(field: string, value: string, currency: string): string {
   if (!AMOUNT.test(value)) {
-    throw new ServiceError('svc_postback_invalid_amount', `${field} must be a plain decimal number such as 12.50, without currency symbols, thousands separators or signs (got "${shown(value)}").`, 400, { field });
+    throw new ServiceError(
+      'svc_postback_invalid_amount',
+      `${field} must be a plain decimal number such as 12.50, without currency symbols, thousands separators or signs (got "${shown(value)}").`,
+      400,
+      { field },
+    );
   }
   return roundDecimal(value, currencyExponent(currency))!;
 }
@@ -139,7 +147,8 @@ function eventTime(value: string): Date {
     const zoned = /(Z|[+-]\d{2}:?\d{2})$/.test(value) || value.length === 10;
     d = new Date(zoned ? value : `${value.replace(' ', 'T')}Z`);
   }
-  if (!d || Number.isNaN(d.getTime())) throw invalid('event_time', `event_time must be an ISO 8601 time, "YYYY-MM-DD HH:MM:SS" (UTC) or Unix seconds (got "${shown(value)}").`);
+  if (!d || Number.isNaN(d.getTime()))
+    throw invalid('event_time', `event_time must be an ISO 8601 time, "YYYY-MM-DD HH:MM:SS" (UTC) or Unix seconds (got "${shown(value)}").`);
   return d;
 }
 
@@ -157,21 +166,29 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
   };
   const transactionId = get('transaction_id');
   if (transactionId === null) throw missing('transaction_id', params.transaction_id);
-  if (!TRANSACTION_ID.test(transactionId)) throw invalid('transaction_id', `transaction_id must be 1 to 191 letters, digits and . _ : / + = @ ~ - (got "${shown(transactionId)}").`);
+  if (!TRANSACTION_ID.test(transactionId))
+    throw invalid('transaction_id', `transaction_id must be 1 to 191 letters, digits and . _ : / + = @ ~ - (got "${shown(transactionId)}").`);
 
   const word = get('status');
   let status: OrderStatus = 'pending';
   if (word !== null) {
     const mapped = lookupStatus(module.statusMap, word);
     if (!mapped) {
-      throw new ServiceError('svc_postback_unknown_status', `The status "${shown(word)}" is not in the network's status mapping (${Object.keys(module.statusMap).slice(0, 20).join(', ')}).`, 400, { word: shown(word) });
+      throw new ServiceError(
+        'svc_postback_unknown_status',
+        `The status "${shown(word)}" is not in the network's status mapping (${Object.keys(module.statusMap).slice(0, 20).join(', ')}).`,
+        400,
+        { word: shown(word) },
+      );
     }
     status = mapped;
   }
 
   const code = (get('currency') ?? module.defaultCurrency).toUpperCase();
   if (!/^[A-Z]{3}$/.test(code) || !isCurrency(code)) {
-    throw new ServiceError('svc_postback_invalid_currency', `currency must be an ISO 4217 code such as EUR (got "${shown(code)}").`, 400, { field: 'currency' });
+    throw new ServiceError('svc_postback_invalid_currency', `currency must be an ISO 4217 code such as EUR (got "${shown(code)}").`, 400, {
+      field: 'currency',
+    });
   }
   const sale = get('sale_amount');
   const commission = get('commission');
@@ -181,9 +198,11 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
   const subId = get('sub_id');
   if (subId !== null && !SUB_ID.test(subId)) throw invalid('sub_id', `sub_id must be 1 to 191 letters, digits and . _ @ + : ~ = / - (got "${shown(subId)}").`);
   const advertiser = get('advertiser_id');
-  if (advertiser !== null && !ADVERTISER_ID.test(advertiser)) throw invalid('advertiser_id', `advertiser_id must be 1 to 128 letters, digits, spaces and . _ : / + = @ ~ - (got "${shown(advertiser)}").`);
+  if (advertiser !== null && !ADVERTISER_ID.test(advertiser))
+    throw invalid('advertiser_id', `advertiser_id must be 1 to 128 letters, digits, spaces and . _ : / + = @ ~ - (got "${shown(advertiser)}").`);
   const ref = get('merchant_ref');
-  if (ref !== null && !MERCHANT_REF.test(ref)) throw invalid('merchant_ref', `merchant_ref must be 1 to 191 letters, digits, spaces and # . _ : / + = @ ~ - (got "${shown(ref)}").`);
+  if (ref !== null && !MERCHANT_REF.test(ref))
+    throw invalid('merchant_ref', `merchant_ref must be 1 to 191 letters, digits, spaces and # . _ : / + = @ ~ - (got "${shown(ref)}").`);
   const time = get('event_time');
 
   return {

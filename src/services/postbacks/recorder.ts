@@ -24,13 +24,25 @@ const replayKeys = (items: Queued[]) => items.map((i) => i.record.replay_key).fi
 
 /** The record of a replayed signed request: a duplicate of the first one's order. */
 export function replayRecord(record: NewPostbackRecord, seen: PostbackRecord): NewPostbackRecord {
-  return { ...record, replay_key: null, outcome: 'duplicate', code: 'svc_postback_replayed', order_id: seen.order_id, message: `The same signed request was received before (postback ${seen.id}); nothing was applied again.` };
+  return {
+    ...record,
+    replay_key: null,
+    outcome: 'duplicate',
+    code: 'svc_postback_replayed',
+    order_id: seen.order_id,
+    message: `The same signed request was received before (postback ${seen.id}); nothing was applied again.`,
+  };
 }
 
 /** The record of an accepted postback, once its order change is known. */
 function accepted(item: Queued, change: OrderOutcome): NewPostbackRecord {
   const held = change.held ? ' Held for review: no ledger effect until an administrator releases the order.' : '';
-  return { ...item.record, outcome: change.duplicate ? 'duplicate' : 'accepted', order_id: change.id, message: (change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.${held}` : held.trim()) || null };
+  return {
+    ...item.record,
+    outcome: change.duplicate ? 'duplicate' : 'accepted',
+    order_id: change.id,
+    message: (change.ignored.length ? `Not applied: ${change.ignored.join(', ')}.${held}` : held.trim()) || null,
+  };
 }
 
 export interface PostbackRecorderDeps {
@@ -70,7 +82,10 @@ export class PostbackRecorder {
   private async recordBatch(queued: Queued[]): Promise<void> {
     try {
       // Postbacks decided on a kept view of their network go on only if it is still current.
-      const [revision, stored] = await Promise.all([queued.some((i) => i.revision !== null) ? this.deps.networks.postbacksRevision() : null, this.deps.store.byReplayKeys(replayKeys(queued))]);
+      const [revision, stored] = await Promise.all([
+        queued.some((i) => i.revision !== null) ? this.deps.networks.postbacksRevision() : null,
+        this.deps.store.byReplayKeys(replayKeys(queued)),
+      ]);
       const items = queued.filter((i) => i.revision === null || i.revision === revision || void i.reject(new StaleView()));
       // A signed request stored before is a replay: answered from its record, nothing recorded.
       const replays: [Queued, PostbackRecord][] = [];
@@ -82,7 +97,7 @@ export class PostbackRecorder {
         const seen = key ? stored.get(key) : undefined;
         if (seen) replays.push([item, seen]);
         else if (key && keys.has(key)) after.push(item);
-        else (key && keys.add(key), together.push(item));
+        else key && keys.add(key), together.push(item);
       }
       let alone = together.length === 1 ? together : [];
       if (together.length > 1) {
@@ -91,7 +106,13 @@ export class PostbackRecorder {
           const changes = await this.deps.orders.recordOutcomes(
             together.map((i) => i.report),
             'postback',
-            { record: async (changes, t) => void (records = await this.storeAccepted(together.map((item, k) => accepted(item, changes[k])), t)) },
+            {
+              record: async (changes, t) =>
+                void (records = await this.storeAccepted(
+                  together.map((item, k) => accepted(item, changes[k])),
+                  t,
+                )),
+            },
           );
           for (const [k, item] of together.entries()) item.resolve({ change: changes[k], record: records[k] });
         } catch {
@@ -117,9 +138,17 @@ export class PostbackRecorder {
   private async answerReplays(replays: [Queued, PostbackRecord][]): Promise<void> {
     if (replays.length === 0) return;
     try {
-      const records = await this.deps.db.transaction((t) => this.deps.store.insertMany(replays.map(([item, seen]) => replayRecord(item.record, seen)), t));
+      const records = await this.deps.db.transaction((t) =>
+        this.deps.store.insertMany(
+          replays.map(([item, seen]) => replayRecord(item.record, seen)),
+          t,
+        ),
+      );
       for (const [k, [item, seen]] of replays.entries()) {
-        item.resolve({ change: { id: seen.order_id!, status: (seen.status ?? 'pending') as OrderStatus, duplicate: true, changes: [], ignored: [] }, record: records[k] });
+        item.resolve({
+          change: { id: seen.order_id!, status: (seen.status ?? 'pending') as OrderStatus, duplicate: true, changes: [], ignored: [] },
+          record: records[k],
+        });
       }
     } catch (err) {
       for (const [item] of replays) item.reject(err);
@@ -129,7 +158,9 @@ export class PostbackRecorder {
   private async recordAlone(item: Queued): Promise<void> {
     try {
       let record: PostbackRecord | undefined;
-      const [change] = await this.deps.orders.recordOutcomes([item.report], 'postback', { record: async ([result], t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)) });
+      const [change] = await this.deps.orders.recordOutcomes([item.report], 'postback', {
+        record: async ([result], t) => void ([record] = await this.storeAccepted([accepted(item, result)], t)),
+      });
       item.resolve({ change, record: record! });
     } catch (err) {
       item.reject(err);

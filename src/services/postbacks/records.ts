@@ -66,7 +66,8 @@ export interface PostbackFilters {
 }
 
 const MAX_PARAMS_CHARS = 8000;
-const COLUMNS = 'id, received_at, network, ip, method, params, outcome, code, message, transaction_id, status, order_id, test, request_id, repeat_count, last_seen_at';
+const COLUMNS =
+  'id, received_at, network, ip, method, params, outcome, code, message, transaction_id, status, order_id, test, request_id, repeat_count, last_seen_at';
 
 /**
  * The parameters as stored: secret-looking names redacted (token, signature, password, key, ...),
@@ -111,13 +112,47 @@ function toRecord(r: Record<string, unknown>): PostbackRecord {
   };
 }
 
-const INSERT_COLUMNS = ['received_at', 'network', 'ip', 'method', 'params', 'outcome', 'code', 'message', 'transaction_id', 'status', 'order_id', 'test', 'request_id', 'replay_key', 'last_seen_at', 'aggregate_key'];
+const INSERT_COLUMNS = [
+  'received_at',
+  'network',
+  'ip',
+  'method',
+  'params',
+  'outcome',
+  'code',
+  'message',
+  'transaction_id',
+  'status',
+  'order_id',
+  'test',
+  'request_id',
+  'replay_key',
+  'last_seen_at',
+  'aggregate_key',
+];
 
 const paramsText = (rec: NewPostbackRecord) => (typeof rec.params === 'string' ? rec.params : JSON.stringify(rec.params ?? null));
 const messageText = (rec: NewPostbackRecord) => (rec.message ? rec.message.slice(0, 500) : null);
 
 function insertValues(rec: NewPostbackRecord, aggregateKey: string | null = null): unknown[] {
-  return [rec.received_at, rec.network, rec.ip?.slice(0, 45) ?? null, rec.method, paramsText(rec), rec.outcome, rec.code ?? null, messageText(rec), rec.transaction_id ?? null, rec.status ?? null, rec.order_id ?? null, rec.test, rec.request_id, rec.replay_key ?? null, rec.received_at, aggregateKey];
+  return [
+    rec.received_at,
+    rec.network,
+    rec.ip?.slice(0, 45) ?? null,
+    rec.method,
+    paramsText(rec),
+    rec.outcome,
+    rec.code ?? null,
+    messageText(rec),
+    rec.transaction_id ?? null,
+    rec.status ?? null,
+    rec.order_id ?? null,
+    rec.test,
+    rec.request_id,
+    rec.replay_key ?? null,
+    rec.received_at,
+    aggregateKey,
+  ];
 }
 
 /** A record as stored under `id`. */
@@ -148,7 +183,11 @@ export class PostbackStore {
 
   /** Stores a record (in `t` when given, so it commits with the order change). Returns it. */
   async insert(rec: NewPostbackRecord, t?: Transaction): Promise<PostbackRecord> {
-    const { insertId } = await this.db.execute(`INSERT INTO postbacks (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`, insertValues(rec), t);
+    const { insertId } = await this.db.execute(
+      `INSERT INTO postbacks (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`,
+      insertValues(rec),
+      t,
+    );
     return stored(insertId!, rec);
   }
 
@@ -164,20 +203,32 @@ export class PostbackStore {
       await this.db.execute('UPDATE postbacks SET repeat_count = repeat_count + 1, last_seen_at = ? WHERE id = ?', [rec.received_at, id], t);
       return { created: false, id };
     }
-    const { insertId } = await this.db.execute(`INSERT INTO postbacks (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`, insertValues(rec, key), t);
+    const { insertId } = await this.db.execute(
+      `INSERT INTO postbacks (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`,
+      insertValues(rec, key),
+      t,
+    );
     return { created: true, record: stored(insertId!, rec) };
   }
 
   /** Stores many records in `t` (one statement where the database allows). Returns them, in order. */
   async insertMany(recs: NewPostbackRecord[], t: Transaction): Promise<PostbackRecord[]> {
-    const ids = await this.db.insertMany('postbacks', INSERT_COLUMNS, recs.map((r) => insertValues(r)), t);
+    const ids = await this.db.insertMany(
+      'postbacks',
+      INSERT_COLUMNS,
+      recs.map((r) => insertValues(r)),
+      t,
+    );
     return recs.map((rec, i) => stored(ids[i], rec));
   }
 
   /** The stored records of these replay keys, by key (those not stored are absent). */
   async byReplayKeys(keys: string[]): Promise<Map<string, PostbackRecord>> {
     if (keys.length === 0) return new Map();
-    const rows = await this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS}, replay_key FROM postbacks WHERE replay_key IN (${keys.map(() => '?').join(', ')})`, keys);
+    const rows = await this.db.select<Record<string, unknown>>(
+      `SELECT ${COLUMNS}, replay_key FROM postbacks WHERE replay_key IN (${keys.map(() => '?').join(', ')})`,
+      keys,
+    );
     return new Map(rows.map((r) => [String(r.replay_key), toRecord(r)]));
   }
 
@@ -187,7 +238,10 @@ export class PostbackStore {
   }
 
   async byRequest(network: string, requestId: string): Promise<PostbackRecord | null> {
-    const [r] = await this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM postbacks WHERE request_id = ? AND network = ? ORDER BY id DESC LIMIT 1`, [requestId, network]);
+    const [r] = await this.db.select<Record<string, unknown>>(
+      `SELECT ${COLUMNS} FROM postbacks WHERE request_id = ? AND network = ? ORDER BY id DESC LIMIT 1`,
+      [requestId, network],
+    );
     return r ? toRecord(r) : null;
   }
 
@@ -195,10 +249,10 @@ export class PostbackStore {
   async list(f: PostbackFilters): Promise<{ items: PostbackRecord[]; total: number }> {
     const where = ['network = ?'];
     const params: unknown[] = [f.network];
-    if (f.outcome) (where.push('outcome = ?'), params.push(f.outcome));
-    if (f.test !== undefined) (where.push('test = ?'), params.push(f.test));
-    if (f.after) (where.push('received_at > ?'), params.push(f.after));
-    if (f.before) (where.push('received_at < ?'), params.push(f.before));
+    if (f.outcome) where.push('outcome = ?'), params.push(f.outcome);
+    if (f.test !== undefined) where.push('test = ?'), params.push(f.test);
+    if (f.after) where.push('received_at > ?'), params.push(f.after);
+    if (f.before) where.push('received_at < ?'), params.push(f.before);
     const clause = where.join(' AND ');
     const offset = (f.page - 1) * f.per_page;
     const [rows, [count]] = await Promise.all([

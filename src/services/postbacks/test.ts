@@ -54,7 +54,10 @@ function unsupported(message: string): ServiceError {
  */
 export function templateMapping(module: NetworkModule): Partial<Record<keyof PostbackFields, string>> | null {
   if (!module.postbackTemplate) return null;
-  const pairs = module.postbackTemplate.split('&').filter(Boolean).map((p) => decodeURIComponent(p.split('=')[0].replace(/\+/g, ' ')));
+  const pairs = module.postbackTemplate
+    .split('&')
+    .filter(Boolean)
+    .map((p) => decodeURIComponent(p.split('=')[0].replace(/\+/g, ' ')));
   const query = Object.fromEntries(pairs.map((name, i) => [name, `ctmark${i}x`]));
   let fields: PostbackFields;
   try {
@@ -84,9 +87,16 @@ export class PostbackTester {
         switches: { global: this.deps.config.postbacks.enabled, network: target.postbacksEnabled },
       });
     }
-    if (!target.secret) throw new ServiceError('svc_postback_secret_missing', `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`, 409, { network: id });
+    if (!target.secret)
+      throw new ServiceError(
+        'svc_postback_secret_missing',
+        `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`,
+        409,
+        { network: id },
+      );
     const base = this.deps.selfUrl.get();
-    if (!base) throw new ServiceError('svc_postback_url_unknown', 'The daemon does not know its own URL yet: set CASHTRACK_PUBLIC_URL (server.public_url).', 503);
+    if (!base)
+      throw new ServiceError('svc_postback_url_unknown', 'The daemon does not know its own URL yet: set CASHTRACK_PUBLIC_URL (server.public_url).', 503);
 
     const query = new URLSearchParams({ ...this.params(target, input), test: '1' }).toString();
     const t = Math.floor(this.deps.clock.now().getTime() / 1000);
@@ -99,11 +109,20 @@ export class PostbackTester {
 
     let res: Response;
     try {
-      res = await fetch(url, { headers: { [SIGNATURE_HEADER]: signature, 'User-Agent': 'cashtrack-postback-test' }, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+      res = await fetch(url, {
+        headers: { [SIGNATURE_HEADER]: signature, 'User-Agent': 'cashtrack-postback-test' },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
       this.deps.logger.warning('postbacks', 'Test postback could not be sent', { network: id, url: `${base}/postback/${id}`, error: cause, actor });
-      throw new ServiceError('svc_postback_test_failed', `The test postback could not reach ${base}/postback/${id} (${cause}). Check CASHTRACK_PUBLIC_URL and the proxy in front of the daemon.`, 502, { url: `${base}/postback/${id}` });
+      throw new ServiceError(
+        'svc_postback_test_failed',
+        `The test postback could not reach ${base}/postback/${id} (${cause}). Check CASHTRACK_PUBLIC_URL and the proxy in front of the daemon.`,
+        502,
+        { url: `${base}/postback/${id}` },
+      );
     }
     const text = await res.text().catch(() => '');
     let body: unknown = text.slice(0, 2000);
@@ -114,14 +133,21 @@ export class PostbackTester {
     }
     const requestId = res.headers.get('x-request-id');
     const record = requestId ? await this.deps.store.byRequest(id, requestId) : null;
-    this.deps.logger.info('postbacks', 'Test postback sent', { network: id, status: res.status, postback_id: record?.id ?? null, outcome: record?.outcome ?? null, actor });
+    this.deps.logger.info('postbacks', 'Test postback sent', {
+      network: id,
+      status: res.status,
+      postback_id: record?.id ?? null,
+      outcome: record?.outcome ?? null,
+      actor,
+    });
     return { request, response: { status: res.status, body }, record };
   }
 
   /** The test postback's parameters, in the network's own names. */
   private params(target: PostbackTarget, input: TestInput): Record<string, string> {
     const mapping = target.kind === 'custom' ? (target.mapping ?? {}) : templateMapping(target.module);
-    if (!mapping?.transaction_id) throw unsupported(`${target.module.name} gives no postback template, so cashtrack cannot build a test postback in its format.`);
+    if (!mapping?.transaction_id)
+      throw unsupported(`${target.module.name} gives no postback template, so cashtrack cannot build a test postback in its format.`);
     const status = input.status ?? 'pending';
     const out: Record<string, string> = {};
     const set = (field: keyof PostbackFields, value: string | undefined) => {

@@ -58,12 +58,17 @@ export function clientKey(ip: string | null): string {
   const left = head ? head.split(':') : [];
   const right = address.includes('::') && tail ? tail.split(':') : [];
   const groups = address.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** The aggregated record of one kind of refusal from one client in one window. */
 export function aggregateKey(network: string, ip: string | null, kind: string, windowStart: Date): string {
-  return createHash('sha256').update(`${network}\0${clientKey(ip)}\0${kind}\0${windowStart.getTime()}`).digest('hex');
+  return createHash('sha256')
+    .update(`${network}\0${clientKey(ip)}\0${kind}\0${windowStart.getTime()}`)
+    .digest('hex');
 }
 
 /** Counts refusals, throttles flooding clients, and says so in the log once per window. */
@@ -104,7 +109,11 @@ export class PostbackThrottle {
       updated_at: incoming('updated_at'),
     });
     await db.execute(sql, [network, client, now, 1, unauthenticated, now, expired, expired, expired], t);
-    const [row] = await db.select<Record<string, unknown>>('SELECT refusals, unauthenticated, window_start FROM postback_rejections WHERE network = ? AND client = ?', [network, client], t);
+    const [row] = await db.select<Record<string, unknown>>(
+      'SELECT refusals, unauthenticated, window_start FROM postback_rejections WHERE network = ? AND client = ?',
+      [network, client],
+      t,
+    );
     return { refusals: toInt(row.refusals), unauthenticated: toInt(row.unauthenticated), windowStart: toDate(row.window_start) ?? now };
   }
 
@@ -166,12 +175,23 @@ export class PostbackThrottle {
     this.blocks.delete(key);
     clearTimeout(block.timer);
     if (block.throttled > 0) {
-      this.deps.logger.warning('postbacks', `${block.throttled} postback(s) throttled`, { network: block.network, client: block.client, throttled: block.throttled, window_seconds: this.deps.limits.window_seconds });
+      this.deps.logger.warning('postbacks', `${block.throttled} postback(s) throttled`, {
+        network: block.network,
+        client: block.client,
+        throttled: block.throttled,
+        window_seconds: this.deps.limits.window_seconds,
+      });
     }
   }
 }
 
 function throttled(leftMs: number): ServiceError {
   const seconds = Math.max(1, Math.ceil(leftMs / 1000));
-  return new ServiceError('svc_postback_throttled', `Too many refused postbacks from this address: retry in ${seconds} s.`, 429, { retry_after: seconds }, { 'Retry-After': String(seconds) });
+  return new ServiceError(
+    'svc_postback_throttled',
+    `Too many refused postbacks from this address: retry in ${seconds} s.`,
+    429,
+    { retry_after: seconds },
+    { 'Retry-After': String(seconds) },
+  );
 }

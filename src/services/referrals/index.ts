@@ -58,7 +58,11 @@ export class ReferralService {
 
   /** The referee's live referral, if any (read inside the caller's transaction when given). */
   async liveReferralOf(refereeId: number, t?: Transaction): Promise<{ id: number; referrer_id: number } | null> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT id, referrer_id FROM referrals WHERE referee_id = ? AND ended_at IS NULL ORDER BY id DESC LIMIT 1', [refereeId], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      'SELECT id, referrer_id FROM referrals WHERE referee_id = ? AND ended_at IS NULL ORDER BY id DESC LIMIT 1',
+      [refereeId],
+      t,
+    );
     return row ? { id: toInt(row.id), referrer_id: toInt(row.referrer_id) } : null;
   }
 
@@ -66,7 +70,11 @@ export class ReferralService {
   async liveReferralsOf(refereeIds: number[], t?: Transaction): Promise<Map<number, { id: number; referrer_id: number }>> {
     const out = new Map<number, { id: number; referrer_id: number }>();
     if (refereeIds.length === 0) return out;
-    const rows = await this.deps.db.select<Record<string, unknown>>(`SELECT id, referee_id, referrer_id FROM referrals WHERE referee_id IN (${refereeIds.map(() => '?').join(', ')}) AND ended_at IS NULL ORDER BY id`, refereeIds, t);
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT id, referee_id, referrer_id FROM referrals WHERE referee_id IN (${refereeIds.map(() => '?').join(', ')}) AND ended_at IS NULL ORDER BY id`,
+      refereeIds,
+      t,
+    );
     // The newest live one wins, as in liveReferralOf.
     for (const r of rows) out.set(toInt(r.referee_id), { id: toInt(r.id), referrer_id: toInt(r.referrer_id) });
     return out;
@@ -93,7 +101,10 @@ export class ReferralService {
   async add(input: { referrer_id: number; referee_id: number }, actor: string, once?: Once<Referral>): Promise<Referral> {
     const { referrer_id: referrerId, referee_id: refereeId } = input;
     try {
-      for (const [field, id] of [['referrer_id', referrerId], ['referee_id', refereeId]] as const) {
+      for (const [field, id] of [
+        ['referrer_id', referrerId],
+        ['referee_id', refereeId],
+      ] as const) {
         if (!Number.isSafeInteger(id) || id < 1) throw new ServiceError('svc_invalid_referral', `${field} must be a member id.`, 400, { field });
       }
       if (referrerId === refereeId) throw new ServiceError('svc_referral_self', 'A member cannot refer themselves.', 400);
@@ -104,17 +115,32 @@ export class ReferralService {
         await this.requireMember(refereeId, t);
         const live = await this.liveReferralOf(refereeId, t);
         if (live) {
-          throw new ServiceError('svc_referral_exists', `Member ${refereeId} already has a referrer (member ${live.referrer_id}). Remove that referral first.`, 409, { referral_id: live.id, referrer_id: live.referrer_id });
+          throw new ServiceError(
+            'svc_referral_exists',
+            `Member ${refereeId} already has a referrer (member ${live.referrer_id}). Remove that referral first.`,
+            409,
+            { referral_id: live.id, referrer_id: live.referrer_id },
+          );
         }
         // Walk up the referrer's live chain: meeting the referee there would close a loop.
         const seen = new Set<number>();
         for (let current: number | null = referrerId; current !== null; ) {
-          if (current === refereeId) throw new ServiceError('svc_referral_cycle', `Member ${refereeId} is already up member ${referrerId}'s referral chain; this referral would make a cycle.`, 400, { chain: [...seen, current] });
+          if (current === refereeId)
+            throw new ServiceError(
+              'svc_referral_cycle',
+              `Member ${refereeId} is already up member ${referrerId}'s referral chain; this referral would make a cycle.`,
+              400,
+              { chain: [...seen, current] },
+            );
           if (seen.has(current) || seen.size >= MAX_CHAIN) break;
           seen.add(current);
           current = (await this.liveReferralOf(current, t))?.referrer_id ?? null;
         }
-        const { insertId } = await this.deps.db.execute('INSERT INTO referrals (referrer_id, referee_id, created_at, ended_at, actor) VALUES (?, ?, ?, NULL, ?)', [referrerId, refereeId, this.deps.clock.now(), actor], t);
+        const { insertId } = await this.deps.db.execute(
+          'INSERT INTO referrals (referrer_id, referee_id, created_at, ended_at, actor) VALUES (?, ?, ?, NULL, ?)',
+          [referrerId, refereeId, this.deps.clock.now(), actor],
+          t,
+        );
         const referral = (await this.byIds([insertId!], t))[0];
         await once?.record(referral, t);
         return referral;
@@ -122,7 +148,8 @@ export class ReferralService {
       this.deps.logger.info('referrals', 'Referral added', { referral_id: result.id, referrer_id: referrerId, referee_id: refereeId, actor });
       return result;
     } catch (err) {
-      if (err instanceof ServiceError) this.deps.logger.warning('referrals', 'Referral refused', { code: err.code, referrer_id: referrerId, referee_id: refereeId, actor });
+      if (err instanceof ServiceError)
+        this.deps.logger.warning('referrals', 'Referral refused', { code: err.code, referrer_id: referrerId, referee_id: refereeId, actor });
       throw err;
     }
   }
@@ -158,13 +185,16 @@ export class ReferralService {
   async list(filters: ReferralFilters): Promise<{ items: Referral[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.referrer_id !== undefined) (where.push('r.referrer_id = ?'), params.push(filters.referrer_id));
-    if (filters.referee_id !== undefined) (where.push('r.referee_id = ?'), params.push(filters.referee_id));
+    if (filters.referrer_id !== undefined) where.push('r.referrer_id = ?'), params.push(filters.referrer_id);
+    if (filters.referee_id !== undefined) where.push('r.referee_id = ?'), params.push(filters.referee_id);
     if (filters.active !== undefined) where.push(filters.active ? 'r.ended_at IS NULL' : 'r.ended_at IS NOT NULL');
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${FROM} ${clause} ORDER BY r.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`, params),
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${COLUMNS} FROM ${FROM} ${clause} ORDER BY r.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
+        params,
+      ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM referrals r ${clause}`, params),
     ]);
     return { items: await this.shape(rows), total: toInt(count[0].n) };

@@ -62,7 +62,10 @@ export class ScheduleService {
       const slots = checked(`schedules.${def.name}`, () => new CronSlots(config.cron, config.timezone));
       const overrides = new Map<string, { slots: CronSlots | null; enabled: boolean | undefined }>();
       for (const [network, o] of Object.entries(config.networks ?? {})) {
-        overrides.set(network, { slots: o.cron ? checked(`schedules.${def.name}.networks.${network}`, () => new CronSlots(o.cron!, config.timezone)) : null, enabled: o.enabled });
+        overrides.set(network, {
+          slots: o.cron ? checked(`schedules.${def.name}.networks.${network}`, () => new CronSlots(o.cron!, config.timezone)) : null,
+          enabled: o.enabled,
+        });
       }
       return { def, config, slots, overrides };
     });
@@ -76,7 +79,12 @@ export class ScheduleService {
   private entry(name: string): Entry {
     const entry = this.entries.find((e) => e.def.name === name);
     if (!entry) {
-      throw new ServiceError('svc_unknown_schedule', `There is no schedule "${String(name).slice(0, 64)}" (schedules: ${this.entries.map((e) => e.def.name).join(', ')}).`, 404, { schedules: this.entries.map((e) => e.def.name) });
+      throw new ServiceError(
+        'svc_unknown_schedule',
+        `There is no schedule "${String(name).slice(0, 64)}" (schedules: ${this.entries.map((e) => e.def.name).join(', ')}).`,
+        404,
+        { schedules: this.entries.map((e) => e.def.name) },
+      );
     }
     return entry;
   }
@@ -131,7 +139,14 @@ export class ScheduleService {
         for (const t of await this.targets(e)) {
           const due = available && t.enabled ? t.slots.next(now) : null;
           if (due && (!next || due < next)) next = due;
-          networks.push({ network: t.network!, cron: t.slots.expression, timezone: t.slots.timezone, enabled: t.enabled, next_due: due?.toISOString() ?? null, last_run: await this.lastRun(e.def.name, t.network!) });
+          networks.push({
+            network: t.network!,
+            cron: t.slots.expression,
+            timezone: t.slots.timezone,
+            enabled: t.enabled,
+            next_due: due?.toISOString() ?? null,
+            last_run: await this.lastRun(e.def.name, t.network!),
+          });
         }
       } else if (available && e.config.enabled) {
         next = e.slots.next(now);
@@ -183,7 +198,9 @@ export class ScheduleService {
   async fire(task: Pick<CronTask, 'schedule' | 'network'>, slot: Date, trigger: Exclude<RunTrigger, 'manual'> = 'cron'): Promise<ScheduleRun[]> {
     const entry = this.entry(task.schedule);
     if (!this.available(entry)) return [];
-    const targets = (await this.targets(entry)).filter((t) => t.enabled && (task.network === null ? !t.own : t.network === task.network) && t.slots.matches(slot.getTime()));
+    const targets = (await this.targets(entry)).filter(
+      (t) => t.enabled && (task.network === null ? !t.own : t.network === task.network) && t.slots.matches(slot.getTime()),
+    );
     const runs: ScheduleRun[] = [];
     for (const t of targets) {
       const run = await this.claim(entry, t.network, slot, trigger, `schedule:${entry.def.name}`);
@@ -221,11 +238,16 @@ export class ScheduleService {
   async run(name: string, input: { network?: string }, actor: string): Promise<ScheduleRun[]> {
     const entry = this.entry(name);
     if (!this.available(entry)) {
-      throw new ServiceError('svc_schedule_unavailable', `The schedule ${entry.def.name} runs ${entry.def.job} jobs, which this version does not have.`, 409, { job_type: entry.def.job });
+      throw new ServiceError('svc_schedule_unavailable', `The schedule ${entry.def.name} runs ${entry.def.job} jobs, which this version does not have.`, 409, {
+        job_type: entry.def.job,
+      });
     }
     let networks: (string | null)[];
     if (!entry.def.perNetwork) {
-      if (input.network !== undefined) throw new ServiceError('svc_schedule_not_per_network', `The schedule ${entry.def.name} does not run per network: leave out the network.`, 400, { schedule: entry.def.name });
+      if (input.network !== undefined)
+        throw new ServiceError('svc_schedule_not_per_network', `The schedule ${entry.def.name} does not run per network: leave out the network.`, 400, {
+          schedule: entry.def.name,
+        });
       networks = [null];
     } else if (input.network !== undefined) {
       networks = [await this.checkTarget(entry, input.network)];
@@ -251,7 +273,10 @@ export class ScheduleService {
     const reason = !network.enabled ? 'disabled' : !network.configured ? 'not_configured' : !entry.def.perNetwork!(network) ? 'unsupported' : null;
     if (reason) {
       const why = { disabled: 'is disabled', not_configured: 'is not configured', unsupported: `has no feed for ${entry.def.job}` }[reason];
-      throw new ServiceError('svc_schedule_network_unavailable', `The schedule ${entry.def.name} cannot run for ${network.name}: the network ${why}.`, 409, { network: network.id, reason });
+      throw new ServiceError('svc_schedule_network_unavailable', `The schedule ${entry.def.name} cannot run for ${network.name}: the network ${why}.`, 409, {
+        network: network.id,
+        reason,
+      });
     }
     return network.id;
   }
@@ -266,44 +291,57 @@ export class ScheduleService {
     const name = entry.def.name;
     const params = network ? { network } : {};
     const label = `Scheduled ${name}${network ? ` (${network})` : ''}`;
-    const outcome = await db.transaction(async (t: Transaction): Promise<{ id: number; job: Job | null; skippedFor: Job | null } | null> => {
-      const now = clock.now();
-      const { affected, insertId } = await db.execute(
-        db.insertIgnore('schedule_runs', ['schedule', 'network', 'slot', 'trigger_kind', 'status', 'claimed_by', 'actor', 'created_at']),
-        [name, network ?? '', slot, trigger, 'queued', owner.slice(0, 128), actor, now],
-        t,
-      );
-      if (affected !== 1) return null;
-      const id = insertId!;
-      // A catch-up is for the latest slot only: when a newer one was claimed meanwhile (the daemons
-      // that were up fired it), this claim is withdrawn. A locking read sees the latest commit.
-      if (trigger === 'catch_up') {
-        const newer = await db.select(`SELECT id FROM schedule_runs WHERE schedule = ? AND network = ? AND slot > ? LIMIT 1${db.forUpdate()}`, [name, network ?? '', slot], t);
-        if (newer.length) throw new Superseded();
-      }
-      try {
-        const job = await jobs.enqueue(entry.def.job, params, actor, { unique: true, transaction: t });
-        await db.execute('UPDATE schedule_runs SET job_id = ? WHERE id = ?', [job.id, id], t);
-        return { id, job, skippedFor: null };
-      } catch (err) {
-        if (!isServiceError(err) || err.code !== 'svc_job_already_running') throw err;
-        const running = err.data.job as Job;
-        const reason = `job ${running.id} (${running.type}) is still ${running.status}`;
-        await db.execute("UPDATE schedule_runs SET status = 'skipped', job_id = ?, reason = ? WHERE id = ?", [running.id, reason, id], t);
-        return { id, job: null, skippedFor: running };
-      }
-    }).catch((err: unknown) => {
-      if (err instanceof Superseded) return null;
-      throw err;
-    });
+    const outcome = await db
+      .transaction(async (t: Transaction): Promise<{ id: number; job: Job | null; skippedFor: Job | null } | null> => {
+        const now = clock.now();
+        const { affected, insertId } = await db.execute(
+          db.insertIgnore('schedule_runs', ['schedule', 'network', 'slot', 'trigger_kind', 'status', 'claimed_by', 'actor', 'created_at']),
+          [name, network ?? '', slot, trigger, 'queued', owner.slice(0, 128), actor, now],
+          t,
+        );
+        if (affected !== 1) return null;
+        const id = insertId!;
+        // A catch-up is for the latest slot only: when a newer one was claimed meanwhile (the daemons
+        // that were up fired it), this claim is withdrawn. A locking read sees the latest commit.
+        if (trigger === 'catch_up') {
+          const newer = await db.select(
+            `SELECT id FROM schedule_runs WHERE schedule = ? AND network = ? AND slot > ? LIMIT 1${db.forUpdate()}`,
+            [name, network ?? '', slot],
+            t,
+          );
+          if (newer.length) throw new Superseded();
+        }
+        try {
+          const job = await jobs.enqueue(entry.def.job, params, actor, { unique: true, transaction: t });
+          await db.execute('UPDATE schedule_runs SET job_id = ? WHERE id = ?', [job.id, id], t);
+          return { id, job, skippedFor: null };
+        } catch (err) {
+          if (!isServiceError(err) || err.code !== 'svc_job_already_running') throw err;
+          const running = err.data.job as Job;
+          const reason = `job ${running.id} (${running.type}) is still ${running.status}`;
+          await db.execute("UPDATE schedule_runs SET status = 'skipped', job_id = ?, reason = ? WHERE id = ?", [running.id, reason, id], t);
+          return { id, job: null, skippedFor: running };
+        }
+      })
+      .catch((err: unknown) => {
+        if (err instanceof Superseded) return null;
+        throw err;
+      });
     const context = { schedule: name, network, slot: slot.toISOString(), trigger };
     if (!outcome) {
       logger.debug('schedules', `${label} for ${slot.toISOString()} was claimed by another process, or a newer run overtook it`, context);
       return null;
     }
     if (outcome.job) logger.info('schedules', `${label} queued job ${outcome.job.id}`, { ...context, job_id: outcome.job.id });
-    else logger.warning('schedules', `${label} skipped: job ${outcome.skippedFor!.id} is still ${outcome.skippedFor!.status}`, { ...context, job_id: outcome.skippedFor!.id, reason: 'overlap' });
-    const [row] = await db.select<Record<string, unknown>>(`SELECT ${RUN_COLUMNS} FROM schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id WHERE r.id = ?`, [outcome.id]);
+    else
+      logger.warning('schedules', `${label} skipped: job ${outcome.skippedFor!.id} is still ${outcome.skippedFor!.status}`, {
+        ...context,
+        job_id: outcome.skippedFor!.id,
+        reason: 'overlap',
+      });
+    const [row] = await db.select<Record<string, unknown>>(`SELECT ${RUN_COLUMNS} FROM schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id WHERE r.id = ?`, [
+      outcome.id,
+    ]);
     return shapeRun(row);
   }
 

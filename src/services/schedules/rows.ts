@@ -64,7 +64,8 @@ export interface CronTask {
   timezone: string;
 }
 
-export const RUN_COLUMNS = 'r.id, r.schedule, r.network, r.slot, r.trigger_kind, r.status, r.job_id, r.reason, r.claimed_by, r.actor, r.created_at, j.status AS job_status';
+export const RUN_COLUMNS =
+  'r.id, r.schedule, r.network, r.slot, r.trigger_kind, r.status, r.job_id, r.reason, r.claimed_by, r.actor, r.created_at, j.status AS job_status';
 
 export function shapeRun(row: Record<string, unknown>): ScheduleRun {
   return {
@@ -82,4 +83,3 @@ export function shapeRun(row: Record<string, unknown>): ScheduleRun {
     created_at: toIso(row.created_at)!,
   };
 }
-

@@ -7,7 +7,11 @@ import { networkId } from '../../fields.js';
 export const scheduleSchemas = {
   // Any name is let through to the service, which answers an unknown one with svc_unknown_schedule.
   name: Joi.object<{ name: string }, true>({
-    name: Joi.string().max(64).pattern(/^[a-z0-9_.-]+$/, 'schedule name').required().description(`The schedule: ${SCHEDULE_NAMES.join(', ')}.`),
+    name: Joi.string()
+      .max(64)
+      .pattern(/^[a-z0-9_.-]+$/, 'schedule name')
+      .required()
+      .description(`The schedule: ${SCHEDULE_NAMES.join(', ')}.`),
   }),
   run: Joi.object<{ network?: string }, true>({
     network: networkId().description('Per-network schedules: only this network (default: each enabled, configured network).'),

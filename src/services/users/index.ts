@@ -37,7 +37,12 @@ export interface User {
 
 /** Input schemas, shared by the CLI and (later) REST routes. */
 export const userSchemas = {
-  login: Joi.string().trim().min(1).max(60).pattern(/^[A-Za-z0-9._@+-]+$/).message('{{#label}} may contain letters, digits and . _ @ + - only'),
+  login: Joi.string()
+    .trim()
+    .min(1)
+    .max(60)
+    .pattern(/^[A-Za-z0-9._@+-]+$/)
+    .message('{{#label}} may contain letters, digits and . _ @ + - only'),
   email: Joi.string().trim().max(191).email({ tlds: false }),
   displayName: Joi.string().trim().min(1).max(191),
   role: Joi.string().valid(...ROLES),
@@ -149,7 +154,11 @@ export class UserService {
     const { value, error } = createSchema.validate(input, { errors: { wrap: { label: false } } });
     if (error) {
       const field = error.details[0].path.join('.');
-      this.deps.logger.warning('users', 'User not created: invalid input', { field, login: typeof input.login === 'string' ? input.login.slice(0, 60) : null, actor });
+      this.deps.logger.warning('users', 'User not created: invalid input', {
+        field,
+        login: typeof input.login === 'string' ? input.login.slice(0, 60) : null,
+        actor,
+      });
       throw new ServiceError('svc_invalid_user', error.details[0].message, 400, { field });
     }
     const passwordHash = value.password ? await this.hashPassword(value.password) : null;
@@ -232,7 +241,13 @@ export class UserService {
     const key = typeof member === 'number' ? String(member) : typeof member === 'string' ? member.trim() : '';
     const byId = /^\d{1,15}$/.test(key);
     const user = byId ? await this.get(Number(key)) : key && key.length <= 191 ? await this.findByLogin(key) : null;
-    if (!user) throw new ServiceError('svc_member_not_found', `Member ${key.slice(0, 191)} not found.`, 404, byId ? { member_id: Number(key) } : { member: key.slice(0, 191) });
+    if (!user)
+      throw new ServiceError(
+        'svc_member_not_found',
+        `Member ${key.slice(0, 191)} not found.`,
+        404,
+        byId ? { member_id: Number(key) } : { member: key.slice(0, 191) },
+      );
     return user;
   }
 
@@ -277,7 +292,11 @@ export class UserService {
   async setPassword(id: number, password: string): Promise<void> {
     const { error } = userSchemas.password.validate(password);
     if (error) throw new ServiceError('svc_invalid_user', 'The password must be 8 to 1024 characters.', 400, { field: 'password' });
-    await this.deps.db.execute('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [await this.hashPassword(password), this.deps.clock.now(), id]);
+    await this.deps.db.execute('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [
+      await this.hashPassword(password),
+      this.deps.clock.now(),
+      id,
+    ]);
     this.deps.logger.info('users', 'Password changed', { user_id: id });
   }
 
@@ -305,7 +324,7 @@ export class UserService {
       where.push("(login LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!' OR display_name LIKE ? ESCAPE '!')");
       params.push(like, like, like);
     }
-    if (filters.role) (where.push('role = ?'), params.push(filters.role));
+    if (filters.role) where.push('role = ?'), params.push(filters.role);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
@@ -330,13 +349,17 @@ export class UserService {
     const end = page.page * page.per_page;
     // An empty search matches every user by login alone: one ordered index walk, one count.
     const columns = prefix === '' ? ['login'] : ['login', 'email', 'display_name'];
-    const branch = (column: string, select: string, limit: string) => `SELECT * FROM (SELECT ${select} FROM users WHERE ${column} LIKE ? ESCAPE '!'${limit}) AS m_${column}`;
+    const branch = (column: string, select: string, limit: string) =>
+      `SELECT * FROM (SELECT ${select} FROM users WHERE ${column} LIKE ? ESCAPE '!'${limit}) AS m_${column}`;
     const [rows, count] = await Promise.all([
       this.deps.db.select<Record<string, unknown>>(
         `SELECT * FROM (${columns.map((c) => branch(c, USER_COLUMNS, ` ORDER BY login, id LIMIT ${end}`)).join(' UNION ')}) AS matches ORDER BY login, id LIMIT ${page.per_page} OFFSET ${end - page.per_page}`,
         columns.map(() => like),
       ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM (${columns.map((c) => branch(c, 'id', '')).join(' UNION ')}) AS matches`, columns.map(() => like)),
+      this.deps.db.select<{ n: unknown }>(
+        `SELECT COUNT(*) AS n FROM (${columns.map((c) => branch(c, 'id', '')).join(' UNION ')}) AS matches`,
+        columns.map(() => like),
+      ),
     ]);
     return { items: rows.map(toUser).map((u) => ({ id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` })), total: toInt(count[0].n) };
   }

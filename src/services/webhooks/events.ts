@@ -26,7 +26,17 @@ const SHAPES: Record<string, Shape> = {
   [HOOKS.payoutCreated]: (payout, extra) => ({ payout, ...extra }),
   [HOOKS.payoutStatusChanged]: (payout, extra) => ({ payout, ...extra }),
   // The refusal, not the parameters received (they may be large; the record keeps them).
-  [HOOKS.postbackRejected]: (r) => ({ postback_id: r.id, network: r.network, ip: r.ip, code: r.code, message: r.message, transaction_id: r.transaction_id, status: r.status, test: r.test, received_at: r.received_at }),
+  [HOOKS.postbackRejected]: (r) => ({
+    postback_id: r.id,
+    network: r.network,
+    ip: r.ip,
+    code: r.code,
+    message: r.message,
+    transaction_id: r.transaction_id,
+    status: r.status,
+    test: r.test,
+    received_at: r.received_at,
+  }),
   [HOOKS.jobFinished]: (job) => ({ job }),
   [HOOKS.pageCreated]: (page, extra) => ({ page, ...extra }),
   [HOOKS.pagePublished]: (page, extra) => ({ page, ...extra }),

@@ -134,11 +134,14 @@ export class WebhookService {
   async list(filters: WebhookFilters): Promise<{ items: Webhook[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filters.enabled !== undefined) (where.push('enabled = ?'), params.push(filters.enabled));
+    if (filters.enabled !== undefined) where.push('enabled = ?'), params.push(filters.enabled);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM webhooks ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`, params),
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${COLUMNS} FROM webhooks ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
+        params,
+      ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM webhooks ${clause}`, params),
     ]);
     return { items: rows.map(shape), total: toInt(count[0].n) };
@@ -168,7 +171,8 @@ export class WebhookService {
       if (secret !== undefined) set.secret = this.box.seal(secret, `webhook:${id}`);
       let resumed = 0;
       if (input.enabled === true && !before.enabled) Object.assign(set, { enabled: true, disabled_reason: null, disabled_at: null, failure_count: 0 });
-      if (input.enabled === false && before.enabled) Object.assign(set, { enabled: false, disabled_reason: `Disabled by ${actor}.`.slice(0, 500), disabled_at: now });
+      if (input.enabled === false && before.enabled)
+        Object.assign(set, { enabled: false, disabled_reason: `Disabled by ${actor}.`.slice(0, 500), disabled_at: now });
       const columns = Object.keys(set);
       await db.execute(`UPDATE webhooks SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [...columns.map((c) => set[c]), id], t);
       if (input.enabled === true && !before.enabled) resumed = await this.deps.store.resumeAll(id, t);
@@ -177,7 +181,12 @@ export class WebhookService {
       if (resumed > 0) t.afterCommit(() => this.deps.sender.kick());
       return { result: await this.read(id, t), resumed };
     });
-    this.deps.logger.info('webhooks', 'Webhook subscription updated', { webhook_id: id, changed: Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined), resumed, actor });
+    this.deps.logger.info('webhooks', 'Webhook subscription updated', {
+      webhook_id: id,
+      changed: Object.keys(input).filter((k) => (input as Record<string, unknown>)[k] !== undefined),
+      resumed,
+      actor,
+    });
     return secret === undefined ? result : { ...result, secret };
   }
 
@@ -234,7 +243,12 @@ export class WebhookService {
       const delivery = await store.get(deliveryId, t);
       const webhook = await this.read(delivery.webhook_id, t, true);
       if (!webhook.enabled && delivery.event !== PING_EVENT) {
-        throw new ServiceError('svc_webhook_disabled', `Webhook ${webhook.id} is disabled (${webhook.disabled_reason ?? 'no reason given'}): enable it first.`, 409, { webhook_id: webhook.id });
+        throw new ServiceError(
+          'svc_webhook_disabled',
+          `Webhook ${webhook.id} is disabled (${webhook.disabled_reason ?? 'no reason given'}): enable it first.`,
+          409,
+          { webhook_id: webhook.id },
+        );
       }
       return store.claimOne(deliveryId, sender.leaseMs, true, t);
     });
@@ -250,9 +264,14 @@ export class WebhookService {
 
   private checkEvents(events: string[]): string[] {
     const unique = [...new Set(events)];
-    if (unique.length === 0) throw new ServiceError('svc_webhook_event_unknown', `Name at least one event (or * for all): ${WEBHOOK_EVENTS.join(', ')}.`, 400, { param: 'events' });
+    if (unique.length === 0)
+      throw new ServiceError('svc_webhook_event_unknown', `Name at least one event (or * for all): ${WEBHOOK_EVENTS.join(', ')}.`, 400, { param: 'events' });
     const unknown = unique.filter((e) => e !== '*' && !WEBHOOK_EVENTS.includes(e));
-    if (unknown.length) throw new ServiceError('svc_webhook_event_unknown', `Unknown event ${unknown[0]}: events are ${WEBHOOK_EVENTS.join(', ')}, or * for all.`, 400, { param: 'events', event: unknown[0] });
+    if (unknown.length)
+      throw new ServiceError('svc_webhook_event_unknown', `Unknown event ${unknown[0]}: events are ${WEBHOOK_EVENTS.join(', ')}, or * for all.`, 400, {
+        param: 'events',
+        event: unknown[0],
+      });
     return unique;
   }
 
@@ -261,7 +280,11 @@ export class WebhookService {
   }
 
   private async read(id: number, t?: Transaction, lock = false): Promise<Webhook> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM webhooks WHERE id = ?${lock && t ? this.deps.db.forUpdate() : ''}`, [id], t);
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${COLUMNS} FROM webhooks WHERE id = ?${lock && t ? this.deps.db.forUpdate() : ''}`,
+      [id],
+      t,
+    );
     if (!row) throw new ServiceError('svc_webhook_not_found', `Webhook ${id} not found.`, 404);
     return shape(row);
   }

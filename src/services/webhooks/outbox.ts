@@ -92,9 +92,18 @@ export class DeliveryStore {
     if (!any) return [];
     return db.transaction(async (t) => {
       const now = clock.now();
-      const due = await db.select<{ id: string }>(`SELECT id FROM webhook_deliveries WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ${Math.max(1, Math.floor(limit))}${db.forUpdate({ skipLocked: true })}`, [now], t);
+      const due = await db.select<{ id: string }>(
+        `SELECT id FROM webhook_deliveries WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ${Math.max(1, Math.floor(limit))}${db.forUpdate({ skipLocked: true })}`,
+        [now],
+        t,
+      );
       if (due.length === 0) return [];
-      return this.lease(due.map((d) => d.id), now, leaseMs, t);
+      return this.lease(
+        due.map((d) => d.id),
+        now,
+        leaseMs,
+        t,
+      );
     });
   }
 
@@ -111,9 +120,24 @@ export class DeliveryStore {
     const { db } = this.deps;
     const claim = randomBytes(12).toString('hex');
     const marks = ids.map(() => '?').join(', ');
-    await db.execute(`UPDATE webhook_deliveries SET claim = ?, attempts = attempts + 1, next_attempt_at = ?, updated_at = ? WHERE id IN (${marks})`, [claim, new Date(now.getTime() + leaseMs), now, ...ids], t);
-    const rows = await db.select<Record<string, unknown>>(`SELECT id, webhook_id, event, payload, attempts FROM webhook_deliveries WHERE id IN (${marks})`, ids, t);
-    return rows.map((r) => ({ id: String(r.id), webhook_id: toInt(r.webhook_id), event: String(r.event), payload: String(r.payload), attempts: toInt(r.attempts), claim }));
+    await db.execute(
+      `UPDATE webhook_deliveries SET claim = ?, attempts = attempts + 1, next_attempt_at = ?, updated_at = ? WHERE id IN (${marks})`,
+      [claim, new Date(now.getTime() + leaseMs), now, ...ids],
+      t,
+    );
+    const rows = await db.select<Record<string, unknown>>(
+      `SELECT id, webhook_id, event, payload, attempts FROM webhook_deliveries WHERE id IN (${marks})`,
+      ids,
+      t,
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      webhook_id: toInt(r.webhook_id),
+      event: String(r.event),
+      payload: String(r.payload),
+      attempts: toInt(r.attempts),
+      claim,
+    }));
   }
 
   /** Records an attempt's outcome if `d` is still this sender's (false: another sender took it over). */
@@ -122,7 +146,17 @@ export class DeliveryStore {
     const { affected } = await this.deps.db.execute(
       `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, claim = NULL, last_status = ?, last_error = ?, duration_ms = ?, updated_at = ?,
          delivered_at = ${r.status === 'delivered' ? '?' : 'delivered_at'} WHERE id = ? AND claim = ?`,
-      [r.status, r.nextAttemptAt, r.responseStatus, r.error === null ? null : r.error.slice(0, 500), r.durationMs, now, ...(r.status === 'delivered' ? [now] : []), d.id, d.claim],
+      [
+        r.status,
+        r.nextAttemptAt,
+        r.responseStatus,
+        r.error === null ? null : r.error.slice(0, 500),
+        r.durationMs,
+        now,
+        ...(r.status === 'delivered' ? [now] : []),
+        d.id,
+        d.claim,
+      ],
       t,
     );
     return affected === 1;
@@ -130,18 +164,30 @@ export class DeliveryStore {
 
   /** A claimed delivery of a disabled subscription goes back unattempted and waits (no due time). */
   async park(d: Claimed, t?: Transaction): Promise<void> {
-    await this.deps.db.execute('UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = NULL, claim = NULL, updated_at = ? WHERE id = ? AND claim = ?', [this.deps.clock.now(), d.id, d.claim], t);
+    await this.deps.db.execute(
+      'UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = NULL, claim = NULL, updated_at = ? WHERE id = ? AND claim = ?',
+      [this.deps.clock.now(), d.id, d.claim],
+      t,
+    );
   }
 
   /** Every waiting delivery of a subscription stops (it was disabled); those being attempted settle themselves. */
   async parkAll(webhookId: number, t: Transaction): Promise<void> {
-    await this.deps.db.execute("UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE webhook_id = ? AND status IN ('pending', 'failed') AND claim IS NULL", [webhookId], t);
+    await this.deps.db.execute(
+      "UPDATE webhook_deliveries SET next_attempt_at = NULL WHERE webhook_id = ? AND status IN ('pending', 'failed') AND claim IS NULL",
+      [webhookId],
+      t,
+    );
   }
 
   /** The waiting deliveries of a re-enabled subscription are due now. */
   async resumeAll(webhookId: number, t: Transaction): Promise<number> {
     const now = this.deps.clock.now();
-    const { affected } = await this.deps.db.execute("UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? WHERE webhook_id = ? AND status IN ('pending', 'failed') AND next_attempt_at IS NULL", [now, now, webhookId], t);
+    const { affected } = await this.deps.db.execute(
+      "UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ? WHERE webhook_id = ? AND status IN ('pending', 'failed') AND next_attempt_at IS NULL",
+      [now, now, webhookId],
+      t,
+    );
     return affected;
   }
 
@@ -153,12 +199,15 @@ export class DeliveryStore {
   async list(webhookId: number, filters: DeliveryFilters): Promise<{ items: Delivery[]; total: number }> {
     const where = ['webhook_id = ?'];
     const params: unknown[] = [webhookId];
-    if (filters.status) (where.push('status = ?'), params.push(filters.status));
+    if (filters.status) where.push('status = ?'), params.push(filters.status);
     const clause = `WHERE ${where.join(' AND ')}`;
     const offset = (filters.page - 1) * filters.per_page;
     const [rows, count] = await Promise.all([
       // Ids begin with their creation time: id order is creation order.
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM webhook_deliveries ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`, params),
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${COLUMNS} FROM webhook_deliveries ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
+        params,
+      ),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM webhook_deliveries ${clause}`, params),
     ]);
     return { items: rows.map((r) => shape(r)), total: toInt(count[0].n) };
@@ -177,7 +226,10 @@ export class DeliveryStore {
    */
   async prune(retentionDays: number): Promise<number> {
     const cutoff = new Date(this.deps.clock.now().getTime() - retentionDays * 86_400_000);
-    const { affected } = await this.deps.db.execute("DELETE FROM webhook_deliveries WHERE created_at < ? AND (status IN ('delivered', 'dead') OR next_attempt_at IS NULL)", [cutoff]);
+    const { affected } = await this.deps.db.execute(
+      "DELETE FROM webhook_deliveries WHERE created_at < ? AND (status IN ('delivered', 'dead') OR next_attempt_at IS NULL)",
+      [cutoff],
+    );
     return affected;
   }
 }

@@ -7,7 +7,12 @@ import { DELIVERY_STATUSES, type DeliveryFilters } from './outbox.js';
 
 export { DELIVERY_STATUSES };
 
-const url = () => Joi.string().trim().max(2048).uri({ scheme: ['http', 'https'] }).description('Where deliveries are POSTed (http or https; checked by the outbound guard).');
+const url = () =>
+  Joi.string()
+    .trim()
+    .max(2048)
+    .uri({ scheme: ['http', 'https'] })
+    .description('Where deliveries are POSTed (http or https; checked by the outbound guard).');
 const events = () =>
   Joi.array()
     .items(Joi.string().valid('*', ...WEBHOOK_EVENTS))
@@ -35,5 +40,10 @@ export const webhookSchemas = {
   }),
   webhookId: Joi.object<{ id: number }, true>({ id: id().required() }),
   deliveries: Joi.object<DeliveryFilters, true>({ ...paging, status: Joi.string().valid(...DELIVERY_STATUSES) }),
-  deliveryId: Joi.object<{ id: string }, true>({ id: Joi.string().pattern(/^msg_[0-9A-Z]{26}$/, 'delivery id').required().description('A delivery id, msg_...') }),
+  deliveryId: Joi.object<{ id: string }, true>({
+    id: Joi.string()
+      .pattern(/^msg_[0-9A-Z]{26}$/, 'delivery id')
+      .required()
+      .description('A delivery id, msg_...'),
+  }),
 };

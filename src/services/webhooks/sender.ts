@@ -18,7 +18,16 @@ import type { Metrics } from '../../metrics.js';
 export interface WebhookTransport {
   fetch(
     url: string,
-    init: { method: 'POST'; headers: Record<string, string>; body: string; timeoutMs: number; connectTimeoutMs: number; maxRedirects: number; maxBytes: number; overflow: 'truncate' },
+    init: {
+      method: 'POST';
+      headers: Record<string, string>;
+      body: string;
+      timeoutMs: number;
+      connectTimeoutMs: number;
+      maxRedirects: number;
+      maxBytes: number;
+      overflow: 'truncate';
+    },
   ): Promise<{ status: number }>;
 }
 
@@ -128,7 +137,10 @@ export class WebhookSender {
       for (const d of batch) {
         sent++;
         const p: Promise<void> = this.attempt(d)
-          .then(() => undefined, (err) => this.deps.logger.error('webhooks', 'Webhook attempt failed to record', { delivery_id: d.id, error: (err as Error).message }))
+          .then(
+            () => undefined,
+            (err) => this.deps.logger.error('webhooks', 'Webhook attempt failed to record', { delivery_id: d.id, error: (err as Error).message }),
+          )
           .finally(() => inFlight.delete(p));
         inFlight.add(p);
       }
@@ -156,10 +168,24 @@ export class WebhookSender {
     let error: string | null = null;
     try {
       const secret = this.deps.box.open(sub.secret, `webhook:${sub.id}`);
-      const headers = { 'content-type': 'application/json', 'user-agent': 'cashtrack-webhooks/1', ...signedHeaders(secret, d.id, this.deps.clock.now(), d.payload) };
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'cashtrack-webhooks/1',
+        ...signedHeaders(secret, d.id, this.deps.clock.now(), d.payload),
+      };
       const timeoutMs = this.deps.settings.timeout_ms;
-      ({ status } = await this.deps.transport.fetch(sub.url, { method: 'POST', headers, body: d.payload, timeoutMs, connectTimeoutMs: Math.min(timeoutMs, 5_000), maxRedirects: 0, maxBytes: 64 * 1024, overflow: 'truncate' }));
-      if (status < 200 || status > 299) error = status >= 300 && status < 400 ? `The receiver answered ${status} (redirects are not followed).` : `The receiver answered ${status}.`;
+      ({ status } = await this.deps.transport.fetch(sub.url, {
+        method: 'POST',
+        headers,
+        body: d.payload,
+        timeoutMs,
+        connectTimeoutMs: Math.min(timeoutMs, 5_000),
+        maxRedirects: 0,
+        maxBytes: 64 * 1024,
+        overflow: 'truncate',
+      }));
+      if (status < 200 || status > 299)
+        error = status >= 300 && status < 400 ? `The receiver answered ${status} (redirects are not followed).` : `The receiver answered ${status}.`;
     } catch (err) {
       error = isServiceError(err) ? `${err.message}${err.data?.reason ? ` (${String(err.data.reason)})` : ''}` : (err as Error).message || String(err);
     }
@@ -174,7 +200,11 @@ export class WebhookSender {
     const schedule = settings.retry_schedule_seconds;
     let disabled: string | null = null;
     const record = await db.transaction(async (t) => {
-      const [row] = await db.select<{ enabled: unknown; failure_count: unknown }>(`SELECT enabled, failure_count FROM webhooks WHERE id = ?${db.forUpdate()}`, [sub.id], t);
+      const [row] = await db.select<{ enabled: unknown; failure_count: unknown }>(
+        `SELECT enabled, failure_count FROM webhooks WHERE id = ?${db.forUpdate()}`,
+        [sub.id],
+        t,
+      );
       if (!row) return null;
       const enabled = Boolean(Number(row.enabled));
       const now = clock.now();
@@ -185,7 +215,13 @@ export class WebhookSender {
         // A test ping is one attempt; 410 Gone means the receiver wants no more.
         const exhausted = ping || gone || d.attempts > schedule.length;
         const delay = exhausted ? 0 : schedule[d.attempts - 1] * 1000 * (0.8 + 0.4 * (this.deps.random ?? Math.random)());
-        r = { status: exhausted ? 'dead' : 'failed', nextAttemptAt: exhausted || !enabled ? null : new Date(now.getTime() + delay), responseStatus: status, error, durationMs };
+        r = {
+          status: exhausted ? 'dead' : 'failed',
+          nextAttemptAt: exhausted || !enabled ? null : new Date(now.getTime() + delay),
+          responseStatus: status,
+          error,
+          durationMs,
+        };
       }
       if (!(await store.record(d, r, t))) return null;
       if (gone && enabled) {
@@ -206,9 +242,19 @@ export class WebhookSender {
     });
     if (record) this.deps.metrics?.webhookDelivery(d.event, record.status, durationMs / 1000);
     if (record && record.status !== 'delivered') {
-      this.deps.logger[record.status === 'dead' ? 'warning' : 'info']('webhooks', record.status === 'dead' ? 'Webhook delivery dead' : 'Webhook delivery failed', {
-        delivery_id: d.id, webhook_id: sub.id, event: d.event, attempts: d.attempts, status, error, next_attempt_at: record.nextAttemptAt?.toISOString() ?? null,
-      });
+      this.deps.logger[record.status === 'dead' ? 'warning' : 'info'](
+        'webhooks',
+        record.status === 'dead' ? 'Webhook delivery dead' : 'Webhook delivery failed',
+        {
+          delivery_id: d.id,
+          webhook_id: sub.id,
+          event: d.event,
+          attempts: d.attempts,
+          status,
+          error,
+          next_attempt_at: record.nextAttemptAt?.toISOString() ?? null,
+        },
+      );
     }
     if (disabled) this.deps.logger.warning('webhooks', 'Webhook subscription disabled', { webhook_id: sub.id, url: sub.url, reason: disabled });
     return record;
@@ -217,7 +263,11 @@ export class WebhookSender {
   /** Disables a subscription in `t`: its waiting deliveries stop until it is enabled again. */
   async disable(id: number, reason: string, t: Parameters<DeliveryStore['parkAll']>[1]): Promise<void> {
     const now = this.deps.clock.now();
-    await this.deps.db.execute('UPDATE webhooks SET enabled = ?, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ?', [false, reason, now, now, id], t);
+    await this.deps.db.execute(
+      'UPDATE webhooks SET enabled = ?, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ?',
+      [false, reason, now, now, id],
+      t,
+    );
     await this.deps.store.parkAll(id, t);
     await this.deps.events.bumpRevision(t);
   }

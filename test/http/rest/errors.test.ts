@@ -124,7 +124,11 @@ describe('validation errors', () => {
   });
 
   it('keeps the first detail and joins the messages when a parameter breaks two rules', () => {
-    const { error } = Joi.object({ p: Joi.string().min(5).pattern(/^[a-z]+$/) }).validate({ p: 'A1' }, { abortEarly: false });
+    const { error } = Joi.object({
+      p: Joi.string()
+        .min(5)
+        .pattern(/^[a-z]+$/),
+    }).validate({ p: 'A1' }, { abortEarly: false });
     const err = fromJoi(error!);
     expect((err.body.data.details as Record<string, { code: string }>).p.code).toBe('rest_too_short');
     expect(String((err.body.data.params as Record<string, string>).p).split('"p"').length).toBeGreaterThan(2);

@@ -7,7 +7,17 @@ import { route, type RestInput } from '../../../src/http/rest/types.js';
 import { routeTable } from '../../../src/http/routes/index.js';
 import { ledgerSchemas } from '../../../src/services/ledger/schemas.js';
 
-const input = <Q, P, A>(query: Q, payload: P, params: A): RestInput<Q, P, A> => ({ query, payload, params, principal: null, actor: 'user:1', requestId: 'r1', ip: null, headers: {}, idempotency: null });
+const input = <Q, P, A>(query: Q, payload: P, params: A): RestInput<Q, P, A> => ({
+  query,
+  payload,
+  params,
+  principal: null,
+  actor: 'user:1',
+  requestId: 'r1',
+  ip: null,
+  headers: {},
+  idempotency: null,
+});
 const validated = <T>(schema: Joi.ObjectSchema<T>, value: unknown): T => {
   const { value: out, error } = schema.validate(value, { convert: true });
   if (error) throw error;
@@ -26,7 +36,12 @@ describe('route()', () => {
     description: 'A typed route.',
     validate: { query: since, payload: noteBody, params: idParam },
     // Each line uses a member only its type has: a number's toFixed, a Date's getUTCFullYear, a string's toUpperCase.
-    handler: ({ query, payload, params }) => ({ page: query.page.toFixed(0), year: query.since?.getUTCFullYear() ?? null, note: payload.note.toUpperCase(), id: params.id + 1 }),
+    handler: ({ query, payload, params }) => ({
+      page: query.page.toFixed(0),
+      year: query.since?.getUTCFullYear() ?? null,
+      note: payload.note.toUpperCase(),
+      id: params.id + 1,
+    }),
   });
 
   it('produces the definition the host registers, with the same schemas', () => {

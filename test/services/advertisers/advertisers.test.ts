@@ -32,14 +32,23 @@ describeEachDialect(
       expect(first).toMatchObject({ pages: 3, seen: 1300, created: 1300, updated: 0, deactivated: 0, failed: 0 });
       expect((await ctx.advertisers.list({ network: 'admitad', page: 1, per_page: 1 })).total).toBe(1300);
 
-      await ctx.db.execute("UPDATE advertisers SET name_override = 'My Shop', page_id = 42, local_logo = 'logos/6001.png', description = 'Ours' WHERE module = 'admitad' AND advertiser = '6001'");
+      await ctx.db.execute(
+        "UPDATE advertisers SET name_override = 'My Shop', page_id = 42, local_logo = 'logos/6001.png', description = 'Ours' WHERE module = 'admitad' AND advertiser = '6001'",
+      );
       await ctx.advertisers.setCashback('admitad', '6001', 'percent_commission', '80', 'test');
 
       await pointAt(fewer);
       const second = await ctx.advertisers.sync('admitad');
       expect(second).toMatchObject({ seen: 1100, created: 0, updated: 1100, deactivated: 200, failed: 0 });
       const kept = await ctx.advertisers.get('admitad', '6001');
-      expect(kept).toMatchObject({ name: 'My Shop', name_override: 'My Shop', page_id: 42, local_logo: 'logos/6001.png', description: 'Ours', status: 'active' });
+      expect(kept).toMatchObject({
+        name: 'My Shop',
+        name_override: 'My Shop',
+        page_id: 42,
+        local_logo: 'logos/6001.png',
+        description: 'Ours',
+        status: 'active',
+      });
       expect(kept.cashback_rule).toMatchObject({ type: 'percent_commission', value: '80', source: 'advertiser' });
       expect((await ctx.advertisers.get('admitad', String(6000 + 1200))).status).toBe('inactive');
       expect((await ctx.advertisers.list({ network: 'admitad', status: 'inactive', page: 1, per_page: 1 })).total).toBe(200);
@@ -74,7 +83,12 @@ describeEachDialect(
       expect(resumed).toMatchObject({ pages: 3, seen: 1300, created: 1300, updated: 0, deactivated: 0 });
       expect((await ctx.advertisers.list({ page: 1, per_page: 1 })).total).toBe(1300);
       // Only the page after the checkpoint was asked for.
-      expect(full.requests.slice(before).filter((r) => r.path.startsWith('/advcampaigns/')).map((r) => r.query.get('offset'))).toEqual(['1000']);
+      expect(
+        full.requests
+          .slice(before)
+          .filter((r) => r.path.startsWith('/advcampaigns/'))
+          .map((r) => r.query.get('offset')),
+      ).toEqual(['1000']);
     });
 
     it('resumes from a state without a list position (saved by an earlier version) by walking again and skipping stored pages', async () => {
@@ -82,12 +96,14 @@ describeEachDialect(
       await ctx.db.execute('DELETE FROM advertisers');
       await pointAt(full);
       let saved: SyncState | null = null;
-      await ctx.advertisers.sync('admitad', {
-        onPage: async (s) => {
-          saved = s;
-          if (s.counts.pages === 1) throw new Error('process killed');
-        },
-      }).catch(() => {});
+      await ctx.advertisers
+        .sync('admitad', {
+          onPage: async (s) => {
+            saved = s;
+            if (s.counts.pages === 1) throw new Error('process killed');
+          },
+        })
+        .catch(() => {});
       const { next, ...old } = saved!;
       expect(next).toBe('500');
       const resumed = await ctx.advertisers.sync('admitad', { resume: old });
@@ -99,14 +115,19 @@ describeEachDialect(
       await ctx.db.execute('DELETE FROM advertisers');
       await pointAt(full);
       let saved: SyncState | null = null;
-      await ctx.advertisers.sync('admitad', {
-        onPage: async (s) => {
-          saved = s;
-          if (s.next === null) throw new Error('process killed');
-        },
-      }).catch(() => {});
+      await ctx.advertisers
+        .sync('admitad', {
+          onPage: async (s) => {
+            saved = s;
+            if (s.next === null) throw new Error('process killed');
+          },
+        })
+        .catch(() => {});
       expect(saved).toMatchObject({ next: null, counts: { pages: 3 } });
-      await ctx.db.execute("INSERT INTO advertisers (module, advertiser, name, categories, countries, status, last_seen_sync, created_at, updated_at) VALUES ('admitad', 'gone', 'Gone', '[]', '[]', 'active', 0, ?, ?)", [new Date(), new Date()]);
+      await ctx.db.execute(
+        "INSERT INTO advertisers (module, advertiser, name, categories, countries, status, last_seen_sync, created_at, updated_at) VALUES ('admitad', 'gone', 'Gone', '[]', '[]', 'active', 0, ?, ?)",
+        [new Date(), new Date()],
+      );
       const before = full.requests.length;
       const resumed = await ctx.advertisers.sync('admitad', { resume: saved });
       expect(resumed).toMatchObject({ pages: 3, seen: 1300, created: 1300, deactivated: 1 });

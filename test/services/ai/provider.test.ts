@@ -4,7 +4,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AiProvider, ProviderCallError, retryAfterMs, sleep, type OutputFormat, type ProviderSettings } from '../../../src/services/ai/provider.js';
 import { startOpenAiFixture, type OpenAiFixture } from '../../fixtures/openai-server.js';
 
-const shape = Joi.object<{ description: string; body: string }, true>({ description: Joi.string().min(1).max(500).required(), body: Joi.string().min(1).required() });
+const shape = Joi.object<{ description: string; body: string }, true>({
+  description: Joi.string().min(1).max(500).required(),
+  body: Joi.string().min(1).required(),
+});
 const jsonSchema = {
   type: 'object',
   properties: { description: { type: 'string' }, body: { type: 'string' } },
@@ -28,9 +31,21 @@ describe('the AI provider against an OpenAI-compatible server', () => {
     ...over,
   });
   const ask = (provider: AiProvider, signal?: AbortSignal) =>
-    provider.complete({ messages: [{ role: 'system', content: 'Write.' }, { role: 'user', content: 'for the shop Acme.' }], name: 'shop', jsonSchema, validate: shape, signal });
+    provider.complete({
+      messages: [
+        { role: 'system', content: 'Write.' },
+        { role: 'user', content: 'for the shop Acme.' },
+      ],
+      name: 'shop',
+      jsonSchema,
+      validate: shape,
+      signal,
+    });
   const failure = async (promise: Promise<unknown>): Promise<ProviderCallError> => {
-    const err = await promise.then(() => null, (e: unknown) => e);
+    const err = await promise.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ProviderCallError);
     return err as ProviderCallError;
   };
@@ -49,10 +64,19 @@ describe('the AI provider against an OpenAI-compatible server', () => {
   it('asks for strict json_schema output with the key and model, and returns the validated value with usage', async () => {
     const answer = await ask(new AiProvider(settings(), formats));
     expect(answer.value.description).toContain('Acme');
-    expect(answer).toMatchObject({ model: 'fixture-model', format: 'json_schema', attempts: 1, usage: { prompt_tokens: 120, completion_tokens: 80, total_tokens: 200 } });
+    expect(answer).toMatchObject({
+      model: 'fixture-model',
+      format: 'json_schema',
+      attempts: 1,
+      usage: { prompt_tokens: 120, completion_tokens: 80, total_tokens: 200 },
+    });
     const [request] = fixture.requests;
     expect(request.authorization).toBe('Bearer sk-test-provider-key');
-    expect(request.body).toMatchObject({ model: 'fixture-model', temperature: 0.2, response_format: { type: 'json_schema', json_schema: { name: 'shop', strict: true, schema: jsonSchema } } });
+    expect(request.body).toMatchObject({
+      model: 'fixture-model',
+      temperature: 0.2,
+      response_format: { type: 'json_schema', json_schema: { name: 'shop', strict: true, schema: jsonSchema } },
+    });
   });
 
   it('retries a 429 after its Retry-After and a 500 with backoff, then succeeds', async () => {

@@ -59,7 +59,10 @@ describeEachDialect('AI provider settings', (use) => {
     await expect(ctx.ai.configure({ temperature: '3' }, 'admin')).rejects.toMatchObject({ code: 'svc_invalid_setting', data: { field: 'temperature' } });
     await expect(ctx.ai.configure({ base_url: 'ftp://x' }, 'admin')).rejects.toMatchObject({ code: 'svc_invalid_setting', data: { field: 'base_url' } });
     await expect(ctx.ai.configure({ api_key: 'has space' }, 'admin')).rejects.toMatchObject({ code: 'svc_invalid_setting', data: { field: 'api_key' } });
-    await expect(ctx.ai.configure({ 'prompts.coupon.user': 'Rewrite %COUPON_TITLE% for %NOPE%' }, 'admin')).rejects.toMatchObject({ code: 'svc_invalid_setting', data: { field: 'prompts.coupon.user' } });
+    await expect(ctx.ai.configure({ 'prompts.coupon.user': 'Rewrite %COUPON_TITLE% for %NOPE%' }, 'admin')).rejects.toMatchObject({
+      code: 'svc_invalid_setting',
+      data: { field: 'prompts.coupon.user' },
+    });
     const ok = await ctx.ai.configure({ 'prompts.coupon.user': 'Rewrite %COUPON_TITLE% of %NAME%.' }, 'admin');
     expect(ok.prompts.coupon.user).toBe('Rewrite %COUPON_TITLE% of %NAME%.');
   });
@@ -85,12 +88,25 @@ describeEachDialect(
   'AI provider from the environment',
   (use) => {
     it('is configured by CASHTRACK_AI_* alone', async () => {
-      expect(await use().ctx.ai.settings()).toMatchObject({ configured: true, base_url: 'http://127.0.0.1:9/v1', model: 'env-model', api_key_set: true, stored: [] });
+      expect(await use().ctx.ai.settings()).toMatchObject({
+        configured: true,
+        base_url: 'http://127.0.0.1:9/v1',
+        model: 'env-model',
+        api_key_set: true,
+        stored: [],
+      });
     });
 
     it('has an overview block with nothing in it before the first call', async () => {
       expect(await use().ctx.ai.overview(7)).toMatchObject({
-        configured: true, model: 'env-model', days: 7, calls: 0, by_outcome: { saved: 0, dry_run: 0, failed: 0 }, tokens: { total_tokens: 0 }, by_model: [], last_call_at: null,
+        configured: true,
+        model: 'env-model',
+        days: 7,
+        calls: 0,
+        by_outcome: { saved: 0, dry_run: 0, failed: 0 },
+        tokens: { total_tokens: 0 },
+        by_model: [],
+        last_call_at: null,
       });
     });
   },
@@ -98,7 +114,10 @@ describeEachDialect(
 );
 
 it('reads CASHTRACK_AI_BASE_URL, CASHTRACK_AI_API_KEY and CASHTRACK_AI_MODEL', () => {
-  const config = loadConfig({ env: { CASHTRACK_ENV: 'test', CASHTRACK_AI_BASE_URL: 'https://api.example.test/v1', CASHTRACK_AI_API_KEY: 'sk-env', CASHTRACK_AI_MODEL: 'gpt-test' }, persistSecret: false });
+  const config = loadConfig({
+    env: { CASHTRACK_ENV: 'test', CASHTRACK_AI_BASE_URL: 'https://api.example.test/v1', CASHTRACK_AI_API_KEY: 'sk-env', CASHTRACK_AI_MODEL: 'gpt-test' },
+    persistSecret: false,
+  });
   expect(config.ai).toMatchObject({ base_url: 'https://api.example.test/v1', api_key: 'sk-env', model: 'gpt-test' });
   expect(() => loadConfig({ env: { CASHTRACK_ENV: 'test', CASHTRACK_AI_BASE_URL: 'not a url' }, persistSecret: false })).toThrow(/CASHTRACK_AI_BASE_URL/);
 });

@@ -32,7 +32,11 @@ describeEachDialect(
     it('counts each attempt before checking it: of 100 concurrent wrong application passwords from one address, only the limit is looked up', async () => {
       const { ctx } = use();
       await createActor(ctx, 'administrator', 'racer');
-      const statuses = await outcomes(Array.from({ length: 100 }, (_, i) => ctx.auth.authenticateBasic(basic('racer', `wrong wrong wrong wrong wrong ${String(i).padStart(4, '0')}`), '203.0.113.5')));
+      const statuses = await outcomes(
+        Array.from({ length: 100 }, (_, i) =>
+          ctx.auth.authenticateBasic(basic('racer', `wrong wrong wrong wrong wrong ${String(i).padStart(4, '0')}`), '203.0.113.5'),
+        ),
+      );
       expect(count(statuses, 401)).toBe(10); // auth.throttle.max_failures_per_address
       expect(count(statuses, 429)).toBe(90);
     });
@@ -91,14 +95,23 @@ describeEachDialect(
       // refused after its 10, and nothing else moves.
       const prefix = '2001:db8:dead:beef';
       for (let i = 0; i < 20_500; i += 500) {
-        const batch = await outcomes(Array.from({ length: 500 }, (_, k) => ctx.auth.authenticateBasic(basic(`ghost${i + k}`, 'x'), `${prefix}:${(i + k).toString(16)}:1:2:3`)));
+        const batch = await outcomes(
+          Array.from({ length: 500 }, (_, k) => ctx.auth.authenticateBasic(basic(`ghost${i + k}`, 'x'), `${prefix}:${(i + k).toString(16)}:1:2:3`)),
+        );
         expect(count(batch, 401) + count(batch, 429)).toBe(500);
       }
       // And 20,500 counters of other /64s, as many distinct networks would leave them (written in
       // bulk: through the service, each is one more failure like the 50 that follow, 12 s more).
-      const rows = Array.from({ length: 20_500 }, (_, i) => ['address', `2001:db8:${(i >> 8).toString(16)}:${(i & 255).toString(16)}::/64`, 1, null, new Date(clock.now().getTime() + 600_000)]);
+      const rows = Array.from({ length: 20_500 }, (_, i) => [
+        'address',
+        `2001:db8:${(i >> 8).toString(16)}:${(i & 255).toString(16)}::/64`,
+        1,
+        null,
+        new Date(clock.now().getTime() + 600_000),
+      ]);
       await ctx.db.transaction((t) => ctx.db.insertMany('auth_throttle', ['kind', 'throttle_key', 'failures', 'next_allowed_at', 'reset_at'], rows, t));
-      for (let i = 0; i < 50; i++) await expect(ctx.auth.authenticateBasic(basic(`ghost-net-${i}`, 'x'), `2001:db8:${i.toString(16)}:ff::1`)).rejects.toMatchObject({ status: 401 });
+      for (let i = 0; i < 50; i++)
+        await expect(ctx.auth.authenticateBasic(basic(`ghost-net-${i}`, 'x'), `2001:db8:${i.toString(16)}:ff::1`)).rejects.toMatchObject({ status: 401 });
 
       await expect(ctx.auth.login('target', 'the right password', '192.0.2.222', null)).rejects.toMatchObject({ status: 429, code: 'svc_too_many_attempts' });
       await expect(ctx.auth.authenticateBasic(basic('ghost-last', 'x'), `${prefix}:ffff::9`)).rejects.toMatchObject({ status: 429 });

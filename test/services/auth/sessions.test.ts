@@ -21,7 +21,8 @@ describeEachDialect(
     });
     const user = async () => use().ctx.users.create({ login: `sess${++n}`, email: `sess${n}@example.com` });
     const nonceKey = () => Buffer.from(hkdfSync('sha256', Buffer.from(use().config.secret!, 'utf8'), Buffer.from('cashtrack'), 'rest-nonce', 32));
-    const nonceAt = (tick: number, userId: number, uuid: string) => createHmac('sha256', nonceKey()).update(`${tick}|wp_rest|${userId}|${uuid}`).digest('hex').slice(-12, -2);
+    const nonceAt = (tick: number, userId: number, uuid: string) =>
+      createHmac('sha256', nonceKey()).update(`${tick}|wp_rest|${userId}|${uuid}`).digest('hex').slice(-12, -2);
 
     it('makes the nonce the document describes: 10 hex characters of an HMAC over tick, action, user and session', async () => {
       const { ctx } = use();
@@ -49,7 +50,8 @@ describeEachDialect(
       const nonce = ctx.sessions.createNonce(a.user.id, a.uuid);
       expect(ctx.sessions.verifyNonce(nonce, a.user.id, b.uuid)).toBe(false);
       expect(ctx.sessions.verifyNonce(nonce, a.user.id + 1, a.uuid)).toBe(false);
-      for (const bad of ['', nonce.toUpperCase(), `${nonce}0`, nonce.slice(1), 'zzzzzzzzzz']) expect(ctx.sessions.verifyNonce(bad, a.user.id, a.uuid)).toBe(false);
+      for (const bad of ['', nonce.toUpperCase(), `${nonce}0`, nonce.slice(1), 'zzzzzzzzzz'])
+        expect(ctx.sessions.verifyNonce(bad, a.user.id, a.uuid)).toBe(false);
     });
 
     it('resolves a session until exactly its expiry, and not for a malformed token, a revoked one or a disabled user', async () => {

@@ -13,7 +13,14 @@ describe('throttle address keys', () => {
 
   it('keys an IPv6 address by its /64, however it is written', () => {
     const key = '2001:db8:1:2::/64';
-    for (const ip of ['2001:db8:1:2::1', '2001:0db8:0001:0002:ffff:ffff:ffff:ffff', '2001:DB8:1:2:a:b:c:d', '[2001:db8:1:2::9]', '2001:db8:1:2::1%eth0', '2001:db8:1:2:0:0:192.0.2.1']) {
+    for (const ip of [
+      '2001:db8:1:2::1',
+      '2001:0db8:0001:0002:ffff:ffff:ffff:ffff',
+      '2001:DB8:1:2:a:b:c:d',
+      '[2001:db8:1:2::9]',
+      '2001:db8:1:2::1%eth0',
+      '2001:db8:1:2:0:0:192.0.2.1',
+    ]) {
       expect(addressKey(ip), ip).toBe(key);
     }
     expect(addressKey('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64');
@@ -35,7 +42,12 @@ describeEachDialect(
     it('refuses an address past its limit until its window ends, and takes back what a success gave', async () => {
       const throttle = use().ctx.authThrottle;
       for (let i = 0; i < 3; i++) await throttle.claimAddress('192.0.2.1');
-      await expect(throttle.claimAddress('192.0.2.1')).rejects.toMatchObject({ code: 'svc_too_many_attempts', status: 429, data: { retry_after: 60 }, headers: { 'Retry-After': '60' } });
+      await expect(throttle.claimAddress('192.0.2.1')).rejects.toMatchObject({
+        code: 'svc_too_many_attempts',
+        status: 429,
+        data: { retry_after: 60 },
+        headers: { 'Retry-After': '60' },
+      });
       await throttle.releaseAddress('192.0.2.1');
       await throttle.claimAddress('192.0.2.1');
       clock.advance(59_000);
@@ -73,11 +85,18 @@ describeEachDialect(
       clock.advance(61_000);
       await ctx.authThrottle.claimAddress('192.0.2.201');
       await ctx.authThrottle.prune();
-      const keys = (await ctx.db.select<{ throttle_key: string }>("SELECT throttle_key FROM auth_throttle WHERE kind = 'address' ORDER BY throttle_key")).map((r) => r.throttle_key);
+      const keys = (await ctx.db.select<{ throttle_key: string }>("SELECT throttle_key FROM auth_throttle WHERE kind = 'address' ORDER BY throttle_key")).map(
+        (r) => r.throttle_key,
+      );
       expect(keys).toContain('192.0.2.201');
       expect(keys).not.toContain('192.0.2.200');
     });
   },
-  { 'auth.throttle.max_failures_per_address': 3, 'auth.throttle.window_seconds': 60, 'auth.throttle.failures_before_delay': 1, 'auth.throttle.max_delay_seconds': 10 },
+  {
+    'auth.throttle.max_failures_per_address': 3,
+    'auth.throttle.window_seconds': 60,
+    'auth.throttle.failures_before_delay': 1,
+    'auth.throttle.max_delay_seconds': 10,
+  },
   { clock },
 );

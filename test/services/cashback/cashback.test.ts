@@ -7,7 +7,13 @@ describeEachDialect('cashback rules', (use) => {
 
   it('resolves the advertiser override, else the network default, else the configured default', async () => {
     const { cashback } = use().ctx;
-    expect(await cashback.resolve('awin', '1001')).toMatchObject({ type: 'percent_commission', value: '50', currency: null, source: 'default', advertiser: null });
+    expect(await cashback.resolve('awin', '1001')).toMatchObject({
+      type: 'percent_commission',
+      value: '50',
+      currency: null,
+      source: 'default',
+      advertiser: null,
+    });
     await cashback.set('awin', null, 'percent_sale', '3', null, 'user:1');
     expect(await cashback.resolve('awin', '1001')).toMatchObject({ type: 'percent_sale', value: '3', source: 'network' });
     await cashback.set('awin', '1001', 'flat', '2', 'EUR', 'user:1');
@@ -39,7 +45,9 @@ describeEachDialect('cashback rules', (use) => {
 
   it('refuses a flat rule in another currency than the order: no conversion', () => {
     const { cashback } = use().ctx;
-    expect(() => cashback.compute({ type: 'flat', value: '2.00', currency: 'EUR' }, { sale: 100, commission: 100, currency: 'USD' })).toThrow(expect.objectContaining({ code: 'svc_currency_mismatch', status: 409 }));
+    expect(() => cashback.compute({ type: 'flat', value: '2.00', currency: 'EUR' }, { sale: 100, commission: 100, currency: 'USD' })).toThrow(
+      expect.objectContaining({ code: 'svc_currency_mismatch', status: 409 }),
+    );
   });
 
   it('refuses bad rules with defined codes', async () => {
@@ -47,7 +55,10 @@ describeEachDialect('cashback rules', (use) => {
     await expect(cashback.set('awin', null, 'bogus' as never, '5')).rejects.toMatchObject({ code: 'svc_invalid_cashback_rule', data: { field: 'type' } });
     await expect(cashback.set('awin', null, 'percent_commission', '100.5')).rejects.toMatchObject({ code: 'svc_invalid_rate' });
     await expect(cashback.set('awin', null, 'percent_commission', '-5')).rejects.toMatchObject({ code: 'svc_invalid_rate' });
-    await expect(cashback.set('awin', null, 'percent_commission', '5', 'USD')).rejects.toMatchObject({ code: 'svc_invalid_cashback_rule', data: { field: 'currency' } });
+    await expect(cashback.set('awin', null, 'percent_commission', '5', 'USD')).rejects.toMatchObject({
+      code: 'svc_invalid_cashback_rule',
+      data: { field: 'currency' },
+    });
     await expect(cashback.set('awin', null, 'flat', '1.001')).rejects.toMatchObject({ code: 'svc_invalid_amount' });
     await expect(cashback.set('awin', null, 'flat', '1', 'XYZ')).rejects.toMatchObject({ code: 'svc_invalid_currency' });
     await expect(cashback.set('a win', null, 'flat', '1')).rejects.toMatchObject({ code: 'svc_invalid_cashback_rule', data: { field: 'network' } });

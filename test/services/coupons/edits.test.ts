@@ -36,8 +36,20 @@ describeEachDialect('coupon edits, AI rewrites and revert', (use) => {
   it('refuses a field both set and reset, an unknown reset field and bad values with svc_invalid_coupon', async () => {
     const { ctx } = use();
     const id = await insertCoupon(ctx);
-    for (const patch of [{ title: 'x', reset: ['title'] }, { reset: ['nope'] }, { title: '   ' }, { title: 5 }, { discount_value: '-1' }, { discount_type: 'gift' },
-      { starts_at: '2026-01-01 10:00' }, { landing_url: 'javascript:alert(1)' }, { regions: ['GBR'] }, { exclusive: 'yes' }, { discount_currency: 'EU' }, { description: 7 }]) {
+    for (const patch of [
+      { title: 'x', reset: ['title'] },
+      { reset: ['nope'] },
+      { title: '   ' },
+      { title: 5 },
+      { discount_value: '-1' },
+      { discount_type: 'gift' },
+      { starts_at: '2026-01-01 10:00' },
+      { landing_url: 'javascript:alert(1)' },
+      { regions: ['GBR'] },
+      { exclusive: 'yes' },
+      { discount_currency: 'EU' },
+      { description: 7 },
+    ]) {
       await expect(ctx.coupons.update(id, patch as never, actor)).rejects.toMatchObject({ code: 'svc_invalid_coupon', status: 400 });
     }
     expect((await ctx.coupons.get(id)).edited_fields).toEqual([]);
@@ -55,7 +67,13 @@ describeEachDialect('coupon edits, AI rewrites and revert', (use) => {
     const { ctx } = use();
     const id = await insertCoupon(ctx, { description: null });
     const first = await ctx.coupons.applyRewrite(id, { title: 'AI title', description: 'AI <script>x()</script>words' }, { actor: 'ai', model: 'm1' });
-    expect(first).toMatchObject({ title: 'AI title', description: 'AI words', ai_fields: ['title', 'description'], edited_fields: [], original: { title: 'Ten percent off', description: null } });
+    expect(first).toMatchObject({
+      title: 'AI title',
+      description: 'AI words',
+      ai_fields: ['title', 'description'],
+      edited_fields: [],
+      original: { title: 'Ten percent off', description: null },
+    });
     const second = await ctx.coupons.applyRewrite(id, { title: 'AI title two' }, { actor: 'ai' });
     expect(second.original).toEqual({ title: 'Ten percent off', description: null });
 
@@ -74,7 +92,13 @@ describeEachDialect('coupon edits, AI rewrites and revert', (use) => {
     expect(edited).toMatchObject({ ai_fields: ['description'], edited_fields: ['title'] });
 
     const reverted = await ctx.coupons.revert(id, actor);
-    expect(reverted).toMatchObject({ title: 'Ten percent off', description: 'Written by the admin', edited_fields: ['description'], ai_fields: [], original: null });
+    expect(reverted).toMatchObject({
+      title: 'Ten percent off',
+      description: 'Written by the admin',
+      edited_fields: ['description'],
+      ai_fields: [],
+      original: null,
+    });
     expect(reverted.network_values).toEqual({ description: 'On everything' });
   });
 

@@ -69,12 +69,19 @@ describeEachDialect(
       expect((await byCouponId('cpn', '2')).type).toBe('deal');
       expect((await byCouponId('cpn', '3')).status).toBe('scheduled');
       expect((await byCouponId('cpn', '4')).status).toBe('expired');
-      expect((await byCouponId('cpn', '6'))).toMatchObject({ type: 'deal', status: 'expired' });
+      expect(await byCouponId('cpn', '6')).toMatchObject({ type: 'deal', status: 'expired' });
     });
 
     it('strips markup from titles and descriptions, keeping line breaks in descriptions', async () => {
       const { ctx } = use();
-      main.pages = [[networkCoupon(1, { title: 'Spring <b>sale</b> <script>alert(1)</script>&amp; more', description: '<p>Line one</p><p>Line&nbsp;two</p><style>p{}</style>' })]];
+      main.pages = [
+        [
+          networkCoupon(1, {
+            title: 'Spring <b>sale</b> <script>alert(1)</script>&amp; more',
+            description: '<p>Line one</p><p>Line&nbsp;two</p><style>p{}</style>',
+          }),
+        ],
+      ];
       await ctx.coupons.refresh('cpn', { force: true });
       const c = await byCouponId('cpn', '1');
       expect(c.title).toBe('Spring sale & more');
@@ -96,7 +103,14 @@ describeEachDialect(
       expect(counts).toMatchObject({ seen: 1, updated: 1, created: 0 });
       expect(ev.seen).toEqual([{ name: HOOKS.couponUpdated, id: before.id, reason: 'refresh' }]);
       const after = await ctx.coupons.get(before.id);
-      expect(after).toMatchObject({ title: 'Admin title', description: 'AI words', terms: 'New terms', code: 'NEWCODE', edited_fields: ['title'], ai_fields: ['description'] });
+      expect(after).toMatchObject({
+        title: 'Admin title',
+        description: 'AI words',
+        terms: 'New terms',
+        code: 'NEWCODE',
+        edited_fields: ['title'],
+        ai_fields: ['description'],
+      });
       expect(after.network_values).toMatchObject({ title: 'Network title v2', description: 'Network words v2' });
 
       // Revert gives the network-owned description the network's latest text; reset does the same for the title.
@@ -134,7 +148,11 @@ describeEachDialect(
       const removed = async () => (await ctx.coupons.list({ network: 'cpn', status: 'removed', page: 1, per_page: 100 })).total;
       const before = await removed();
       main.pages = [[networkCoupon(30)]];
-      await expect(ctx.coupons.refresh('cpn')).rejects.toMatchObject({ code: 'svc_coupons_mass_removal', status: 409, data: { network: 'cpn', would_remove: 3, total: 4, max_removed_share: 0.5 } });
+      await expect(ctx.coupons.refresh('cpn')).rejects.toMatchObject({
+        code: 'svc_coupons_mass_removal',
+        status: 409,
+        data: { network: 'cpn', would_remove: 3, total: 4, max_removed_share: 0.5 },
+      });
       expect(await removed()).toBe(before);
       const network = await ctx.networks.get('cpn');
       expect(network.last_error).toContain('more than the allowed 50%');
@@ -149,7 +167,9 @@ describeEachDialect(
 
     it('moves coupons to expired as their end passes and fires cashtrack.coupon.expired once', async () => {
       const { ctx } = use();
-      main.pages = [[networkCoupon(40, { ends_at: new Date(clock.now().getTime() + day) }), networkCoupon(41, { starts_at: new Date(clock.now().getTime() + day / 2) })]];
+      main.pages = [
+        [networkCoupon(40, { ends_at: new Date(clock.now().getTime() + day) }), networkCoupon(41, { starts_at: new Date(clock.now().getTime() + day / 2) })],
+      ];
       await ctx.coupons.refresh('cpn', { force: true });
       expect((await byCouponId('cpn', '41')).status).toBe('scheduled');
       clock.advance(2 * day);
@@ -241,7 +261,9 @@ describeEachDialect(
         [now, now],
       );
       const member = await ctx.users.create({ login: 'couponmember', email: 'cm@example.test', role: 'member' }, 'test');
-      main.pages = [[networkCoupon(70), networkCoupon(71, { url: 'https://elsewhere.example/x' }), networkCoupon(72, { ends_at: new Date(now.getTime() - day) })]];
+      main.pages = [
+        [networkCoupon(70), networkCoupon(71, { url: 'https://elsewhere.example/x' }), networkCoupon(72, { ends_at: new Date(now.getTime() - day) })],
+      ];
       await ctx.coupons.refresh('cpn', { force: true });
       const link = await ctx.coupons.link((await byCouponId('cpn', '70')).id, member.id);
       expect(link).toMatchObject({ deeplink: true, code: 'CODE70', sub_id: String(member.id) });

@@ -28,7 +28,14 @@ describe('a listed coupon', () => {
   });
 
   it('takes numeric ids, reads placeholder codes as deals and cuts long text', () => {
-    const full = { ...networkCoupon(1), id: 551 as never, advertiser_id: 6000 as never, code: 'No Code Needed', title: 'T'.repeat(600), description: 'd'.repeat(30_000) };
+    const full = {
+      ...networkCoupon(1),
+      id: 551 as never,
+      advertiser_id: 6000 as never,
+      code: 'No Code Needed',
+      title: 'T'.repeat(600),
+      description: 'd'.repeat(30_000),
+    };
     const result = toIncoming(full, fingerprint(full)!.hash);
     if ('error' in result) throw new Error(result.error);
     expect(result.coupon).toMatchObject({ coupon_id: '551', advertiser: '6000' });
@@ -49,7 +56,17 @@ describe('a listed coupon', () => {
       exclusive: 'yes' as never,
     });
     if ('error' in result) throw new Error(result.error);
-    expect(result.coupon.values).toMatchObject({ discount_type: 'other', discount_value: null, discount_currency: null, discount_text: '5 off', regions: ['DE', 'AT'], landing_url: null, starts_at: null, ends_at: null, exclusive: false });
+    expect(result.coupon.values).toMatchObject({
+      discount_type: 'other',
+      discount_value: null,
+      discount_currency: null,
+      discount_text: '5 off',
+      regions: ['DE', 'AT'],
+      landing_url: null,
+      starts_at: null,
+      ends_at: null,
+      exclusive: false,
+    });
     expect(result.coupon.network_url).toBeNull();
     const currencyOk = incoming({ discount: { type: 'amount', value: ' 12.50 ', currency: 'eur', text: null } });
     if ('error' in currencyOk) throw new Error(currencyOk.error);
@@ -101,12 +118,25 @@ describe('an edit', () => {
 
   it('refuses values a coupon cannot hold with svc_invalid_coupon naming the field', () => {
     const bad: [string, unknown][] = [
-      ['code', 5], ['code', 'C'.repeat(192)], ['title', 'T'.repeat(501)], ['description', 'd'.repeat(20_001)], ['terms', 3],
-      ['discount_value', 5], ['discount_currency', 7], ['discount_text', 'x'.repeat(192)], ['landing_url', 'ftp://x.example'], ['landing_url', 42],
-      ['starts_at', 'not a date+00:00'], ['ends_at', 12], ['regions', 'GB'], ['regions', Array(301).fill('GB')],
+      ['code', 5],
+      ['code', 'C'.repeat(192)],
+      ['title', 'T'.repeat(501)],
+      ['description', 'd'.repeat(20_001)],
+      ['terms', 3],
+      ['discount_value', 5],
+      ['discount_currency', 7],
+      ['discount_text', 'x'.repeat(192)],
+      ['landing_url', 'ftp://x.example'],
+      ['landing_url', 42],
+      ['starts_at', 'not a date+00:00'],
+      ['ends_at', 12],
+      ['regions', 'GB'],
+      ['regions', Array(301).fill('GB')],
     ];
     for (const [field, value] of bad) {
-      expect(() => editValue(field as never, value), field).toThrow(expect.objectContaining({ code: 'svc_invalid_coupon', data: { params: { [field]: expect.any(String) } } }));
+      expect(() => editValue(field as never, value), field).toThrow(
+        expect.objectContaining({ code: 'svc_invalid_coupon', data: { params: { [field]: expect.any(String) } } }),
+      );
     }
   });
 
@@ -150,7 +180,10 @@ describe('plain text and status', () => {
     expect(fieldList('{"title":1}', COUPON_FIELDS)).toEqual([]);
     expect(originalOwners('{"title":"network","description":"someone"}')).toEqual({ title: 'network' });
     expect(originalOwners('[1]')).toEqual({});
-    const c = shapeCoupon({ id: 1, network: 'n', advertiser: 'a', coupon_id: 'c', code: null, title: null, exclusive: true, regions: '{"x":1}', status: 'active' }, new Date());
+    const c = shapeCoupon(
+      { id: 1, network: 'n', advertiser: 'a', coupon_id: 'c', code: null, title: null, exclusive: true, regions: '{"x":1}', status: 'active' },
+      new Date(),
+    );
     expect(c).toMatchObject({ type: 'deal', code: '', title: '', exclusive: true, regions: [], discount: { type: 'other' }, original: null });
   });
 });

@@ -18,7 +18,9 @@ function whileAlive<T>(child: Child, fn: () => T | null | false | undefined, wha
   return waitFor(
     async () => {
       if (child.process.exitCode !== null || child.process.signalCode !== null) {
-        throw new Error(`cashtrack exited (${child.process.signalCode ?? child.process.exitCode}) before ${what}\nstdout: ${child.stdout.slice(-2000)}\nstderr: ${child.stderr.slice(-2000)}`);
+        throw new Error(
+          `cashtrack exited (${child.process.signalCode ?? child.process.exitCode}) before ${what}\nstdout: ${child.stdout.slice(-2000)}\nstderr: ${child.stderr.slice(-2000)}`,
+        );
       }
       return fn();
     },
@@ -61,8 +63,10 @@ for (const dialect of dialects) {
         body: JSON.stringify(body),
       });
     const member = async () => (await t.ctx.users.create({ login: `killed${++seq}`, email: `killed${seq}@example.com` })).id;
-    const entries = async (id: number) => toInt((await t.ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM ledger_entries WHERE member_id = ?', [id]))[0].n);
-    const keyRows = async (key: string) => toInt((await t.ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM idempotency_keys WHERE idem_key = ?', [key]))[0].n);
+    const entries = async (id: number) =>
+      toInt((await t.ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM ledger_entries WHERE member_id = ?', [id]))[0].n);
+    const keyRows = async (key: string) =>
+      toInt((await t.ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM idempotency_keys WHERE idem_key = ?', [key]))[0].n);
 
     it('answers a retry sent to restarted daemons within 5 s after the daemon holding the key was SIGKILLed mid-transaction, and applies it once', async () => {
       const id = await member();
@@ -85,10 +89,17 @@ for (const dialect of dialects) {
       // Two daemons are back; the client retries on both at once.
       const [a, b] = await Promise.all([serve(), serve()]);
       const sent = Date.now();
-      const answers = await Promise.all([a.url, b.url].map(async (url) => {
-        const res = await adjust(url, key, body);
-        return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as { entry: { id: number }; balance: { available: string } }, at: Date.now() - sent };
-      }));
+      const answers = await Promise.all(
+        [a.url, b.url].map(async (url) => {
+          const res = await adjust(url, key, body);
+          return {
+            status: res.status,
+            replayed: res.headers.get('idempotent-replayed'),
+            body: (await res.json()) as { entry: { id: number }; balance: { available: string } },
+            at: Date.now() - sent,
+          };
+        }),
+      );
       for (const answer of answers) {
         expect(answer.status, JSON.stringify(answer.body)).toBe(201);
         expect(answer.at).toBeLessThan(ANSWER_WITHIN_MS);

@@ -15,7 +15,13 @@ describe('the job registry', () => {
   const params = Joi.object({});
 
   it('refuses a type registered twice', () => {
-    expect(() => new JobRegistry([{ type: 'a.b', description: 'x', params, run }, { type: 'a.b', description: 'y', params, run }])).toThrow(/a\.b is registered twice/);
+    expect(
+      () =>
+        new JobRegistry([
+          { type: 'a.b', description: 'x', params, run },
+          { type: 'a.b', description: 'y', params, run },
+        ]),
+    ).toThrow(/a\.b is registered twice/);
   });
 
   it('refuses malformed types, missing descriptions and params that are not Joi object schemas', () => {
@@ -75,7 +81,11 @@ describeEachDialect(
 
     it('refuses a second unique job with the same params while the first is queued or running, and returns the first', async () => {
       const first = await jobs.enqueue('test.items', { count: 2 }, 'cli', { unique: true });
-      await expect(jobs.enqueue('test.items', { count: 2 }, 'cli', { unique: true })).rejects.toMatchObject({ code: 'svc_job_already_running', status: 409, data: { job: { id: first.id, status: 'queued' } } });
+      await expect(jobs.enqueue('test.items', { count: 2 }, 'cli', { unique: true })).rejects.toMatchObject({
+        code: 'svc_job_already_running',
+        status: 409,
+        data: { job: { id: first.id, status: 'queued' } },
+      });
       // Params in another order, or spelled with their defaults, are the same params.
       await expect(jobs.enqueue('test.items', { delay_ms: 0, count: 2 }, 'cli', { unique: true })).rejects.toMatchObject({ code: 'svc_job_already_running' });
       // Other params, or a job queued without `unique`, are not refused.
@@ -83,7 +93,9 @@ describeEachDialect(
       expect((await jobs.enqueue('test.items', { count: 2 }, 'cli')).status).toBe('queued');
       const claimed = (await jobs.claim('p1', ['test.items'], LEASE))!;
       expect(claimed.lease.id).toBe(first.id);
-      await expect(jobs.enqueue('test.items', { count: 2 }, 'cli', { unique: true })).rejects.toMatchObject({ data: { job: { id: expect.any(Number), status: expect.stringMatching(/queued|running/) } } });
+      await expect(jobs.enqueue('test.items', { count: 2 }, 'cli', { unique: true })).rejects.toMatchObject({
+        data: { job: { id: expect.any(Number), status: expect.stringMatching(/queued|running/) } },
+      });
       await jobs.finish(claimed.lease, {}, claimed.progress);
       await jobs.cancel((await jobs.list({ status: 'queued', type: 'test.items', page: 1, per_page: 10 })).items.find((j) => j.params.count === 2)!.id, 'cli');
       expect((await jobs.enqueue('test.items', { count: 2 }, 'cli', { unique: true })).status).toBe('queued');
@@ -129,7 +141,13 @@ describeEachDialect(
       const c = await jobs.enqueue('test.count', { n: 2 }, 'cli');
       clock.advance(1000);
       const first = (await jobs.claim('p1', ['test.count', 'test.items'], LEASE))!;
-      expect(first).toMatchObject({ lease: { id: a.id, owner: 'p1', attempt: 1 }, type: 'test.count', params: { n: 1, delay_ms: 5 }, checkpoint: null, takeover: false });
+      expect(first).toMatchObject({
+        lease: { id: a.id, owner: 'p1', attempt: 1 },
+        type: 'test.count',
+        params: { n: 1, delay_ms: 5 },
+        checkpoint: null,
+        takeover: false,
+      });
       expect((await jobs.claim('p2', ['test.count'], LEASE))!.lease.id).toBe(c.id);
       expect(await jobs.claim('p2', ['test.count'], LEASE)).toBeNull();
       expect(await jobs.claim('p2', [], LEASE)).toBeNull();
@@ -183,7 +201,12 @@ describeEachDialect(
       expect(await jobs.claim('alive', ['test.items'], LEASE)).toBeNull();
       clock.advance(2);
       const taken = (await jobs.claim('alive', ['test.items'], LEASE))!;
-      expect(taken).toMatchObject({ lease: { id: job.id, owner: 'alive', attempt: 2 }, checkpoint: { next: 2 }, progress: { total: 5, done: 2, failed: 0 }, takeover: true });
+      expect(taken).toMatchObject({
+        lease: { id: job.id, owner: 'alive', attempt: 2 },
+        checkpoint: { next: 2 },
+        progress: { total: 5, done: 2, failed: 0 },
+        takeover: true,
+      });
       expect((await jobs.get(job.id)).progress).toEqual({ total: 5, done: 2, failed: 0 });
       // The dead process's writes are refused from now on.
       expect(await jobs.heartbeat(dead.lease, LEASE)).toBe('lost');
@@ -256,7 +279,12 @@ describeEachDialect(
       const job = await jobs.enqueue('test.count', { n: 1 }, 'cli');
       const held = (await jobs.claim('p1', ['test.count'], LEASE))!;
       expect(await jobs.fail(held.lease, 'the network answered 500', { total: null, done: 0, failed: 0 })).toBe('ok');
-      expect(await jobs.get(job.id)).toMatchObject({ status: 'failed', error: 'the network answered 500', result: null, finished_at: clock.now().toISOString() });
+      expect(await jobs.get(job.id)).toMatchObject({
+        status: 'failed',
+        error: 'the network answered 500',
+        result: null,
+        finished_at: clock.now().toISOString(),
+      });
     });
 
     it('prunes finished jobs past retention and keeps the rest', async () => {

@@ -8,23 +8,45 @@ describeEachDialect('the ledger', (use) => {
     const { ledger } = use().ctx;
     const id = await member('ledger-a');
     const credit = await ledger.adjust({ member_id: id, type: 'credit', amount: '10.00', note: 'welcome bonus' }, 'user:1');
-    expect(credit.entry).toMatchObject({ type: 'adjustment', amount: '10.00', balance_after: '10.00', currency: 'USD', actor: 'user:1', note: 'welcome bonus' });
+    expect(credit.entry).toMatchObject({
+      type: 'adjustment',
+      amount: '10.00',
+      balance_after: '10.00',
+      currency: 'USD',
+      actor: 'user:1',
+      note: 'welcome bonus',
+    });
     const debit = await ledger.adjust({ member_id: id, type: 'debit', amount: '2.50', note: 'correction' }, 'user:1');
     expect(debit.balance.available).toBe('7.50');
-    await expect(ledger.adjust({ member_id: id, type: 'debit', amount: '7.51', note: 'too much' }, 'user:1')).rejects.toMatchObject({ code: 'svc_insufficient_funds', status: 409, data: { available: '7.50' } });
+    await expect(ledger.adjust({ member_id: id, type: 'debit', amount: '7.51', note: 'too much' }, 'user:1')).rejects.toMatchObject({
+      code: 'svc_insufficient_funds',
+      status: 409,
+      data: { available: '7.50' },
+    });
     const negative = await ledger.adjust({ member_id: id, type: 'debit', amount: '8.00', note: 'clawback', allow_negative: true }, 'user:1');
     expect(negative.balance.available).toBe('-0.50');
     expect(await ledger.verify()).toEqual([]);
   });
 
-  it('posts a batch of earned credits with each entry\'s balance after it, and refuses anything else in one', async () => {
+  it("posts a batch of earned credits with each entry's balance after it, and refuses anything else in one", async () => {
     const { ledger, db } = use().ctx;
     const a = await member('ledger-many-a');
     const b = await member('ledger-many-b');
     await ledger.adjust({ member_id: a, type: 'credit', amount: '1.00', note: 'start' }, 'user:1');
-    const credit = (memberId: number, amount: number, type: 'cashback' | 'referral' = 'cashback') => ({ memberId, currency: 'USD', type, amount, sourceType: 'order' as const, actor: 'system' });
+    const credit = (memberId: number, amount: number, type: 'cashback' | 'referral' = 'cashback') => ({
+      memberId,
+      currency: 'USD',
+      type,
+      amount,
+      sourceType: 'order' as const,
+      actor: 'system',
+    });
     const rows = await db.transaction((t) => ledger.postMany([credit(a, 200), credit(b, 50, 'referral'), credit(a, 25)], t));
-    expect(rows.map((r) => [r.member_id, r.amount, r.balance_after])).toEqual([[a, 200, 300], [b, 50, 50], [a, 25, 325]]);
+    expect(rows.map((r) => [r.member_id, r.amount, r.balance_after])).toEqual([
+      [a, 200, 300],
+      [b, 50, 50],
+      [a, 25, 325],
+    ]);
     expect(await ledger.balanceOf(a, 'USD')).toMatchObject({ available: '3.25', lifetime_earned: '2.25' });
     const payoutReturn = { ...credit(a, 100), type: 'payout_return' as const, sourceType: 'payout' as const };
     await expect(db.transaction((t) => ledger.postMany([credit(a, 1), payoutReturn], t))).rejects.toMatchObject({ code: 'svc_invalid_amount' });
@@ -37,7 +59,14 @@ describeEachDialect('the ledger', (use) => {
     const { ledger, db } = use().ctx;
     const id = await member('ledger-overflow');
     const near = Number.MAX_SAFE_INTEGER - 100;
-    const entry = (amount: number, type: 'cashback' | 'adjustment' = 'cashback') => ({ memberId: id, currency: 'USD', type, amount, sourceType: type === 'cashback' ? ('order' as const) : ('adjustment' as const), actor: 'system' });
+    const entry = (amount: number, type: 'cashback' | 'adjustment' = 'cashback') => ({
+      memberId: id,
+      currency: 'USD',
+      type,
+      amount,
+      sourceType: type === 'cashback' ? ('order' as const) : ('adjustment' as const),
+      actor: 'system',
+    });
     await db.transaction((t) => ledger.post(entry(near, 'adjustment'), t));
     const before = await ledger.balanceOf(id, 'USD');
     expect(before.available).toBe('90071992547408.91');
@@ -49,7 +78,17 @@ describeEachDialect('the ledger', (use) => {
     await expect(db.transaction((t) => ledger.addPending(id, 'USD', 101, t))).rejects.toMatchObject(refused);
     expect(await ledger.balanceOf(id, 'USD')).toEqual({ ...before, pending: '90071992547408.91' });
     // Below the negative bound as well.
-    await expect(db.transaction((t) => ledger.addPendingMany([{ memberId: id, currency: 'USD', delta: -near }, { memberId: id, currency: 'USD', delta: -near }], t))).rejects.toMatchObject(refused);
+    await expect(
+      db.transaction((t) =>
+        ledger.addPendingMany(
+          [
+            { memberId: id, currency: 'USD', delta: -near },
+            { memberId: id, currency: 'USD', delta: -near },
+          ],
+          t,
+        ),
+      ),
+    ).rejects.toMatchObject(refused);
     for (const _ of [1, 2]) await db.transaction((t) => ledger.addPending(id, 'USD', -near, t));
     await expect(db.transaction((t) => ledger.addPending(id, 'USD', -101, t))).rejects.toMatchObject(refused);
     expect((await ledger.balanceOf(id, 'USD')).pending).toBe('-90071992547408.91');
@@ -65,14 +104,21 @@ describeEachDialect('the ledger', (use) => {
     const id = await member('ledger-jpy');
     const r = await ledger.adjust({ member_id: id, type: 'credit', amount: '1250', currency: 'JPY', note: 'yen' }, 'cli');
     expect(r.balance).toMatchObject({ currency: 'JPY', available: '1250' });
-    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '12.5', currency: 'JPY', note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_invalid_amount' });
-    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '1', currency: 'ZZZ', note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_invalid_currency' });
+    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '12.5', currency: 'JPY', note: 'x' }, 'cli')).rejects.toMatchObject({
+      code: 'svc_invalid_amount',
+    });
+    await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '1', currency: 'ZZZ', note: 'x' }, 'cli')).rejects.toMatchObject({
+      code: 'svc_invalid_currency',
+    });
   });
 
   it('refuses unknown members, missing notes and bad amounts', async () => {
     const { ledger } = use().ctx;
     const id = await member('ledger-bad');
-    await expect(ledger.adjust({ member_id: 999_999, type: 'credit', amount: '1.00', note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_member_not_found', status: 404 });
+    await expect(ledger.adjust({ member_id: 999_999, type: 'credit', amount: '1.00', note: 'x' }, 'cli')).rejects.toMatchObject({
+      code: 'svc_member_not_found',
+      status: 404,
+    });
     await expect(ledger.adjust({ member_id: id, type: 'credit', amount: '1.00', note: '  ' }, 'cli')).rejects.toMatchObject({ code: 'svc_note_required' });
     for (const amount of ['-1.00', '0', '1.001', 'ten', '99999999999999999'])
       await expect(ledger.adjust({ member_id: id, type: 'credit', amount, note: 'x' }, 'cli')).rejects.toMatchObject({ code: 'svc_invalid_amount' });
@@ -84,7 +130,13 @@ describeEachDialect('the ledger', (use) => {
     const credit = await ledger.adjust({ member_id: id, type: 'credit', amount: '5.00', note: 'bonus' }, 'cli');
     await ledger.adjust({ member_id: id, type: 'debit', amount: '4.00', note: 'spent' }, 'cli');
     const { reversal, original } = await ledger.reverse(credit.entry.id, 'granted by mistake', 'cli');
-    expect(reversal).toMatchObject({ type: 'reversal', amount: '-5.00', balance_after: '-4.00', reverses_id: credit.entry.id, source: { type: 'reversal', id: String(credit.entry.id) } });
+    expect(reversal).toMatchObject({
+      type: 'reversal',
+      amount: '-5.00',
+      balance_after: '-4.00',
+      reverses_id: credit.entry.id,
+      source: { type: 'reversal', id: String(credit.entry.id) },
+    });
     expect(original.reversed_by).toBe(reversal.id);
     await expect(ledger.reverse(credit.entry.id, null, 'cli')).rejects.toMatchObject({ code: 'svc_already_reversed', status: 409 });
     await expect(ledger.reverse(reversal.id, null, 'cli')).rejects.toMatchObject({ code: 'svc_reverse_reversal', status: 409 });
@@ -107,7 +159,9 @@ describeEachDialect('the ledger', (use) => {
     const { ledger } = use().ctx;
     const id = await member('ledger-debits');
     await ledger.adjust({ member_id: id, type: 'credit', amount: '10.00', note: 'x' }, 'cli');
-    const results = await Promise.allSettled(Array.from({ length: 12 }, () => ledger.adjust({ member_id: id, type: 'debit', amount: '3.00', note: 'race' }, 'cli')));
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, () => ledger.adjust({ member_id: id, type: 'debit', amount: '3.00', note: 'race' }, 'cli')),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     expect((await ledger.balanceOf(id, 'USD')).available).toBe('1.00');
     expect(await ledger.verify()).toEqual([]);

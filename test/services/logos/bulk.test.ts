@@ -65,7 +65,12 @@ describeEachDialect(
       await runner().runPending();
       const done = await ctx.jobs.get(job.id);
       expect(done).toMatchObject({ status: 'done', progress: { total: 31, done: 31, failed: 1 } });
-      expect(done.result).toMatchObject({ fetched: 30, unchanged: 0, failed: 1, failures: [{ module: 'bulkone', advertiser: 'broken', code: 'svc_logo_not_found' }] });
+      expect(done.result).toMatchObject({
+        fetched: 30,
+        unchanged: 0,
+        failed: 1,
+        failures: [{ module: 'bulkone', advertiser: 'broken', code: 'svc_logo_not_found' }],
+      });
       for (const s of sites) expect(s.peak).toBeLessThanOrEqual(2);
       expect(Math.max(...sites.map((s) => s.peak))).toBe(2);
       expect(global.peak).toBeGreaterThan(2);
@@ -82,7 +87,7 @@ describeEachDialect(
         await ctx.logos.fetch('bulktwo', 'k0', { actor: 'test' });
         const missing = await ctx.logoBulk.start({ network: 'bulktwo', force: false }, 'test');
         await runner().runPending();
-        expect((await ctx.jobs.get(missing.id))).toMatchObject({ progress: { total: 3, done: 3 }, result: { fetched: 3, failed: 0 } });
+        expect(await ctx.jobs.get(missing.id)).toMatchObject({ progress: { total: 3, done: 3 }, result: { fetched: 3, failed: 0 } });
         expect(shop.requests).toHaveLength(4);
         const forced = await ctx.logoBulk.start({ network: 'bulktwo', force: true }, 'test');
         await runner().runPending();
@@ -99,7 +104,10 @@ describeEachDialect(
       const rows = await ctx.db.select<{ id: unknown }>("SELECT id FROM advertisers WHERE module = 'resumenet' ORDER BY id");
       const after = Number(rows[2].id);
       const progress: { done?: number; failed?: number }[] = [];
-      const h = { ...handle({ network: 'resumenet', force: false }, { after, fetched: 3, unchanged: 0, failed: 0, failures: [] }), progress: (d: { done?: number; failed?: number }) => void progress.push(d) };
+      const h = {
+        ...handle({ network: 'resumenet', force: false }, { after, fetched: 3, unchanged: 0, failed: 0, failures: [] }),
+        progress: (d: { done?: number; failed?: number }) => void progress.push(d),
+      };
       const result = await ctx.logoBulk.run(h);
       expect(result).toMatchObject({ fetched: 5, failed: 0 });
       expect(progress).toHaveLength(2);
@@ -111,8 +119,22 @@ describeEachDialect(
       await addAdvertiser(ctx, 'oddnet', 'o1', { logo_url: `${sites[0].origin}/logo.png` });
       await addAdvertiser(ctx, 'oddnet', 'o2', { logo_url: `${sites[0].origin}/logo.png` });
       const logged: unknown[] = [];
-      const broken = { fetch: async (_m: string, advertiser: string) => Promise.reject(advertiser === 'o1' ? new Error('ER_PARSE_ERROR near SELECT password FROM users') : new ServiceError('svc_logo_not_found', 'No logo found for oddnet/o2.', 422)) };
-      const bulk = new LogoBulkService({ logos: broken as unknown as LogoService, advertisers: ctx.advertisers, media: ctx.media, jobs: ctx.jobs, networks: ctx.networks, limits: ctx.config.logos });
+      const broken = {
+        fetch: async (_m: string, advertiser: string) =>
+          Promise.reject(
+            advertiser === 'o1'
+              ? new Error('ER_PARSE_ERROR near SELECT password FROM users')
+              : new ServiceError('svc_logo_not_found', 'No logo found for oddnet/o2.', 422),
+          ),
+      };
+      const bulk = new LogoBulkService({
+        logos: broken as unknown as LogoService,
+        advertisers: ctx.advertisers,
+        media: ctx.media,
+        jobs: ctx.jobs,
+        networks: ctx.networks,
+        limits: ctx.config.logos,
+      });
       const result = await bulk.run({ ...handle({ network: 'oddnet', force: false }, null), log: (...args: unknown[]) => logged.push(args) });
       expect(result).toMatchObject({ fetched: 0, failed: 2 });
       expect(result.failures).toEqual([
@@ -130,7 +152,10 @@ describeEachDialect(
       expect(second).toBeInstanceOf(ServiceError);
       expect(second).toMatchObject({ code: 'svc_job_already_running', status: 409, data: { job: { id: first.id } } });
       expect((await ctx.logoBulk.cancel('test')).status).toBe('cancelled');
-      expect(await ctx.logoBulk.start({ network: 'no-such-net', force: false }, 'test').catch((e: unknown) => e)).toMatchObject({ code: 'svc_network_not_found', status: 404 });
+      expect(await ctx.logoBulk.start({ network: 'no-such-net', force: false }, 'test').catch((e: unknown) => e)).toMatchObject({
+        code: 'svc_network_not_found',
+        status: 404,
+      });
     });
 
     it('cancels a running run: fetches under way stop and the job ends cancelled', async () => {

@@ -15,7 +15,11 @@ describe('the per-host limiter', () => {
         active.set(host, active.get(host)! - 1);
         return host;
       });
-    const results = await Promise.all([...Array.from({ length: 8 }, () => work('cdn.example')), ...Array.from({ length: 3 }, () => work('CDN.example')), work('other.example')]);
+    const results = await Promise.all([
+      ...Array.from({ length: 8 }, () => work('cdn.example')),
+      ...Array.from({ length: 3 }, () => work('CDN.example')),
+      work('other.example'),
+    ]);
     expect(results).toHaveLength(12);
     expect(peak.get('cdn.example')! + (peak.get('CDN.example') ?? 0)).toBeLessThanOrEqual(4);
     expect(Math.max(...peak.values())).toBeLessThanOrEqual(2);

@@ -42,7 +42,8 @@ describeEachDialect(
     });
 
     const media = async () => Number((await use().ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM media'))[0].n);
-    const localLogo = async (advertiser: string) => (await use().ctx.db.select<{ l: unknown }>("SELECT local_logo AS l FROM advertisers WHERE module = 'shopnet' AND advertiser = ?", [advertiser]))[0].l;
+    const localLogo = async (advertiser: string) =>
+      (await use().ctx.db.select<{ l: unknown }>("SELECT local_logo AS l FROM advertisers WHERE module = 'shopnet' AND advertiser = ?", [advertiser]))[0].l;
 
     it.each([
       ['png', 'image/png', 'png'],
@@ -126,7 +127,10 @@ describeEachDialect(
     it("finds the site's best icon on its home page when the network gives no logo", async () => {
       const { ctx } = use();
       const shop = await site({
-        '/': { type: 'text/html; charset=utf-8', body: '<html><head><link rel="icon" href="/small.png" sizes="16x16"><link rel="apple-touch-icon" href="/touch.png"></head></html>' },
+        '/': {
+          type: 'text/html; charset=utf-8',
+          body: '<html><head><link rel="icon" href="/small.png" sizes="16x16"><link rel="apple-touch-icon" href="/touch.png"></head></html>',
+        },
         '/touch.png': { body: await image('png', 180, 180), type: 'image/png' },
         '/small.png': { body: await image('png', 16, 16), type: 'image/png' },
       });
@@ -145,7 +149,13 @@ describeEachDialect(
       const shop = await site({
         '/': { type: 'text/html', body: '<link rel="icon" href="/icon.svg"><link rel="icon" href="/broken.png">' },
         '/broken.png': { body: 'oops', type: 'image/png' },
-        '/favicon.ico': { body: ico([{ width: 16, height: 16, data: bmpEntry() }, { width: 32, height: 32, data: await image('png', 32, 32) }]), type: 'image/x-icon' },
+        '/favicon.ico': {
+          body: ico([
+            { width: 16, height: 16, data: bmpEntry() },
+            { width: 32, height: 32, data: await image('png', 32, 32) },
+          ]),
+          type: 'image/x-icon',
+        },
       });
       try {
         await addAdvertiser(ctx, 'shopnet', 'favicon', { logo_url: `${web.origin}/logo.svg`, domain: shop.origin });
@@ -163,7 +173,15 @@ describeEachDialect(
       try {
         await addAdvertiser(ctx, 'shopnet', 'no-icon', { site_url: `${shop.origin}/` });
         const err = await failure(ctx.logos.fetch('shopnet', 'no-icon', { actor: 'test' }));
-        expect(err).toMatchObject({ code: 'svc_logo_not_found', status: 422, data: { module: 'shopnet', advertiser: 'no-icon', tried: [{ source: 'favicon', url: `${shop.origin}/favicon.ico`, reason: 'http_status', status: 404 }] } });
+        expect(err).toMatchObject({
+          code: 'svc_logo_not_found',
+          status: 422,
+          data: {
+            module: 'shopnet',
+            advertiser: 'no-icon',
+            tried: [{ source: 'favicon', url: `${shop.origin}/favicon.ico`, reason: 'http_status', status: 404 }],
+          },
+        });
         expect(await localLogo('no-icon')).toBeNull();
       } finally {
         await shop.close();

@@ -48,7 +48,11 @@ describeEachDialect(
         expect((await logger.list({ source: 'orders', page: 1, per_page: 10 })).total).toBe(1);
         expect((await logger.list({ search: 'refused', page: 1, per_page: 10 })).total).toBe(1);
         expect((await logger.list({ search: '%', page: 1, per_page: 10 })).total).toBe(0);
-        expect((await logger.list({ after: new Date('2026-11-01T00:00:00.500Z'), before: new Date('2026-11-01T00:00:01.500Z'), page: 1, per_page: 10 })).items.map((e) => e.source)).toEqual(['payouts']);
+        expect(
+          (await logger.list({ after: new Date('2026-11-01T00:00:00.500Z'), before: new Date('2026-11-01T00:00:01.500Z'), page: 1, per_page: 10 })).items.map(
+            (e) => e.source,
+          ),
+        ).toEqual(['payouts']);
       }));
 
     it('redacts secrets from context before storing or printing', async () => {
@@ -100,12 +104,20 @@ it('redact keeps a __proto__ key of a client’s object as data instead of makin
 });
 
 describeEachDialect('log filters for readers that follow', (use) => {
-  const add = (level: 'debug' | 'info' | 'warning' | 'error', source: string, message: string) => ({ created_at: new Date(), level, source, message, context: null, request_id: null });
+  const add = (level: 'debug' | 'info' | 'warning' | 'error', source: string, message: string) => ({
+    created_at: new Date(),
+    level,
+    source,
+    message,
+    context: null,
+    request_id: null,
+  });
 
   it('min_level keeps that level and those above it', async () => {
     const { ctx } = use();
     await ctx.logger.appendMany([add('debug', 'minlvl', 'd'), add('info', 'minlvl', 'i'), add('warning', 'minlvl', 'w'), add('error', 'minlvl', 'e')]);
-    const at = async (min_level: 'debug' | 'info' | 'warning' | 'error') => (await ctx.logger.list({ source: 'minlvl', min_level, page: 1, per_page: 10 })).items.map((e) => e.message);
+    const at = async (min_level: 'debug' | 'info' | 'warning' | 'error') =>
+      (await ctx.logger.list({ source: 'minlvl', min_level, page: 1, per_page: 10 })).items.map((e) => e.message);
     expect(await at('debug')).toEqual(['e', 'w', 'i', 'd']);
     expect(await at('info')).toEqual(['e', 'w', 'i']);
     expect(await at('warning')).toEqual(['e', 'w']);

@@ -78,7 +78,9 @@ describe('the image pipeline', () => {
   });
 
   it('refuses a TIFF and a BMP-only icon as unsupported_type', async () => {
-    const tiff = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } }).tiff().toBuffer();
+    const tiff = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } })
+      .tiff()
+      .toBuffer();
     expect((await refusal(tiff)).data).toMatchObject({ reason: 'unsupported_type', type: 'image/tiff' });
     expect((await refusal(ico([{ width: 16, height: 16, data: bmpEntry() }]))).data.reason).toBe('unsupported_type');
   });
@@ -97,7 +99,9 @@ describe('the image pipeline', () => {
   });
 
   it('refuses a re-encoded image over the stored size as too_large', async () => {
-    const noisy = await sharp(randomBytes(300 * 300 * 3), { raw: { width: 300, height: 300, channels: 3 } }).png().toBuffer();
+    const noisy = await sharp(randomBytes(300 * 300 * 3), { raw: { width: 300, height: 300, channels: 3 } })
+      .png()
+      .toBuffer();
     const err = await refusal(noisy, { ...limits, maxStoredBytes: 20_000 });
     expect(err.data).toMatchObject({ reason: 'too_large', max_bytes: 20_000 });
   });
@@ -105,7 +109,11 @@ describe('the image pipeline', () => {
   it('takes the largest PNG out of an icon file and re-encodes it', async () => {
     const small = await image('png', 16, 16);
     const large = await image('png', 48, 48);
-    const file = ico([{ width: 16, height: 16, data: bmpEntry() }, { width: 16, height: 16, data: small }, { width: 48, height: 48, data: large }]);
+    const file = ico([
+      { width: 16, height: 16, data: bmpEntry() },
+      { width: 16, height: 16, data: small },
+      { width: 48, height: 48, data: large },
+    ]);
     expect(pngInsideIco(file)?.equals(large)).toBe(true);
     const out = await processImage(file, limits);
     expect(out).toMatchObject({ type: 'image/png', width: 48, height: 48, source_type: 'image/x-icon' });

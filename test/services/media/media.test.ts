@@ -11,7 +11,16 @@ describeEachDialect('media', (use) => {
     const { ctx } = use();
     const img = await processImage(await image('webp', 33, 21), limits);
     const first = await ctx.db.transaction((t) => ctx.media.store(img, null, t));
-    expect(first).toMatchObject({ created: true, name: `${img.sha256}.webp`, type: 'image/webp', width: 33, height: 21, bytes: img.bytes, source_url: null, url: `/media/${img.sha256}.webp` });
+    expect(first).toMatchObject({
+      created: true,
+      name: `${img.sha256}.webp`,
+      type: 'image/webp',
+      width: 33,
+      height: 21,
+      bytes: img.bytes,
+      source_url: null,
+      url: `/media/${img.sha256}.webp`,
+    });
     const second = await ctx.db.transaction((t) => ctx.media.store(img, 'https://cdn.example/other.webp', t));
     expect(second).toMatchObject({ created: false, source_url: null });
     expect(await ctx.media.find(img.sha256)).toMatchObject({ name: first.name, fetched_at: first.fetched_at });
@@ -38,7 +47,8 @@ describeEachDialect('media', (use) => {
     expect(ctx.media.urlOf(`${sha}.png`)).toBe(`/media/${sha}.png`);
     expect(ctx.media.urlOf('logos/6001.png')).toBeNull();
     expect(ctx.media.urlOf(null)).toBeNull();
-    for (const ext of ['svg', 'constructor', '__proto__', 'PNG']) await expect(ctx.media.file(sha, ext)).rejects.toMatchObject({ code: 'svc_media_not_found', status: 404 });
+    for (const ext of ['svg', 'constructor', '__proto__', 'PNG'])
+      await expect(ctx.media.file(sha, ext)).rejects.toMatchObject({ code: 'svc_media_not_found', status: 404 });
     await expect(ctx.media.file(sha, 'png')).rejects.toMatchObject({ code: 'svc_media_not_found' });
   });
 });

@@ -17,7 +17,16 @@ describeEachDialect('orders', (use) => {
   it('records a pending order once, counts its cashback as pending, and changes nothing on a repeat', async () => {
     const id = await member('ord-pending');
     const first = await record({ transaction_id: 'P-1', member_id: id, merchant_ref: 'SHOP-77', advertiser: '1001' });
-    expect(first).toMatchObject({ status: 'pending', cashback: '5.00', sale_amount: '100.00', commission: '10.00', currency: 'USD', duplicate: false, changes: ['created'], member: { id, login: 'ord-pending' } });
+    expect(first).toMatchObject({
+      status: 'pending',
+      cashback: '5.00',
+      sale_amount: '100.00',
+      commission: '10.00',
+      currency: 'USD',
+      duplicate: false,
+      changes: ['created'],
+      member: { id, login: 'ord-pending' },
+    });
     expect(first.cashback_rule).toEqual({ type: 'percent_commission', value: '50', currency: null });
     const again = await record({ transaction_id: 'P-1', member_id: id, merchant_ref: 'SHOP-77', advertiser: '1001' });
     expect(again).toMatchObject({ id: first.id, duplicate: true, changes: [], ignored: [] });
@@ -37,11 +46,22 @@ describeEachDialect('orders', (use) => {
     // 10% of 6.17 rounds down to 0.61.
     expect(await balance(referrer)).toMatchObject({ available: '0.61' });
     const [credit] = await entries(id);
-    expect(credit).toMatchObject({ type: 'cashback', amount: '6.17', source: { type: 'order', id: String(approved.id) }, order_id: approved.id, actor: 'system' });
+    expect(credit).toMatchObject({
+      type: 'cashback',
+      amount: '6.17',
+      source: { type: 'order', id: String(approved.id) },
+      order_id: approved.id,
+      actor: 'system',
+    });
     const [bonus] = await entries(referrer);
     expect(bonus).toMatchObject({ type: 'referral', amount: '0.61', source: { type: 'referral', id: String(referral.id) }, order_id: approved.id });
     expect(approved.cashback_entry_id).toBe(credit.id);
-    expect(approved.referral).toMatchObject({ referral_id: referral.id, amount: '0.61', entry_id: bonus.id, referrer: { id: referrer, login: 'ord-referrer' } });
+    expect(approved.referral).toMatchObject({
+      referral_id: referral.id,
+      amount: '0.61',
+      entry_id: bonus.id,
+      referrer: { id: referrer, login: 'ord-referrer' },
+    });
     expect((await record({ transaction_id: 'A-1', member_id: id, commission: '12.35', status: 'approved' })).duplicate).toBe(true);
     expect(await entries(id)).toHaveLength(1);
   });
@@ -111,7 +131,13 @@ describeEachDialect('orders', (use) => {
     expect(order.cashback).toBe('4.00');
     await ctx.cashback.set('correctnet', null, 'percent_commission', '90', null, 'user:1');
     const corrected = await record({ network: 'correctnet', transaction_id: 'C-1', member_id: id, sale_amount: '150.00', commission: '15.00' });
-    expect(corrected).toMatchObject({ cashback: '6.00', sale_amount: '150.00', commission: '15.00', changes: ['amounts'], cashback_rule: { type: 'percent_commission', value: '40' } });
+    expect(corrected).toMatchObject({
+      cashback: '6.00',
+      sale_amount: '150.00',
+      commission: '15.00',
+      changes: ['amounts'],
+      cashback_rule: { type: 'percent_commission', value: '40' },
+    });
     expect(await balance(id)).toMatchObject({ pending: '6.00' });
     const byAdmin = await ctx.orders.update(order.id, { commission: '5.00' }, 'user:1');
     expect(byAdmin).toMatchObject({ cashback: '2.00', sale_amount: '150.00', changes: ['amounts'] });
@@ -140,9 +166,18 @@ describeEachDialect('orders', (use) => {
     const order = await record({ transaction_id: 'O-1', member_id: id, status: 'approved' });
     const late = await record({ transaction_id: 'O-1', member_id: id, status: 'pending' });
     expect(late).toMatchObject({ status: 'approved', duplicate: true, ignored: ['status'] });
-    await expect(record({ transaction_id: 'O-1', member_id: id, status: 'pending', source: 'manual' })).rejects.toMatchObject({ code: 'svc_invalid_transition', status: 409 });
-    await expect(record({ transaction_id: 'O-1', member_id: id, commission: '11.00', status: 'approved', source: 'manual' })).rejects.toMatchObject({ code: 'svc_order_not_pending', status: 409 });
-    await expect(ctx.orders.update(order.id, { status: 'pending' }, 'user:1')).rejects.toMatchObject({ code: 'svc_invalid_transition', data: { from: 'approved', to: 'pending' } });
+    await expect(record({ transaction_id: 'O-1', member_id: id, status: 'pending', source: 'manual' })).rejects.toMatchObject({
+      code: 'svc_invalid_transition',
+      status: 409,
+    });
+    await expect(record({ transaction_id: 'O-1', member_id: id, commission: '11.00', status: 'approved', source: 'manual' })).rejects.toMatchObject({
+      code: 'svc_order_not_pending',
+      status: 409,
+    });
+    await expect(ctx.orders.update(order.id, { status: 'pending' }, 'user:1')).rejects.toMatchObject({
+      code: 'svc_invalid_transition',
+      data: { from: 'approved', to: 'pending' },
+    });
     expect(await balance(id)).toMatchObject({ available: '5.00' });
   });
 
@@ -169,7 +204,11 @@ describeEachDialect('orders', (use) => {
     await ctx.orders.assign(pending.id, id, 'user:1');
     expect(await balance(id)).toMatchObject({ pending: '5.00' });
     expect((await ctx.orders.assign(approved.id, id, 'user:1')).duplicate).toBe(true);
-    await expect(ctx.orders.assign(approved.id, other, 'user:1')).rejects.toMatchObject({ code: 'svc_order_already_assigned', status: 409, data: { member_id: id } });
+    await expect(ctx.orders.assign(approved.id, other, 'user:1')).rejects.toMatchObject({
+      code: 'svc_order_already_assigned',
+      status: 409,
+      data: { member_id: id },
+    });
     await expect(ctx.orders.assign(123_456_789, id, 'user:1')).rejects.toMatchObject({ code: 'svc_order_not_found', status: 404 });
     await expect(ctx.orders.assign(pending.id, 123_456_789, 'user:1')).rejects.toMatchObject({ code: 'svc_member_not_found', status: 404 });
     expect(await balance(id)).toMatchObject({ available: '5.00', pending: '5.00' });
@@ -201,7 +240,9 @@ describeEachDialect('orders', (use) => {
     const referrer = await member('race-referrer');
     const id = await member('race-member');
     await ctx.referrals.add({ referrer_id: referrer, referee_id: id }, 'user:1');
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => record({ transaction_id: 'RACE-1', member_id: id, status: 'approved', source: i % 2 ? 'poll' : 'postback' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => record({ transaction_id: 'RACE-1', member_id: id, status: 'approved', source: i % 2 ? 'poll' : 'postback' })),
+    );
     expect(results.filter((r) => r.changes[0] === 'created')).toHaveLength(1);
     expect(results.filter((r) => r.duplicate)).toHaveLength(9);
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
@@ -226,17 +267,28 @@ describeEachDialect('orders', (use) => {
     const { ctx } = use();
     const id = await member('ord-bad');
     for (const amount of ['-1.00', '0', '1.001', 'ten', '1e3', '99999999999999999', ''])
-      await expect(record({ member_id: id, commission: amount })).rejects.toMatchObject({ code: 'svc_invalid_amount', status: 400, data: { field: 'commission' } });
+      await expect(record({ member_id: id, commission: amount })).rejects.toMatchObject({
+        code: 'svc_invalid_amount',
+        status: 400,
+        data: { field: 'commission' },
+      });
     await expect(record({ member_id: id, sale_amount: '-5.00' })).rejects.toMatchObject({ code: 'svc_invalid_amount', data: { field: 'sale_amount' } });
     await expect(record({ member_id: id, currency: 'ZZZ' })).rejects.toMatchObject({ code: 'svc_invalid_currency', status: 400 });
     await expect(record({ member_id: 123_456_789 })).rejects.toMatchObject({ code: 'svc_member_not_found', status: 404 });
     await expect(record({ member_id: id, status: 'paid' as never })).rejects.toMatchObject({ code: 'svc_invalid_order', data: { field: 'status' } });
-    await expect(record({ member_id: id, transaction_id: 'tränsaction' })).rejects.toMatchObject({ code: 'svc_invalid_order', data: { field: 'transaction_id' } });
+    await expect(record({ member_id: id, transaction_id: 'tränsaction' })).rejects.toMatchObject({
+      code: 'svc_invalid_order',
+      data: { field: 'transaction_id' },
+    });
     await expect(record({ member_id: id, network: '' })).rejects.toMatchObject({ code: 'svc_invalid_order', data: { field: 'network' } });
     await expect(record({ member_id: id, source: 'fax' as never })).rejects.toMatchObject({ code: 'svc_invalid_order', data: { field: 'source' } });
     await expect(record({ member_id: id, event_at: 'yesterday' })).rejects.toMatchObject({ code: 'svc_invalid_order', data: { field: 'event_at' } });
     await ctx.cashback.set('flatnet', null, 'flat', '2.00', 'EUR', 'user:1');
-    await expect(record({ network: 'flatnet', member_id: id })).rejects.toMatchObject({ code: 'svc_currency_mismatch', status: 409, data: { rule_currency: 'EUR', order_currency: 'USD' } });
+    await expect(record({ network: 'flatnet', member_id: id })).rejects.toMatchObject({
+      code: 'svc_currency_mismatch',
+      status: 409,
+      data: { rule_currency: 'EUR', order_currency: 'USD' },
+    });
     await expect(ctx.orders.update(123_456_789, { status: 'approved' }, 'user:1')).rejects.toMatchObject({ code: 'svc_order_not_found', status: 404 });
     await expect(ctx.orders.get(123_456_789)).rejects.toMatchObject({ code: 'svc_order_not_found' });
     expect((await ctx.orders.list({ member_id: id, page: 1, per_page: 10 })).total).toBe(0);
@@ -263,6 +315,9 @@ describeEachDialect('orders', (use) => {
     const { items } = await ctx.logger.list({ source: 'orders', page: 1, per_page: 100 });
     const about = items.filter((l) => l.context?.transaction_id === 'L-1' || l.context?.order_id !== undefined);
     expect(about.map((l) => l.message)).toEqual(expect.arrayContaining(['Order recorded', 'Order status changed', 'Order report refused']));
-    expect(items.find((l) => l.message === 'Order report refused' && l.context?.transaction_id === 'L-1')).toMatchObject({ level: 'warning', context: { code: 'svc_invalid_amount' } });
+    expect(items.find((l) => l.message === 'Order report refused' && l.context?.transaction_id === 'L-1')).toMatchObject({
+      level: 'warning',
+      context: { code: 'svc_invalid_amount' },
+    });
   });
 });

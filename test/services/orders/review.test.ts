@@ -10,14 +10,22 @@ describeEachDialect(
     let n = 0;
     const seen: [string, Record<string, unknown>][] = [];
     beforeAll(() => {
-      for (const hook of [HOOKS.orderHeld, HOOKS.orderReviewed]) use().ctx.hooks.addAction(hook, 'test', (payload: Record<string, unknown>) => void seen.push([hook, payload]));
+      for (const hook of [HOOKS.orderHeld, HOOKS.orderReviewed])
+        use().ctx.hooks.addAction(hook, 'test', (payload: Record<string, unknown>) => void seen.push([hook, payload]));
     });
     afterEach(async () => {
       expect(await use().ctx.ledger.verify()).toEqual([]);
     });
     const member = async (login: string) => (await use().ctx.users.create({ login, email: `${login}@example.com` })).id;
     // A sale of 0: not reported (only the commission counts against the ceiling).
-    const report = (over: Partial<RecordInput> = {}): RecordInput => ({ network: 'awin', transaction_id: `H-${++n}`, source: 'postback', sale_amount: '0', commission: '10.00', ...over });
+    const report = (over: Partial<RecordInput> = {}): RecordInput => ({
+      network: 'awin',
+      transaction_id: `H-${++n}`,
+      source: 'postback',
+      sale_amount: '0',
+      commission: '10.00',
+      ...over,
+    });
     const record = (over: Partial<RecordInput> = {}) => use().ctx.orders.record(report(over), 'postback');
     const balance = (id: number, currency = 'USD') => use().ctx.ledger.balanceOf(id, currency);
     const entries = async (id: number) => (await use().ctx.ledger.listEntries({ member_id: id, page: 1, per_page: 100 })).items;
@@ -28,12 +36,22 @@ describeEachDialect(
       const id = await member('held-new');
       // The review's attack, within the hard bound: an approved order with a commission of almost 10 billion.
       const order = await record({ member_id: id, commission: '9999999999.99', sale_amount: '0', status: 'approved' });
-      expect(order).toMatchObject({ status: 'approved', commission: '9999999999.99', cashback: '4999999999.99', changes: ['created'], review: { state: 'held', reason: 'above_ceiling', reviewed_by: null }, cashback_entry_id: null });
+      expect(order).toMatchObject({
+        status: 'approved',
+        commission: '9999999999.99',
+        cashback: '4999999999.99',
+        changes: ['created'],
+        review: { state: 'held', reason: 'above_ceiling', reviewed_by: null },
+        cashback_entry_id: null,
+      });
       expect(await balance(id)).toMatchObject(untouched);
       expect(await entries(id)).toHaveLength(0);
       const held = await ctx.orders.list({ review: 'held', member_id: id, page: 1, per_page: 10 });
       expect(held.items.map((o) => o.id)).toEqual([order.id]);
-      expect(seen).toContainEqual([HOOKS.orderHeld, expect.objectContaining({ order_id: order.id, reason: 'above_ceiling', commission: '9999999999.99', currency: 'USD' })]);
+      expect(seen).toContainEqual([
+        HOOKS.orderHeld,
+        expect.objectContaining({ order_id: order.id, reason: 'above_ceiling', commission: '9999999999.99', currency: 'USD' }),
+      ]);
       await ctx.logger.flush();
       const [line] = (await ctx.logger.list({ source: 'orders', search: 'held for review', page: 1, per_page: 1 })).items;
       expect(line).toMatchObject({ level: 'warning', context: expect.objectContaining({ order_id: order.id }) });
@@ -48,7 +66,13 @@ describeEachDialect(
       expect(approved).toMatchObject({ status: 'approved', changes: ['status'], review: { state: 'held' }, cashback_entry_id: null });
       expect(await balance(id)).toMatchObject(untouched);
       const released = await ctx.orders.release(first.id, 'user:1', undefined, 'checked with the network');
-      expect(released).toMatchObject({ status: 'approved', changes: ['review'], review: { state: 'released', reason: 'above_ceiling', reviewed_by: 'user:1', reviewed_at: expect.any(String) }, cashback_entry_id: expect.any(Number), note: 'checked with the network' });
+      expect(released).toMatchObject({
+        status: 'approved',
+        changes: ['review'],
+        review: { state: 'released', reason: 'above_ceiling', reviewed_by: 'user:1', reviewed_at: expect.any(String) },
+        cashback_entry_id: expect.any(Number),
+        note: 'checked with the network',
+      });
       expect(await balance(id)).toMatchObject({ available: '200.00', pending: '0.00', lifetime_earned: '200.00' });
       const [credit] = await entries(id);
       expect(credit.note).toContain('released after review: checked with the network');
@@ -76,7 +100,12 @@ describeEachDialect(
       const id = await member('held-decline');
       const order = await record({ transaction_id: 'HD-1', member_id: id, commission: '5000.00' });
       const declined = await ctx.orders.declineHeld(order.id, 'user:1', undefined, 'fraud');
-      expect(declined).toMatchObject({ status: 'declined', changes: ['review', 'status'], review: { state: 'declined', reviewed_by: 'user:1' }, note: 'fraud' });
+      expect(declined).toMatchObject({
+        status: 'declined',
+        changes: ['review', 'status'],
+        review: { state: 'declined', reviewed_by: 'user:1' },
+        note: 'fraud',
+      });
       const later = await record({ transaction_id: 'HD-1', member_id: id, commission: '5000.00', status: 'approved' });
       expect(later).toMatchObject({ status: 'declined', duplicate: true, ignored: ['status'] });
       const corrected = await record({ transaction_id: 'HD-1', member_id: id, commission: '50.00', sale_amount: '500.00', status: 'approved' });
@@ -87,7 +116,12 @@ describeEachDialect(
 
     it('holds an order whose commission is above its sale, but not one whose sale was not reported (0)', async () => {
       const id = await member('held-sale');
-      expect((await record({ member_id: id, sale_amount: '5.00', commission: '6.00', status: 'approved' })).review).toEqual({ state: 'held', reason: 'commission_exceeds_sale', reviewed_by: null, reviewed_at: null });
+      expect((await record({ member_id: id, sale_amount: '5.00', commission: '6.00', status: 'approved' })).review).toEqual({
+        state: 'held',
+        reason: 'commission_exceeds_sale',
+        reviewed_by: null,
+        reviewed_at: null,
+      });
       expect((await record({ member_id: id, sale_amount: '0', commission: '6.00', status: 'approved' })).review).toBeNull();
       expect((await record({ member_id: id, sale_amount: '6.00', commission: '6.00', status: 'approved' })).review).toBeNull();
       expect(await balance(id)).toMatchObject({ available: '6.00' });
@@ -106,7 +140,11 @@ describeEachDialect(
       expect(await balance(id)).toMatchObject(untouched);
       // While held, corrections are recorded and still move nothing.
       expect((await record({ transaction_id: 'HC-2', member_id: id, commission: '500.00' })).review?.state).toBe('held');
-      expect(await record({ transaction_id: 'HC-2', member_id: id, commission: '20.00' })).toMatchObject({ changes: ['amounts'], commission: '20.00', review: { state: 'held' } });
+      expect(await record({ transaction_id: 'HC-2', member_id: id, commission: '20.00' })).toMatchObject({
+        changes: ['amounts'],
+        commission: '20.00',
+        review: { state: 'held' },
+      });
       expect(await balance(id)).toMatchObject(untouched);
     });
 
@@ -118,7 +156,11 @@ describeEachDialect(
       await ctx.orders.update(manual.id, { commission: '800.00' }, 'user:1');
       expect(await balance(id)).toMatchObject({ pending: '400.00' });
       const held = await record({ member_id: id, commission: '500.00' });
-      await expect(ctx.orders.update(held.id, { status: 'approved' }, 'user:1')).rejects.toMatchObject({ code: 'svc_order_held', status: 409, data: { reason: 'above_ceiling' } });
+      await expect(ctx.orders.update(held.id, { status: 'approved' }, 'user:1')).rejects.toMatchObject({
+        code: 'svc_order_held',
+        status: 409,
+        data: { reason: 'above_ceiling' },
+      });
       // Amounts may be corrected while it waits; nothing moves until the release.
       await ctx.orders.update(held.id, { commission: '90.00' }, 'user:1');
       expect(await balance(id)).toMatchObject({ pending: '400.00' });
@@ -155,7 +197,11 @@ describeEachDialect(
       await ctx.networks.configure('awin', { review_above: null }, 'user:1');
       expect((await record({ member_id: id, commission: '100.01' })).review?.reason).toBe('above_ceiling');
       expect((await record({ network: 'admitad', member_id: id, commission: '100.01' })).review?.reason).toBe('above_ceiling');
-      await expect(ctx.networks.configure('awin', { review_above: '50 pounds' }, 'user:1')).rejects.toMatchObject({ code: 'svc_invalid_setting', status: 400, data: { field: 'review_above' } });
+      await expect(ctx.networks.configure('awin', { review_above: '50 pounds' }, 'user:1')).rejects.toMatchObject({
+        code: 'svc_invalid_setting',
+        status: 400,
+        data: { field: 'review_above' },
+      });
     });
   },
   { 'orders.review_above': '100.00' },

@@ -6,18 +6,40 @@ import { describeEachDialect } from '../../helpers/context.js';
 import { addShop } from '../../helpers/pages.js';
 import { insertCoupon } from '../../helpers/coupons.js';
 
-const errorOf = async (p: Promise<unknown>) => p.then(() => { throw new Error('expected a refusal'); }, (err: unknown) => err as { code: string; status: number; data: Record<string, any>; message: string });
+const errorOf = async (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (err: unknown) => err as { code: string; status: number; data: Record<string, any>; message: string },
+  );
 
 describeEachDialect('shop pages', (use) => {
   it('makes a page from the default template: plain-text title, sanitised body, member cashback, slug from the name', async () => {
     const { ctx } = use();
-    const advertiserId = await addShop(ctx, 'awin', '100', { name: 'Acme <b>Shoes</b> & Co', domain: 'acme.example', site_url: 'https://www.acme.example/', logo_url: 'https://cdn.example/acme.png', description: '<p onclick="x()">Great shoes<script>alert(1)</script></p>' });
+    const advertiserId = await addShop(ctx, 'awin', '100', {
+      name: 'Acme <b>Shoes</b> & Co',
+      domain: 'acme.example',
+      site_url: 'https://www.acme.example/',
+      logo_url: 'https://cdn.example/acme.png',
+      description: '<p onclick="x()">Great shoes<script>alert(1)</script></p>',
+    });
     const created = vi.fn();
     const published = vi.fn();
     ctx.hooks.addAction('cashtrack.page.created', 'test', created);
     ctx.hooks.addAction('cashtrack.page.published', 'test', published);
     const page = await ctx.pages.create('awin', '100', {}, 'user:1');
-    expect(page).toMatchObject({ module: 'awin', advertiser: '100', title: 'Acme Shoes & Co Cashback', slug: 'acme-shoes-and-co', status: 'draft', template: 'default', author: 'user:1', link: null, published_at: null });
+    expect(page).toMatchObject({
+      module: 'awin',
+      advertiser: '100',
+      title: 'Acme Shoes & Co Cashback',
+      slug: 'acme-shoes-and-co',
+      status: 'draft',
+      template: 'default',
+      author: 'user:1',
+      link: null,
+      published_at: null,
+    });
     // Default rule: 50% of a 4-10% commission.
     expect(page.excerpt).toBe('Get up to 5% cashback at Acme Shoes & Co.');
     expect(page.body).toContain('<h2>Acme &lt;b&gt;Shoes&lt;/b&gt; &amp; Co cashback</h2>');
@@ -56,10 +78,18 @@ describeEachDialect('shop pages', (use) => {
     await addShop(ctx, 'awin', '103', { status: 'inactive' });
     const first = await ctx.pages.create('awin', '102', {}, 'cli');
     const again = await errorOf(ctx.pages.create('awin', '102', {}, 'cli'));
-    expect(again).toMatchObject({ code: 'svc_page_exists', status: 409, data: { module: 'awin', advertiser: '102', page: { id: first.id, slug: 'twice', title: 'Twice Cashback' } } });
+    expect(again).toMatchObject({
+      code: 'svc_page_exists',
+      status: 409,
+      data: { module: 'awin', advertiser: '102', page: { id: first.id, slug: 'twice', title: 'Twice Cashback' } },
+    });
     expect(await errorOf(ctx.pages.create('awin', '103', {}, 'cli'))).toMatchObject({ code: 'svc_advertiser_inactive', status: 409 });
     expect(await errorOf(ctx.pages.create('awin', 'nope', {}, 'cli'))).toMatchObject({ code: 'svc_advertiser_not_found', status: 404 });
-    expect(await errorOf(ctx.pages.create('awin', '102', { template: 'nope' }, 'cli'))).toMatchObject({ code: 'svc_invalid_page', status: 400, data: { field: 'template', templates: ['default'] } });
+    expect(await errorOf(ctx.pages.create('awin', '102', { template: 'nope' }, 'cli'))).toMatchObject({
+      code: 'svc_invalid_page',
+      status: 400,
+      data: { field: 'template', templates: ['default'] },
+    });
     const [{ n }] = await ctx.db.select<{ n: unknown }>("SELECT COUNT(*) AS n FROM pages WHERE module = 'awin' AND advertiser IN ('102', '103')");
     expect(Number(n)).toBe(1);
   });
@@ -99,9 +129,13 @@ describeEachDialect('shop pages', (use) => {
     await addShop(ctx, 'awin', '400', { name: 'Filtered' });
     await addShop(ctx, 'awin', '401', { name: 'Broken Filter' });
     ctx.hooks.addFilter<string>('cashtrack.page.body', 'test-400', (html, info: { advertiser: { advertiser: string } }) =>
-      info.advertiser.advertiser === '400' ? `${html}<p onmouseover="steal()">extra <a href="javascript:alert(1)">x</a></p><script>alert(2)</script><iframe src="https://evil.example/"></iframe>` : html,
+      info.advertiser.advertiser === '400'
+        ? `${html}<p onmouseover="steal()">extra <a href="javascript:alert(1)">x</a></p><script>alert(2)</script><iframe src="https://evil.example/"></iframe>`
+        : html,
     );
-    ctx.hooks.addFilter<unknown>('cashtrack.page.body', 'test-401', (html, info: { advertiser: { advertiser: string } }) => (info.advertiser.advertiser === '401' ? 42 : html));
+    ctx.hooks.addFilter<unknown>('cashtrack.page.body', 'test-401', (html, info: { advertiser: { advertiser: string } }) =>
+      info.advertiser.advertiser === '401' ? 42 : html,
+    );
     const page = await ctx.pages.create('awin', '400', {}, 'cli');
     expect(page.body).toContain('<p>extra <a>x</a></p>');
     expect(page.body).not.toMatch(/onmouseover|javascript|script|iframe/);
@@ -178,8 +212,24 @@ describeEachDialect('shop pages', (use) => {
     await ctx.pages.create('awin', '601', {}, 'cli');
     const published = vi.fn();
     ctx.hooks.addAction('cashtrack.page.published', 'test-600', published);
-    const updated = await ctx.pages.update(page.id, { title: '  New <em>title</em> ', slug: 'Taken', body: '<p style="x" onclick="y()">Hi <a href="https://shop.example/">go</a></p><script>1</script>', excerpt: '<b>short</b>', status: 'publish' }, 'user:2');
-    expect(updated).toMatchObject({ title: 'New title', slug: 'taken-2', body: `<p>Hi <a href="https://shop.example/" rel="${OUTBOUND_REL}">go</a></p>`, excerpt: 'short', status: 'publish' });
+    const updated = await ctx.pages.update(
+      page.id,
+      {
+        title: '  New <em>title</em> ',
+        slug: 'Taken',
+        body: '<p style="x" onclick="y()">Hi <a href="https://shop.example/">go</a></p><script>1</script>',
+        excerpt: '<b>short</b>',
+        status: 'publish',
+      },
+      'user:2',
+    );
+    expect(updated).toMatchObject({
+      title: 'New title',
+      slug: 'taken-2',
+      body: `<p>Hi <a href="https://shop.example/" rel="${OUTBOUND_REL}">go</a></p>`,
+      excerpt: 'short',
+      status: 'publish',
+    });
     expect(updated.published_at).not.toBeNull();
     expect(published).toHaveBeenCalledTimes(1);
     const again = await ctx.pages.update(page.id, { status: 'draft' }, 'cli');
@@ -219,7 +269,8 @@ describeEachDialect('shop pages', (use) => {
     const a = await ctx.pages.create('listnet', '1', { status: 'publish' }, 'cli');
     const b = await ctx.pages.create('listnet', '2', {}, 'cli');
     const c = await ctx.pages.create('listnet', '3', {}, 'cli');
-    const list = (q: Record<string, unknown>) => ctx.pages.list({ page: 1, per_page: 10, ...q }).then((r) => ({ ids: r.items.map((p: Page) => p.id), total: r.total }));
+    const list = (q: Record<string, unknown>) =>
+      ctx.pages.list({ page: 1, per_page: 10, ...q }).then((r) => ({ ids: r.items.map((p: Page) => p.id), total: r.total }));
     expect(await list({ network: 'listnet' })).toEqual({ ids: [c.id, b.id, a.id], total: 3 });
     expect(await list({ network: 'listnet', status: 'publish' })).toEqual({ ids: [a.id], total: 1 });
     expect(await list({ network: 'listnet', advertiser: '2' })).toEqual({ ids: [b.id], total: 1 });
@@ -227,7 +278,10 @@ describeEachDialect('shop pages', (use) => {
     expect(await list({ search: 'zebu-g' })).toEqual({ ids: [b.id], total: 1 });
     expect(await list({ search: '100%' })).toEqual({ ids: [c.id], total: 1 });
     expect(await list({ search: '%' })).toEqual({ ids: [], total: 0 });
-    expect((await ctx.pages.lookup('Zeb')).items).toEqual([{ id: a.id, label: 'Zebra Books Cashback (zebra-books)' }, { id: b.id, label: 'Zebu Games Cashback (zebu-games)' }]);
+    expect((await ctx.pages.lookup('Zeb')).items).toEqual([
+      { id: a.id, label: 'Zebra Books Cashback (zebra-books)' },
+      { id: b.id, label: 'Zebu Games Cashback (zebu-games)' },
+    ]);
     expect((await ctx.pages.lookup('zebu-')).items.map((i) => i.id)).toEqual([b.id]);
     expect((await ctx.pages.lookup('_')).items).toEqual([]);
     expect((await ctx.pages.lookup('Z', { page: 2, per_page: 1 })).items.map((i) => i.id)).toEqual([b.id]);
@@ -236,7 +290,10 @@ describeEachDialect('shop pages', (use) => {
   it('finds lookup prefixes through the title and slug indexes', async () => {
     const { ctx } = use();
     if (ctx.db.dialect !== 'sqlite') return;
-    const plan = await ctx.db.select<{ detail: string }>("EXPLAIN QUERY PLAN SELECT id, title, slug FROM pages WHERE title LIKE ? ESCAPE '!' OR slug LIKE ? ESCAPE '!'", ['ab%', 'ab%']);
+    const plan = await ctx.db.select<{ detail: string }>(
+      "EXPLAIN QUERY PLAN SELECT id, title, slug FROM pages WHERE title LIKE ? ESCAPE '!' OR slug LIKE ? ESCAPE '!'",
+      ['ab%', 'ab%'],
+    );
     const text = plan.map((p) => p.detail).join('\n');
     expect(text).toContain('pages_title');
     expect(text).toContain('pages_slug');
@@ -250,7 +307,13 @@ describeEachDialect(
       const { ctx } = use();
       await addShop(ctx, 'awin', '1', { name: 'Linked Shop' });
       const page = await ctx.pages.create('awin', '1', {}, 'cli');
-      expect(page).toMatchObject({ template: 'short', status: 'publish', title: 'Linked Shop', link: `https://site.example/shops/linked-shop?p=${page.id}`, body: '<p>Linked Shop on site: shop1.example</p>' });
+      expect(page).toMatchObject({
+        template: 'short',
+        status: 'publish',
+        title: 'Linked Shop',
+        link: `https://site.example/shops/linked-shop?p=${page.id}`,
+        body: '<p>Linked Shop on site: shop1.example</p>',
+      });
       expect(ctx.pages.templates()).toEqual(['short', 'default']);
     });
   },

@@ -40,17 +40,42 @@ describe('cashback as a page shows it', () => {
 
 describe('page tags of a shop', () => {
   const shop: PageSource = {
-    id: 7, module: 'awin', advertiser: '7', name: 'Shop', domain: null, site_url: 'https://www.shop.example/de/', logo: 'javascript:alert(1)', description: null,
-    tracking_template: 'https://track.example/c?id=7', commission: null, status: 'active', page_id: null,
+    id: 7,
+    module: 'awin',
+    advertiser: '7',
+    name: 'Shop',
+    domain: null,
+    site_url: 'https://www.shop.example/de/',
+    logo: 'javascript:alert(1)',
+    description: null,
+    tracking_template: 'https://track.example/c?id=7',
+    commission: null,
+    status: 'active',
+    page_id: null,
   };
 
   it('takes the domain from the site when the network gave none, and drops URLs that are not http(s)', () => {
     const tags = pageTags(shop, { cashback: '', network: 'Awin', coupons: 3 });
-    expect(tags).toEqual({ NAME: 'Shop', DOMAIN: 'shop.example', CASHBACK: '', DESCRIPTION: '', LOGO: '', COUPONS_COUNT: '3', URL: 'https://www.shop.example/de/', TRACKING_URL: 'https://track.example/c?id=7', NETWORK: 'Awin' });
+    expect(tags).toEqual({
+      NAME: 'Shop',
+      DOMAIN: 'shop.example',
+      CASHBACK: '',
+      DESCRIPTION: '',
+      LOGO: '',
+      COUPONS_COUNT: '3',
+      URL: 'https://www.shop.example/de/',
+      TRACKING_URL: 'https://track.example/c?id=7',
+      NETWORK: 'Awin',
+    });
   });
 
   it('leaves out a tracking template that still has placeholders for the member', () => {
-    expect(pageTags({ ...shop, tracking_template: 'https://t.example/?u={{url}}&s={{sub_id}}', logo: '/media/ab.png', site_url: 'not a url' }, { cashback: '', network: 'Awin', coupons: 0 })).toMatchObject({ TRACKING_URL: '', LOGO: '/media/ab.png', URL: '', DOMAIN: '' });
+    expect(
+      pageTags(
+        { ...shop, tracking_template: 'https://t.example/?u={{url}}&s={{sub_id}}', logo: '/media/ab.png', site_url: 'not a url' },
+        { cashback: '', network: 'Awin', coupons: 0 },
+      ),
+    ).toMatchObject({ TRACKING_URL: '', LOGO: '/media/ab.png', URL: '', DOMAIN: '' });
   });
 });
 

@@ -28,12 +28,18 @@ describe('sanitizeBody', () => {
   });
 
   it('keeps http, https, mailto, tel and relative URLs', () => {
-    const out = sanitizeBody('<a href="mailto:a@b.example">m</a><a href="tel:+15551234">t</a><a href="/shops/acme">s</a><img src="https://cdn.example/l.png" alt="logo">');
-    expect(out).toBe('<a href="mailto:a@b.example">m</a><a href="tel:+15551234">t</a><a href="/shops/acme">s</a><img src="https://cdn.example/l.png" alt="logo" />');
+    const out = sanitizeBody(
+      '<a href="mailto:a@b.example">m</a><a href="tel:+15551234">t</a><a href="/shops/acme">s</a><img src="https://cdn.example/l.png" alt="logo">',
+    );
+    expect(out).toBe(
+      '<a href="mailto:a@b.example">m</a><a href="tel:+15551234">t</a><a href="/shops/acme">s</a><img src="https://cdn.example/l.png" alt="logo" />',
+    );
   });
 
   it('marks outbound links nofollow sponsored noopener, replacing any rel the author gave', () => {
-    const out = sanitizeBody('<a href="https://shop.example/" rel="follow me" target="_blank">go</a><a href="//shop.example/x">pr</a><a href="HTTP://shop.example/">up</a>');
+    const out = sanitizeBody(
+      '<a href="https://shop.example/" rel="follow me" target="_blank">go</a><a href="//shop.example/x">pr</a><a href="HTTP://shop.example/">up</a>',
+    );
     expect(out).toBe(
       `<a href="https://shop.example/" rel="${OUTBOUND_REL}" target="_blank">go</a><a href="//shop.example/x" rel="${OUTBOUND_REL}">pr</a>` +
         `<a href="HTTP://shop.example/" rel="${OUTBOUND_REL}">up</a>`,

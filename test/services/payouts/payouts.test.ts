@@ -5,7 +5,8 @@ import { describeEachDialect } from '../../helpers/context.js';
 
 describe('payout configuration', () => {
   it('refuses a minimum the site currency cannot express, naming the key', () => {
-    const build = (minimum: string, currency: string) => new PayoutService({ db: null as never, clock: systemClock, logger: null as never, ledger: null as never, events: null as never, currency, minimum });
+    const build = (minimum: string, currency: string) =>
+      new PayoutService({ db: null as never, clock: systemClock, logger: null as never, ledger: null as never, events: null as never, currency, minimum });
     expect(() => build('10.005', 'USD')).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'payouts.minimum' } }));
     expect(() => build('10.50', 'JPY')).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
     expect(build('1000', 'JPY').minimum).toEqual({ amount: '1000', currency: 'JPY' });
@@ -27,7 +28,11 @@ describeEachDialect(
     it('applies the configured minimum of the site currency', async () => {
       const { payouts } = use().ctx;
       const id = await member('30.00');
-      await expect(payouts.create({ member_id: id, amount: '24.99', method: 'paypal' }, 'cli')).rejects.toMatchObject({ code: 'svc_payout_below_minimum', status: 409, data: { minimum: '25.00' } });
+      await expect(payouts.create({ member_id: id, amount: '24.99', method: 'paypal' }, 'cli')).rejects.toMatchObject({
+        code: 'svc_payout_below_minimum',
+        status: 409,
+        data: { minimum: '25.00' },
+      });
       await expect(payouts.create({ member_id: id, amount: '25.00', method: 'paypal' }, 'cli')).resolves.toMatchObject({ balance: { available: '5.00' } });
     });
 

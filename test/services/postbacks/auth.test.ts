@@ -10,7 +10,11 @@ const sign = (secret: string, t: number, payload: string) => createHmac('sha256'
 
 describe('the X-Postback-Signature header', () => {
   it('reads t, every v1 and every test value, lower-casing the hex and ignoring unknown keys and spaces', () => {
-    expect(parseSignatureHeader(`t=1700000000, v1=${hex('A')},v1=${hex('b')},test=${hex('c')},v0=zz`)).toEqual({ t: 1_700_000_000, v1: [hex('a'), hex('b')], test: [hex('c')] });
+    expect(parseSignatureHeader(`t=1700000000, v1=${hex('A')},v1=${hex('b')},test=${hex('c')},v0=zz`)).toEqual({
+      t: 1_700_000_000,
+      v1: [hex('a'), hex('b')],
+      test: [hex('c')],
+    });
   });
 
   it.each([
@@ -47,7 +51,11 @@ describe('the X-Postback-Signature header', () => {
 
 describe('the postback IP allowlist', () => {
   it('normalises addresses and ranges, dropping duplicates', () => {
-    expect(normaliseAllowlist([' 203.0.113.7 ', '198.51.100.0/24', '2001:DB8::/32', '203.0.113.7/32'])).toEqual(['203.0.113.7/32', '198.51.100.0/24', '2001:db8::/32']);
+    expect(normaliseAllowlist([' 203.0.113.7 ', '198.51.100.0/24', '2001:DB8::/32', '203.0.113.7/32'])).toEqual([
+      '203.0.113.7/32',
+      '198.51.100.0/24',
+      '2001:db8::/32',
+    ]);
     expect(normaliseAllowlist(Array.from({ length: 100 }, (_, i) => `10.0.0.${i}`))).toHaveLength(100);
   });
 

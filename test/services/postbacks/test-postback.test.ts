@@ -5,7 +5,14 @@ import { fakeModule } from '../../helpers/networks.js';
 
 describe('test postbacks for built-in networks', () => {
   it('learn which parameter carries which field from the module template and parser', () => {
-    expect(templateMapping(fakeModule())).toEqual({ transaction_id: 'tid', status: 'state', sale_amount: 'sale', commission: 'comm', currency: 'cur', sub_id: 'clickref' });
+    expect(templateMapping(fakeModule())).toEqual({
+      transaction_id: 'tid',
+      status: 'state',
+      sale_amount: 'sale',
+      commission: 'comm',
+      currency: 'cur',
+      sub_id: 'clickref',
+    });
     expect(templateMapping({ ...fakeModule(), postbackTemplate: undefined })).toBeNull();
   });
 

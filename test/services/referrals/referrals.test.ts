@@ -8,10 +8,35 @@ describeEachDialect('referrals', (use) => {
     const { ctx } = use();
     const [ann, bob] = [await member('ref-ann'), await member('ref-bob')];
     const added = await ctx.referrals.add({ referrer_id: ann, referee_id: bob }, 'user:1');
-    expect(added).toMatchObject({ referrer: { id: ann, login: 'ref-ann', display_name: 'ref-ann' }, referee: { id: bob, login: 'ref-bob' }, ended_at: null, active: true, earned: [], actor: 'user:1' });
-    const order = await ctx.orders.record({ network: 'awin', transaction_id: 'REF-1', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '40.00', status: 'approved' }, 'system');
-    await ctx.orders.record({ network: 'awin', transaction_id: 'REF-2', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '10.00', status: 'approved', currency: 'EUR' }, 'system');
-    const declined = await ctx.orders.record({ network: 'awin', transaction_id: 'REF-3', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '10.00', status: 'approved' }, 'system');
+    expect(added).toMatchObject({
+      referrer: { id: ann, login: 'ref-ann', display_name: 'ref-ann' },
+      referee: { id: bob, login: 'ref-bob' },
+      ended_at: null,
+      active: true,
+      earned: [],
+      actor: 'user:1',
+    });
+    const order = await ctx.orders.record(
+      { network: 'awin', transaction_id: 'REF-1', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '40.00', status: 'approved' },
+      'system',
+    );
+    await ctx.orders.record(
+      {
+        network: 'awin',
+        transaction_id: 'REF-2',
+        source: 'poll',
+        member_id: bob,
+        sale_amount: '100.00',
+        commission: '10.00',
+        status: 'approved',
+        currency: 'EUR',
+      },
+      'system',
+    );
+    const declined = await ctx.orders.record(
+      { network: 'awin', transaction_id: 'REF-3', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '10.00', status: 'approved' },
+      'system',
+    );
     await ctx.orders.update(declined.id, { status: 'declined' }, 'user:1');
     const [listed] = (await ctx.referrals.list({ referrer_id: ann, page: 1, per_page: 10 })).items;
     expect(listed.earned).toEqual([
@@ -22,7 +47,10 @@ describeEachDialect('referrals', (use) => {
     expect(ended).toMatchObject({ id: added.id, active: false });
     expect(ended.ended_at).not.toBeNull();
     // Future cashback only: the next approval pays no share; the past credit stays.
-    await ctx.orders.record({ network: 'awin', transaction_id: 'REF-4', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '40.00', status: 'approved' }, 'system');
+    await ctx.orders.record(
+      { network: 'awin', transaction_id: 'REF-4', source: 'poll', member_id: bob, sale_amount: '100.00', commission: '40.00', status: 'approved' },
+      'system',
+    );
     expect((await ctx.ledger.balanceOf(ann, 'USD')).available).toBe('2.00');
     expect((await ctx.orders.get(order.id)).referral).toMatchObject({ referral_id: added.id, amount: '2.00' });
     expect((await ctx.referrals.list({ active: false, referee_id: bob, page: 1, per_page: 10 })).total).toBe(1);
@@ -38,7 +66,11 @@ describeEachDialect('referrals', (use) => {
     const [a, b, c] = [await member('cyc-a'), await member('cyc-b'), await member('cyc-c')];
     await expect(ctx.referrals.add({ referrer_id: a, referee_id: a }, 'user:1')).rejects.toMatchObject({ code: 'svc_referral_self', status: 400 });
     await ctx.referrals.add({ referrer_id: a, referee_id: b }, 'user:1');
-    await expect(ctx.referrals.add({ referrer_id: c, referee_id: b }, 'user:1')).rejects.toMatchObject({ code: 'svc_referral_exists', status: 409, data: { referrer_id: a } });
+    await expect(ctx.referrals.add({ referrer_id: c, referee_id: b }, 'user:1')).rejects.toMatchObject({
+      code: 'svc_referral_exists',
+      status: 409,
+      data: { referrer_id: a },
+    });
     await expect(ctx.referrals.add({ referrer_id: b, referee_id: a }, 'user:1')).rejects.toMatchObject({ code: 'svc_referral_cycle', status: 400 });
     await ctx.referrals.add({ referrer_id: b, referee_id: c }, 'user:1');
     await expect(ctx.referrals.add({ referrer_id: c, referee_id: a }, 'user:1')).rejects.toMatchObject({ code: 'svc_referral_cycle', status: 400 });
@@ -68,7 +100,10 @@ describeEachDialect('referrals', (use) => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results.filter((r) => r.status === 'rejected')) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'svc_referral_exists' });
     const [x, y] = [await member('race-x'), await member('race-y')];
-    const opposed = await Promise.allSettled([ctx.referrals.add({ referrer_id: x, referee_id: y }, 'user:1'), ctx.referrals.add({ referrer_id: y, referee_id: x }, 'user:1')]);
+    const opposed = await Promise.allSettled([
+      ctx.referrals.add({ referrer_id: x, referee_id: y }, 'user:1'),
+      ctx.referrals.add({ referrer_id: y, referee_id: x }, 'user:1'),
+    ]);
     expect(opposed.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect((opposed.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'svc_referral_cycle' });
   });

@@ -12,7 +12,8 @@ import { describeEachDialect, type TestContext } from '../../helpers/context.js'
 // A build without the coupon refresh job (the schedule wires itself only when the type is there).
 const withoutCoupons: JobType[] = jobTypes.filter((t) => t.type !== 'coupons.refresh');
 
-const network = (id: string, over: Partial<Network> = {}): Network => ({ id, kind: 'builtin', name: id.toUpperCase(), enabled: true, configured: true, definition: null, ...over }) as Network;
+const network = (id: string, over: Partial<Network> = {}): Network =>
+  ({ id, kind: 'builtin', name: id.toUpperCase(), enabled: true, configured: true, definition: null, ...over }) as Network;
 
 const clock = new ManualClock('2026-05-01T09:00:00Z');
 
@@ -27,20 +28,42 @@ describeEachDialect(
     /** Another process on the same database: its own connections, clock and claim owner. */
     const otherProcess = (name: string, processClock = clock, overrides: Record<string, unknown> = {}, types: JobType[] = jobTypes): Context => {
       const t: TestContext = use();
-      const config = loadConfig({ env: { CASHTRACK_ENV: 'test' }, overrides: { 'database.url': t.db.url, data_dir: t.db.dataDir, secret: t.config.secret, 'log.stdout': false, ...overrides } });
+      const config = loadConfig({
+        env: { CASHTRACK_ENV: 'test' },
+        overrides: { 'database.url': t.db.url, data_dir: t.db.dataDir, secret: t.config.secret, 'log.stdout': false, ...overrides },
+      });
       const c = buildContext(config, { logStream: null, clock: processClock, owner: name, jobTypes: types });
       extra.push(c);
       return c;
     };
 
     /** A service on `ctx`'s database with these schedules and networks (no network modules needed). */
-    const service = (ctx: Context, schedules: Partial<Record<ScheduleName, Partial<ScheduleConfig>>>, networks: Network[] = [], owner = 'test', serviceClock = clock) => {
+    const service = (
+      ctx: Context,
+      schedules: Partial<Record<ScheduleName, Partial<ScheduleConfig>>>,
+      networks: Network[] = [],
+      owner = 'test',
+      serviceClock = clock,
+    ) => {
       const base = ctx.config.schedules;
-      const config = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, { ...v, ...(schedules[k as ScheduleName] ?? {}) }])) as Record<ScheduleName, ScheduleConfig>;
-      return new ScheduleService({ db: ctx.db, clock: serviceClock, logger: ctx.logger, jobs: ctx.jobs, networks: { list: async () => networks }, config, definitions: scheduleDefinitions, owner });
+      const config = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, { ...v, ...(schedules[k as ScheduleName] ?? {}) }])) as Record<
+        ScheduleName,
+        ScheduleConfig
+      >;
+      return new ScheduleService({
+        db: ctx.db,
+        clock: serviceClock,
+        logger: ctx.logger,
+        jobs: ctx.jobs,
+        networks: { list: async () => networks },
+        config,
+        definitions: scheduleDefinitions,
+        owner,
+      });
     };
 
-    const jobCount = async (ctx: Context, type: string) => Number((await ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM jobs WHERE type = ?', [type]))[0].n);
+    const jobCount = async (ctx: Context, type: string) =>
+      Number((await ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM jobs WHERE type = ?', [type]))[0].n);
     const cancelAll = async (ctx: Context) => {
       const { items } = await ctx.jobs.list({ status: 'queued', page: 1, per_page: 100 });
       for (const j of items) await ctx.jobs.cancel(j.id, 'test');
@@ -52,7 +75,15 @@ describeEachDialect(
       const results = await Promise.all(processes.map((p) => p.schedules.fire({ schedule: 'maintenance_prune', network: null }, slot)));
       const won = results.flat();
       expect(won).toHaveLength(1);
-      expect(won[0]).toMatchObject({ schedule: 'maintenance_prune', network: null, slot: slot.toISOString(), trigger: 'cron', status: 'queued', job_status: 'queued', actor: 'schedule:maintenance_prune' });
+      expect(won[0]).toMatchObject({
+        schedule: 'maintenance_prune',
+        network: null,
+        slot: slot.toISOString(),
+        trigger: 'cron',
+        status: 'queued',
+        job_status: 'queued',
+        actor: 'schedule:maintenance_prune',
+      });
       expect(['daemon-a', 'daemon-b', 'daemon-c']).toContain(won[0].claimed_by);
       expect(await jobCount(use().ctx, 'maintenance.prune')).toBe(1);
       // Firing it again later (a slow daemon) claims nothing.
@@ -64,12 +95,14 @@ describeEachDialect(
     it('computes the same slot on clocks a few seconds apart, so catch-up starts one job', async () => {
       const { ctx } = use();
       // The last run was yesterday's; today's 04:23 slot was missed. Three clocks read 04:23:00.2, :03 and :07.
-      await ctx.db.execute("INSERT INTO schedule_runs (schedule, network, slot, trigger_kind, status, claimed_by, actor, created_at) VALUES ('advertisers_sync', 'skew', ?, 'cron', 'queued', 'earlier', 'test', ?)", [
-        new Date('2026-04-30T04:23:00Z'),
-        new Date('2026-04-30T04:23:00Z'),
-      ]);
+      await ctx.db.execute(
+        "INSERT INTO schedule_runs (schedule, network, slot, trigger_kind, status, claimed_by, actor, created_at) VALUES ('advertisers_sync', 'skew', ?, 'cron', 'queued', 'earlier', 'test', ?)",
+        [new Date('2026-04-30T04:23:00Z'), new Date('2026-04-30T04:23:00Z')],
+      );
       const clocks = ['2026-05-01T04:23:00.200Z', '2026-05-01T04:23:03Z', '2026-05-01T04:23:07Z'].map((t) => new ManualClock(t));
-      const services = clocks.map((c, i) => service(otherProcess(`skewed-${i}`, c), { advertisers_sync: { enabled: true } }, [network('skew')], `skewed-${i}`, c));
+      const services = clocks.map((c, i) =>
+        service(otherProcess(`skewed-${i}`, c), { advertisers_sync: { enabled: true } }, [network('skew')], `skewed-${i}`, c),
+      );
       const runs = (await Promise.all(services.map((s) => s.catchUp()))).flat();
       expect(runs).toHaveLength(1);
       expect(runs[0]).toMatchObject({ schedule: 'advertisers_sync', network: 'skew', slot: '2026-05-01T04:23:00.000Z', trigger: 'catch_up', status: 'queued' });
@@ -87,11 +120,16 @@ describeEachDialect(
       const later = new ManualClock('2026-05-04T10:30:00Z');
       const restarted = service(ctx, { orders_poll: { enabled: true, cron: '7 * * * *' } }, [network('gap')], 'restarted', later);
       const caught = await restarted.catchUp();
-      expect(caught).toEqual([expect.objectContaining({ schedule: 'orders_poll', network: 'gap', slot: '2026-05-04T10:07:00.000Z', trigger: 'catch_up', status: 'queued' })]);
+      expect(caught).toEqual([
+        expect.objectContaining({ schedule: 'orders_poll', network: 'gap', slot: '2026-05-04T10:07:00.000Z', trigger: 'catch_up', status: 'queued' }),
+      ]);
       await cancelAll(ctx);
       // A second start (another daemon, or a restart) finds nothing missed.
       expect(await restarted.catchUp()).toEqual([]);
-      expect((await restarted.runs('orders_poll')).filter((r) => r.network === 'gap').map((r) => r.slot)).toEqual(['2026-05-04T10:07:00.000Z', '2026-05-01T08:07:00.000Z']);
+      expect((await restarted.runs('orders_poll')).filter((r) => r.network === 'gap').map((r) => r.slot)).toEqual([
+        '2026-05-04T10:07:00.000Z',
+        '2026-05-01T08:07:00.000Z',
+      ]);
     });
 
     it('withdraws a catch-up claim that a newer run overtook meanwhile', async () => {
@@ -107,7 +145,10 @@ describeEachDialect(
               const rows = await target.select(sql, params, t);
               if (!overtaken && sql.includes('ORDER BY r.slot DESC')) {
                 overtaken = true;
-                await target.execute("INSERT INTO schedule_runs (schedule, network, slot, trigger_kind, status, claimed_by, actor, created_at) VALUES ('orders_poll', 'race', ?, 'manual', 'queued', 'other', 'test', ?)", [at.now(), at.now()]);
+                await target.execute(
+                  "INSERT INTO schedule_runs (schedule, network, slot, trigger_kind, status, claimed_by, actor, created_at) VALUES ('orders_poll', 'race', ?, 'manual', 'queued', 'other', 'test', ?)",
+                  [at.now(), at.now()],
+                );
               }
               return rows as never;
             };
@@ -116,10 +157,21 @@ describeEachDialect(
           return typeof value === 'function' ? value.bind(target) : value;
         },
       });
-      const s = new ScheduleService({ db, clock: at, logger: ctx.logger, jobs: ctx.jobs, networks: { list: async () => [network('race')] }, config: { ...ctx.config.schedules, orders_poll: { ...ctx.config.schedules.orders_poll, enabled: true } }, definitions: scheduleDefinitions, owner: 'racer' });
+      const s = new ScheduleService({
+        db,
+        clock: at,
+        logger: ctx.logger,
+        jobs: ctx.jobs,
+        networks: { list: async () => [network('race')] },
+        config: { ...ctx.config.schedules, orders_poll: { ...ctx.config.schedules.orders_poll, enabled: true } },
+        definitions: scheduleDefinitions,
+        owner: 'racer',
+      });
       expect(await s.catchUp()).toEqual([]);
       expect(overtaken).toBe(true);
-      expect((await s.runs('orders_poll')).filter((r) => r.network === 'race').map((r) => [r.slot, r.trigger])).toEqual([['2026-05-05T10:30:00.000Z', 'manual']]);
+      expect((await s.runs('orders_poll')).filter((r) => r.network === 'race').map((r) => [r.slot, r.trigger])).toEqual([
+        ['2026-05-05T10:30:00.000Z', 'manual'],
+      ]);
     });
 
     it('catches up a schedule that never ran, and none with catch_up off', async () => {
@@ -135,7 +187,13 @@ describeEachDialect(
     it('never fires a disabled schedule or network, nor catches it up', async () => {
       const { ctx } = use();
       const at = new ManualClock('2026-05-02T12:00:00Z');
-      const s = service(ctx, { orders_poll: { enabled: false, networks: { solo: { enabled: true } } }, maintenance_prune: { enabled: false }, coupons_refresh: { enabled: false } }, [network('quiet'), network('solo')], 'disabled', at);
+      const s = service(
+        ctx,
+        { orders_poll: { enabled: false, networks: { solo: { enabled: true } } }, maintenance_prune: { enabled: false }, coupons_refresh: { enabled: false } },
+        [network('quiet'), network('solo')],
+        'disabled',
+        at,
+      );
       expect(s.cronTasks().map((t) => t.schedule)).not.toContain('maintenance_prune');
       expect(await s.fire({ schedule: 'maintenance_prune', network: null }, new Date('2026-05-02T03:17:00Z'))).toEqual([]);
       // The schedule is off but one network is switched on alone: only that one runs.
@@ -149,13 +207,17 @@ describeEachDialect(
 
     it('fires a network with its own expression on its own slots and not on the schedule’s', async () => {
       const { ctx } = use();
-      const s = service(ctx, { advertisers_sync: { enabled: true, cron: '0 4 * * *', networks: { fast: { cron: '*/30 * * * *' }, off: { enabled: false } } } }, [
-        network('fast'),
-        network('slow'),
-        network('off'),
-        network('nofeed', { kind: 'custom', definition: { feeds: { advertisers: null } } as Network['definition'] }),
-        network('unset', { configured: false }),
-      ]);
+      const s = service(
+        ctx,
+        { advertisers_sync: { enabled: true, cron: '0 4 * * *', networks: { fast: { cron: '*/30 * * * *' }, off: { enabled: false } } } },
+        [
+          network('fast'),
+          network('slow'),
+          network('off'),
+          network('nofeed', { kind: 'custom', definition: { feeds: { advertisers: null } } as Network['definition'] }),
+          network('unset', { configured: false }),
+        ],
+      );
       const tasks = s.cronTasks().filter((t) => t.schedule === 'advertisers_sync');
       expect(tasks).toEqual([
         { schedule: 'advertisers_sync', network: null, cron: '0 4 * * *', timezone: 'UTC' },
@@ -189,7 +251,10 @@ describeEachDialect(
       const messages = items.map((e) => e.message);
       expect(messages).toContain(`Scheduled maintenance_prune queued job ${queued.job_id}`);
       expect(messages).toContain(`Scheduled maintenance_prune skipped: job ${queued.job_id} is still queued`);
-      expect(items.find((e) => e.message.includes('skipped'))).toMatchObject({ level: 'warning', context: expect.objectContaining({ reason: 'overlap', job_id: queued.job_id }) });
+      expect(items.find((e) => e.message.includes('skipped'))).toMatchObject({
+        level: 'warning',
+        context: expect.objectContaining({ reason: 'overlap', job_id: queued.job_id }),
+      });
       // Once the job is over, the next slot queues again.
       await ctx.jobs.cancel(queued.job_id!, 'test');
       const [again] = await s.fire({ schedule: 'maintenance_prune', network: null }, new Date('2026-06-03T03:17:00Z'));
@@ -211,13 +276,23 @@ describeEachDialect(
       expect(other.schedules.cronTasks()).toContainEqual({ schedule: 'coupons_refresh', network: null, cron: '41 */12 * * *', timezone: 'UTC' });
       const [run] = await other.schedules.fire({ schedule: 'coupons_refresh', network: null }, new Date('2026-05-01T12:41:00Z'));
       expect(await other.jobs.get(run.job_id!)).toMatchObject({ type: 'coupons.refresh', params: {} });
-      expect((await other.schedules.list()).find((x) => x.name === 'coupons_refresh')).toMatchObject({ available: true, next_due: '2026-05-01T12:41:00.000Z', last_run: { job_id: run.job_id } });
+      expect((await other.schedules.list()).find((x) => x.name === 'coupons_refresh')).toMatchObject({
+        available: true,
+        next_due: '2026-05-01T12:41:00.000Z',
+        last_run: { job_id: run.job_id },
+      });
       await cancelAll(ctx);
     });
 
     it('runs a schedule now for each network or one, and refuses what it cannot run', async () => {
       const { ctx } = use();
-      const s = service(ctx, {}, [network('one'), network('two'), network('sleepy', { enabled: false }), network('bare', { configured: false }), network('feedless', { kind: 'custom', definition: { feeds: null } as Network['definition'] })]);
+      const s = service(ctx, {}, [
+        network('one'),
+        network('two'),
+        network('sleepy', { enabled: false }),
+        network('bare', { configured: false }),
+        network('feedless', { kind: 'custom', definition: { feeds: null } as Network['definition'] }),
+      ]);
       const runs = await s.run('orders_poll', {}, 'user:1');
       expect(runs.map((r) => [r.network, r.trigger, r.status, r.actor])).toEqual([
         ['one', 'manual', 'queued', 'user:1'],
@@ -230,23 +305,45 @@ describeEachDialect(
       const [b] = await s.run('maintenance_prune', {}, 'cli');
       expect(new Date(b.slot).getTime() - new Date(a.slot).getTime()).toBe(1);
       expect(b).toMatchObject({ status: 'skipped', job_id: a.job_id });
-      await expect(s.run('nightly', {}, 'cli')).rejects.toMatchObject({ code: 'svc_unknown_schedule', status: 404, data: { schedules: ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune'] } });
+      await expect(s.run('nightly', {}, 'cli')).rejects.toMatchObject({
+        code: 'svc_unknown_schedule',
+        status: 404,
+        data: { schedules: ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune'] },
+      });
       await expect(s.run('maintenance_prune', { network: 'one' }, 'cli')).rejects.toMatchObject({ code: 'svc_schedule_not_per_network', status: 400 });
       await expect(s.run('orders_poll', { network: 'ghost' }, 'cli')).rejects.toMatchObject({ code: 'svc_network_not_found', status: 404 });
-      await expect(s.run('orders_poll', { network: 'sleepy' }, 'cli')).rejects.toMatchObject({ code: 'svc_schedule_network_unavailable', status: 409, data: { network: 'sleepy', reason: 'disabled' } });
-      await expect(s.run('orders_poll', { network: 'bare' }, 'cli')).rejects.toMatchObject({ code: 'svc_schedule_network_unavailable', data: { reason: 'not_configured' } });
-      await expect(s.run('orders_poll', { network: 'feedless' }, 'cli')).rejects.toMatchObject({ code: 'svc_schedule_network_unavailable', data: { reason: 'unsupported' } });
+      await expect(s.run('orders_poll', { network: 'sleepy' }, 'cli')).rejects.toMatchObject({
+        code: 'svc_schedule_network_unavailable',
+        status: 409,
+        data: { network: 'sleepy', reason: 'disabled' },
+      });
+      await expect(s.run('orders_poll', { network: 'bare' }, 'cli')).rejects.toMatchObject({
+        code: 'svc_schedule_network_unavailable',
+        data: { reason: 'not_configured' },
+      });
+      await expect(s.run('orders_poll', { network: 'feedless' }, 'cli')).rejects.toMatchObject({
+        code: 'svc_schedule_network_unavailable',
+        data: { reason: 'unsupported' },
+      });
       await expect(s.runs('nightly')).rejects.toMatchObject({ code: 'svc_unknown_schedule' });
       await cancelAll(ctx);
     });
 
     it('names the key of a bad expression or time zone', async () => {
       const { ctx } = use();
-      expect(() => service(ctx, { orders_poll: { cron: '* * * *  61' } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.orders_poll' } }));
-      expect(() => service(ctx, { maintenance_prune: { timezone: 'Nowhere/Town' } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('"Nowhere/Town" is not a time zone') }));
-      expect(() => service(ctx, { advertisers_sync: { networks: { awin: { cron: 'hourly' } } } })).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.advertisers_sync.networks.awin' } }));
+      expect(() => service(ctx, { orders_poll: { cron: '* * * *  61' } })).toThrow(
+        expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.orders_poll' } }),
+      );
+      expect(() => service(ctx, { maintenance_prune: { timezone: 'Nowhere/Town' } })).toThrow(
+        expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining('"Nowhere/Town" is not a time zone') }),
+      );
+      expect(() => service(ctx, { advertisers_sync: { networks: { awin: { cron: 'hourly' } } } })).toThrow(
+        expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'schedules.advertisers_sync.networks.awin' } }),
+      );
       // Networks named in overrides that do not exist are reported (the daemon logs them).
-      expect(await service(ctx, { advertisers_sync: { networks: { ghost: { enabled: false } } } }, [network('real')]).unknownOverrides()).toEqual(['schedules.advertisers_sync.networks.ghost']);
+      expect(await service(ctx, { advertisers_sync: { networks: { ghost: { enabled: false } } } }, [network('real')]).unknownOverrides()).toEqual([
+        'schedules.advertisers_sync.networks.ghost',
+      ]);
     });
   },
   {},

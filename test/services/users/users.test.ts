@@ -11,7 +11,11 @@ describeEachDialect('users', (use) => {
   it('refuses a duplicate login or email, case-insensitively, with 409 svc_user_exists', async () => {
     const { users } = use().ctx;
     await users.create({ login: 'bob', email: 'bob@example.com' });
-    await expect(users.create({ login: 'BOB', email: 'other@example.com' })).rejects.toMatchObject({ code: 'svc_user_exists', status: 409, data: { field: 'login' } });
+    await expect(users.create({ login: 'BOB', email: 'other@example.com' })).rejects.toMatchObject({
+      code: 'svc_user_exists',
+      status: 409,
+      data: { field: 'login' },
+    });
     await expect(users.create({ login: 'bobby', email: 'Bob@Example.com' })).rejects.toMatchObject({ code: 'svc_user_exists', data: { field: 'email' } });
   });
 
@@ -19,7 +23,10 @@ describeEachDialect('users', (use) => {
     const { users } = use().ctx;
     await expect(users.create({ login: 'has space', email: 'x@example.com' })).rejects.toMatchObject({ code: 'svc_invalid_user', data: { field: 'login' } });
     await expect(users.create({ login: 'x', email: 'not-an-email' })).rejects.toMatchObject({ code: 'svc_invalid_user', data: { field: 'email' } });
-    await expect(users.create({ login: 'y', email: 'y@example.com', role: 'owner' as never })).rejects.toMatchObject({ code: 'svc_invalid_user', data: { field: 'role' } });
+    await expect(users.create({ login: 'y', email: 'y@example.com', role: 'owner' as never })).rejects.toMatchObject({
+      code: 'svc_invalid_user',
+      data: { field: 'role' },
+    });
     await expect(users.create({ login: "x' OR 1=1 --", email: 'z@example.com' })).rejects.toMatchObject({ code: 'svc_invalid_user' });
   });
 
@@ -92,7 +99,17 @@ describeEachDialect('users', (use) => {
 
   it('imports CSV rows, skipping bad ones with the reason and keeping the good ones', async () => {
     const { users } = use().ctx;
-    const csv = ['login,email,display_name,role', 'eve,eve@example.com,Eve,administrator', 'frank,not-an-email,Frank', 'eve,eve2@example.com,Eve again', 'gina,gina@example.com,"Gina, G."', 'too,many,columns,member,extra', ',nologin@example.com,x', 'hank,hank@example.com,,owner', 'ivan,ivan@example.com'].join('\n');
+    const csv = [
+      'login,email,display_name,role',
+      'eve,eve@example.com,Eve,administrator',
+      'frank,not-an-email,Frank',
+      'eve,eve2@example.com,Eve again',
+      'gina,gina@example.com,"Gina, G."',
+      'too,many,columns,member,extra',
+      ',nologin@example.com,x',
+      'hank,hank@example.com,,owner',
+      'ivan,ivan@example.com',
+    ].join('\n');
     const report = await users.importCsv(csv);
     expect(report.created).toBe(3);
     expect(report.skipped.map((s) => [s.line, s.code])).toEqual([

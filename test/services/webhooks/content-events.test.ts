@@ -14,6 +14,9 @@ describeEachDialect('page events in the webhook outbox', (use) => {
     const { items } = await ctx.webhooks.deliveries(hook.id, { page: 1, per_page: 10 });
     expect(items.map((d) => d.event).sort()).toEqual(['page.created', 'page.deleted', 'page.published']);
     const [row] = await ctx.db.select<{ payload: string }>("SELECT payload FROM webhook_deliveries WHERE webhook_id = ? AND event = 'page.created'", [hook.id]);
-    expect(JSON.parse(row.payload)).toMatchObject({ type: 'page.created', data: { page: { id: page.id, slug: 'outbox-shop', status: 'publish' }, actor: 'user:1' } });
+    expect(JSON.parse(row.payload)).toMatchObject({
+      type: 'page.created',
+      data: { page: { id: page.id, slug: 'outbox-shop', status: 'publish' }, actor: 'user:1' },
+    });
   });
 });

@@ -34,7 +34,11 @@ describeEachDialect(
     const member = async () => (await use().ctx.users.create({ login: `wh${++n}`, email: `wh${n}@example.com` })).id;
     const credit = async (amount = '5.00') => use().ctx.ledger.adjust({ member_id: await member(), type: 'credit', amount, note: 'webhook test' }, 'admin');
     const subscribe = (events: string[] = ['ledger.entry_posted'], url = receiver.url) => use().ctx.webhooks.create({ url, events }, 'admin');
-    const outbox = (webhookId: number) => use().ctx.db.select<{ id: string; status: string; attempts: unknown; next_attempt_at: unknown }>('SELECT id, status, attempts, next_attempt_at FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id', [webhookId]);
+    const outbox = (webhookId: number) =>
+      use().ctx.db.select<{ id: string; status: string; attempts: unknown; next_attempt_at: unknown }>(
+        'SELECT id, status, attempts, next_attempt_at FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id',
+        [webhookId],
+      );
     const only = async (webhookId: number) => {
       const { items } = await use().ctx.webhooks.deliveries(webhookId, { page: 1, per_page: 100 });
       expect(items).toHaveLength(1);
@@ -57,8 +61,20 @@ describeEachDialect(
       expect(verifyStandardWebhook(ledgerHook.secret, got, clock.now().getTime() / 1000)).toBe(true);
       expect(verifyStandardWebhook(payoutHook.secret, got, clock.now().getTime() / 1000)).toBe(false);
       expect(verifyStandardWebhook(ledgerHook.secret, { ...got, body: got.body.replace('5.00', '6.00') }, clock.now().getTime() / 1000)).toBe(false);
-      expect(JSON.parse(got.body)).toEqual({ type: 'ledger.entry_posted', timestamp: clock.now().toISOString(), data: { entry: expect.objectContaining({ id: entry.id, amount: '5.00', type: 'adjustment' }) } });
-      expect(delivery).toMatchObject({ status: 'delivered', attempts: 1, last_status: 204, last_error: null, next_attempt_at: null, delivered_at: clock.now().toISOString(), payload: JSON.parse(got.body) });
+      expect(JSON.parse(got.body)).toEqual({
+        type: 'ledger.entry_posted',
+        timestamp: clock.now().toISOString(),
+        data: { entry: expect.objectContaining({ id: entry.id, amount: '5.00', type: 'adjustment' }) },
+      });
+      expect(delivery).toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+        last_status: 204,
+        last_error: null,
+        next_attempt_at: null,
+        delivered_at: clock.now().toISOString(),
+        payload: JSON.parse(got.body),
+      });
       expect(delivery.duration_ms).toBeGreaterThanOrEqual(0);
     });
 
@@ -73,7 +89,9 @@ describeEachDialect(
         }),
       ).rejects.toThrow('the change failed after its event');
       // A refused debit rolls back its whole transaction too.
-      await expect(use().ctx.ledger.adjust({ member_id: await member(), type: 'debit', amount: '1.00', note: 'too much' }, 'admin')).rejects.toMatchObject({ code: 'svc_insufficient_funds' });
+      await expect(use().ctx.ledger.adjust({ member_id: await member(), type: 'debit', amount: '1.00', note: 'too much' }, 'admin')).rejects.toMatchObject({
+        code: 'svc_insufficient_funds',
+      });
       expect(await outbox(hook.id)).toEqual([]);
       expect(fired).toBe(0);
       use().ctx.hooks.wp.removeAction(HOOKS.payoutCreated, 'test/rollback');
@@ -216,7 +234,10 @@ describeEachDialect(
       expect(last.body).toBe(receiver.received[0].body);
       expect(last.headers['webhook-timestamp']).not.toBe(receiver.received[0].headers['webhook-timestamp']);
       expect(verifyStandardWebhook(hook.secret, last, clock.now().getTime() / 1000)).toBe(true);
-      await expect(use().ctx.webhooks.redeliver('msg_00000000000000000000000000', 'admin')).rejects.toMatchObject({ code: 'svc_webhook_delivery_not_found', status: 404 });
+      await expect(use().ctx.webhooks.redeliver('msg_00000000000000000000000000', 'admin')).rejects.toMatchObject({
+        code: 'svc_webhook_delivery_not_found',
+        status: 404,
+      });
       await use().ctx.webhooks.update(hook.id, { enabled: false }, 'admin');
       await expect(use().ctx.webhooks.redeliver(dead.id, 'admin')).rejects.toMatchObject({ code: 'svc_webhook_disabled', status: 409 });
     });
@@ -228,7 +249,9 @@ describeEachDialect(
         const before = await other.ledger.adjust({ member_id: await member(), type: 'credit', amount: '1.00', note: 'before' }, 'admin');
         const hook = await subscribe(['ledger.entry_posted']);
         const after = await other.ledger.adjust({ member_id: await member(), type: 'credit', amount: '2.00', note: 'after' }, 'admin');
-        const payloads = (await use().ctx.db.select<{ payload: string }>('SELECT payload FROM webhook_deliveries WHERE webhook_id = ?', [hook.id])).map((r) => JSON.parse(r.payload).data.entry.id);
+        const payloads = (await use().ctx.db.select<{ payload: string }>('SELECT payload FROM webhook_deliveries WHERE webhook_id = ?', [hook.id])).map(
+          (r) => JSON.parse(r.payload).data.entry.id,
+        );
         expect(payloads).toEqual([after.entry.id]);
         expect(payloads).not.toContain(before.entry.id);
         await use().ctx.webhooks.update(hook.id, { enabled: false }, 'admin');
@@ -242,19 +265,40 @@ describeEachDialect(
     it('writes order, ledger and payout events to the outbox of a subscription that wants every event', async () => {
       const hook = await subscribe(['*']);
       const id = await member();
-      const order = await use().ctx.orders.record({ network: 'awin', transaction_id: `WH-${id}`, source: 'manual', sale_amount: '500.00', commission: '100.00', member_id: id }, 'admin');
+      const order = await use().ctx.orders.record(
+        { network: 'awin', transaction_id: `WH-${id}`, source: 'manual', sale_amount: '500.00', commission: '100.00', member_id: id },
+        'admin',
+      );
       await use().ctx.orders.update(order.id, { status: 'approved' }, 'admin');
       const payout = await use().ctx.payouts.create({ member_id: id, amount: '20.00', method: 'paypal' }, 'admin');
       await use().ctx.payouts.complete(payout.payout.id, { reference: 'PP-1' }, 'admin');
-      const unmatched = await use().ctx.orders.record({ network: 'awin', transaction_id: `WH-U-${id}`, source: 'postback', sale_amount: '50.00', commission: '5.00' }, 'system');
+      const unmatched = await use().ctx.orders.record(
+        { network: 'awin', transaction_id: `WH-U-${id}`, source: 'postback', sale_amount: '50.00', commission: '5.00' },
+        'system',
+      );
       await use().ctx.orders.assign(unmatched.id, id, 'admin');
-      const held = await use().ctx.orders.record({ network: 'awin', transaction_id: `WH-H-${id}`, source: 'postback', sale_amount: '20000.00', commission: '1500.00', member_id: id }, 'system');
+      const held = await use().ctx.orders.record(
+        { network: 'awin', transaction_id: `WH-H-${id}`, source: 'postback', sale_amount: '20000.00', commission: '1500.00', member_id: id },
+        'system',
+      );
       await use().ctx.orders.release(held.id, 'admin');
-      const rows = await use().ctx.db.select<{ event: string; payload: string }>('SELECT event, payload FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id', [hook.id]);
+      const rows = await use().ctx.db.select<{ event: string; payload: string }>(
+        'SELECT event, payload FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id',
+        [hook.id],
+      );
       // In the order they happened: ids sort by creation.
       expect(rows.map((r) => r.event)).toEqual([
-        'order.recorded', 'ledger.entry_posted', 'order.status_changed', 'ledger.entry_posted', 'payout.created', 'payout.status_changed',
-        'order.recorded', 'order.assigned', 'order.recorded', 'order.held', 'order.reviewed',
+        'order.recorded',
+        'ledger.entry_posted',
+        'order.status_changed',
+        'ledger.entry_posted',
+        'payout.created',
+        'payout.status_changed',
+        'order.recorded',
+        'order.assigned',
+        'order.recorded',
+        'order.held',
+        'order.reviewed',
       ]);
       const data = (event: string) => JSON.parse(rows.find((r) => r.event === event)!.payload).data;
       expect(data('order.status_changed')).toMatchObject({ order_id: order.id, from: 'pending', to: 'approved', actor: 'admin' });
@@ -265,10 +309,20 @@ describeEachDialect(
     });
 
     it('refuses an unknown event and a URL the outbound guard refuses, storing nothing', async () => {
-      await expect(use().ctx.webhooks.create({ url: receiver.url, events: ['order.exploded'] }, 'admin')).rejects.toMatchObject({ code: 'svc_webhook_event_unknown', status: 400 });
+      await expect(use().ctx.webhooks.create({ url: receiver.url, events: ['order.exploded'] }, 'admin')).rejects.toMatchObject({
+        code: 'svc_webhook_event_unknown',
+        status: 400,
+      });
       await expect(use().ctx.webhooks.create({ url: receiver.url, events: [] }, 'admin')).rejects.toMatchObject({ code: 'svc_webhook_event_unknown' });
-      await expect(use().ctx.webhooks.create({ url: 'http://10.0.0.1/hook', events: ['*'] }, 'admin')).rejects.toMatchObject({ code: 'svc_fetch_blocked', status: 422, data: { reason: 'private_address' } });
-      await expect(use().ctx.webhooks.create({ url: 'ftp://example.com/hook', events: ['*'] }, 'admin')).rejects.toMatchObject({ code: 'svc_fetch_blocked', data: { reason: 'scheme' } });
+      await expect(use().ctx.webhooks.create({ url: 'http://10.0.0.1/hook', events: ['*'] }, 'admin')).rejects.toMatchObject({
+        code: 'svc_fetch_blocked',
+        status: 422,
+        data: { reason: 'private_address' },
+      });
+      await expect(use().ctx.webhooks.create({ url: 'ftp://example.com/hook', events: ['*'] }, 'admin')).rejects.toMatchObject({
+        code: 'svc_fetch_blocked',
+        data: { reason: 'scheme' },
+      });
       const hook = await subscribe();
       await expect(use().ctx.webhooks.update(hook.id, { url: 'http://169.254.169.254/' }, 'admin')).rejects.toMatchObject({ code: 'svc_fetch_blocked' });
       await expect(use().ctx.webhooks.update(999_999, { description: 'x' }, 'admin')).rejects.toMatchObject({ code: 'svc_webhook_not_found' });

@@ -53,8 +53,13 @@ for (const dialect of dialects) {
       return { child, url };
     };
     const call = (url: string, path: string, body: unknown) =>
-      fetch(`${url}${NS}${path}`, { method: 'POST', headers: { authorization: admin.authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const deliveries = (webhookId: number) => t.ctx.db.select<{ id: string; status: string }>('SELECT id, status FROM webhook_deliveries WHERE webhook_id = ?', [webhookId]);
+      fetch(`${url}${NS}${path}`, {
+        method: 'POST',
+        headers: { authorization: admin.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const deliveries = (webhookId: number) =>
+      t.ctx.db.select<{ id: string; status: string }>('SELECT id, status FROM webhook_deliveries WHERE webhook_id = ?', [webhookId]);
     const credit = async (url: string) => {
       const member = await t.ctx.users.create({ login: `killed-hook${++seq}`, email: `killed-hook${seq}@example.com` });
       const res = await call(url, '/ledger/adjustments', { member_id: member.id, type: 'credit', amount: '9.00', note: 'kill test' });

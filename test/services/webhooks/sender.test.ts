@@ -106,7 +106,10 @@ describeEachDialect(
       const job = await use().ctx.jobs.enqueue('maintenance.prune', {}, 'test');
       await new JobRunner({ ctx: use().ctx, jobs: use().ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
       const [row] = await use().ctx.db.select<{ payload: string }>('SELECT payload FROM webhook_deliveries WHERE webhook_id = ?', [hook.id]);
-      expect(JSON.parse(row.payload)).toMatchObject({ type: 'job.finished', data: { job: { id: job.id, type: 'maintenance.prune', status: 'done', actor: 'test' } } });
+      expect(JSON.parse(row.payload)).toMatchObject({
+        type: 'job.finished',
+        data: { job: { id: job.id, type: 'maintenance.prune', status: 'done', actor: 'test' } },
+      });
     });
 
     it('writes postback.rejected for a refused postback, and no parameters', async () => {
