@@ -1,7 +1,7 @@
-// The field schemas every input shares: the REST routes, the CLI commands (through the routes'
-// schemas) and the job parameters import them from here, so a field means the same thing at
-// every door. Each is a function or a fresh object because Joi schemas are immutable: a caller's
-// `.required()` or `.description()` makes a new schema and never changes the shared one.
+// The field schemas every input shares: the domains' schemas (src/services/<noun>/schemas.ts,
+// which the routes, the CLI and the jobs take) import them from here, so a field means the same
+// thing at every door. Each is a function or a fresh object because Joi schemas are immutable: a
+// caller's `.required()` or `.description()` makes a new schema and never changes the shared one.
 import Joi from 'joi';
 
 /** `page` and `per_page` as the host platform defines them. */

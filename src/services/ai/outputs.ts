@@ -1,4 +1,4 @@
-// What each AI task must answer: the Joi schema that validates it (the routes' schemas of the
+// What each AI task must answer: the Joi schema that validates it (the domains' schemas of the
 // fields it fills) and the JSON Schema asked of the provider (strict mode: every property
 // required, nothing else allowed).
 import Joi from 'joi';
