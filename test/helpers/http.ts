@@ -3,7 +3,7 @@ import type { Server } from '@hapi/hapi';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Context } from '../../src/context.js';
 import { createServer } from '../../src/server.js';
-import type { Role } from '../../src/services/users/index.js';
+import type { Role } from '../../src/services/users/schemas.js';
 
 export const NS = '/wp-json/svc/v1';
 

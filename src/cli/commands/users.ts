@@ -1,7 +1,8 @@
 // `cashtrack users create|list|import|set-password`.
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { ROLES, type Role, type User } from '../../services/users/index.js';
+import type { User } from '../../services/users/index.js';
+import { ROLES, type Role } from '../../services/users/schemas.js';
 import { ServiceError } from '../../errors.js';
 import { printJson, readStdin, withContext, type Io } from '../io.js';
 import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';

@@ -1,7 +1,6 @@
 // Users and capabilities. Members are users; administrators hold `manage_options`.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
-import Joi from 'joi';
 import type { Clock } from '../../clock.js';
 import { Database, type Transaction } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -10,11 +9,7 @@ import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
 import type { LogService } from '../logs/index.js';
 import type { SettingsService } from '../settings/index.js';
-
-export const ROLES = ['administrator', 'member'] as const;
-export type Role = (typeof ROLES)[number];
-export const USER_STATUSES = ['active', 'disabled'] as const;
-export type UserStatus = (typeof USER_STATUSES)[number];
+import { createSchema, type CreateUserInput, type Role, type UserStatus, userSchemas } from './schemas.js';
 
 const CAPABILITIES: Record<Role, readonly string[]> = {
   administrator: ['manage_options'],
@@ -33,36 +28,6 @@ export interface User {
   role: Role;
   status: UserStatus;
   created_at: string;
-}
-
-/** Input schemas, shared by the CLI and (later) REST routes. */
-export const userSchemas = {
-  login: Joi.string()
-    .trim()
-    .min(1)
-    .max(60)
-    .pattern(/^[A-Za-z0-9._@+-]+$/)
-    .message('{{#label}} may contain letters, digits and . _ @ + - only'),
-  email: Joi.string().trim().max(191).email({ tlds: false }),
-  displayName: Joi.string().trim().min(1).max(191),
-  role: Joi.string().valid(...ROLES),
-  password: Joi.string().min(8).max(1024),
-};
-
-const createSchema = Joi.object({
-  login: userSchemas.login.required(),
-  email: userSchemas.email.required(),
-  display_name: userSchemas.displayName,
-  role: userSchemas.role.default('member'),
-  password: userSchemas.password,
-});
-
-export interface CreateUserInput {
-  login: string;
-  email: string;
-  display_name?: string;
-  role?: Role;
-  password?: string;
 }
 
 export interface ImportReport {
