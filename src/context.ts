@@ -25,7 +25,7 @@
 //                                  read by AdvertiserCounts, advertisers/counts.ts)
 //   pages                          services/pages/
 //   coupons, coupon_refreshes      services/coupons/ (read by CouponCounts, coupons/counts.ts)
-//   orders                         services/orders/ (reads in reader.ts; read by OrderCounts,
+//   orders                         services/orders/ (its SQL in store.ts; read by OrderCounts,
 //                                  orders/counts.ts)
 //   postbacks                      services/postbacks/records.ts
 //   postback_rejections            services/postbacks/throttle.ts

@@ -8,10 +8,9 @@ import { currencyExponent, parseAmount } from '../../money.js';
 import type { Once } from '../idempotency/index.js';
 import { withNote, type OrderEffects } from './effects.js';
 import { checkStatus, invalid, optionalText, type Amounts } from './reports.js';
-import type { OrderRow } from './rows.js';
 import { decideHeld } from './review.js';
 import type { OrderChanges } from './changes.js';
-import type { OrderReader } from './reader.js';
+import type { OrderReader, OrderRow } from './store.js';
 import type { Applied, OrderChange, OrderServiceDeps, UpdateInput } from './types.js';
 
 /** Makes an administrator's changes to orders (see `OrderService.update`, `assign`, `release`, `declineHeld`). */

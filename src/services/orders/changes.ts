@@ -8,9 +8,8 @@ import { formatAmount } from '../../money.js';
 import { decodeRule } from '../cashback/index.js';
 import type { OrderEffects } from './effects.js';
 import type { Amounts, OrderReport } from './reports.js';
-import { atRow, type OrderRow } from './rows.js';
+import { atRow, type OrderReader, type OrderRow } from './store.js';
 import { heldEvent } from './review.js';
-import type { OrderReader } from './reader.js';
 import type { OrderStatus, ReviewReason } from './states.js';
 import type { Applied, LogEvent, OrderChange, OrderServiceDeps } from './types.js';
 

@@ -8,7 +8,7 @@ import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { applyRate, parsePercent, type Rate } from '../../money.js';
 import type { LedgerService, PostInput } from '../ledger/index.js';
-import type { OrderRow } from './rows.js';
+import type { OrderRow } from './store.js';
 import type { OrderStatus } from './states.js';
 import type { ReferralService } from '../referrals/index.js';
 

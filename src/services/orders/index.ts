@@ -12,18 +12,17 @@ import { checkAdvertiser, checkNetwork, ruleKey } from '../cashback/index.js';
 import type { Once } from '../idempotency/index.js';
 import { OrderEffects } from './effects.js';
 import { aboutReport, checkStatus, invalid, membersOf, prepareReport, type OrderReport, type RecordInput } from './reports.js';
-import { insertOrders, orderKey, type Order, type OrderFilters } from './rows.js';
+import { insertOrders, OrderReader, orderKey, type Order, type OrderFilters } from './store.js';
 import { REVIEW_STATES, type ReviewReason } from './states.js';
 import { OrderReview, reviewReason } from './review.js';
 import type { Job } from '../jobs/index.js';
 import { OrderPoll, type PollCounts, type PollOptions } from './poll.js';
 import { OrderAdmin } from './admin.js';
 import { OrderChanges } from './changes.js';
-import { OrderReader } from './reader.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 export { OrderCounts } from './counts.js';
-export type { Order, OrderFilters } from './rows.js';
+export type { Order, OrderFilters } from './store.js';
 export {
   ORDER_SOURCES,
   ORDER_STATUSES,

@@ -9,7 +9,7 @@ import { HOOKS } from '../../hooks/index.js';
 import { ceilingIn, formatAmount, parseCeiling, type Ceiling } from '../../money.js';
 import type { LogService } from '../logs/index.js';
 import type { Amounts } from './reports.js';
-import type { OrderRow } from './rows.js';
+import type { OrderRow } from './store.js';
 import type { ReviewReason } from './states.js';
 import type { LogEvent } from './types.js';
 

@@ -4,7 +4,7 @@
 import Joi from 'joi';
 import { advertiserId, amount as amountField, currency, dateTime, flag, id, networkId, networkRef, note, paging } from '../../fields.js';
 import type { RecordInput } from './reports.js';
-import type { OrderFilters } from './rows.js';
+import type { OrderFilters } from './store.js';
 import { ORDER_STATUSES, REVIEW_STATES } from './states.js';
 import type { OrderChange, UpdateInput } from './types.js';
 

@@ -1,5 +1,5 @@
 // What an order can be: its statuses, the sources of its reports, its review states and the reasons
-// it was held. The row shapes (order-rows.ts) and the report checks (order-reports.ts) both use
+// it was held. The store (store.ts) and the report checks (reports.ts) both use
 // them; kept apart from either, so that the two do not import each other.
 export const ORDER_STATUSES = ['pending', 'approved', 'declined'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];

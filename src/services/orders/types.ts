@@ -8,7 +8,7 @@ import type { JobService } from '../jobs/index.js';
 import type { LedgerService } from '../ledger/index.js';
 import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
-import type { Order, OrderRow } from './rows.js';
+import type { Order, OrderRow } from './store.js';
 import type { ReferralService } from '../referrals/index.js';
 import type { UserService } from '../users/index.js';
 import type { WebhookEvents } from '../webhooks/index.js';
