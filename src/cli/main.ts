@@ -1,8 +1,9 @@
 // The `cashtrack` command line: the program, its usage errors and the exit code. Each command
 // group is one file, src/cli/commands/<group>.ts, declaring its commands with their actions; this
 // file knows only the groups' names and descriptions, and imports the group a command line names
-// (every group only to print the program's help or a usage error). So `--version` loads no group,
-// a command loads only its own group, and the group loads the context only when a command runs.
+// (the program's own help loads only the single commands, whose options it shows). So `--version`
+// loads no group, a command loads only its own group, and the group loads the context only when a
+// command runs.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { reportError, UsageError, writeError, type Io } from './io.js';
@@ -14,22 +15,27 @@ const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ?
 
 export const VERSION = pkg.version;
 
-/** The command groups, in the order the help lists them. */
-const GROUPS: { name: string; description: string; load: () => Promise<CommandGroup> }[] = [
+/**
+ * The command groups, in the order the help lists them. `command`: a single command rather than a
+ * group, whose options the program's help shows beside its name.
+ */
+const GROUPS: { name: string; description: string; command?: true; load: () => Promise<CommandGroup> }[] = [
   {
     name: 'serve',
     description: 'run the daemon: the svc/v1 REST namespace, cookie login, the job runner and the schedules',
+    command: true,
     load: () => import('./commands/serve.js'),
   },
   { name: 'db', description: 'database schema and backups', load: () => import('./commands/db.js') },
   { name: 'users', description: 'users and administrators', load: () => import('./commands/users.js') },
   { name: 'app-passwords', description: 'application passwords (HTTP Basic credentials for the REST API)', load: () => import('./commands/app-passwords.js') },
-  { name: 'logs', description: 'the plugin log (interactive view on a terminal)', load: () => import('./commands/logs.js') },
+  { name: 'logs', description: 'the plugin log (interactive view on a terminal)', command: true, load: () => import('./commands/logs.js') },
   { name: 'ledger', description: 'member balances and ledger entries', load: () => import('./commands/ledger.js') },
   { name: 'payouts', description: "members' payouts: the amount leaves the balance when the payout is created", load: () => import('./commands/payouts.js') },
   {
     name: 'overview',
     description: 'members, liabilities, recent orders and margin, pending payouts, unmatched orders',
+    command: true,
     load: () => import('./commands/overview.js'),
   },
   { name: 'orders', description: 'orders from the networks or entered by hand, and their cashback', load: () => import('./commands/orders.js') },
@@ -77,16 +83,23 @@ const GROUPS: { name: string; description: string; load: () => Promise<CommandGr
   },
 ];
 
-/**
- * The groups a command line needs: none for the version (it is printed before anything else is
- * read), the group it names, or every group (for the help of the whole program, or to report an
- * unknown command as commander does).
- */
+/** Imports the groups the command line needs (see groupsFor). */
 async function loadGroups(argv: string[]): Promise<Map<string, CommandGroup>> {
-  const first = argv[0];
-  const named = GROUPS.filter((g) => g.name === first);
-  const groups = first === '-V' || first === '--version' ? [] : named.length ? named : GROUPS;
-  return new Map(await Promise.all(groups.map(async (g) => [g.name, await g.load()] as const)));
+  return new Map(await Promise.all(groupsFor(argv).map(async (g) => [g.name, await g.load()] as const)));
+}
+
+/**
+ * The groups a command line needs: none for the version, the group it names (its first word, or
+ * the word after `help`), else the single commands alone: the program's help and its unknown-command
+ * error list every group by name and description, which the program knows without loading them, and
+ * only a single command's options show beside its name.
+ */
+function groupsFor(argv: string[]): typeof GROUPS {
+  if (argv[0] === '-V' || argv[0] === '--version') return [];
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const word = words[0] === 'help' ? words[1] : words[0];
+  const named = GROUPS.filter((g) => g.name === word);
+  return named.length ? named : GROUPS.filter((g) => g.command);
 }
 
 const USAGE_HINT = '(run cashtrack --help for usage)';
