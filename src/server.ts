@@ -11,7 +11,7 @@ import { sessionRoutes } from './http/session-routes.js';
 import { postbackRoutes } from './http/postback-routes.js';
 import { mediaRoutes } from './http/media-routes.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
-import { bearerMatches, healthRoutes, recordRequestMetrics } from './http/health-routes.js';
+import { bearerMatches, healthRoutes, NO_STORE, recordRequestMetrics } from './http/health-routes.js';
 import { SESSION_COOKIE } from './http/rest/request-state.js';
 
 export interface ServerOptions {
@@ -48,8 +48,7 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
 
 /** The URL of the svc/v1 namespace as clients reach it: the public URL when one is set, else the server's own. */
 export function namespaceUrl(ctx: Context, server: Hapi.Server): string {
-  const base = ctx.config.server.public_url?.replace(/\/+$/, '') ?? server.info.uri;
-  return `${base}/${ctx.config.server.rest_root}/${NAMESPACE}`;
+  return `${ctx.selfUrl.get() ?? server.info.uri}/${ctx.config.server.rest_root}/${NAMESPACE}`;
 }
 
 /**
@@ -62,7 +61,7 @@ export async function startMetricsListener(ctx: Context): Promise<HttpServer> {
   const listener = createHttpServer((req: IncomingMessage, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
-      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': NO_STORE, 'X-Content-Type-Options': 'nosniff' });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     if (path !== '/metrics') return answer(404, 'not found\n');

@@ -13,7 +13,7 @@ import type { PlainRouteDef } from './plain-routes.js';
 /** Paths answered without the Host check (see src/http/rest/host.ts). */
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
-const NO_STORE = 'no-store';
+export const NO_STORE = 'no-store';
 /** The probes and the metrics take no parameters; anything else is a 400, not ignored. */
 const noQuery = { query: Joi.object({}) };
 

@@ -235,11 +235,6 @@ export class AiService {
     return runBulk(this, job);
   }
 
-  /** The last generation of each advertiser of `ids` (for the advertiser answers). */
-  lastShopGenerations(ids: number[]) {
-    return this.deps.usage.lastFor('shop', ids);
-  }
-
   /** The last generation of each coupon of `ids` (for the coupon answers). */
   lastCouponGenerations(ids: number[]) {
     return this.deps.usage.lastFor('coupon', ids);
