@@ -1,12 +1,13 @@
 // A custom network's feeds: one JSON or CSV document per request, fetched through the outbound
 // guard (bounded size and time, no private address unless allowed, redirects within the feed's
-// origin only), its records read through the definition's field mapping, in pages. A CSV feed is
-// parsed as it streams in, so a large one never sits in memory whole; a JSON one is read whole
-// (JSON.parse needs it), within the same size cap.
+// origin only), its records read through the definition's field mapping, in pages. Both formats
+// are parsed as they stream in (a JSON feed by json-records.ts), so a feed never sits in memory
+// whole, whatever its size, and the socket is read only as fast as the sync stores the pages.
 import { parse } from 'csv-parse';
 import { pipeline, type Readable } from 'node:stream';
 import type { FeedDefinition } from './custom-definition.js';
 import { fillTemplate, isLoopbackHost } from './custom-definition.js';
+import { FeedFormatError, jsonRecords } from './json-records.js';
 import { NetworkError, bodyExcerpt, scrubSecrets } from './network-error.js';
 import type { ModuleRuntime } from './types.js';
 import { isServiceError, type ServiceError } from '../errors.js';
@@ -16,6 +17,8 @@ import { OutboundGuard, fetchBlocked, type FetchBlockedReason, type OutboundStre
 export const FEED_PAGE = 500;
 const TIMEOUT_MS = 60_000;
 const MAX_BYTES = 200 * 1024 * 1024;
+/** Largest record of a feed (a CSV line, a JSON record or any one JSON value): nothing larger is held in memory. */
+const MAX_RECORD_BYTES = 1024 * 1024;
 
 export type FeedRecord = Record<string, unknown>;
 
@@ -190,24 +193,15 @@ export async function* feedRecords(
     });
 
   if (feed.format === 'json') {
-    let text: string;
+    // Read as it streams, like a CSV feed: its size is known only at its end (no setTotal).
     try {
-      text = (await readUpTo(body, Infinity)).toString('utf8');
+      yield* jsonRecords(body, feed.items, { pageSize: FEED_PAGE, maxRecordBytes: MAX_RECORD_BYTES, signal: rt.signal });
     } catch (err) {
+      if (err instanceof FeedFormatError) throw bad(err.message, err.excerpt);
+      // The body's failures are the guard's refusals (size, time) or the job's cancel.
       throw refusal(err);
-    }
-    let doc: unknown;
-    try {
-      doc = JSON.parse(text);
-    } catch {
-      throw bad('a body that is not JSON', text);
-    }
-    const items = atPath(doc, feed.items);
-    if (!Array.isArray(items)) throw bad(feed.items ? `no array at "${feed.items}"` : 'a JSON document that is not an array', text);
-    // A JSON feed comes whole; a CSV one is read as it streams, so its size is known only at its end.
-    rt.setTotal?.(items.length);
-    for (let i = 0; i < items.length; i += FEED_PAGE) {
-      yield items.slice(i, i + FEED_PAGE).filter((r): r is FeedRecord => !!r && typeof r === 'object' && !Array.isArray(r));
+    } finally {
+      body.destroy();
     }
     return;
   }
@@ -219,7 +213,7 @@ export async function* feedRecords(
     trim: true,
     skip_empty_lines: true,
     relax_column_count: true,
-    max_record_size: 1024 * 1024,
+    max_record_size: MAX_RECORD_BYTES,
   });
   // A refusal while reading (size, time, the job's cancel) reaches the parser, and so the loop; a
   // loop left early (the job stopped) destroys the body, which closes the connection.

@@ -298,7 +298,8 @@ describe('custom network coupon feeds', () => {
     const told = totals(runtime);
     const pages = await walk(m, runtime);
     expect(pages.map((p) => p.next)).toEqual(['500', '1000', '1203', null]);
-    expect(told).toEqual([1_203]);
+    // Read as it streams in, like a CSV feed: its size is known only at its end (the refresh counts it then).
+    expect(told).toEqual([]);
     const all = items(pages);
     expect(all).toHaveLength(1_203);
     expect(all[0]).toMatchObject({
