@@ -143,7 +143,7 @@ describeDaemon('Awin end to end', (use) => {
     // Awin stops listing one: the next sync marks it inactive and keeps it.
     fixture.programmes[2]._relationship = 'notjoined';
     try {
-      expect(await syncAdvertisers(d, 'awin')).toMatchObject({ seen: 2, created: 0, updated: 2, deactivated: 1 });
+      expect(await syncAdvertisers(d, 'awin')).toMatchObject({ seen: 2, created: 0, updated: 0, unchanged: 2, deactivated: 1 });
       expect((await advertisersOf(d, 'awin')).map((a) => [a.advertiser, a.status])).toEqual([
         ['1001', 'active'],
         ['1002', 'active'],

@@ -143,7 +143,7 @@ for (const dialect of dialects) {
           network: 'admitad',
           sync: 1,
           next: String(HELD * PAGE),
-          counts: { pages: HELD, seen: HELD * PAGE, created: HELD * PAGE, updated: 0, deactivated: 0, failed: 0 },
+          counts: { pages: HELD, seen: HELD * PAGE, created: HELD * PAGE, updated: 0, unchanged: 0, deactivated: 0, failed: 0 },
         },
       });
       expect(await count(ctx, "SELECT COUNT(*) AS n FROM advertisers WHERE module = 'admitad'")).toBe(HELD * PAGE);

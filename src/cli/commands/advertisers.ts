@@ -121,7 +121,7 @@ export async function sync(io: Io, opts: { network?: string; json?: boolean; pro
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, number>>; failed?: Record<string, string> };
     const rows: Record<string, unknown>[] = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
-    if (rows.length) printTable(io, rows, ['network', 'pages', 'seen', 'created', 'updated', 'deactivated', 'failed']);
+    if (rows.length) printTable(io, rows, ['network', 'pages', 'seen', 'created', 'updated', 'unchanged', 'deactivated', 'failed']);
     else io.stdout.write('no enabled, configured network to sync\n');
     for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);
   });

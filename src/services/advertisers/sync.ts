@@ -1,5 +1,6 @@
 // The advertiser sync (AdvertiserService.sync): walks a network's list a page at a time, stores
-// each page in one upsert, then marks what a finished sync did not see inactive.
+// each page's new and changed advertisers in one upsert (the unchanged ones are only marked seen,
+// their updated_at left alone), then marks what a finished sync did not see inactive.
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { toInt } from '../../db/values.js';
@@ -12,7 +13,10 @@ export interface SyncCounts {
   pages: number;
   seen: number;
   created: number;
+  /** Listed advertisers whose stored network fields changed (rewritten, updated_at set). */
   updated: number;
+  /** Listed advertisers stored already with the same network fields (not rewritten). */
+  unchanged: number;
   deactivated: number;
   failed: number;
 }
@@ -51,7 +55,7 @@ export interface SyncDeps {
   networks: NetworkService;
 }
 
-/** Columns the sync writes; on an existing row it updates exactly these (plus updated_at). */
+/** Columns the sync writes; on a changed row it updates exactly these (plus updated_at). */
 const SYNCED = [
   'name',
   'domain',
@@ -69,6 +73,18 @@ const SYNCED = [
   'raw',
   'last_seen_sync',
 ] as const;
+
+/** The network's fields: a listed advertiser whose stored values all equal these is unchanged. */
+const COMPARED = SYNCED.filter((c) => c !== 'last_seen_sync');
+
+/** Whether `text` holds a C0 or C1 control character or DEL (Unicode's Cc): no network's id does by design. */
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
 
 const cut = (v: unknown, n: number): string | null => (v === null || v === undefined || v === '' ? null : String(v).slice(0, n));
 
@@ -107,7 +123,8 @@ export async function syncAdvertisers(deps: SyncDeps, network: string, options: 
     const [row] = await db.select<{ n: unknown }>('SELECT MAX(last_seen_sync) AS n FROM advertisers WHERE module = ?', [id]);
     sync = (row?.n === null || row?.n === undefined ? 0 : toInt(row.n)) + 1;
   }
-  const counts: SyncCounts = resume ? { ...resume.counts } : { pages: 0, seen: 0, created: 0, updated: 0, deactivated: 0, failed: 0 };
+  // A checkpoint saved before `unchanged` was counted resumes from 0 for it.
+  const counts: SyncCounts = { pages: 0, seen: 0, created: 0, updated: 0, unchanged: 0, deactivated: 0, failed: 0, ...resume?.counts };
   const skip = counts.pages;
   const handled = () => counts.seen + counts.failed;
   const walk: ModuleRuntime = { ...rt, setTotal: (total) => options.onTotal?.({ total, handled: handled() }) };
@@ -141,15 +158,44 @@ export async function syncAdvertisers(deps: SyncDeps, network: string, options: 
   return counts;
 }
 
-/** One multi-row upsert for a page; rows the network sent malformed count as failed. */
-async function storePage(deps: Pick<SyncDeps, 'db' | 'clock'>, module: string, sync: number, page: NetworkAdvertiser[], counts: SyncCounts): Promise<void> {
+/** Why a listed advertiser cannot be stored, or null. */
+function refusal(key: string, a: NetworkAdvertiser): string | null {
+  if (!key) return 'no_id';
+  if (key.length > 128) return 'id_too_long';
+  // An id is a key in URLs, logs and terminals: a control character in it is a broken or hostile feed.
+  if (hasControl(key)) return 'id_control_characters';
+  if (typeof a.name !== 'string' || !a.name.trim()) return 'no_name';
+  return null;
+}
+
+/** Stored and listed values of one column, alike once both are text (a driver may answer a number). */
+function sameValue(stored: unknown, listed: unknown): boolean {
+  if (stored === null || stored === undefined || listed === null || listed === undefined) return (stored ?? null) === (listed ?? null);
+  return String(stored) === String(listed);
+}
+
+/**
+ * Stores a page: one multi-row upsert for the new and changed advertisers, one UPDATE marking the
+ * unchanged ones seen (their updated_at stays when nothing of the network's changed). Rows the
+ * network sent malformed count as failed and are logged with the reason.
+ */
+async function storePage(
+  deps: Pick<SyncDeps, 'db' | 'clock' | 'logger'>,
+  module: string,
+  sync: number,
+  page: NetworkAdvertiser[],
+  counts: SyncCounts,
+): Promise<void> {
   const { db } = deps;
   const now = deps.clock.now();
   const rows = new Map<string, unknown[]>();
+  const refused: Record<string, number> = {};
   for (const a of page) {
     const key = typeof a?.id === 'string' ? a.id : a?.id === undefined || a?.id === null ? '' : String(a.id);
-    if (!key || key.length > 128 || typeof a.name !== 'string' || !a.name.trim()) {
+    const reason = a ? refusal(key, a) : 'no_id';
+    if (reason) {
       counts.failed++;
+      refused[reason] = (refused[reason] ?? 0) + 1;
       continue;
     }
     let raw: string | null = null;
@@ -181,15 +227,34 @@ async function storePage(deps: Pick<SyncDeps, 'db' | 'clock'>, module: string, s
       now,
     ]);
   }
+  if (Object.keys(refused).length) deps.logger.warning('advertisers', 'Advertisers refused', { network: module, sync, refused });
   counts.seen += rows.size;
   if (rows.size === 0) return;
   const keys = [...rows.keys()];
-  const existing = await db.select<{ advertiser: unknown }>(
-    `SELECT advertiser FROM advertisers WHERE module = ? AND advertiser IN (${keys.map(() => '?').join(', ')})`,
+  const stored = await db.select<Record<string, unknown>>(
+    `SELECT advertiser, ${COMPARED.join(', ')} FROM advertisers WHERE module = ? AND advertiser IN (${keys.map(() => '?').join(', ')})`,
     [module, ...keys],
   );
-  const insertCols = ['module', 'advertiser', ...SYNCED.slice(0, SYNCED.length), 'created_at', 'updated_at'];
-  await db.execute(db.upsert('advertisers', insertCols, ['module', 'advertiser'], [...SYNCED, 'updated_at'], keys.length), [...rows.values()].flat());
-  counts.updated += existing.length;
-  counts.created += rows.size - existing.length;
+  const byKey = new Map(stored.map((r) => [String(r.advertiser), r]));
+  const changed: unknown[][] = [];
+  const same: string[] = [];
+  for (const [key, row] of rows) {
+    const old = byKey.get(key);
+    // A row's values are module, advertiser, then SYNCED in order (COMPARED is its start).
+    if (old && COMPARED.every((c, i) => sameValue(old[c], row[2 + i]))) same.push(key);
+    else changed.push(row);
+  }
+  if (changed.length) {
+    const insertCols = ['module', 'advertiser', ...SYNCED, 'created_at', 'updated_at'];
+    await db.execute(db.upsert('advertisers', insertCols, ['module', 'advertiser'], [...SYNCED, 'updated_at'], changed.length), changed.flat());
+  }
+  if (same.length)
+    await db.execute(`UPDATE advertisers SET last_seen_sync = ? WHERE module = ? AND advertiser IN (${same.map(() => '?').join(', ')})`, [
+      sync,
+      module,
+      ...same,
+    ]);
+  counts.created += rows.size - byKey.size;
+  counts.updated += byKey.size - same.length;
+  counts.unchanged += same.length;
 }

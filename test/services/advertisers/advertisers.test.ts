@@ -39,7 +39,8 @@ describeEachDialect(
 
       await pointAt(fewer);
       const second = await ctx.advertisers.sync('admitad');
-      expect(second).toMatchObject({ seen: 1100, created: 0, updated: 1100, deactivated: 200, failed: 0 });
+      // The 1,100 still listed are listed as stored: unchanged, not rewritten.
+      expect(second).toMatchObject({ seen: 1100, created: 0, updated: 0, unchanged: 1100, deactivated: 200, failed: 0 });
       const kept = await ctx.advertisers.get('admitad', '6001');
       expect(kept).toMatchObject({
         name: 'My Shop',
@@ -55,7 +56,7 @@ describeEachDialect(
 
       const network = await ctx.networks.get('admitad');
       expect(network.counts.advertisers).toBe(1100);
-      expect(network.last_sync_result).toMatchObject({ advertisers: { created: 0, updated: 1100, deactivated: 200, failed: 0 } });
+      expect(network.last_sync_result).toMatchObject({ advertisers: { created: 0, updated: 0, unchanged: 1100, deactivated: 200, failed: 0 } });
       expect(network.last_error).toBeNull();
     });
 
