@@ -30,7 +30,7 @@ export interface JsonRecordOptions {
 /** Deepest nesting read, anywhere (a record's raw data is stored as JSON, which recursion writes). */
 export const MAX_DEPTH = 256;
 /** The event loop gets a turn at least this often (ms) while a feed is parsed. */
-const SLICE_MS = 20;
+const SLICE_MS = 5;
 /** How much of the body's start an error keeps for its excerpt. */
 const EXCERPT_CHARS = 1024;
 
