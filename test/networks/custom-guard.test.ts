@@ -18,6 +18,11 @@ const SECRET = 'secret-key-77';
 let feeds: Fixture;
 let release: () => void = () => {};
 const held = new Promise<void>((resolve) => (release = resolve));
+let releaseJson: () => void = () => {};
+const heldJson = new Promise<void>((resolve) => (releaseJson = resolve));
+/** JSON records of about 200 bytes, as a feed's text (comma-separated, no brackets). */
+const jsonShops = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => JSON.stringify({ id: from + i, name: `Shop ${from + i}`, pad: 'x'.repeat(160) })).join(',');
 
 beforeAll(async () => {
   feeds = await serve((req, res) => {
@@ -39,6 +44,26 @@ beforeAll(async () => {
       let i = 0;
       const timer = setInterval(() => res.write(`${i},Shop ${i++}\n`), 10);
       return void res.on('close', () => clearInterval(timer));
+    }
+    if (url.pathname === '/held.json') {
+      // 600 records, then nothing until the test lets the rest go.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(`{"data":{"programs":[${jsonShops(0, 600)}`);
+      return void heldJson.then(() => res.end(',{"id":600,"name":"Last Shop"}]}}'));
+    }
+    if (url.pathname === '/trickle.json') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      let i = 0;
+      const timer = setInterval(() => res.write(`${i ? ',' : ''}${jsonShops(i++, 1)}`), 10);
+      return void res.on('close', () => clearInterval(timer));
+    }
+    if (url.pathname === '/many.json') {
+      // Written in parts (no Content-Length): the size cap can only hold while reading.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":{"programs":[');
+      for (let i = 0; i < 2_000; i += 100) res.write(`${i ? ',' : ''}${jsonShops(i, 100)}`);
+      return void res.end(']}}');
     }
     if (url.pathname === '/many.csv') {
       res.writeHead(200, { 'content-type': 'text/csv' });
@@ -136,6 +161,35 @@ describe('a custom feed through the outbound guard', () => {
     expect(rest.map((a) => a.name)).toEqual([...Array.from({ length: 100 }, (_, i) => `Shop ${500 + i}`), 'Last Shop']);
   });
 
+  it('reads a JSON feed as it streams in: the first page comes before the server has sent the rest', async () => {
+    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const def = stored(`${feeds.base}/held.json`);
+    def.feeds!.advertisers!.items = 'data.programs';
+    const pages = customModule('guarded', def).listAdvertisers(runtime(guard))[Symbol.asyncIterator]();
+    const first = await pages.next();
+    expect(first.value).toHaveLength(500);
+    releaseJson();
+    const rest: { name: string }[] = [];
+    for (let page = await pages.next(); !page.done; page = await pages.next()) rest.push(...page.value);
+    expect(rest.map((a) => a.name)).toEqual([...Array.from({ length: 100 }, (_, i) => `Shop ${500 + i}`), 'Last Shop']);
+  });
+
+  it("counts only the server's time against a JSON feed's timeout, and stops it at its size cap while reading", async () => {
+    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const def = stored(`${feeds.base}/many.json`);
+    def.feeds!.advertisers!.items = 'data.programs';
+    let seen = 0;
+    // Four pages, 150 ms of work after each: 600 ms in all, past the 300 ms the server is given.
+    for await (const page of customModule('guarded', def, { timeoutMs: 300 }).listAdvertisers(runtime(guard))) {
+      seen += page.length;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    expect(seen).toBe(2_000);
+    // The 200 MB cap's error, at a cap this feed passes part-way through.
+    const big = await all(customModule('guarded', def, { maxBytes: 64 * 1024 }).listAdvertisers(runtime(guard))).catch((e) => e);
+    expect(big).toMatchObject({ code: 'svc_network_bad_response', message: expect.stringContaining('larger than 65536 bytes') });
+  });
+
   it("counts only the server's time against a CSV feed's timeout, not the time spent on each page", async () => {
     const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
     let seen = 0;
@@ -169,6 +223,15 @@ describe('a custom feed through the outbound guard', () => {
       ),
     ).catch((e) => e);
     expect(streamed).toMatchObject({ code: 'svc_network_aborted' });
+    // And part-way through a JSON feed that is streaming in.
+    const json = new AbortController();
+    setTimeout(() => json.abort(new Error('cancelled')), 100);
+    const started = performance.now();
+    const jsonStreamed = await all(
+      customModule('guarded', stored(`${feeds.base}/trickle.json`), { timeoutMs: 60_000 }).listAdvertisers(runtime(guard, { api_key: SECRET }, json.signal)),
+    ).catch((e) => e);
+    expect(jsonStreamed).toMatchObject({ code: 'svc_network_aborted' });
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
   it('refuses a header that would inject another one, sending nothing', async () => {
