@@ -184,6 +184,10 @@ export interface AiConfig {
   concurrency: number;
   /** Tokens a bulk run may spend (0: no limit). */
   token_budget: number;
+  /** Tokens all AI calls of a UTC day may spend, bulk runs and single items alike (0: no limit). */
+  daily_token_budget: number;
+  /** Tokens an answer is reserved at before a call (see services/ai/budget.ts). */
+  answer_token_estimate: number;
   /** The language the content is written in (a name or a BCP 47 tag), passed to the prompts as {language}. */
   language: string;
   /** Attempts per call (429, 5xx, timeouts and connection errors are tried again with a capped backoff). */

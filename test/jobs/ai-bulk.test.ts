@@ -106,7 +106,17 @@ describeEachDialect(
 
     it('stops taking items once the token budget is spent and says so', async () => {
       const { net } = await coupons(5);
-      await use().ctx.ai.configure({ concurrency: 1, token_budget: 400 }, 'test');
+      // Each call is reserved at its estimate first: short prompts and a small answer estimate keep it under the 200 a call costs.
+      await use().ctx.ai.configure(
+        {
+          concurrency: 1,
+          token_budget: 400,
+          answer_token_estimate: 1,
+          'prompts.coupon.system': 'JSON only.',
+          'prompts.coupon.user': 'Rewrite %COUPON_TITLE%.',
+        },
+        'test',
+      );
       const job = await run({ kind: 'coupons', filter: { network: net } });
       expect(job.status).toBe('done');
       expect(job.result).toMatchObject({ saved: 2, stopped: 'token_budget', token_budget: 400, usage: { tokens: { total_tokens: 400 } } });
@@ -121,6 +131,7 @@ describeEachDialect(
       // A budget spent exactly on the last item does not say the run stopped early.
       const { net: exact } = await coupons(2);
       expect((await run({ kind: 'coupons', filter: { network: exact } })).result).toMatchObject({ saved: 2, stopped: null });
+      await use().ctx.ai.configure({ answer_token_estimate: null, 'prompts.coupon.system': null, 'prompts.coupon.user': null }, 'test');
     });
 
     it('fails the run on a refused API key instead of failing every item', async () => {

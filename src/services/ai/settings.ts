@@ -57,6 +57,8 @@ const SETTABLE: Record<string, Joi.Schema> = {
   timeout_ms: Joi.number().integer().min(100).max(600_000),
   concurrency: Joi.number().integer().min(1).max(64),
   token_budget: Joi.number().integer().min(0),
+  daily_token_budget: Joi.number().integer().min(0),
+  answer_token_estimate: Joi.number().integer().min(1).max(1_000_000),
   language: Joi.string()
     .min(1)
     .max(64)
@@ -84,6 +86,8 @@ export interface AiSettingsView {
   timeout_ms: number;
   concurrency: number;
   token_budget: number;
+  daily_token_budget: number;
+  answer_token_estimate: number;
   language: string;
   api_key_set: boolean;
   prompts: AiConfig['prompts'];
@@ -143,6 +147,8 @@ export class AiSettingsStore {
       timeout_ms: s.timeout_ms,
       concurrency: s.concurrency,
       token_budget: s.token_budget,
+      daily_token_budget: s.daily_token_budget,
+      answer_token_estimate: s.answer_token_estimate,
       language: s.language,
       api_key_set: !!s.api_key,
       prompts: s.prompts,
