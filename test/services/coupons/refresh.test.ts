@@ -3,7 +3,9 @@ import { ManualClock } from '../../../src/clock.js';
 import { HOOKS } from '../../../src/hooks/index.js';
 import type { RefreshState } from '../../../src/services/coupons/index.js';
 import { describeEachDialect } from '../../helpers/context.js';
+import { plainText } from '../../../src/services/coupons/text.js';
 import { couponModule, networkCoupon, type CouponSource } from '../../helpers/coupons.js';
+import { ENCODED_MARKUP, expectPlain } from '../../helpers/markup.js';
 
 const clock = new ManualClock('2026-06-01T12:00:00Z');
 const main: CouponSource = { pages: [], walks: [] };
@@ -86,6 +88,19 @@ describeEachDialect(
       const c = await byCouponId('cpn', '1');
       expect(c.title).toBe('Spring sale & more');
       expect(c.description).toBe('Line one\nLine two');
+    });
+
+    it('stores no markup from entity-encoded feed text (encoded, double-encoded, mixed), and cleaning it again changes nothing', async () => {
+      const { ctx } = use();
+      const payloads = Object.values(ENCODED_MARKUP);
+      main.pages = [payloads.map((p, i) => networkCoupon(90 + i, { title: p, description: p, terms: p }))];
+      await ctx.coupons.refresh('cpn', { force: true });
+      for (let i = 0; i < payloads.length; i++) {
+        const c = await byCouponId('cpn', String(90 + i));
+        expectPlain(c.title, (t) => plainText(t, false));
+        expectPlain(c.description, (t) => plainText(t, true));
+        expectPlain(c.terms, (t) => plainText(t, true));
+      }
     });
 
     it('keeps edited and AI-written fields across refreshes, stores the network value for a reset, and applies other changes', async () => {
