@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forwardedAddress } from '../../src/http/rest/request-state.js';
 import type { Server } from '@hapi/hapi';
 import { ManualClock } from '../../src/clock.js';
 import { describeEachDialect } from '../helpers/context.js';
@@ -454,6 +455,21 @@ describeEachDialect(
   },
   { clock: throttleClock },
 );
+
+describe('X-Forwarded-For entries', () => {
+  it('reads addresses bare, in brackets or with a port, and nothing else', () => {
+    expect(['203.0.113.9', ' 203.0.113.9:51000', '2001:db8::1', '[2001:db8::1]', '[2001:db8::1]:443', '::ffff:203.0.113.9'].map(forwardedAddress)).toEqual([
+      '203.0.113.9',
+      '203.0.113.9',
+      '2001:db8::1',
+      '2001:db8::1',
+      '2001:db8::1',
+      '::ffff:203.0.113.9',
+    ]);
+    for (const junk of ['', 'unknown', 'proxy.example', '999.1.1.1', '203.0.113.9:http', `fe80::1%${'x'.repeat(200)}`, '[fe80::1%eth0]:443', '_hidden'])
+      expect(forwardedAddress(junk), junk).toBeNull();
+  });
+});
 
 describeEachDialect(
   'client addresses behind a trusted proxy',

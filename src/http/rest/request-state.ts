@@ -46,7 +46,8 @@ export function forwardedAddress(entry: string): string | null {
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value);
   if (bracketed) value = bracketed[1];
   else if (/^[\d.]+:\d{1,5}$/.test(value)) value = value.slice(0, value.indexOf(':'));
-  return isIP(value) ? value : null;
+  // A zone (`fe80::1%eth0`) names an interface of the proxy's host, not a client, and has no bound on its length.
+  return value.length <= 45 && !value.includes('%') && isIP(value) ? value : null;
 }
 
 /**
