@@ -221,6 +221,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     outbound,
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
+    postbacksEnabled: config.postbacks.enabled,
     selfUrl,
     advertiserCounts,
     orderCounts,

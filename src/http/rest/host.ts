@@ -34,6 +34,16 @@ export const restHost: Plugin<RestHostOptions> = {
     const root = `/${ctx.config.server.rest_root}`;
     const nsPrefix = `${root}/${NAMESPACE}`;
     const trustProxy = ctx.config.server.trust_proxy;
+    // Once per process: the value points at the proxy's configuration (or a client that reaches the
+    // daemon past it), and a line per request would let anyone fill the log.
+    let forwardedWarned = false;
+    const unusableForwarded = (value: string) => {
+      if (forwardedWarned) return;
+      forwardedWarned = true;
+      ctx.logger.warning('http', 'X-Forwarded-For ends in a value that is not an address: the socket address is used instead (logged once)', {
+        value: value.slice(0, 64),
+      });
+    };
     const rootLower = root.toLowerCase();
     // Paths are matched case-insensitively by the router, so the root is too.
     const isRestPath = (path: string) => {
@@ -73,7 +83,7 @@ export const restHost: Plugin<RestHostOptions> = {
       const st: RestState = {
         rest: false,
         requestId: `${processTag}${(++requestCounter).toString(36)}`,
-        ip: clientIp(request, trustProxy),
+        ip: clientIp(request, trustProxy, unusableForwarded),
         principal: null,
         search: '',
         envelope: false,
