@@ -13,7 +13,7 @@ import {
   DISCOUNT_TYPES,
   type CouponEdit,
 } from '../../services/coupons/schemas.js';
-import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { printFields, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from '../run-job.js';
@@ -113,7 +113,7 @@ function printCoupon(io: Io, c: CouponDetail): void {
     ['updated', c.updated_at],
     ['removed', c.removed_at],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  printFields(io, rows, 12);
 }
 
 type ListFilters = {
