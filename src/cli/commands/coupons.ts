@@ -238,23 +238,14 @@ export async function refresh(io: Io, opts: { network?: string; force?: boolean;
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, unknown>>; failed?: Record<string, string> };
-    const rows: Record<string, unknown>[] = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
+    // A network without a coupon list has a reason instead of counts: named under the table, not a column of its own.
+    const entries = Object.entries(result.networks ?? {});
+    const rows: Record<string, unknown>[] = entries.filter(([, c]) => c.skipped === undefined).map(([network, c]) => ({ network, ...c }));
+    const skipped = entries.filter(([, c]) => c.skipped !== undefined);
     if (rows.length)
-      printTable(io, rows, [
-        'network',
-        'incremental',
-        'seen',
-        'created',
-        'updated',
-        'unchanged',
-        'removed',
-        'expired',
-        'failed',
-        'duplicates',
-        'bad_dates',
-        'skipped',
-      ]);
-    else io.stdout.write('no enabled, configured network with coupons to refresh\n');
+      printTable(io, rows, ['network', 'incremental', 'seen', 'created', 'updated', 'unchanged', 'removed', 'expired', 'failed', 'duplicates', 'bad_dates']);
+    else if (skipped.length === 0) io.stdout.write('no enabled, configured network with coupons to refresh\n');
+    for (const [network, c] of skipped) io.stdout.write(`${network}: skipped (${String(c.skipped)})\n`);
     for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);
   });
 }
