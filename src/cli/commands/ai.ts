@@ -6,6 +6,7 @@ import { Option, type Command } from 'commander';
 import { AI_BULK_KINDS, aiSchemas } from '../../services/ai/schemas.js';
 import { COUPON_TYPES } from '../../services/coupons/schemas.js';
 import { dict } from '../../objects.js';
+import { terminalLine, terminalText } from '../../terminal-text.js';
 import type { AiBudgetDay, AiSettingsView, GenerationUsage } from '../../services/ai/index.js';
 import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { collect, json, type Run } from '../options.js';
@@ -50,7 +51,7 @@ export function register(ai: Command, run: Run): void {
 }
 
 const usageLine = (g: GenerationUsage) =>
-  `${g.model}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
+  `${terminalLine(g.model)}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
 
 export async function shop(io: Io, id: string, opts: { dryRun?: boolean; json?: boolean }): Promise<void> {
   const params = await validateInput(aiSchemas.itemId, { id });
@@ -59,7 +60,8 @@ export async function shop(io: Io, id: string, opts: { dryRun?: boolean; json?: 
     const out = await ctx.ai.generateShop(params.id, input, 'cli');
     if (opts.json) return printJson(io, out);
     io.stdout.write(`${out.dry_run ? 'proposal (not saved)' : `saved${out.page_id ? ` (page ${out.page_id})` : ''}`} for advertiser ${out.id}\n`);
-    io.stdout.write(`description  ${out.proposal.description}\n\n${out.proposal.body}\n\n${usageLine(out.generation)}\n`);
+    // Each part cleaned on its own (the gate would clean the whole): an escape opened in one part cannot hide the next.
+    io.stdout.write(`description  ${terminalLine(out.proposal.description)}\n\n${terminalText(out.proposal.body)}\n\n${usageLine(out.generation)}\n`);
   });
 }
 
@@ -70,7 +72,7 @@ export async function coupon(io: Io, id: string, opts: { dryRun?: boolean; json?
     const out = await ctx.ai.rewriteCoupon(params.id, input, 'cli');
     if (opts.json) return printJson(io, out);
     io.stdout.write(`${out.dry_run ? 'proposal (not saved)' : `saved (undo: cashtrack coupons revert ${out.id})`} for coupon ${out.id}\n`);
-    io.stdout.write(`title        ${out.proposal.title}\ndescription  ${out.proposal.description}\n${usageLine(out.generation)}\n`);
+    io.stdout.write(`title        ${terminalLine(out.proposal.title)}\ndescription  ${terminalLine(out.proposal.description)}\n${usageLine(out.generation)}\n`);
   });
 }
 
