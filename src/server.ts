@@ -30,6 +30,9 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
       // A JSON body with a "__proto__" key is refused (400 rest_invalid_json), never merged.
       payload: { maxBytes: ctx.config.server.max_body_bytes, protoAction: 'error' },
       timeout: { server: false, socket: false },
+      // A Range header is ignored (a JSON answer, an error in an `_envelope` too, is sent whole, 200):
+      // a slice of JSON is no JSON. Only the media files, plain bytes, opt back in (media-routes.ts).
+      response: { ranges: false },
     },
     load: { sampleInterval: 0 },
     debug: false,

@@ -28,6 +28,7 @@ export const networksRoutes: RouteDef[] = [
   }),
   route({
     id: 'networks.save',
+    location: (network) => `/networks/${encodeURIComponent(network.id)}`,
     method: 'POST',
     path: '/networks/{id}',
     auth: 'manage_options',
