@@ -20,6 +20,7 @@ import { runBulk, type BulkResult } from './bulk.js';
 import type { AiCalls, AiKind } from './calls.js';
 import type { AiSettings, AiSettingsStore, AiSettingsView } from './settings.js';
 import type { AiUsage } from './usage.js';
+import type { FetchingGuard } from '../../outbound/index.js';
 
 export { AiCalls, type AiKind } from './calls.js';
 export { AiSettingsStore, type AiSettingsView } from './settings.js';
@@ -84,6 +85,8 @@ export interface AiServiceDeps {
   pages: ShopPages;
   coupons: CouponSource;
   jobs: Pick<JobService, 'enqueue'>;
+  /** The outbound guard every call to the provider goes through. */
+  outbound: FetchingGuard;
 }
 
 /** How a generation went, as the routes and the CLI answer it. */
@@ -153,7 +156,7 @@ export class AiService {
   /** A provider for the current settings, or 503 svc_ai_not_configured. */
   async provider(): Promise<{ provider: AiProvider; settings: AiSettings }> {
     const { settings, provider } = await this.deps.store.provider();
-    return { provider: new AiProvider(provider, this.formats), settings };
+    return { provider: new AiProvider(provider, this.deps.outbound, this.formats), settings };
   }
 
   /**
