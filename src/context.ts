@@ -310,6 +310,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     usage: aiUsage,
     coupons: couponSource({ db, clock, coupons }),
     pages: shopPages({ pages, advertisers }),
+    outbound,
   });
   return {
     config,

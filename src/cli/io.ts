@@ -86,6 +86,9 @@ export async function withContext<T>(io: Io, fn: (ctx: Context) => Promise<T>, e
     await ensureSchema(ctx);
     await loadContextExtensions(ctx);
     return await fn(ctx);
+  } catch (err) {
+    // Printed like an API answer: scrubbed of the secrets this process opened.
+    throw ctx.secrets.scrubError(err);
   } finally {
     await ctx.close();
   }

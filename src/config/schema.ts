@@ -307,7 +307,11 @@ export const schema = Joi.object({
     allow: Joi.array()
       .items(
         Joi.string().custom((value: string, helpers) =>
-          isAllowEntry(value) ? value.trim() : helpers.message({ custom: '{{#label}} must be a host name, an IP address or a CIDR such as 10.0.0.0/8' }),
+          isAllowEntry(value)
+            ? value.trim()
+            : helpers.message({
+                custom: '{{#label}} must be a host name, an IP address or a CIDR such as 10.0.0.0/8, optionally with :PORT or :* ([v6]:PORT for IPv6)',
+              }),
         ),
       )
       .required(),

@@ -123,7 +123,8 @@ export interface Config {
   };
   /**
    * The outbound guard (every fetch of a URL an administrator or a network chose): `allow` lists
-   * host names, addresses and CIDRs that may be reached although private, on any port; every other
+   * host names, addresses and CIDRs that may be reached although private, each on the port it names
+   * (`host:8080`, `host:*`) or else on `ports`; every other
    * destination must be public and use one of `ports`; responses larger than `max_bytes` are cut off.
    */
   outbound: { allow: string[]; ports: number[]; max_bytes: number };

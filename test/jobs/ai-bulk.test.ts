@@ -143,6 +143,18 @@ describeEachDialect(
       expect(job.error).not.toContain('sk-bulk-test-key-12');
     });
 
+    it('fails the run on a base URL the outbound guard refuses instead of failing every item', async () => {
+      const { ctx } = use();
+      const { net } = await coupons(3);
+      // A private address outside the test allow list: refused before any connection, so every item would fail alike.
+      await ctx.ai.configure({ base_url: 'http://10.0.0.1:8080/v1', api_key: 'sk-bulk-test-key-12' }, 'test');
+      const job = await run({ kind: 'coupons', filter: { network: net } });
+      expect(job.status).toBe('failed');
+      expect(job.progress).toMatchObject({ failed: 0 });
+      expect(job.error).toContain('CASHTRACK_OUTBOUND_ALLOW');
+      expect(fixture.requests).toHaveLength(0);
+    });
+
     it('cancels mid-run: the calls in flight are aborted at once and what finished stays saved', async () => {
       const { ctx } = use();
       const { net, ids } = await coupons(6);

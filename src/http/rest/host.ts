@@ -213,7 +213,7 @@ export const restHost: Plugin<RestHostOptions> = {
       if (!st.rest && !isError) return h.continue;
       let out: ResponseObject;
       if (isError) {
-        const err = toRestError(response, st.requestId);
+        const err = toRestError(response, st.requestId, ctx.secrets);
         if (err.body.code === 'rest_payload_too_large')
           err.body.data.max_bytes = st.maxBodyBytes ?? request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
         if (err.internal) {

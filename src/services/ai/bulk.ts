@@ -230,8 +230,9 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
           continue;
         }
         if (!isServiceError(err)) throw err;
-        // A refused key or a provider that vanished from the settings fails every item alike: stop the run on it.
-        if (err.code === 'svc_ai_not_configured' || err.data.reason === 'unauthorized') {
+        // A refused key, a base URL the outbound guard refuses, or a provider that vanished from the
+        // settings fails every item alike: stop the run on it.
+        if (err.code === 'svc_ai_not_configured' || err.code === 'svc_fetch_blocked' || err.data.reason === 'unauthorized') {
           fatal = err;
           throw err;
         }

@@ -21,6 +21,7 @@ import { type AiBudget, type AiBudgetDay, countedTokens, estimateTokens, holdMs 
 import type { AiCalls, AiKind } from './calls.js';
 import type { AiSettings, AiSettingsStore, AiSettingsView } from './settings.js';
 import type { AiUsage } from './usage.js';
+import type { FetchingGuard } from '../../outbound/index.js';
 
 export { AiBudget, type AiBudgetDay } from './budget.js';
 export { AiCalls, type AiKind } from './calls.js';
@@ -88,6 +89,8 @@ export interface AiServiceDeps {
   pages: ShopPages;
   coupons: CouponSource;
   jobs: Pick<JobService, 'enqueue'>;
+  /** The outbound guard every call to the provider goes through. */
+  outbound: FetchingGuard;
 }
 
 /** How a generation went, as the routes and the CLI answer it. */
@@ -165,7 +168,7 @@ export class AiService {
   /** A provider for the current settings, or 503 svc_ai_not_configured. */
   async provider(): Promise<{ provider: AiProvider; settings: AiSettings }> {
     const { settings, provider } = await this.deps.store.provider();
-    return { provider: new AiProvider(provider, this.formats), settings };
+    return { provider: new AiProvider(provider, this.deps.outbound, this.formats), settings };
   }
 
   /**

@@ -12,6 +12,7 @@ import type { LogService } from '../logs/index.js';
 import type { SecretValues } from '../../secret-values.js';
 import type { SettingsService } from '../settings/index.js';
 import { PAGE_TEMPLATE_TAGS, unknownTags } from '../../config/template-tags.js';
+import { originOf, secretOriginChanged } from '../../secret-origin.js';
 
 export const AI_TASKS = ['shop', 'coupon'] as const;
 export type AiTask = (typeof AI_TASKS)[number];
@@ -216,6 +217,7 @@ export class AiSettingsStore {
       checked[name] = v as string | number;
     }
     const stored = this.parse(await this.deps.settings.get(STORED));
+    if (Object.hasOwn(checked, 'base_url')) await this.checkKeyOrigin(stored, checked.base_url as string | null, key);
     for (const [name, value] of Object.entries(checked)) {
       if (value === null) delete stored[name];
       else stored[name] = value;
@@ -231,6 +233,22 @@ export class AiSettingsStore {
     // Names only: the key's value never reaches a log.
     this.deps.logger.info('ai', 'AI provider configured', { keys: Object.keys(values), actor });
     return this.view();
+  }
+
+  /**
+   * The key is bound to the origin of the base URL it was given for (see src/secret-origin.ts): a
+   * change to another origin must give the key again in the same request, or remove it (a key from
+   * the configuration cannot be removed here, so it must be given). A first base URL is free: the
+   * key was bound to none yet.
+   */
+  private async checkKeyOrigin(stored: Record<string, string | number>, next: string | null, key: string | null | undefined): Promise<void> {
+    const c = this.deps.config;
+    const before = (stored.base_url as string | undefined) ?? c.base_url;
+    const after = next ?? c.base_url;
+    if (!before || !after || originOf(before) === originOf(after)) return;
+    if (typeof key === 'string') return;
+    const left = key === null ? c.api_key : (await this.deps.settings.get(STORED_KEY)) || c.api_key;
+    if (left) throw secretOriginChanged('base_url', ['api_key'], originOf(before), originOf(after));
   }
 
   private parse(raw: string | null): Record<string, string | number> {
