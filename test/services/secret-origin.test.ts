@@ -100,6 +100,71 @@ describeEachDialect(
       expect((await api.post('/ai/settings', { base_url: `${elsewhere.base}/v1`, api_key: 'sk-another-key-for-elsewhere' })).statusCode).toBe(200);
     });
 
+    it('refuses a custom network definition whose feed would send a stored secret to another origin, until the secret is removed', async () => {
+      const { ctx } = use();
+      const home = 'http://127.0.0.1:9';
+      const definition = (base: string) => ({
+        name: 'Bound Net',
+        currency: 'EUR',
+        settings: [{ name: 'api_key', secret: true, required: true }],
+        statuses: { ok: 'approved' },
+        feeds: { advertisers: { url: `${base}/programs.json?k={settings.api_key}`, format: 'json', fields: { id: 'id', name: 'name' } } },
+      });
+      await ctx.networks.saveCustom('boundnet', definition(home), 'test');
+      await ctx.networks.configure('boundnet', { api_key: 'bound-feed-key-77' }, 'test');
+      // The same origin with another path is no move.
+      await ctx.networks.saveCustom('boundnet', definition(`${home}/v2`), 'test');
+      const moved = ctx.networks.saveCustom('boundnet', definition(elsewhere.base), 'test');
+      await expect(moved).rejects.toMatchObject({
+        code: 'svc_secret_origin_changed',
+        status: 400,
+        data: { field: 'feeds', secrets: ['api_key'], from: home, to: elsewhere.base },
+      });
+      await expect(moved).rejects.toThrow(/remove it first/);
+      expect((await ctx.networks.get('boundnet')).definition?.feeds?.advertisers?.url).toContain(home);
+      // Removed, the definition moves; given again, the secret is bound to the new origin.
+      await ctx.networks.configure('boundnet', { api_key: null }, 'test');
+      await ctx.networks.saveCustom('boundnet', definition(elsewhere.base), 'test');
+      await ctx.networks.configure('boundnet', { api_key: 'key-for-elsewhere-88' }, 'test');
+      await expect(ctx.networks.saveCustom('boundnet', definition(home), 'test')).rejects.toMatchObject({ code: 'svc_secret_origin_changed' });
+      expect(elsewhere.requests).toHaveLength(0);
+    });
+
+    it("refuses a custom network's setting that moves a feed carrying a secret to another host, unless the secret is given again", async () => {
+      const { ctx } = use();
+      await ctx.networks.saveCustom(
+        'hostnet',
+        {
+          name: 'Host Net',
+          currency: 'EUR',
+          settings: [
+            { name: 'host', required: true },
+            { name: 'api_key', secret: true, required: true },
+          ],
+          statuses: { ok: 'approved' },
+          feeds: {
+            advertisers: {
+              url: 'https://{settings.host}/programs.json',
+              format: 'json',
+              headers: { 'X-Key': '{settings.api_key}' },
+              fields: { id: 'id', name: 'name' },
+            },
+          },
+        },
+        'test',
+      );
+      await ctx.networks.configure('hostnet', { host: 'feeds.network.example', api_key: 'host-bound-key-55' }, 'test');
+      await expect(api.post('/networks/hostnet/settings', { settings: { host: 'collector.attacker.example' } })).resolves.toMatchObject({
+        statusCode: 400,
+      });
+      await expect(ctx.networks.configure('hostnet', { host: 'collector.attacker.example' }, 'test')).rejects.toMatchObject({
+        code: 'svc_secret_origin_changed',
+        data: { field: 'host', secrets: ['api_key'], from: 'https://feeds.network.example', to: 'https://collector.attacker.example' },
+      });
+      await ctx.networks.configure('hostnet', { host: 'eu.network.example', api_key: 'eu-key-66' }, 'test');
+      await ctx.networks.configure('hostnet', { host: null, api_key: null }, 'test');
+    });
+
     it('refuses a move of the AI base_url that leaves the configured key to follow', async () => {
       const { ctx } = use();
       // Back to the configured base URL and key (whatever an earlier test stored).

@@ -7,6 +7,7 @@ import { parseCeiling } from '../../money.js';
 import { dict, own } from '../../objects.js';
 import { encodeSettings, type NetworkRow } from './rows.js';
 import { originOf, secretOriginChanged } from '../../secret-origin.js';
+import { movedSecrets, secretDestinations } from '../../networks/custom-definition.js';
 import type { NetworkStore } from './store.js';
 
 /** The network setting (and `networks.<id>` config key) that overrides the site's ceiling (services/orders/review.ts). */
@@ -83,6 +84,35 @@ export function checkSecretsOrigin(
   }
 }
 
+/**
+ * The same binding for a custom network, whose secrets travel to its feeds' hosts: a non-secret
+ * setting filled into a feed's URL (a host, a region) that moves a secret to another origin must
+ * give that secret again in the same request (or remove it).
+ */
+function checkCustomSecretsOrigin(
+  def: NonNullable<NetworkRow['definition']>,
+  configured: Record<string, string>,
+  stored: Record<string, string>,
+  storedSecrets: Record<string, string>,
+  values: Record<string, string | null>,
+): void {
+  const after = { ...configured, ...stored };
+  for (const [name, value] of Object.entries(values)) {
+    if (value === null || value === '') {
+      delete after[name];
+      if (configured[name]) after[name] = configured[name];
+    } else after[name] = value;
+  }
+  const moved = movedSecrets(secretDestinations(def, { ...configured, ...stored }), secretDestinations(def, after), (name) => {
+    const given = values[name];
+    if (typeof given === 'string' && given !== '') return false;
+    return Boolean(Object.hasOwn(values, name) ? configured[name] : (storedSecrets[name] ?? configured[name]));
+  });
+  if (!moved.length) return;
+  const changed = Object.keys(values).filter((k) => !(def.settings ?? []).some((s) => s.name === k && s.secret));
+  throw secretOriginChanged(changed.join(', ') || 'settings', [...new Set(moved.map((m) => m.name))], moved[0].from, moved[0].to);
+}
+
 /** Checks and writes the settings of NetworkService.configure (which then reads the network back). */
 export async function configureSettings(store: NetworkStore, id: string, values: Record<string, string | null>, actor: string): Promise<void> {
   const { module } = await store.resolve(id);
@@ -115,7 +145,9 @@ export async function configureSettings(store: NetworkStore, id: string, values:
       dict<string>(),
       row.secret_settings ? (JSON.parse(store.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {},
     );
-    checkSecretsOrigin(keysOf(module), fromConfig(store, id), plain, secrets, values);
+    const configured = fromConfig(store, id);
+    checkSecretsOrigin(keysOf(module), configured, plain, secrets, values);
+    if (row.definition) checkCustomSecretsOrigin(row.definition, configured, plain, secrets, values);
     for (const [name, value] of Object.entries(values)) {
       const target = keys.get(name)!.secret ? secrets : plain;
       if (value === null || value === '') delete target[name];
