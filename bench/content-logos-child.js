@@ -16,7 +16,7 @@ const config = loadConfig({
     'server.public_url': 'http://127.0.0.1',
     'log.stdout': false,
     // The fixture hosts are on loopback: allowed as a test or an intranet host would be.
-    'outbound.allow': ['127.0.0.1'],
+    'outbound.allow': ['127.0.0.1:*'],
   },
 });
 const ctx = buildContext(config, { logStream: null });

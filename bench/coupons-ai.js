@@ -130,6 +130,8 @@ async function runOne(dialect, fixture, options) {
         'server.public_url': 'http://127.0.0.1',
         'log.stdout': false,
         'ai.base_url': fixture.baseUrl,
+        // The fixture listens on loopback: the outbound guard lets the provider reach it only when allowed.
+        'outbound.allow': ['127.0.0.1:*'],
         'ai.api_key': 'sk-bench-key',
         'ai.model': 'bench-model',
         'ai.concurrency': options.concurrency,

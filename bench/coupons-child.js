@@ -16,7 +16,7 @@ const config = loadConfig({
     secret: options.secret,
     'server.public_url': 'http://127.0.0.1',
     'log.stdout': false,
-    'outbound.allow': ['127.0.0.1'],
+    'outbound.allow': ['127.0.0.1:*'],
   },
 });
 const ctx = buildContext(config, { logStream: null });

@@ -34,6 +34,7 @@ import { createWebhookDeliveries } from './20261126000501-create-webhook-deliver
 import { createCoupons } from './20261126000300-create-coupons.js';
 import { createCouponRefreshes } from './20261126000301-create-coupon-refreshes.js';
 import { createAiCalls } from './20261126000700-create-ai-calls.js';
+import { createAiTokenBudget } from './20261127001700-create-ai-token-budget.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -70,4 +71,5 @@ export const migrations: Migration[] = [
   createWebhooks,
   createWebhookDeliveries,
   createAiCalls,
+  createAiTokenBudget,
 ];

@@ -37,6 +37,8 @@
 //                                  rows are written by WebhookEvents.emit in other services' transactions)
 //   ai_calls                       services/ai/calls.ts (settings rows 'ai_settings', 'ai_api_key'
 //                                  through SettingsService; read by AiUsage, ai/usage.ts)
+//   ai_token_days,                 services/ai/budget.ts (the daily token budget)
+//   ai_token_reservations
 //
 // Read-only joins for display stay in SQL where paging and sorting need them (a list of balances,
 // orders, payouts or referrals with the member's names joins users); services/overview/ is a
@@ -68,7 +70,7 @@ import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
 import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs/index.js';
-import { AiCalls, AiService, AiSettingsStore, AiUsage, couponSource, shopPages } from './services/ai/index.js';
+import { AiBudget, AiCalls, AiService, AiSettingsStore, AiUsage, couponSource, shopPages } from './services/ai/index.js';
 import { LogoBulkService, LogoService } from './services/logos/index.js';
 import { MediaService } from './services/media/index.js';
 import { NetworkService } from './services/networks/index.js';
@@ -219,6 +221,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     outbound,
     modules: options.networkModules ?? builtInModules,
     configured: config.networks,
+    postbacksEnabled: config.postbacks.enabled,
     selfUrl,
     advertiserCounts,
     orderCounts,
@@ -303,9 +306,11 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     advertisers,
     store: aiSettings,
     calls: new AiCalls({ db, clock }),
+    budget: new AiBudget({ db, clock }),
     usage: aiUsage,
     coupons: couponSource({ db, clock, coupons }),
     pages: shopPages({ pages, advertisers }),
+    outbound,
   });
   return {
     config,

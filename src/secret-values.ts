@@ -5,6 +5,8 @@
 // (the log and its stdout lines, a job's error and result, a network's last error) scrubs it here.
 // Per process: a process only ever writes the secrets it opened itself.
 
+import { isServiceError, ServiceError } from './errors.js';
+
 export const REDACTED = '[redacted]';
 /** Shorter values are not secrets worth the name, and replacing them would shred ordinary text. */
 export const MIN_SECRET_LENGTH = 6;
@@ -52,6 +54,20 @@ export class SecretValues {
       this.pattern = new RegExp(forms.map(escapeRegExp).join('|'), 'g');
     }
     return text.replace(this.pattern, REDACTED);
+  }
+
+  /**
+   * An error as it may be answered or printed: a ServiceError copied with its message and data
+   * scrubbed; another error scrubbed in place (message and stack). Anything else as it is.
+   */
+  scrubError<E>(err: E): E {
+    if (this.values.size === 0) return err;
+    if (isServiceError(err)) return new ServiceError(err.code, this.scrub(err.message), err.status, this.scrubDeep(err.data), err.headers) as E;
+    if (err instanceof Error) {
+      err.message = this.scrub(err.message);
+      if (err.stack) err.stack = this.scrub(err.stack);
+    }
+    return err;
   }
 
   /** A copy of `value` with every string in it (keys too) scrubbed. */

@@ -3,6 +3,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import Hapi from '@hapi/hapi';
 import type { Context } from './context.js';
+import { ServiceError } from './errors.js';
 import { restHost } from './http/rest/host.js';
 import { NAMESPACE } from './http/rest/index-docs.js';
 import { routeTable } from './http/routes/index.js';
@@ -29,6 +30,9 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
       // A JSON body with a "__proto__" key is refused (400 rest_invalid_json), never merged.
       payload: { maxBytes: ctx.config.server.max_body_bytes, protoAction: 'error' },
       timeout: { server: false, socket: false },
+      // A Range header is ignored (a JSON answer, an error in an `_envelope` too, is sent whole, 200):
+      // a slice of JSON is no JSON. Only the media files, plain bytes, opt back in (media-routes.ts).
+      response: { ranges: false },
     },
     load: { sampleInterval: 0 },
     debug: false,
@@ -60,17 +64,27 @@ export async function startMetricsListener(ctx: Context): Promise<HttpServer> {
   const { token, host, port } = ctx.config.metrics;
   const listener = createHttpServer((req: IncomingMessage, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
-      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': NO_STORE, 'X-Content-Type-Options': 'nosniff' });
+    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8', headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': NO_STORE, 'X-Content-Type-Options': 'nosniff', ...headers });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     if (path !== '/metrics') return answer(404, 'not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return answer(405, 'method not allowed\n');
-    if (token !== null && !bearerMatches(req.headers.authorization, token)) return answer(401, 'unauthorized\n');
-    ctx.metrics.render().then(
-      ({ contentType, body }) => answer(200, body, contentType),
-      () => answer(500, 'metrics unavailable\n'),
-    );
+    // The token is throttled per address as on the main listener (this one has no proxy before it: the socket's address).
+    const allowed =
+      token === null
+        ? Promise.resolve(true)
+        : ctx.auth.checkBearer(() => bearerMatches(req.headers.authorization, token), req.socket.remoteAddress ?? null, 'metrics', 'svc_metrics_unauthorized');
+    allowed
+      .then(async (ok) => {
+        if (!ok) return answer(401, 'unauthorized\n');
+        const { contentType, body } = await ctx.metrics.render();
+        answer(200, body, contentType);
+      })
+      .catch((err: unknown) => {
+        if (err instanceof ServiceError && err.status === 429) return answer(429, 'too many attempts\n', undefined, err.headers);
+        answer(500, 'metrics unavailable\n');
+      });
   });
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);

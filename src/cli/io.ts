@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import type { HoldInTransaction } from '../services/idempotency/index.js';
 import { translateDbError } from '../db/errors.js';
 import { invalidInput, isServiceError, ServiceError } from '../errors.js';
+import { terminalJson, terminalLine, terminalText } from '../terminal-text.js';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -13,6 +14,39 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Applied over the environment (tests point this at their database). */
   overrides?: Record<string, unknown>;
+  /**
+   * The streams as given, for the one writer whose control sequences are its own: the progress
+   * line. Set by `terminalSafe`; without it, stdout and stderr are the raw streams.
+   */
+  raw?: { stdout: Io['stdout']; stderr: Io['stderr'] };
+}
+
+/**
+ * The one gate of everything a command prints: `stdout` and `stderr` that strip escape sequences
+ * and control characters (but tabs and line feeds) from every write, whoever writes (a command,
+ * a table, commander's help, an error report). Data from a feed, a request or the AI provider thus
+ * never reaches the terminal as a command (see src/terminal-text.ts). JSON is written already
+ * escaped (printJson), so it passes through unchanged.
+ */
+export function terminalSafe(io: Io): Io {
+  if (io.raw) return io;
+  return { ...io, stdout: cleaning(io.stdout), stderr: cleaning(io.stderr), raw: { stdout: io.stdout, stderr: io.stderr } };
+}
+
+function cleaning<S extends NodeJS.WritableStream>(stream: S): S {
+  const write = (chunk: unknown, ...rest: unknown[]) =>
+    (stream.write as (...args: unknown[]) => boolean)(
+      terminalText(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8')),
+      ...rest,
+    );
+  // A proxy, so `isTTY`, `columns` and the events stay the stream's own.
+  return new Proxy(stream, {
+    get(target, prop) {
+      if (prop === 'write') return write;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /** A usage error (exit code 2). */
@@ -52,6 +86,9 @@ export async function withContext<T>(io: Io, fn: (ctx: Context) => Promise<T>, e
     await ensureSchema(ctx);
     await loadContextExtensions(ctx);
     return await fn(ctx);
+  } catch (err) {
+    // Printed like an API answer: scrubbed of the secrets this process opened.
+    throw ctx.secrets.scrubError(err);
   } finally {
     await ctx.close();
   }
@@ -62,17 +99,23 @@ export async function memberId(ctx: Context, member: string): Promise<number> {
   return (await ctx.users.resolveMember(member)).id;
 }
 
+/** `--json` output: exact JSON, every control character escaped (so the gate finds nothing to strip). */
 export function printJson(io: Io, value: unknown): void {
-  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout.write(`${terminalJson(value, 2)}\n`);
 }
 
-/** A plain aligned table; the columns are the keys to show. */
+/** A record's fields, one `label  value` line each; empty values are left out. Values show on one line. */
+export function printFields(io: Io, rows: ReadonlyArray<readonly [string, unknown]>, width: number): void {
+  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(width)}${terminalLine(String(v))}\n`);
+}
+
+/** A plain aligned table; the columns are the keys to show. Cells show on one line, measured after cleaning. */
 export function printTable<T extends object>(io: Io, rows: readonly T[], columns: (keyof T & string)[]): void {
   if (rows.length === 0) {
     io.stdout.write('(none)\n');
     return;
   }
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v));
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : terminalLine(String(v)));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]) =>
     `${vals
@@ -131,7 +174,7 @@ export function reportError(io: Io, err: unknown, json = false): number {
 }
 
 export function writeError(io: Io, e: CliError, json: boolean): void {
-  if (json) io.stderr.write(`${JSON.stringify({ code: e.code, message: e.message, data: e.data })}\n`);
+  if (json) io.stderr.write(`${terminalJson({ code: e.code, message: e.message, data: e.data })}\n`);
   else if (e.stack) io.stderr.write(`${e.code}: ${e.stack}\n`);
   else io.stderr.write(`${e.code}: ${e.message}${e.detail ?? ''}\n`);
 }

@@ -2,6 +2,7 @@
 // the terminal view (logs-view.tsx): the source entries are read from, the page they are read
 // in, and an entry as one line of text.
 import type { LogFilters, LogRecord } from '../services/logs/index.js';
+import { terminalJson, terminalLine } from '../terminal-text.js';
 
 /** What the view reads from; `LogService` is one. */
 export interface LogSource {
@@ -12,7 +13,12 @@ export interface LogSource {
 
 export const PER_PAGE = 100; // the service's largest page
 
+/**
+ * One entry as one line of plain text: a message or source from a request or a feed can neither
+ * drive the terminal nor start a line that looks like another entry. Each field is cleaned on its
+ * own, so a sequence opened in one cannot swallow the next.
+ */
 export function formatLine(e: LogRecord): string {
-  const ctx = e.context && Object.keys(e.context).length ? ` ${JSON.stringify(e.context)}` : '';
-  return `${e.time} ${e.level.toUpperCase().padEnd(7)} [${e.source}] ${e.message}${ctx}`;
+  const ctx = e.context && Object.keys(e.context).length ? ` ${terminalJson(e.context)}` : '';
+  return `${e.time} ${e.level.toUpperCase().padEnd(7)} [${terminalLine(e.source)}] ${terminalLine(e.message)}${ctx}`;
 }

@@ -1,11 +1,14 @@
 // `cashtrack logs` on a terminal: a thin view over the bounded store in logs-store.ts. It loads the
 // newest entries for the filters, polls for newer ones, and draws only the rows that fit the
 // terminal (a window over the held history, not every line held), with the status and filter
-// bars below and one overlay at a time (search, source picker, an entry's details, help).
+// bars below and one overlay at a time (search, source picker, an entry's details, help). Every
+// text from the log passes terminalLine/terminalJson first: an entry's fields come from requests
+// and feeds, and Ink hands escape sequences in a <Text> to the terminal as they are.
 import { useEffect, useReducer } from 'react';
 import { Box, Text, render, useApp, useInput, useStdout } from 'ink';
 import type { Context } from '../context.js';
 import type { LogLevel, LogRecord } from '../services/logs/index.js';
+import { terminalJson, terminalLine } from '../terminal-text.js';
 import { formatLine, PER_PAGE, type LogSource } from './logs-source.js';
 import { describeFilters, initState, KEYS, reduce, visible, type Line, type State, type ViewFilters } from './logs-store.js';
 
@@ -50,7 +53,7 @@ function sortById(found: Map<number, LogRecord>): LogRecord[] {
 export function describeError(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
-  return typeof code === 'string' ? `${code}: ${message}` : message;
+  return terminalLine(typeof code === 'string' ? `${code}: ${message}` : message);
 }
 
 // --- Components ---
@@ -84,9 +87,8 @@ function ListView({ state }: { state: State }) {
 }
 
 function DetailView({ entry, height }: { entry: LogRecord; height: number }) {
-  const text = JSON.stringify(
+  const text = terminalJson(
     { id: entry.id, time: entry.time, level: entry.level, source: entry.source, request_id: entry.request_id, message: entry.message, context: entry.context },
-    null,
     2,
   ).split('\n');
   const room = Math.max(1, height - 1);
@@ -118,8 +120,8 @@ function SourcesView({ overlay }: { overlay: Extract<State['overlay'], { kind: '
       </Text>
       {overlay.error && <Text color="red">could not list sources: {overlay.error}</Text>}
       {rows.map((r, i) => (
-        <Text key={r} inverse={i === overlay.index}>
-          {r}
+        <Text key={r} inverse={i === overlay.index} wrap="truncate-end">
+          {terminalLine(r)}
         </Text>
       ))}
     </Box>
@@ -162,7 +164,7 @@ function FilterBar({ state }: { state: State }) {
     return (
       <Text>
         <Text bold>search: </Text>
-        {o.draft}
+        {terminalLine(o.draft)}
         <Text inverse> </Text>
         <Text dimColor> Enter apply · Esc cancel</Text>
       </Text>
@@ -170,7 +172,7 @@ function FilterBar({ state }: { state: State }) {
   }
   return (
     <Text wrap="truncate-end">
-      <Text bold>filter: {describeFilters(state.filters)}</Text>
+      <Text bold>filter: {terminalLine(describeFilters(state.filters))}</Text>
       <Text dimColor> ? help · l level · s source · / search · space pause · q quit</Text>
     </Text>
   );
@@ -251,15 +253,19 @@ export function LogsView({ source, initial, pollMs = 1000, rows, cap, onExit }: 
   const o = state.overlay;
   return (
     <Box flexDirection="column">
-      {o?.kind === 'detail' ? (
-        <DetailView entry={o.entry} height={state.height} />
-      ) : o?.kind === 'help' ? (
-        <HelpView />
-      ) : o?.kind === 'sources' ? (
-        <SourcesView overlay={o} />
-      ) : (
-        <ListView state={state} />
-      )}
+      {/* The list or overlay always takes its full height, so the bars stay on the terminal's
+          last rows however few lines match or however short the help is. */}
+      <Box flexDirection="column" height={state.height} overflow="hidden">
+        {o?.kind === 'detail' ? (
+          <DetailView entry={o.entry} height={state.height} />
+        ) : o?.kind === 'help' ? (
+          <HelpView />
+        ) : o?.kind === 'sources' ? (
+          <SourcesView overlay={o} />
+        ) : (
+          <ListView state={state} />
+        )}
+      </Box>
       <StatusBar state={state} />
       <FilterBar state={state} />
     </Box>

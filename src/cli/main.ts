@@ -6,7 +6,7 @@
 // command runs.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { reportError, UsageError, writeError, type Io } from './io.js';
+import { reportError, terminalSafe, UsageError, writeError, type Io } from './io.js';
 import type { CommandGroup, Run } from './options.js';
 
 const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ? '../../../package.json' : '../../package.json', import.meta.url), 'utf8')) as {
@@ -148,11 +148,12 @@ function usage(message: string): UsageError {
   return new UsageError(message.replace(/^error: /, '').trim() || 'usage error');
 }
 
-/** Runs the CLI; returns the exit code. */
+/** Runs the CLI; returns the exit code. Everything it prints passes the terminal gate (terminalSafe). */
 export async function main(
   argv: string[],
-  io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
+  given: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
 ): Promise<number> {
+  const io = terminalSafe(given);
   const json = wantsJson(argv);
   const result: { run?: () => Promise<void> } = {};
   let loaded: Map<string, CommandGroup>;

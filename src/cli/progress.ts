@@ -3,6 +3,7 @@
 // A carriage return and "erase to end of line" are all it takes; Ink (used by `cashtrack logs`)
 // would add a React render loop and its own control of the stream for a single line of text.
 import type { JobProgress, JobProgressUpdate } from '../services/jobs/index.js';
+import { terminalLine } from '../terminal-text.js';
 import type { Io } from './io.js';
 
 /** The stream the line is drawn on: stderr, so stdout stays clean for what the command prints. */
@@ -159,7 +160,8 @@ export class JobProgressLine {
     if (!this.snapshot) return;
     this.snapshot.elapsedMs = this.now() - this.startedAt;
     this.snapshot.remainingMs = estimateRemaining(this.snapshot.progress, this.doneAtStart, this.snapshot.elapsedMs);
-    let line = renderProgress(this.snapshot, this.frame);
+    // The network's name comes from a checkpoint: shown as text, never obeyed.
+    let line = terminalLine(renderProgress(this.snapshot, this.frame));
     // One character short of the width: writing the last column wraps on some terminals.
     const width = this.stream.columns && this.stream.columns > 1 ? this.stream.columns - 1 : 79;
     if (line.length > width) line = width > 1 ? `${line.slice(0, width - 1)}~` : '';
@@ -176,5 +178,6 @@ export function jobProgressLine(io: Io, opts: { json?: boolean; progress?: boole
   if (opts.json || opts.progress === false) return null;
   if (!io.stderr.isTTY) return null;
   if (io.env.TERM === 'dumb') return null;
-  return new JobProgressLine(io.stderr);
+  // Past the gate of io.stderr: the line's own carriage return and erase are the point.
+  return new JobProgressLine(io.raw?.stderr ?? io.stderr);
 }

@@ -282,6 +282,8 @@ export const schema = Joi.object({
     timeout_ms: Joi.number().integer().min(100).max(600_000).required(),
     concurrency: Joi.number().integer().min(1).max(64).required(),
     token_budget: Joi.number().integer().min(0).required(),
+    daily_token_budget: Joi.number().integer().min(0).required(),
+    answer_token_estimate: Joi.number().integer().min(1).max(1_000_000).required(),
     language: Joi.string().min(1).max(64).required(),
     max_attempts: Joi.number().integer().min(1).max(10).required(),
     retry_base_ms: Joi.number().integer().min(1).max(60_000).required(),
@@ -305,7 +307,11 @@ export const schema = Joi.object({
     allow: Joi.array()
       .items(
         Joi.string().custom((value: string, helpers) =>
-          isAllowEntry(value) ? value.trim() : helpers.message({ custom: '{{#label}} must be a host name, an IP address or a CIDR such as 10.0.0.0/8' }),
+          isAllowEntry(value)
+            ? value.trim()
+            : helpers.message({
+                custom: '{{#label}} must be a host name, an IP address or a CIDR such as 10.0.0.0/8, optionally with :PORT or :* ([v6]:PORT for IPv6)',
+              }),
         ),
       )
       .required(),

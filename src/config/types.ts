@@ -123,7 +123,8 @@ export interface Config {
   };
   /**
    * The outbound guard (every fetch of a URL an administrator or a network chose): `allow` lists
-   * host names, addresses and CIDRs that may be reached although private, on any port; every other
+   * host names, addresses and CIDRs that may be reached although private, each on the port it names
+   * (`host:8080`, `host:*`) or else on `ports`; every other
    * destination must be public and use one of `ports`; responses larger than `max_bytes` are cut off.
    */
   outbound: { allow: string[]; ports: number[]; max_bytes: number };
@@ -184,6 +185,10 @@ export interface AiConfig {
   concurrency: number;
   /** Tokens a bulk run may spend (0: no limit). */
   token_budget: number;
+  /** Tokens all AI calls of a UTC day may spend, bulk runs and single items alike (0: no limit). */
+  daily_token_budget: number;
+  /** Tokens an answer is reserved at before a call (see services/ai/budget.ts). */
+  answer_token_estimate: number;
   /** The language the content is written in (a name or a BCP 47 tag), passed to the prompts as {language}. */
   language: string;
   /** Attempts per call (429, 5xx, timeouts and connection errors are tried again with a capped backoff). */

@@ -6,7 +6,7 @@
 // so a failed or interrupted backup never leaves a half file under the name asked for.
 // MariaDB/MySQL have their own consistent dump: the error names the exact command.
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Database as SqliteConnection } from 'sqlite3';
@@ -37,7 +37,7 @@ export async function backupDatabase(parsed: ParsedUrl, target: string, options:
   const source = parsed.storage!;
   if (source === ':memory:') throw new ServiceError('svc_backup_failed', 'An in-memory database has nothing on disk to back up.', 400);
   const file = resolve(target);
-  if (file === resolve(source)) throw new ServiceError('svc_backup_failed', 'The backup cannot be written over the database itself.', 400, { file });
+  refuseLiveFile(source, file);
   if (existsSync(file) && !options.force)
     throw new ServiceError('svc_backup_exists', `${file} exists: choose another name, or pass --force to replace it.`, 409, { file });
   if (!existsSync(dirname(file))) throw new ServiceError('svc_backup_failed', `The folder ${dirname(file)} does not exist.`, 400, { file });
@@ -55,6 +55,51 @@ export async function backupDatabase(parsed: ParsedUrl, target: string, options:
     for (const companion of ['-wal', '-shm', '-journal']) rmSync(temp + companion, { force: true });
     if (err instanceof ServiceError) throw err;
     throw new ServiceError('svc_backup_failed', `The backup failed: ${(err as Error).message}`, 500, { file });
+  }
+}
+
+/** The files SQLite keeps for a database: the database, its write-ahead log, its shared memory, its rollback journal. */
+const LIVE_SUFFIXES = ['', '-wal', '-shm', '-journal'];
+
+/**
+ * Refuses a target that is the live database or one of its companion files, under any name: the
+ * same file (device and inode, so a hard link, a symlink, a symlinked folder or another spelling of
+ * the path is caught), or, for a file that does not exist now (a -wal after a checkpoint), the same
+ * place once links are resolved. Renaming the copy over the -wal made new connections read a
+ * database as their log (SQLITE_NOTADB) and lost committed rows after a crash.
+ */
+function refuseLiveFile(source: string, file: string): void {
+  const target = statSync(file, { throwIfNoEntry: false });
+  const targetPlace = place(file);
+  for (const suffix of LIVE_SUFFIXES) {
+    const live = resolve(source + suffix);
+    const stat = statSync(live, { throwIfNoEntry: false });
+    const same = (target && stat && target.dev === stat.dev && target.ino === stat.ino) || (targetPlace !== null && targetPlace === place(live));
+    if (same)
+      throw new ServiceError(
+        'svc_backup_target_is_database',
+        `${file} is ${suffix ? `the database's ${suffix.slice(1)} file` : 'the database itself'} (or a link to it): writing the backup there would corrupt the live database. Choose a file outside it.`,
+        400,
+        { file, database_file: live },
+      );
+  }
+}
+
+/**
+ * Where a path leads once every link is resolved: the file's own place, else (nothing there yet)
+ * where a dangling link points, else its folder's place plus its name.
+ */
+function place(path: string, hops = 0): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    // A link to a file not there now (the -journal between transactions) leads where it points.
+    if (hops < 40 && lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) return place(resolve(dirname(path), readlinkSync(path)), hops + 1);
+    try {
+      return join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return null;
+    }
   }
 }
 

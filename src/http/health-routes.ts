@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import { ServiceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { PlainRouteDef } from './plain-routes.js';
+import { state } from './rest/request-state.js';
 
 /** Paths answered without the Host check (see src/http/rest/host.ts). */
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
@@ -70,7 +71,16 @@ export function healthRoutes(ctx: Context): PlainRouteDef[] {
       description: 'Prometheus metrics (bearer token).',
       validate: noQuery,
       async handler(request, h) {
-        if (!bearerMatches(request.headers.authorization as string | undefined, token)) throw metricsRefused();
+        const ip = state(request).ip;
+        if (
+          !(await ctx.auth.checkBearer(
+            () => bearerMatches(request.headers.authorization as string | undefined, token),
+            ip,
+            'metrics',
+            'svc_metrics_unauthorized',
+          ))
+        )
+          throw metricsRefused();
         const { contentType, body } = await metrics.render();
         return h.response(body).type(contentType).header('Cache-Control', NO_STORE);
       },

@@ -21,6 +21,8 @@ export function mediaRoutes(ctx: Context): PlainRouteDef[] {
       path: '/media/{sha256}.{ext}',
       auth: 'public',
       description: 'A media file, by the hash of its bytes (cached as immutable).',
+      // Plain bytes: a Range request gets its slice (206), as from any static file server.
+      ranges: true,
       validate: {
         params: Joi.object({
           sha256: Joi.string()

@@ -25,6 +25,8 @@ export interface PlainRouteDef {
   validate: RouteOptionsValidate & ({ query: Schema } | { params: Schema } | { payload: Schema });
   /** hapi's payload options (limits, allowed types, raw bodies) of a route that takes a body. */
   payload?: RouteOptionsPayload;
+  /** Answers `Range` requests (206); off by default, as a slice of a JSON answer is no JSON. */
+  ranges?: true;
   handler: Lifecycle.Method;
 }
 
@@ -34,7 +36,14 @@ export function registerPlainRoutes(server: Server, routes: PlainRouteDef[]): vo
     server.route({
       method: def.method,
       path: def.path,
-      options: { id: def.id, description: def.description, plugins: { cashtrack: { auth: def.auth } }, validate: def.validate, payload: def.payload },
+      options: {
+        id: def.id,
+        description: def.description,
+        plugins: { cashtrack: { auth: def.auth } },
+        validate: def.validate,
+        payload: def.payload,
+        response: def.ranges ? { ranges: true } : undefined,
+      },
       handler: def.handler,
     });
   }

@@ -135,7 +135,14 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
       { name: 'website_id', description: 'Ad space (website) id, w_id.', required: true, secret: false },
       { name: 'scope', description: `OAuth scopes (default "${DEFAULT_SCOPE}").`, required: false, secret: false },
       { name: 'language', description: 'Language of names and descriptions (default en).', required: false, secret: false },
-      { name: 'base_url', description: `API base URL (default ${ADMITAD_API}).`, required: false, secret: false },
+      {
+        name: 'base_url',
+        description: `API base URL (default ${ADMITAD_API}); client_secret is bound to its origin.`,
+        required: false,
+        secret: false,
+        default: ADMITAD_API,
+        binds_secrets: true,
+      },
     ],
     // No window limit is documented; 90 days keeps each window's offset walk short.
     limits: { maxWindowDays: 90, maxLookbackDays: null },

@@ -90,7 +90,14 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
     configKeys: [
       { name: 'api_token', description: 'API token from ui.awin.com/awin-api (sent as a bearer token).', required: true, secret: true },
       { name: 'publisher_id', description: 'Your Awin publisher id.', required: true, secret: false },
-      { name: 'base_url', description: `API base URL (default ${AWIN_API}).`, required: false, secret: false },
+      {
+        name: 'base_url',
+        description: `API base URL (default ${AWIN_API}); api_token is bound to its origin.`,
+        required: false,
+        secret: false,
+        default: AWIN_API,
+        binds_secrets: true,
+      },
       { name: 'link_base_url', description: `Tracking link host (default ${AWIN_LINKS}).`, required: false, secret: false },
     ],
     limits: { maxWindowDays: 31, maxLookbackDays: null },

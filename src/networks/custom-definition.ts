@@ -340,3 +340,53 @@ export function checkDefinition(input: unknown): CustomDefinition {
   if (Object.keys(params).length) refuse(params);
   return def;
 }
+
+/**
+ * Where a custom network's secret settings travel: each secret setting a feed's URL or headers
+ * use → the origins of those feeds, with the given non-secret settings filled in (a placeholder
+ * left unfilled counts as part of the text). The networks service compares these before and after
+ * a change, so a definition edit or a setting that moves a feed to another host cannot carry a
+ * secret given for the old one along with it.
+ */
+export function secretDestinations(def: CustomDefinition, plain: Record<string, string | undefined>): Map<string, Set<string>> {
+  const secretNames = new Set((def.settings ?? []).filter((s) => s.secret).map((s) => s.name));
+  const values: Record<string, string> = {};
+  for (const [k, v] of Object.entries(plain)) if (v !== undefined && !secretNames.has(k)) values[`settings.${k}`] = v;
+  const out = new Map<string, Set<string>>();
+  for (const f of Object.values(def.feeds ?? {})) {
+    if (!f) continue;
+    const used = [f.url, ...Object.values(f.headers ?? {})].flatMap((t) => [...t.matchAll(/\{settings\.([A-Za-z0-9_]+)\}/g)].map((m) => m[1]));
+    const filled = fillTemplate(f.url, values);
+    let origin: string;
+    try {
+      origin = new URL(filled).origin;
+    } catch {
+      origin = filled.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#]*).*$/i, '$1').toLowerCase();
+    }
+    for (const name of used.filter((n) => secretNames.has(n))) {
+      if (!out.has(name)) out.set(name, new Set());
+      out.get(name)!.add(origin);
+    }
+  }
+  return out;
+}
+
+/**
+ * The secret settings that `after` would send to an origin `before` did not send them to, each with
+ * that origin and the one it was given for; only secrets that `hasValue` and that were already bound
+ * (sent somewhere before: a secret no feed used yet binds on its first use).
+ */
+export function movedSecrets(
+  before: Map<string, Set<string>>,
+  after: Map<string, Set<string>>,
+  hasValue: (name: string) => boolean,
+): { name: string; from: string; to: string }[] {
+  const moved: { name: string; from: string; to: string }[] = [];
+  for (const [name, origins] of after) {
+    const was = before.get(name);
+    if (!was?.size || !hasValue(name)) continue;
+    const to = [...origins].find((o) => !was.has(o));
+    if (to) moved.push({ name, from: [...was].join(', '), to });
+  }
+  return moved;
+}

@@ -108,12 +108,26 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
     };
   };
 
-  const toTransaction = (feed: FeedDefinition, r: FeedRecord): NetworkTransaction | null => {
+  /** A record of the transactions feed inside `window` (a record without a time is inside), else null. */
+  const toTransaction = (feed: FeedDefinition, r: FeedRecord, rt: ModuleRuntime, window: { from: Date; to: Date }): NetworkTransaction | null => {
     const transactionId = text(field(r, feed, 'transaction_id'));
     if (!transactionId) return null;
+    const eventAt = parseDate(field(r, feed, 'event_at'));
+    if (eventAt !== null && (eventAt < window.from || eventAt >= window.to)) return null;
     const word = text(field(r, feed, 'status'));
-    // An unknown word is kept pending: polling must not lose the order, and it can still move later.
-    const status = word === null ? 'pending' : (lookupStatus(def.statuses, word) ?? 'pending');
+    // A record without a status is pending, as a postback without one is. A word the mapping lacks
+    // is not guessed: a network that adds a word ("chargeback", "paid") must not turn into pending
+    // money. The record is left out and logged as an error, as the built-in modules do and as a
+    // postback with that word is refused; the next poll records it once the word is mapped.
+    const status = word === null ? 'pending' : lookupStatus(def.statuses, word);
+    if (status === null) {
+      rt.log('error', `${id}: transaction ${transactionId.slice(0, 64)} has the unknown status "${word!.slice(0, 40)}"; skipped`, {
+        network: id,
+        transaction_id: transactionId.slice(0, 191),
+        status: word!.slice(0, 40),
+      });
+      return null;
+    }
     const currency = currencyCode(field(r, feed, 'currency'), def.currency);
     return {
       transaction_id: transactionId,
@@ -125,7 +139,7 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
       commission: decimalAmount(field(r, feed, 'commission'), currency),
       currency,
       clicked_at: parseDate(field(r, feed, 'clicked_at')),
-      event_at: parseDate(field(r, feed, 'event_at')),
+      event_at: eventAt,
       raw: r,
     };
   };
@@ -185,9 +199,7 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
       if (!feed) return;
       const day = (d: Date) => d.toISOString().slice(0, 10);
       for await (const page of feedRecords(id, def.name, feed, rt, { from: day(window.from), to: day(window.to) }, secretNames, options)) {
-        const items = page
-          .map((r) => toTransaction(feed, r))
-          .filter((t): t is NetworkTransaction => t !== null && (t.event_at === null || (t.event_at >= window.from && t.event_at < window.to)));
+        const items = page.map((r) => toTransaction(feed, r, rt, window)).filter((t): t is NetworkTransaction => t !== null);
         if (items.length) yield items;
       }
     },

@@ -156,7 +156,14 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     configKeys: [
       { name: 'account_sid', description: 'Account SID (Settings → API).', required: true, secret: false },
       { name: 'auth_token', description: 'Auth Token (Settings → API).', required: true, secret: true },
-      { name: 'base_url', description: `API host (default ${IMPACT_API}); /Mediapartners/{SID} is added.`, required: false, secret: false },
+      {
+        name: 'base_url',
+        description: `API host (default ${IMPACT_API}); /Mediapartners/{SID} is added; auth_token is bound to its origin.`,
+        required: false,
+        secret: false,
+        default: IMPACT_API,
+        binds_secrets: true,
+      },
     ],
     limits: { maxWindowDays: 45, maxLookbackDays: LOOKBACK_DAYS },
     statusMap: STATUS_MAP,

@@ -101,6 +101,14 @@ export interface ConfigKey {
   required: boolean;
   /** Write-only: never returned by an API or printed by the CLI; redacted from logs. */
   secret: boolean;
+  /** The value used when the setting is unset. */
+  default?: string;
+  /**
+   * A URL the secret settings are sent to: they are bound to its origin, so a change of origin must
+   * give them again (services/networks/settings.ts), or a changed base URL would carry the token
+   * to whatever host it names.
+   */
+  binds_secrets?: boolean;
 }
 
 /** A module's settings (credentials, ids, base URL), as configured. */

@@ -36,64 +36,100 @@ export function refusedRange(address: string): string | null {
 
 const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
-/** One entry of `outbound.allow`, as the configuration check reads it: a host name, an address or a CIDR. */
-export function isAllowEntry(entry: string): boolean {
-  const text = bareHost(entry.trim());
-  if (!text) return false;
-  if (isIP(text)) return true;
-  if (text.includes('/')) {
-    try {
-      ipaddr.parseCIDR(text);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  return /^[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9](?:[a-z0-9-]{0,62}))*$/.test(text) && text.length <= 253;
-}
+/** Which ports an allow entry opens: those of `outbound.ports` (no port named), one port, or every port (`:*`). */
+export type EntryPorts = 'default' | '*' | number;
 
 /**
- * The allow list: destinations that may be reached although private, on any port. Host names
- * match exactly (no wildcard); addresses and CIDRs match an address of their own family only (an
- * IPv4 entry does not admit the IPv4-mapped form of the same address).
+ * One `outbound.allow` entry split into its destination and ports: `host`, `host:port`, `host:*`,
+ * an IPv4 address or CIDR with or without `:port`, `[v6]`, `[v6]:port`, `[v6/len]:port`, or a bare
+ * IPv6 address or CIDR (no port: its colons are the address's). Null when it is none of these.
+ */
+export function parseAllowEntry(entry: string): { target: string; ports: EntryPorts } | null {
+  const text = entry.trim().toLowerCase();
+  if (!text) return null;
+  let target = text;
+  let port: string | null = null;
+  const bracketed = /^\[([^\]]+)\](?::(\d+|\*))?$/.exec(text);
+  if (bracketed) [, target, port = null] = bracketed;
+  else if (text.split(':').length === 2) [target, port] = text.split(':');
+  target = target.replace(/\.$/, '');
+  if (port !== null && port !== '*' && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) return null;
+  if (!target) return null;
+  const valid =
+    isIP(target) !== 0 ||
+    (target.includes('/') ? isCidr(target) : /^[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9](?:[a-z0-9-]{0,62}))*$/.test(target) && target.length <= 253);
+  if (!valid) return null;
+  return { target, ports: port === null ? 'default' : port === '*' ? '*' : Number(port) };
+}
+
+function isCidr(text: string): boolean {
+  try {
+    ipaddr.parseCIDR(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One entry of `outbound.allow`, as the configuration check reads it (see parseAllowEntry). */
+export function isAllowEntry(entry: string): boolean {
+  return parseAllowEntry(entry) !== null;
+}
+
+type Entry<T> = [T, EntryPorts];
+
+/**
+ * The allow list: destinations that may be reached although private. Host names match exactly
+ * (no wildcard); addresses and CIDRs match an address of their own family only (an IPv4 entry
+ * does not admit the IPv4-mapped form of the same address). An entry opens the ports it names;
+ * one that names none opens only `outbound.ports` (`defaultPorts`), so allowing an internal host
+ * for its web server does not open its database or admin ports; `host:*` opens every port.
  */
 export class AllowList {
-  private readonly names = new Set<string>();
-  private readonly ranges: { v4: [ipaddr.IPv4, number][]; v6: [ipaddr.IPv6, number][] } = { v4: [], v6: [] };
+  private readonly names: Entry<string>[] = [];
+  private readonly v4: Entry<[ipaddr.IPv4, number]>[] = [];
+  private readonly v6: Entry<[ipaddr.IPv6, number]>[] = [];
+  private readonly defaultPorts: ReadonlySet<number>;
 
-  constructor(entries: readonly string[]) {
+  constructor(entries: readonly string[], defaultPorts: Iterable<number> = [80, 443]) {
+    this.defaultPorts = new Set(defaultPorts);
     for (const raw of entries) {
-      const entry = bareHost(raw.trim());
+      const entry = parseAllowEntry(raw);
       if (!entry) continue;
-      if (entry.includes('/') || isIP(entry)) {
-        const [address, bits] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), entry.includes(':') ? 128 : 32];
-        if (address.kind() === 'ipv4') this.ranges.v4.push([address as ipaddr.IPv4, bits]);
-        else this.ranges.v6.push([address as ipaddr.IPv6, bits]);
+      const { target, ports } = entry;
+      if (target.includes('/') || isIP(target)) {
+        const [address, bits] = target.includes('/') ? ipaddr.parseCIDR(target) : [ipaddr.parse(target), target.includes(':') ? 128 : 32];
+        if (address.kind() === 'ipv4') this.v4.push([[address as ipaddr.IPv4, bits], ports]);
+        else this.v6.push([[address as ipaddr.IPv6, bits], ports]);
       } else {
-        this.names.add(entry);
+        this.names.push([target, ports]);
       }
     }
   }
 
   get empty(): boolean {
-    return this.names.size === 0 && this.ranges.v4.length === 0 && this.ranges.v6.length === 0;
+    return this.names.length === 0 && this.v4.length === 0 && this.v6.length === 0;
   }
 
-  /** Whether a URL's host (a name or an address literal) is on the list. */
-  allowsHost(hostname: string): boolean {
+  private opens(ports: EntryPorts, port: number): boolean {
+    return ports === '*' || ports === port || (ports === 'default' && this.defaultPorts.has(port));
+  }
+
+  /** Whether a URL's host (a name or an address literal) is on the list for `port`. */
+  allowsHost(hostname: string, port: number): boolean {
     const host = bareHost(hostname);
-    return isIP(host) ? this.allowsAddress(host) : this.names.has(host);
+    return isIP(host) ? this.allowsAddress(host, port) : this.names.some(([name, ports]) => name === host && this.opens(ports, port));
   }
 
-  /** Whether an address is on the list (by address or CIDR of its own family). */
-  allowsAddress(address: string): boolean {
+  /** Whether an address is on the list for `port` (by address or CIDR of its own family). */
+  allowsAddress(address: string, port: number): boolean {
     let parsed: Address;
     try {
       parsed = ipaddr.parse(bareHost(address));
     } catch {
       return false;
     }
-    if (parsed.kind() === 'ipv4') return this.ranges.v4.some((range) => (parsed as ipaddr.IPv4).match(range));
-    return this.ranges.v6.some((range) => (parsed as ipaddr.IPv6).match(range));
+    if (parsed.kind() === 'ipv4') return this.v4.some(([range, ports]) => (parsed as ipaddr.IPv4).match(range) && this.opens(ports, port));
+    return this.v6.some(([range, ports]) => (parsed as ipaddr.IPv6).match(range) && this.opens(ports, port));
   }
 }

@@ -34,17 +34,18 @@ export class OutboundGuard {
   private readonly logger: OutboundGuardOptions['logger'];
 
   constructor(options: OutboundGuardOptions) {
-    this.allowList = new AllowList(options.allow);
+    this.allowList = new AllowList(options.allow, options.ports);
     this.ports = new Set(options.ports);
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.lookup = options.lookup ?? (dnsLookup as unknown as LookupFunction);
     this.logger = options.logger;
   }
 
-  /** Whether a URL's host is on the allow list (by name, address or CIDR). */
+  /** Whether a URL's host and port are on the allow list (by name, address or CIDR). */
   allows(url: string | URL): boolean {
     try {
-      return this.allowList.allowsHost(new URL(url).hostname);
+      const parsed = new URL(url);
+      return this.allowList.allowsHost(parsed.hostname, portOf(parsed));
     } catch {
       return false;
     }
@@ -81,26 +82,28 @@ export class OutboundGuard {
     }
     const host = bareHost(parsed.hostname);
     if (!host) throw this.refuse('invalid_url', 'The URL has no host.', parsed, extra);
-    const allowed = this.allowList.allowsHost(host);
+    const port = portOf(parsed);
+    const allowed = this.allowList.allowsHost(host, port);
     if (isIP(host) && !allowed) {
       const range = refusedRange(host);
       if (range)
         throw this.refuse(
           'private_address',
-          redirected ? 'The server redirected to a private or reserved address.' : 'The URL points at a private or reserved address.',
+          redirected
+            ? 'The server redirected to a private or reserved address.'
+            : `The URL points at a ${rangeName(range)} address.${allowHint(parsed, range)}`,
           parsed,
           extra,
           { range },
         );
     }
-    const port = parsed.port ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
     if (!allowed && !this.ports.has(port)) {
       const ports = [...this.ports].join(', ') || 'none';
       throw this.refuse(
         'port',
         redirected
           ? `The server redirected to a port outbound requests may not use (${ports}).`
-          : `Port ${port} is not one outbound requests may use (${ports}).`,
+          : `Port ${port} is not one outbound requests may use (${ports}): add it to CASHTRACK_OUTBOUND_PORTS (outbound.ports), or allow this host on it with an entry ${hostEntry(parsed)}:${port} in CASHTRACK_OUTBOUND_ALLOW (outbound.allow).`,
         parsed,
         redirected ? extra : { port },
         { port },
@@ -231,7 +234,8 @@ export class OutboundGuard {
     hopIndex: number,
   ): Promise<ResponseBody> {
     const host = bareHost(url.hostname);
-    const byName = !isIP(host) && this.allowList.allowsHost(host);
+    const port = portOf(url);
+    const byName = !isIP(host) && this.allowList.allowsHost(host, port);
     let stop: Stop = null;
     const stopped = new AbortController();
     const halt = (why: Exclude<Stop, null>) => {
@@ -283,7 +287,7 @@ export class OutboundGuard {
     let addresses: LookupAddress[];
     try {
       addresses = await this.resolve(host, stopped.signal);
-      this.admit(url, host, addresses, byName, hopIndex);
+      this.admit(url, host, port, addresses, byName, hopIndex);
     } catch (err) {
       cleanup();
       throw fail(err);
@@ -375,15 +379,16 @@ export class OutboundGuard {
   }
 
   /** Every address must be public, or admitted by the allow list (the host by name, or the address). */
-  private admit(url: URL, host: string, addresses: LookupAddress[], byName: boolean, hopIndex: number): void {
+  private admit(url: URL, host: string, port: number, addresses: LookupAddress[], byName: boolean, hopIndex: number): void {
     if (byName) return;
     for (const { address } of addresses) {
-      if (this.allowList.allowsAddress(address)) continue;
+      if (this.allowList.allowsAddress(address, port)) continue;
       const range = refusedRange(address);
       if (range) {
+        const hint = hopIndex === 0 ? allowHint(url, range) : '';
         throw this.refuse(
           'private_address',
-          isIP(host) ? 'The URL points at a private or reserved address.' : 'The host resolves to a private or reserved address.',
+          isIP(host) ? `The URL points at a ${rangeName(range)} address.${hint}` : `The host resolves to a ${rangeName(range)} address.${hint}`,
           url,
           { redirects: hopIndex },
           { range, address },
@@ -408,6 +413,34 @@ export class OutboundGuard {
     this.logger?.write(level, 'outbound', `Outbound request refused: ${message}`, { reason, host: url ? url.host : null, ...data, ...logged });
     return fetchBlocked(reason, message, data);
   }
+}
+
+/** The port a URL connects to. */
+function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+/** How a refused range reads in a message: "loopback", "private", else "reserved (linkLocal)". */
+function rangeName(range: string): string {
+  return range === 'loopback' || range === 'private' ? range : `reserved (${range})`;
+}
+
+/** The allow entry that admits a URL's host, as an operator writes it (IPv6 in brackets). */
+function hostEntry(url: URL): string {
+  const host = bareHost(url.hostname);
+  return isIP(host) === 6 ? `[${host}]` : host;
+}
+
+/**
+ * How to let a refused destination through, for a loopback or private one (an intranet service an
+ * operator may well mean to reach); nothing for the other reserved ranges (metadata services,
+ * NAT64 and the like), which are not worth an invitation. Only for the caller's own URL (a
+ * redirect's target came from the remote), and without the address itself (a name's resolved
+ * address stays unsaid).
+ */
+function allowHint(url: URL, range: string): string {
+  if (range !== 'loopback' && range !== 'private' && range !== 'uniqueLocal') return '';
+  return ` To allow it, add the host to CASHTRACK_OUTBOUND_ALLOW (outbound.allow), as HOST:${portOf(url)} or as HOST alone for the ports of outbound.ports.`;
 }
 
 /** Percent-decoded user info; as written when it does not decode. */

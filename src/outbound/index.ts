@@ -4,3 +4,4 @@ export { OutboundGuard, DEFAULT_MAX_BYTES } from './guard.js';
 export { fetchBlocked } from './types.js';
 export type { FetchBlockedReason, OutboundRequest, OutboundResponse, OutboundStream, OutboundGuardOptions } from './types.js';
 export { AllowList, isAllowEntry, refusedRange } from './addresses.js';
+export { guardedFetch, type FetchingGuard, type GuardedFetchOptions } from './fetch-api.js';

@@ -58,9 +58,13 @@ export interface OutboundStream extends Omit<OutboundResponse, 'body' | 'truncat
 }
 
 export interface OutboundGuardOptions {
-  /** Host names, addresses and CIDRs that may be reached although private, on any port. */
+  /**
+   * Host names, addresses and CIDRs that may be reached although private, each with the port it
+   * opens (`host:8080`, `[fd00::1]:8443`, `host:*` for every port); an entry without a port opens
+   * the ports of `ports` only.
+   */
   allow: string[];
-  /** Ports any other destination may use. */
+  /** Ports any public destination may use (and a port-less allow entry). */
   ports: number[];
   maxBytes?: number;
   /** DNS lookup (tests resolve names of their own); default node:dns. */

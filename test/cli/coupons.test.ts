@@ -42,6 +42,16 @@ for (const dialect of dialects) {
       expect(missing.stderr).toMatch(/^svc_coupon_not_found: /);
     });
 
+    it('prints a value under every column of the refresh table: no SKIPPED header without one', async () => {
+      const refresh = await runCli(['coupons', 'refresh', '--network', 'admitad'], { db });
+      expect(refresh.code, refresh.stderr).toBe(0);
+      const lines = refresh.stdout.split('\n');
+      const header = lines.find((l) => l.startsWith('NETWORK'))!;
+      const row = lines.find((l) => l.startsWith('admitad'))!;
+      expect(header).not.toContain('SKIPPED');
+      expect(row.trim().split(/\s+/)).toHaveLength(header.trim().split(/\s+/).length);
+    });
+
     it('edits a coupon, keeps the edit across a refresh and resets it', async () => {
       const [c] = (await runCli(['coupons', 'list', '--search', 'SAVE2', '--json'], { db })).json<Json[]>();
       const edited = await runCli(

@@ -1,5 +1,5 @@
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildContext } from '../../src/context.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -70,13 +70,51 @@ describe('cashtrack db backup on SQLite', () => {
     expect(forced.stdout).toMatch(/^backed up to .*existing\.sqlite: \d+ bytes, \d+ pages, integrity ok/);
   });
 
-  it('refuses a folder that does not exist and the database file itself', async () => {
+  it('refuses a folder that does not exist', async () => {
     const missing = await runCli(['db', 'backup', join(t.db.dataDir, 'no', 'such', 'dir', 'x.sqlite'), '--json'], { db: t.db });
     expect(missing.code).not.toBe(0);
     expect(JSON.parse(missing.stderr)).toMatchObject({ code: 'svc_backup_failed' });
-    const self = await runCli(['db', 'backup', parseDatabaseUrl(t.db.url).storage!, '--force', '--json'], { db: t.db });
-    expect(JSON.parse(self.stderr)).toMatchObject({ code: 'svc_backup_failed' });
-    expect(existsSync(parseDatabaseUrl(t.db.url).storage!)).toBe(true);
+  });
+
+  it('refuses, even with --force, the database, its -wal, -shm and -journal, and any link to them, leaving the live database working', async () => {
+    const { ctx } = t;
+    const database = parseDatabaseUrl(t.db.url).storage!;
+    await ctx.users.create({ login: 'before-backup', email: 'before@example.com', role: 'member' }, 'test');
+    // The open context keeps the WAL and its shared memory; a -journal exists only in rollback mode.
+    expect(existsSync(`${database}-wal`) && existsSync(`${database}-shm`)).toBe(true);
+    expect(existsSync(`${database}-journal`)).toBe(false);
+    const links = join(t.db.dataDir, 'links');
+    mkdirSync(links, { recursive: true });
+    symlinkSync(database, join(links, 'symlink.sqlite'));
+    linkSync(database, join(links, 'hardlink.sqlite'));
+    symlinkSync(`${database}-journal`, join(links, 'journal-link'));
+    symlinkSync(dirname(database), join(links, 'folder'));
+    const targets: Array<[string, string]> = [
+      [`${database}-wal`, `${database}-wal`],
+      [database, database],
+      [`${database}-shm`, `${database}-shm`],
+      [`${database}-journal`, `${database}-journal`],
+      [join(links, 'symlink.sqlite'), database],
+      [join(links, 'hardlink.sqlite'), database],
+      [join(links, 'journal-link'), `${database}-journal`],
+      [join(links, 'folder', `${basename(database)}-wal`), `${database}-wal`],
+    ];
+    const walBefore = statSync(`${database}-wal`).ino;
+    for (const [target, live] of targets) {
+      const res = await runCli(['db', 'backup', target, '--force', '--json'], { db: t.db });
+      expect(res.code, target).toBe(1);
+      expect(JSON.parse(res.stderr), target).toMatchObject({ code: 'svc_backup_target_is_database', data: { database_file: live } });
+    }
+    expect(statSync(`${database}-wal`).ino).toBe(walBefore);
+    expect(existsSync(`${database}-journal`)).toBe(false);
+    expect(readFileSync(database).subarray(0, 15).toString()).toBe('SQLite format 3');
+    // The daemon's connection and a new one both still read and write.
+    await ctx.users.create({ login: 'after-backup', email: 'after@example.com', role: 'member' }, 'test');
+    const users = await runCli(['users', 'list', '--search', 'after-backup', '--json'], { db: t.db });
+    expect(users.json<Array<{ login: string }>>().map((u) => u.login)).toEqual(['after-backup']);
+    // A file beside the database under another name is a backup like any other.
+    const beside = await runCli(['db', 'backup', `${database}-copy`, '--json'], { db: t.db });
+    expect(beside.code, beside.stderr).toBe(0);
   });
 });
 

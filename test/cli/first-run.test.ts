@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ensureAdministrator } from '../../src/cli/commands/serve.js';
+import { ensureAdministrator, firstRunBanner } from '../../src/cli/commands/serve.js';
 import { createTestContext, destroyTestContext, dialects, type TestContext } from '../helpers/context.js';
 import { basic, NS, testServer } from '../helpers/http.js';
 
@@ -19,15 +19,16 @@ for (const dialect of dialects) {
       return { io: { stdout, stderr: stdout, stdin: new PassThrough(), env: {} }, text: () => text };
     };
 
-    it('creates admin with a one-time application password and prints it with the namespace URL', async () => {
+    it('creates admin with a one-time application password, which the banner shows with the namespace URL', async () => {
       const out = io();
-      expect(await ensureAdministrator(t!.ctx, out.io, 'http://127.0.0.1:8080/wp-json/svc/v1')).toBe(true);
-      const password = out
-        .text()
-        .match(/app password:\s+((?:[A-Za-z0-9]{4} ?){6})/)?.[1]
-        .trim();
-      expect(password).toBeTruthy();
-      expect(out.text()).toContain('http://127.0.0.1:8080/wp-json/svc/v1');
+      const admin = await ensureAdministrator(t!.ctx, out.io);
+      expect(admin?.login).toBe('admin');
+      expect(out.text()).toBe('');
+      const banner = firstRunBanner(admin!, 'http://127.0.0.1:8080/wp-json/svc/v1');
+      const password = banner.match(/app password:\s+((?:[A-Za-z0-9]{4} ?){6})/)?.[1].trim();
+      expect(password).toBe(admin!.password);
+      expect(banner).toContain('http://127.0.0.1:8080/wp-json/svc/v1');
+      expect(banner).toContain('cashtrack users set-password admin');
       const server = await testServer(t!.ctx);
       const res = await server.inject({ url: `${NS}/logs`, headers: { authorization: basic('admin', password!) } });
       expect(res.statusCode).toBe(200);
@@ -37,7 +38,7 @@ for (const dialect of dialects) {
     it('does nothing once an administrator exists', async () => {
       await t!.ctx.users.create({ login: 'boss', email: 'boss@example.com', role: 'administrator' });
       const out = io();
-      expect(await ensureAdministrator(t!.ctx, out.io, 'http://x')).toBe(false);
+      expect(await ensureAdministrator(t!.ctx, out.io)).toBeNull();
       expect(out.text()).toBe('');
       expect(await t!.ctx.users.findByLogin('admin')).toBeNull();
     });
@@ -52,7 +53,7 @@ for (const dialect of dialects) {
         await t.ctx.users.create({ login: 'admin', email: 'a@example.com', role: 'member' });
         let err = '';
         const sink = new Writable({ write: (c, _e, done) => ((err += c.toString()), done()) });
-        expect(await ensureAdministrator(t.ctx, { stdout: sink, stderr: sink, stdin: new PassThrough(), env: {} }, 'http://x')).toBe(false);
+        expect(await ensureAdministrator(t.ctx, { stdout: sink, stderr: sink, stdin: new PassThrough(), env: {} })).toBeNull();
         expect(err).toContain('cashtrack users create');
         expect(await t.ctx.appPasswords.list((await t.ctx.users.findByLogin('admin'))!)).toEqual([]);
       } finally {

@@ -5,6 +5,7 @@ import { LOG_LEVELS, type LogFilters, type LogLevel, type LogRecord } from '../.
 import { LogsView, POLL_LIMIT } from '../../src/cli/logs-view.js';
 import type { LogSource } from '../../src/cli/logs-source.js';
 import { initState, reduce, visible, type ViewFilters } from '../../src/cli/logs-store.js';
+import { expectPlain, HOSTILE, HOSTILE_SHOWN } from '../helpers/terminal.js';
 
 // An in-memory log with the service's contract: newest first (or oldest first), filtered, paged.
 class FakeSource implements LogSource {
@@ -199,9 +200,10 @@ describe('cashtrack logs view', () => {
     expect(view.screen()).toContain('filter: level≥error source=api since 2025-01-01T00:00:00.000Z');
     await view.press('c');
     await view.shows('filter: since 2025-01-01T00:00:00.000Z');
+    // Once the entry only the cleared filters match is shown, no poll under the old ones can follow.
+    await view.shows('<2>');
     expect(source.calls.at(-1)).toMatchObject({ after });
     expect(source.calls.at(-1)).not.toHaveProperty('source');
-    await view.shows('<2>');
   });
 
   it('space pauses: new entries are counted, not shown, until it resumes', async () => {
@@ -276,6 +278,49 @@ describe('cashtrack logs view', () => {
       expect(view.screen()).toContain(word);
     await view.press(KEY.escape);
     await view.shows('<1>');
+  });
+
+  it('keeps the status and filter bars on the last rows when few entries match and while help is open', async () => {
+    const source = new FakeSource();
+    source.add(1);
+    const rows = 24;
+    const view = mount(source, {}, undefined, rows);
+    await view.shows('<1>');
+    // The list takes rows - 3; the status bar and the filter bar are the two rows after it.
+    const bars = () => {
+      const lines = view.screen().split('\n');
+      return { status: lines.findIndex((l) => l.startsWith('live ·')), filter: lines.findIndex((l) => l.startsWith('filter:')) };
+    };
+    expect(bars()).toEqual({ status: rows - 3, filter: rows - 2 });
+    await view.press('?');
+    await view.shows('keys');
+    expect(bars()).toEqual({ status: rows - 3, filter: rows - 2 });
+  });
+
+  it('shows an entry holding escape sequences and control characters as plain text: in the list, its details and the source picker', async () => {
+    const source = new FakeSource();
+    source.add(1, { source: `src${HOSTILE}`, message: `msg ${HOSTILE}`, context: { agent: HOSTILE, c1: '\u009b2J\u009d' } });
+    source.failures.push(new ServiceError('svc_database_unavailable', `down ${HOSTILE}`, 503));
+    const view = mount(source, { search: `find ${HOSTILE}` }, undefined, 20);
+    // Ink's own colours are the only sequences allowed in a frame.
+    const raw = () => (view.lastFrame() ?? '').replace(/\u001B\[[0-9;]*m/g, '');
+    await view.shows(`poll failed: svc_database_unavailable: down ${HOSTILE_SHOWN}`);
+    expectPlain(raw());
+    source.failures.length = 0;
+    await view.press('c');
+    await view.shows(`msg ${HOSTILE_SHOWN}`);
+    expectPlain(raw());
+    await view.press(KEY.up);
+    await view.press(KEY.enter);
+    await view.shows('entry 1');
+    expectPlain(raw());
+    // The details are JSON with every control escaped, C1 included.
+    expect(view.screen()).toContain('"message": "msg A\\u001b]52;c;ZXZpbA==\\u0007B');
+    expect(view.screen()).toContain('"c1": "\\u009b2J\\u009d"');
+    await view.press(KEY.escape);
+    await view.press('s');
+    await view.shows(`src${HOSTILE_SHOWN}`);
+    expectPlain(raw());
   });
 
   it('q calls onExit', async () => {

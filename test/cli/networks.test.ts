@@ -86,13 +86,33 @@ for (const dialect of dialects) {
       expect((await runCli(['networks', 'enable', 'onoffnet', '--json'], { db })).json<Json>().enabled).toBe(true);
     });
 
+    it('switches postbacks on in one step: makes the secret a network lacks, shows it once, and names the global switch still off', async () => {
+      await saveNetwork('onenet');
+      const on = await runCli(['networks', 'postbacks', 'onenet', 'on'], { db });
+      expect(on.code, on.stderr).toBe(0);
+      expect(on.stdout).toMatch(
+        /^postbacks on for onenet from any address\nnew postback secret for onenet \(token mode\), shown once:\n\n {2}[A-Za-z0-9_-]{43}\n/,
+      );
+      const secret = /^ {2}([A-Za-z0-9_-]{43})$/m.exec(on.stdout)![1];
+      expect(on.stdout).toContain(`?token=${secret}&`);
+      expect(on.stderr).toBe(
+        'note: Postbacks are on for onenet, but still off globally: set CASHTRACK_POSTBACKS_ENABLED=true (postbacks.enabled) and restart the daemon.\n',
+      );
+      // The secret works, is kept, and is never shown again: switching on again makes no new one.
+      const shown = await runCli(['networks', 'show', 'onenet', '--json'], { db });
+      expect(shown.json<Json>().postbacks).toMatchObject({ enabled: true, secret_set: true });
+      expect(shown.stdout).not.toContain(secret);
+      const again = await runCli(['networks', 'postbacks', 'onenet', 'on', '--json'], { db });
+      expect(again.json<Json>()).toMatchObject({ secret: null, switches: { global: false, network: true }, network: { postbacks: { enabled: true } } });
+      expect(again.stdout).not.toContain(secret);
+      const off = await runCli(['networks', 'postbacks', 'onenet', 'off', '--json'], { db });
+      expect(off.json<Json>()).toMatchObject({ secret: null, switches: { network: false }, message: null });
+    });
+
     it('rotates the postback secret, shows it once, and switches postbacks with an allowlist', async () => {
       await saveNetwork('rotnet');
       const before = await runCli(['networks', 'postback-secret', 'rotnet'], { db });
       expect(before.stdout).toBe('rotnet: token mode, secret not set (run with --rotate for a new one)\n');
-      const off = await runCli(['networks', 'postbacks', 'rotnet', 'on'], { db });
-      expect(off.code).toBe(1);
-      expect(off.stderr).toMatch(/^svc_postback_secret_missing: /);
       const rotated = await runCli(['networks', 'postback-secret', 'rotnet', '--rotate', '--json'], { db });
       const { secret, mode } = rotated.json<Json>();
       expect(mode).toBe('token');
@@ -105,7 +125,7 @@ for (const dialect of dialects) {
       expect(on.stdout).toBe('postbacks on for rotnet from 203.0.113.0/24, 2001:db8::/32\n');
       expect(on.stderr).toContain('CASHTRACK_POSTBACKS_ENABLED=true');
       const any = await runCli(['networks', 'postbacks', 'rotnet', 'on', '--any-ip', '--json'], { db });
-      expect(any.json<Json>().postbacks).toMatchObject({ enabled: true, mode: 'hmac', ip_allowlist: [] });
+      expect(any.json<Json>().network.postbacks).toMatchObject({ enabled: true, mode: 'hmac', ip_allowlist: [] });
       expect((await runCli(['networks', 'postbacks', 'rotnet', 'maybe'], { db })).code).toBe(2);
       expect((await runCli(['networks', 'postbacks', 'rotnet', '--any-ip'], { db })).code).toBe(2);
       const badIp = await runCli(['networks', 'postbacks', 'rotnet', 'on', '--allow-ip', '10.0.0.300'], { db });

@@ -2,7 +2,8 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BinaryRunner, requireCurrentBuild } from '../helpers/binary.js';
-import { createTestDatabase, dialects, type TestDatabase } from '../helpers/context.js';
+import { createTestContext, createTestDatabase, destroyTestContext, dialects, type TestContext, type TestDatabase } from '../helpers/context.js';
+import { waitFor } from '../helpers/jobs.js';
 
 for (const dialect of dialects) {
   describe(`cashtrack serve [${dialect}]`, () => {
@@ -33,4 +34,100 @@ for (const dialect of dialects) {
       expect(child.stderr).not.toContain('EADDRINUSE');
     });
   });
+}
+
+// The first start of a daemon on a database without an administrator: the administrator exists
+// before the daemon answers anything, and the banner comes after the start-up log lines, framed.
+for (const dialect of dialects) {
+  describe(`cashtrack serve, first start [${dialect}]`, () => {
+    let t: TestContext;
+    let runner: BinaryRunner;
+    beforeAll(async () => {
+      requireCurrentBuild();
+      t = await createTestContext(dialect);
+      runner = new BinaryRunner(t.db, 'serve-test-secret-0123456789abcdef0123456789');
+    });
+    afterAll(async () => {
+      await runner.killAll();
+      await destroyTestContext(t);
+    });
+
+    it('answers no request before the administrator exists, then prints the framed banner after the last start-up log line', async () => {
+      const port = await freePort();
+      // An uncommitted "admin" row holds the administrator's creation (SQLite: the write lock;
+      // MariaDB: the login's unique key) for as long as this transaction stays open.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const hold = t.ctx.db
+        .transaction(async (tx) => {
+          await t.ctx.db.execute(
+            "INSERT INTO users (login, email, display_name, role, status, created_at, updated_at) VALUES ('admin', 'held@example.com', 'Held', 'member', 'active', ?, ?)",
+            [new Date(), new Date()],
+            tx,
+          );
+          holding();
+          await released;
+          throw new Error('rolled back on purpose');
+        }, 0)
+        .catch((err: Error) => err);
+      await held;
+      const child = runner.start(['serve', '--host', '127.0.0.1', '--port', String(port)], {
+        CASHTRACK_LOG_STDOUT: 'true',
+        CASHTRACK_DATABASE_BUSY_TIMEOUT_MS: '60000',
+      });
+      const answered = async () => {
+        try {
+          return (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok;
+        } catch {
+          return false;
+        }
+      };
+      // While the administrator cannot be created, nothing may answer (the daemon has long had
+      // time to listen: it would, before creating the administrator).
+      const until = Date.now() + 8000;
+      while (Date.now() < until) {
+        expect(await answered(), 'a request answered before the administrator existed').toBe(false);
+        expect(child.process.exitCode, child.stderr).toBeNull();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      release();
+      expect(((await hold) as Error).message).toBe('rolled back on purpose');
+      const deadline = Date.now() + 60_000;
+      while (!(await answered())) {
+        expect(Date.now() < deadline, child.stderr).toBe(true);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const [{ n }] = await t.ctx.db.select<{ n: number }>("SELECT COUNT(*) AS n FROM users WHERE role = 'administrator' AND login = 'admin'");
+      expect(Number(n)).toBe(1);
+
+      await waitFor(() => Promise.resolve(child.stderr.includes('cashtrack: listening on') || null), 30_000, 'the listening line');
+      const lines = child.stdout.split('\n');
+      const listening = lines.findIndex((l) => l.startsWith('{') && JSON.parse(l).message === 'Listening');
+      const top = lines.findIndex((l) => /^\+-+\+$/.test(l));
+      expect(listening).toBeGreaterThanOrEqual(0);
+      expect(top).toBeGreaterThan(listening);
+      // Every start-up log line comes before the banner.
+      expect(lines.slice(top).some((l) => l.startsWith('{') && /"source":"(daemon|db)"/.test(l))).toBe(false);
+      const bottom = lines.findIndex((l, i) => i > top && l === lines[top]);
+      const frame = lines.slice(top + 1, bottom);
+      expect(frame.every((l) => l.length === lines[top].length && l.startsWith('| ') && l.endsWith(' |'))).toBe(true);
+      const text = frame.join('\n');
+      expect(text).toMatch(/app password:\s+(?:[A-Za-z0-9]{4} ?){6}/);
+      expect(text).toContain(`http://127.0.0.1:${port}/wp-json/svc/v1`);
+      expect(text).toContain('cashtrack users set-password admin');
+      child.process.kill('SIGTERM');
+      await child.finished();
+    }, 120_000);
+  });
+}
+
+/** A port free on 127.0.0.1 now (taken and given back). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }

@@ -89,7 +89,7 @@ for (const dialect of dialects) {
       expect(failed.stderr).toBe('');
       const unknown = await runCli(['webhooks', 'add', receiver.url, '--event', 'nope'], { db });
       expect(unknown.code).toBe(1);
-      expect(unknown.stderr).toMatch(/^rest_invalid_param: /);
+      expect(unknown.stderr).toMatch(/^svc_webhook_event_unknown: Unknown event nope: /);
       expect((await runCli(['webhooks', 'redeliver', 'msg_nope'], { db })).code).toBe(1);
     });
   });

@@ -29,6 +29,13 @@ describe('README', () => {
     expect(row).toMatch(/default currency/);
   });
 
+  it('describes docs/hooks.md as the hooks the services fire, not as hooks none of which fire', () => {
+    const line = readme.split('\n').find((l) => l.startsWith('- [docs/hooks.md]'));
+    expect(line).toBeDefined();
+    expect(line).not.toMatch(/none fired/i);
+    expect(line).toMatch(/webhook events/);
+  });
+
   it('lists every command group of the CLI in its command table', () => {
     const io = { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), env: {} };
     const groups = buildProgram(io, {}).commands.map((c) => c.name());

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forwardedAddress } from '../../src/http/rest/request-state.js';
 import type { Server } from '@hapi/hapi';
 import { ManualClock } from '../../src/clock.js';
 import { describeEachDialect } from '../helpers/context.js';
@@ -453,4 +454,53 @@ describeEachDialect(
     'auth.throttle.window_seconds': 600,
   },
   { clock: throttleClock },
+);
+
+describe('X-Forwarded-For entries', () => {
+  it('reads addresses bare, in brackets or with a port, and nothing else', () => {
+    expect(['203.0.113.9', ' 203.0.113.9:51000', '2001:db8::1', '[2001:db8::1]', '[2001:db8::1]:443', '::ffff:203.0.113.9'].map(forwardedAddress)).toEqual([
+      '203.0.113.9',
+      '203.0.113.9',
+      '2001:db8::1',
+      '2001:db8::1',
+      '2001:db8::1',
+      '::ffff:203.0.113.9',
+    ]);
+    for (const junk of ['', 'unknown', 'proxy.example', '999.1.1.1', '203.0.113.9:http', `fe80::1%${'x'.repeat(200)}`, '[fe80::1%eth0]:443', '_hidden'])
+      expect(forwardedAddress(junk), junk).toBeNull();
+  });
+});
+
+describeEachDialect(
+  'client addresses behind a trusted proxy',
+  (use) => {
+    let server: Server;
+    beforeAll(async () => {
+      server = await testServer(use().ctx);
+    });
+    afterAll(() => server.stop());
+    const wrong = (forwarded: string) =>
+      server.inject({
+        url: `${NS}/logs?per_page=1`,
+        headers: { authorization: basic('nobody', 'abcd abcd abcd abcd abcd abcd'), 'x-forwarded-for': forwarded },
+      });
+
+    it("counts X-Forwarded-For values that are not addresses under the proxy's own address, and logs that once", async () => {
+      // Each made-up value would otherwise be a fresh counter: unlimited guesses from one client.
+      const values = ['garbage-1', 'unknown', '203.0.113.5, not-an-ip', '<script>', '999.1.1.1'];
+      for (const value of values) expect((await wrong(value)).statusCode).toBe(401);
+      const refused = await wrong('garbage-6');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.result).toMatchObject({ code: 'svc_too_many_attempts' });
+      // The socket's address (the proxy's) is the one counted: it is refused whatever it forwards now.
+      expect((await server.inject({ url: `${NS}/logs?per_page=1`, headers: { authorization: basic('nobody', 'x') } })).statusCode).toBe(429);
+      // A real address, bare, with a port or bracketed, is still the client's own counter.
+      for (const forwarded of ['198.51.100.61', '198.51.100.62:51000', '[2001:db8::63]:443']) expect((await wrong(forwarded)).statusCode).toBe(401);
+      await use().ctx.logger.flush();
+      const logged = await use().ctx.logger.list({ source: 'http', search: 'X-Forwarded-For', page: 1, per_page: 10 });
+      expect(logged.total).toBe(1);
+      expect(logged.items[0]).toMatchObject({ level: 'warning', context: { value: 'garbage-1' } });
+    });
+  },
+  { 'server.trust_proxy': true, 'auth.throttle.max_failures_per_address': 5, 'auth.throttle.window_seconds': 600 },
 );

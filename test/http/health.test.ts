@@ -160,6 +160,41 @@ describeEachDialect(
   { 'metrics.enabled': true, 'metrics.token': TOKEN },
 );
 
+describeEachDialect(
+  'guessing the metrics token',
+  (use) => {
+    let server: Server;
+    beforeAll(async () => {
+      server = await testServer(use().ctx);
+    });
+    afterAll(() => server.stop());
+    const scrape = (authorization: string, from: string) => server.inject({ url: '/metrics', headers: { authorization, 'x-forwarded-for': from } });
+
+    it('throttles an address after repeated wrong bearer tokens, as other credentials are, even when it then sends the right one', async () => {
+      for (let i = 0; i < 3; i++) {
+        const res = await scrape(`Bearer guess-${i}-0123456789abcdef`, '198.51.100.77');
+        expect(res.statusCode).toBe(401);
+        expect((res.result as { code: string }).code).toBe('svc_metrics_unauthorized');
+      }
+      for (const authorization of ['Bearer guess-3-0123456789abcdef', `Bearer ${TOKEN}`]) {
+        const res = await scrape(authorization, '198.51.100.77');
+        expect(res.statusCode).toBe(429);
+        expect(res.result).toMatchObject({ code: 'svc_too_many_attempts', data: { status: 429 } });
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      // Another address is not held back, and the right token gives its count back.
+      for (let i = 0; i < 5; i++) expect((await scrape(`Bearer ${TOKEN}`, '198.51.100.78')).statusCode).toBe(200);
+    });
+  },
+  {
+    'metrics.enabled': true,
+    'metrics.token': TOKEN,
+    'server.trust_proxy': true,
+    'auth.throttle.max_failures_per_address': 3,
+    'auth.throttle.window_seconds': 600,
+  },
+);
+
 describe('metrics configuration', () => {
   const load = (overrides: Record<string, unknown>) => () =>
     loadConfig({ env: { CASHTRACK_ENV: 'test' }, overrides: { secret: 'x'.repeat(40), ...overrides } });
@@ -213,7 +248,14 @@ describe('metrics on a listener of their own', () => {
         expect(ok.status).toBe(200);
         expect(ok.type).toMatch(/^text\/plain; version=0\.0\.4/);
         expect(ok.body).toContain('cashtrack_process_cpu_seconds_total');
-        if (token) expect((await get(port, '/metrics')).status).toBe(401);
+        if (token) {
+          expect((await get(port, '/metrics')).status).toBe(401);
+          // Wrong tokens count against the address there too (30 per window by default).
+          let last = 0;
+          for (let i = 0; i < 30 && last !== 429; i++) last = (await get(port, '/metrics', { authorization: `Bearer wrong-${i}` })).status;
+          expect(last).toBe(429);
+          expect((await get(port, '/metrics', headers)).status).toBe(429);
+        }
         expect((await get(port, '/healthz', headers)).status).toBe(404);
         expect((await get(port, '/metrics', headers, 'POST')).status).toBe(405);
         expect((await server.inject({ url: '/metrics', headers })).statusCode).toBe(404);

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { describeEachDialect } from '../helpers/context.js';
 import { adminClient, NS } from '../helpers/http.js';
 import { image } from '../helpers/images.js';
@@ -121,6 +121,24 @@ describeEachDialect('logos and media over REST', (use) => {
     const none = await send('DELETE', '/advertisers/logos');
     expect(none.statusCode).toBe(409);
     expect(none.result).toMatchObject({ code: 'svc_job_not_running', data: { status: 409, type: 'logos.bulk' } });
+  });
+
+  it('answers 409 svc_job_not_running, as documented, when the run finishes just before its cancel lands', async () => {
+    const { ctx } = use();
+    const started = (await send('POST', '/advertisers/logos', {})).result as Json;
+    // The runner finishes the run after the route has looked for it and before the cancel writes.
+    const cancel = ctx.jobs.cancel.bind(ctx.jobs);
+    const spy = vi.spyOn(ctx.jobs, 'cancel').mockImplementation(async (id, actor) => {
+      await ctx.db.execute("UPDATE jobs SET status = 'done', unique_key = NULL, finished_at = ? WHERE id = ?", [new Date(), id]);
+      return cancel(id, actor);
+    });
+    try {
+      const late = await send('DELETE', '/advertisers/logos');
+      expect(late.statusCode).toBe(409);
+      expect(late.result).toMatchObject({ code: 'svc_job_not_running', data: { status: 409, type: 'logos.bulk', job: { id: started.id, status: 'done' } } });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('validates the bulk filters', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Server } from '@hapi/hapi';
 import { describeEachDialect } from '../helpers/context.js';
 import { adminClient, createActor, NS, testServer, type Actor } from '../helpers/http.js';
-import { fakeModule, shopnetDefinition } from '../helpers/networks.js';
+import { fakeModule, getPostback, query, shopnetDefinition } from '../helpers/networks.js';
 
 type Json = Record<string, any>;
 
@@ -329,3 +329,97 @@ describeEachDialect(
   { networks: { fakenet: { region: 'eu' } } },
   { networkModules: [fakeModule()] },
 );
+
+describeEachDialect(
+  'setting up a network entirely over REST',
+  (use) => {
+    const client = adminClient(use);
+    const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => client.post(url, payload, headers);
+
+    it("sets a custom network's secret setting over REST, write-only: stored, used, never returned", async () => {
+      const { ctx } = use();
+      const defined = await post('/networks/feednet', shopnetDefinition({ settings: [{ name: 'api_key', secret: true, required: true }, { name: 'region' }] }));
+      expect(defined.statusCode).toBe(201);
+      expect((defined.result as Json).configured).toBe(false);
+      const res = await post('/networks/feednet/settings', { settings: { api_key: 'feed-SECRET-key-42', region: 'eu' } });
+      expect(res.statusCode).toBe(200);
+      expect(res.result).toMatchObject({ id: 'feednet', configured: true, settings: { region: 'eu', api_key_set: true } });
+      expect(res.payload).not.toContain('feed-SECRET-key-42');
+      expect((await ctx.networks.settings('feednet')).api_key).toBe('feed-SECRET-key-42');
+      expect((await client.get('/networks/feednet')).payload).not.toContain('feed-SECRET-key-42');
+      const [row] = await ctx.db.select<Json>("SELECT settings, secret_settings FROM networks WHERE id = 'feednet'");
+      expect(JSON.stringify(row)).not.toContain('feed-SECRET-key-42');
+      // null removes a setting; names the network does not have, and bad bodies, are refused.
+      const unset = await post('/networks/feednet/settings', { settings: { region: null } });
+      expect(unset.result).toMatchObject({ settings: { api_key_set: true } });
+      expect((unset.result as Json).settings.region).toBeUndefined();
+      expect((await post('/networks/feednet/settings', { settings: { colour: 'blue' } })).result).toMatchObject({ code: 'svc_unknown_setting' });
+      expect((await post('/networks/feednet/settings', { settings: {} })).result).toMatchObject({ code: 'rest_invalid_param' });
+      expect((await post('/networks/feednet/settings', {})).result).toMatchObject({ code: 'rest_missing_callback_param' });
+      expect((await post('/networks/nosuchnet/settings', { settings: { a: 'b' } })).statusCode).toBe(404);
+      // Administrators only, as every network route.
+      const member = await createActor(ctx, 'member');
+      const denied = await client.server.inject({
+        method: 'POST',
+        url: `${NS}/networks/feednet/settings`,
+        payload: { settings: { api_key: 'x' } },
+        headers: { authorization: member.authorization },
+      });
+      expect(denied.statusCode).toBe(403);
+      expect((await ctx.networks.settings('feednet')).api_key).toBe('feed-SECRET-key-42');
+    });
+
+    it('switches postbacks on in one request: the secret a network lacks is made and shown once, and postbacks arrive', async () => {
+      const { ctx } = use();
+      expect((await post('/networks/pbnet', shopnetDefinition())).statusCode).toBe(201);
+      const on = await post('/networks/pbnet/postback', { enabled: true, ip_allowlist: ['127.0.0.0/8'] });
+      expect(on.statusCode).toBe(200);
+      const body = on.result as Json;
+      expect(body).toMatchObject({
+        secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        switches: { global: true, network: true },
+        message: null,
+        network: { id: 'pbnet', postbacks: { enabled: true, secret_set: true, mode: 'token', ip_allowlist: ['127.0.0.0/8'] } },
+      });
+      const res = await getPostback(client.server, 'pbnet', query({ token: body.secret, txn: 'ONE-1', status: 'pending', amount: '10.00', payout: '1.00' }));
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ ok: true, status: 'pending' });
+      // Switching on again keeps the secret and shows none; off is off.
+      const again = await post('/networks/pbnet/postback', { enabled: true });
+      expect(again.result).toMatchObject({ secret: null, network: { postbacks: { ip_allowlist: ['127.0.0.0/8'] } } });
+      expect(again.payload).not.toContain(body.secret);
+      const off = await post('/networks/pbnet/postback', { enabled: false, ip_allowlist: null });
+      expect(off.result).toMatchObject({
+        secret: null,
+        switches: { global: true, network: false },
+        network: { postbacks: { enabled: false, ip_allowlist: [] } },
+      });
+      expect((await getPostback(client.server, 'pbnet', query({ token: body.secret, txn: 'ONE-2', payout: '1.00' }))).status).toBe(403);
+      expect((await ctx.networks.get('pbnet')).postbacks.secret_set).toBe(true);
+      // A network without a mapping cannot be switched on, and gets no secret.
+      expect((await post('/networks/mapless', shopnetDefinition({ postback: null }))).statusCode).toBe(201);
+      expect((await post('/networks/mapless/postback', { enabled: true })).result).toMatchObject({ code: 'svc_postback_no_mapping' });
+      expect((await ctx.networks.get('mapless')).postbacks.secret_set).toBe(false);
+      expect((await post('/networks/pbnet/postback', { enabled: true, ip_allowlist: ['example.com'] })).result).toMatchObject({
+        code: 'svc_invalid_ip_allowlist',
+      });
+      expect((await post('/networks/pbnet/postback', {})).result).toMatchObject({ code: 'rest_missing_callback_param' });
+    });
+  },
+  { 'postbacks.enabled': true },
+);
+
+describeEachDialect('switching postbacks on while the global switch is off', (use) => {
+  const client = adminClient(use);
+
+  it('switches the network on and names the global switch that is still off', async () => {
+    expect((await client.post('/networks/offnet', shopnetDefinition())).statusCode).toBe(201);
+    const on = await client.post('/networks/offnet/postback', { enabled: true });
+    expect(on.statusCode).toBe(200);
+    expect(on.result).toMatchObject({
+      secret: expect.any(String),
+      switches: { global: false, network: true },
+      message: 'Postbacks are on for offnet, but still off globally: set CASHTRACK_POSTBACKS_ENABLED=true (postbacks.enabled) and restart the daemon.',
+    });
+  });
+});

@@ -117,7 +117,8 @@ describeEachDialect('orders over REST', (use) => {
     expect(back.result).toMatchObject({ code: 'svc_invalid_transition', data: { status: 409, from: 'approved', to: 'pending' } });
     const amounts = await post(`/orders/${orderId}`, { commission: '1.00' });
     expect(amounts.statusCode).toBe(409);
-    expect(amounts.result).toMatchObject({ code: 'svc_order_not_pending' });
+    // The order's status, beside the HTTP status every error answer carries in data.status.
+    expect(amounts.result).toMatchObject({ code: 'svc_order_not_pending', data: { status: 409, order_id: orderId, order_status: 'approved' } });
     const pending = (await post('/orders', claim({ member_id: id }))).result as Json;
     const corrected = await post(`/orders/${pending.id}`, { sale_amount: '100.00', commission: '12.00' });
     expect(corrected.result).toMatchObject({ sale_amount: '100.00', commission: '12.00', cashback: '6.00', changes: ['amounts'] });

@@ -1,4 +1,4 @@
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { describeEachDialect } from '../helpers/context.js';
 import { adminClient, NS } from '../helpers/http.js';
 import { addShop, addShops } from '../helpers/pages.js';
@@ -122,5 +122,23 @@ describeEachDialect('shop pages over REST', (use) => {
     });
     expect((await api.post('/advertisers/pages', { template: 'nope' })).result).toMatchObject({ code: 'svc_invalid_page', data: { field: 'template' } });
     expect((await api.post('/advertisers/pages', { network: 'Bad Id' })).result).toMatchObject({ code: 'rest_invalid_param' });
+  });
+
+  it('answers 409 svc_job_not_running when the bulk run finishes just before its cancel lands', async () => {
+    const { ctx } = use();
+    const started = (await api.post('/advertisers/pages', { network: 'racenet' })).result as Json;
+    // The runner finishes the run after the route has looked for it and before the cancel writes.
+    const cancel = ctx.jobs.cancel.bind(ctx.jobs);
+    const spy = vi.spyOn(ctx.jobs, 'cancel').mockImplementation(async (id, actor) => {
+      await ctx.db.execute("UPDATE jobs SET status = 'done', unique_key = NULL, finished_at = ? WHERE id = ?", [new Date(), id]);
+      return cancel(id, actor);
+    });
+    try {
+      const late = await del('/advertisers/pages');
+      expect(late.statusCode).toBe(409);
+      expect(late.result).toMatchObject({ code: 'svc_job_not_running', data: { type: 'pages.bulk', job: { id: started.id, status: 'done' } } });
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -41,6 +41,9 @@ describeEachDialect('referrals over REST', (use) => {
     expect(list.headers['x-wp-total']).toBe('1');
     expect((list.result as Json[])[0]).toMatchObject({ id: referral.id, earned: [{ currency: 'USD', amount: '0.25' }] });
     expect(((await request('GET', `/referrals?referee_id=${referee}&active=false`)).result as Json[]).length).toBe(0);
+    const live = await request('GET', `/referrals/${referee}`);
+    expect(live.statusCode).toBe(200);
+    expect(live.result).toMatchObject({ id: referral.id, active: true });
     const ended = await request('DELETE', `/referrals/${referee}`);
     expect(ended.statusCode).toBe(200);
     expect(ended.result).toMatchObject({ id: referral.id, active: false, earned: [{ currency: 'USD', amount: '0.25' }] });
@@ -48,6 +51,10 @@ describeEachDialect('referrals over REST', (use) => {
     const again = await request('DELETE', `/referrals/${referee}`);
     expect(again.statusCode).toBe(404);
     expect(again.result).toMatchObject({ code: 'svc_referral_not_found' });
+    // An ended referral is no live referral: GET /referrals/{referee_id} is 404 too.
+    const gone = await request('GET', `/referrals/${referee}`);
+    expect(gone.statusCode).toBe(404);
+    expect(gone.result).toMatchObject({ code: 'svc_referral_not_found', data: { referee_id: referee } });
   });
 
   it('answers self, cycle, exists and unknown members with their codes', async () => {

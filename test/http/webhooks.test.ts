@@ -76,7 +76,7 @@ describeEachDialect('webhooks over REST', (use) => {
     expect(invalid.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { url: expect.any(String) } } });
     const unknown = await request('POST', '/webhooks', { url: receiver.url, events: ['order.exploded'] });
     expect(unknown.statusCode).toBe(400);
-    expect(unknown.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { events: expect.any(String) } } });
+    expect(unknown.result).toMatchObject({ code: 'svc_webhook_event_unknown', data: { status: 400, param: 'events', event: 'order.exploded' } });
     const blocked = await request('POST', '/webhooks', { url: 'http://192.168.1.10/hook', events: ['*'] });
     expect(blocked.statusCode).toBe(422);
     expect(blocked.result).toMatchObject({ code: 'svc_fetch_blocked', data: { reason: 'private_address' } });
@@ -84,6 +84,20 @@ describeEachDialect('webhooks over REST', (use) => {
     const missing = await request('GET', '/webhooks/deliveries/msg_00000000000000000000000000');
     expect(missing.statusCode).toBe(404);
     expect(missing.result).toMatchObject({ code: 'svc_webhook_delivery_not_found' });
+  });
+
+  it('answers svc_webhook_event_unknown, as documented, for an unknown event or none, on create and on update', async () => {
+    const none = await request('POST', '/webhooks', { url: receiver.url, events: [] });
+    expect(none.statusCode).toBe(400);
+    expect(none.result).toMatchObject({ code: 'svc_webhook_event_unknown', data: { param: 'events' } });
+    const mixed = await request('POST', '/webhooks', { url: receiver.url, events: ['payout.created', 'payout.exploded'] });
+    expect(mixed.result).toMatchObject({ code: 'svc_webhook_event_unknown', data: { param: 'events', event: 'payout.exploded' } });
+    const hook = (await request('POST', '/webhooks', { url: receiver.url, events: ['payout.created'] })).result as Json;
+    const changed = await request('POST', `/webhooks/${hook.id}`, { events: ['order.exploded'] });
+    expect(changed.statusCode).toBe(400);
+    expect(changed.result).toMatchObject({ code: 'svc_webhook_event_unknown', data: { param: 'events', event: 'order.exploded' } });
+    expect(((await request('GET', `/webhooks/${hook.id}`)).result as Json).events).toEqual(['payout.created']);
+    await request('DELETE', `/webhooks/${hook.id}`);
   });
 
   it('sends a ping, shows it in the delivery log and redelivers it with the same id', async () => {

@@ -106,7 +106,17 @@ describeEachDialect(
 
     it('stops taking items once the token budget is spent and says so', async () => {
       const { net } = await coupons(5);
-      await use().ctx.ai.configure({ concurrency: 1, token_budget: 400 }, 'test');
+      // Each call is reserved at its estimate first: short prompts and a small answer estimate keep it under the 200 a call costs.
+      await use().ctx.ai.configure(
+        {
+          concurrency: 1,
+          token_budget: 400,
+          answer_token_estimate: 1,
+          'prompts.coupon.system': 'JSON only.',
+          'prompts.coupon.user': 'Rewrite %COUPON_TITLE%.',
+        },
+        'test',
+      );
       const job = await run({ kind: 'coupons', filter: { network: net } });
       expect(job.status).toBe('done');
       expect(job.result).toMatchObject({ saved: 2, stopped: 'token_budget', token_budget: 400, usage: { tokens: { total_tokens: 400 } } });
@@ -121,6 +131,7 @@ describeEachDialect(
       // A budget spent exactly on the last item does not say the run stopped early.
       const { net: exact } = await coupons(2);
       expect((await run({ kind: 'coupons', filter: { network: exact } })).result).toMatchObject({ saved: 2, stopped: null });
+      await use().ctx.ai.configure({ answer_token_estimate: null, 'prompts.coupon.system': null, 'prompts.coupon.user': null }, 'test');
     });
 
     it('fails the run on a refused API key instead of failing every item', async () => {
@@ -130,6 +141,18 @@ describeEachDialect(
       expect(job.status).toBe('failed');
       expect(job.error).toContain('refused the API key');
       expect(job.error).not.toContain('sk-bulk-test-key-12');
+    });
+
+    it('fails the run on a base URL the outbound guard refuses instead of failing every item', async () => {
+      const { ctx } = use();
+      const { net } = await coupons(3);
+      // A private address outside the test allow list: refused before any connection, so every item would fail alike.
+      await ctx.ai.configure({ base_url: 'http://10.0.0.1:8080/v1', api_key: 'sk-bulk-test-key-12' }, 'test');
+      const job = await run({ kind: 'coupons', filter: { network: net } });
+      expect(job.status).toBe('failed');
+      expect(job.progress).toMatchObject({ failed: 0 });
+      expect(job.error).toContain('CASHTRACK_OUTBOUND_ALLOW');
+      expect(fixture.requests).toHaveLength(0);
     });
 
     it('cancels mid-run: the calls in flight are aborted at once and what finished stays saved', async () => {

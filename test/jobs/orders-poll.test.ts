@@ -86,6 +86,11 @@ describeEachDialect('the orders.poll job', (use) => {
     expect(await ctx.ledger.verify()).toEqual([]);
   });
 
+  it('names the poll as the actor of the credits its reports bring, as the docs say', async () => {
+    // m0's order was approved by the poll above: its cashback credit is the poll's doing.
+    expect((await entries(m0)).map((e) => [e.type, e.actor])).toEqual([['cashback', 'poll']]);
+  });
+
   it('counts a refused transaction as failed without failing the poll', async () => {
     const { ctx } = use();
     fixture.actions.push({

@@ -119,7 +119,7 @@ describe('a custom feed through the outbound guard', () => {
 
   it('sends a secret over plain http to a host on the allow list, and to no other', async () => {
     const { lookup } = fakeDns({ 'feeds.intranet.test': ['127.0.0.1'], 'feeds.elsewhere.test': ['127.0.0.1'] });
-    const guard = new OutboundGuard({ allow: ['feeds.intranet.test'], ports: [80, 443], lookup: lookup as LookupFunction });
+    const guard = new OutboundGuard({ allow: [`feeds.intranet.test:${feeds.port}`], ports: [80, 443], lookup: lookup as LookupFunction });
     const url = `http://feeds.intranet.test:${feeds.port}/a.json`;
     const list = await all(customModule('guarded', stored(url, { 'X-Key': '{settings.api_key}' })).listAdvertisers(runtime(guard)));
     expect(list.map((a) => a.name)).toEqual(['Tea Shop', 'Coffee Shop']);
@@ -133,7 +133,7 @@ describe('a custom feed through the outbound guard', () => {
   });
 
   it('keeps the network codes for a timeout, a feed over its size cap and a host that cannot be reached', async () => {
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     const hang = await all(customModule('guarded', stored(`${feeds.base}/hang/{settings.api_key}`), { timeoutMs: 150 }).listAdvertisers(runtime(guard))).catch(
       (e) => e,
     );
@@ -149,7 +149,7 @@ describe('a custom feed through the outbound guard', () => {
   });
 
   it('reads a CSV feed as it streams in: the first page comes before the server has sent the rest', async () => {
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     const pages = customModule('guarded', stored(`${feeds.base}/held.csv`, undefined, 'csv'))
       .listAdvertisers(runtime(guard))
       [Symbol.asyncIterator]();
@@ -191,7 +191,7 @@ describe('a custom feed through the outbound guard', () => {
   });
 
   it("counts only the server's time against a CSV feed's timeout, not the time spent on each page", async () => {
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     let seen = 0;
     // Four pages, 150 ms of work after each: 600 ms in all, past the 300 ms the server is given.
     for await (const page of customModule('guarded', stored(`${feeds.base}/many.csv`, undefined, 'csv'), { timeoutMs: 300 }).listAdvertisers(runtime(guard))) {
@@ -207,7 +207,7 @@ describe('a custom feed through the outbound guard', () => {
   });
 
   it('stops when its job is cancelled', async () => {
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('cancelled')), 50);
     const err = await all(customModule('guarded', stored(`${feeds.base}/hang`)).listAdvertisers(runtime(guard, { api_key: SECRET }, controller.signal))).catch(
@@ -235,7 +235,7 @@ describe('a custom feed through the outbound guard', () => {
   });
 
   it('refuses a header that would inject another one, sending nothing', async () => {
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     const before = feeds.connections;
     const err = await all(
       customModule('guarded', stored(`${feeds.base}/a.json`, { 'X-Key': '{settings.api_key}\r\nX-Injected: 1' })).listAdvertisers(runtime(guard)),

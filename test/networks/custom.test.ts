@@ -75,7 +75,7 @@ afterAll(async () => {
 });
 
 // The fixture servers listen on 127.0.0.1, which this guard allows (as config/test.json does).
-const outbound = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+const outbound = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
 
 function runtime(settings: ModuleSettings): ModuleRuntime {
   return { settings, outbound, now: () => new Date('2024-03-05T00:00:00Z'), log: () => {} };

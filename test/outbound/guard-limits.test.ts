@@ -52,7 +52,7 @@ describe('the bypass suite: redirects', () => {
       }
       res.writeHead(404).end();
     });
-    guard = new OutboundGuard({ allow: ['127.0.0.1', 'other.test'], ports: [80, 443], lookup: dns.lookup });
+    guard = new OutboundGuard({ allow: ['127.0.0.1:*', 'other.test:*'], ports: [80, 443], lookup: dns.lookup });
   });
 
   afterAll(async () => {
@@ -120,7 +120,7 @@ describe('the bypass suite: redirects', () => {
 });
 
 describe('the bypass suite: size and time', () => {
-  const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443], maxBytes: 64 * 1024 });
+  const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443], maxBytes: 64 * 1024 });
   let slow: Fixture;
   /** What the streaming endpoint managed to send before its socket closed. */
   const stream = { sent: 0, total: 0, closedEarly: false, done: Promise.resolve() };
@@ -242,7 +242,7 @@ describe('the log of refusals', () => {
   it('logs a timeout, a body over the cap or a failed connection at debug only (the caller reports it)', async () => {
     const lines: { level: string; context?: Record<string, unknown> }[] = [];
     const guard = new OutboundGuard({
-      allow: ['127.0.0.1'],
+      allow: ['127.0.0.1:*'],
       ports: [80, 443],
       logger: { write: (level, _source, _message, context) => void lines.push({ level, context }) },
     });

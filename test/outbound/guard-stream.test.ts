@@ -41,7 +41,7 @@ function writeBody(res: http.ServerResponse, total: number, headers: http.Outgoi
 describe('a streamed fetch', () => {
   let server: Fixture;
   let last: Sent | null = null;
-  const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443], maxBytes: 64 * MB });
+  const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443], maxBytes: 64 * MB });
 
   beforeAll(async () => {
     server = await serve((req, res) => {

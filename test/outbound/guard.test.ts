@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('an allowed destination', () => {
-  const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+  const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
 
   it('returns the status, lower-case joined headers and body of a fetch', async () => {
     const res = await guard.fetch(`${site.base}/hello`);
@@ -50,7 +50,7 @@ describe('an allowed destination', () => {
     const v6 = await serve((_req, res) => res.writeHead(200).end('over v6'), '::1').catch(() => null);
     if (!v6) return; // no IPv6 loopback on this machine
     try {
-      const res = await new OutboundGuard({ allow: ['::1'], ports: [80, 443] }).fetch(`${v6.base}/`);
+      const res = await new OutboundGuard({ allow: ['[::1]:*'], ports: [80, 443] }).fetch(`${v6.base}/`);
       expect(res.body.toString()).toBe('over v6');
       await refused(new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443, v6.port] }), `${v6.base}/`, 'private_address');
       expect(v6.connections).toBe(1);
@@ -203,7 +203,7 @@ describe('the bypass suite: addresses', () => {
   });
 
   it('refuses the IPv4-mapped form of an address the allow list admits in its IPv4 form', async () => {
-    const allowing = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const allowing = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     await expect(allowing.fetch(`${site.base}/hello`)).resolves.toMatchObject({ status: 200 });
     const before = site.connections;
     await refused(allowing, `http://[::ffff:127.0.0.1]:${site.port}/hello`, 'private_address');
@@ -257,10 +257,10 @@ describe('the bypass suite: names', () => {
 
   it('refuses a name that is not on the allow list on a port other than the configured ones', async () => {
     const { lookup, calls } = fakeDns({ 'fixture.test': ['127.0.0.1'] });
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443], lookup });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443], lookup });
     await refused(guard, `http://fixture.test:${site.port}/hello`, 'port');
     expect(calls['fixture.test']).toBeUndefined();
-    const named = new OutboundGuard({ allow: ['fixture.test'], ports: [80, 443], lookup });
+    const named = new OutboundGuard({ allow: [`fixture.test:${site.port}`], ports: [80, 443], lookup });
     await expect(named.fetch(`http://fixture.test:${site.port}/hello`)).resolves.toMatchObject({ status: 200 });
   });
 
@@ -279,7 +279,7 @@ describe('the bypass suite: names', () => {
 });
 
 describe('the bypass suite: schemes and ports', () => {
-  const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+  const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
 
   it.each([
     'ftp://example.com/file',

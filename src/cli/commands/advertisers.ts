@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import type { Advertiser, AdvertiserDetail } from '../../services/advertisers/index.js';
 import { ADVERTISER_STATUSES, advertiserSchemas } from '../../services/advertisers/schemas.js';
 import { CASHBACK_TYPES } from '../../cashback-rule.js';
-import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { printFields, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from '../run-job.js';
@@ -76,7 +76,7 @@ function printAdvertiser(io: Io, a: AdvertiserDetail): void {
     ['page', a.page_id],
     ['updated', a.updated_at],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  printFields(io, rows, 12);
 }
 
 export async function list(io: Io, opts: ListOptions & { network?: string; search?: string; status?: string }): Promise<ListPage<Advertiser>> {

@@ -6,7 +6,8 @@ import { Option, type Command } from 'commander';
 import { AI_BULK_KINDS, aiSchemas } from '../../services/ai/schemas.js';
 import { COUPON_TYPES } from '../../services/coupons/schemas.js';
 import { dict } from '../../objects.js';
-import type { AiSettingsView, GenerationUsage } from '../../services/ai/index.js';
+import { terminalLine, terminalText } from '../../terminal-text.js';
+import type { AiBudgetDay, AiSettingsView, GenerationUsage } from '../../services/ai/index.js';
 import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { collect, json, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
@@ -39,7 +40,7 @@ export function register(ai: Command, run: Run): void {
     .description('show the provider settings, or store some; the API key only from standard input or the environment')
     .option(
       '--set <key=value>',
-      'a setting: base_url, model, temperature, timeout_ms, concurrency, token_budget, language, prompts.<shop|coupon>.<system|user> (repeatable)',
+      'a setting: base_url, model, temperature, timeout_ms, concurrency, token_budget, daily_token_budget, answer_token_estimate, language, prompts.<shop|coupon>.<system|user> (repeatable)',
       collect,
     )
     .option('--unset <key>', 'give a setting back to the configuration (repeatable; api_key removes the stored key)', collect)
@@ -50,7 +51,7 @@ export function register(ai: Command, run: Run): void {
 }
 
 const usageLine = (g: GenerationUsage) =>
-  `${g.model}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
+  `${terminalLine(g.model)}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
 
 export async function shop(io: Io, id: string, opts: { dryRun?: boolean; json?: boolean }): Promise<void> {
   const params = await validateInput(aiSchemas.itemId, { id });
@@ -59,7 +60,8 @@ export async function shop(io: Io, id: string, opts: { dryRun?: boolean; json?: 
     const out = await ctx.ai.generateShop(params.id, input, 'cli');
     if (opts.json) return printJson(io, out);
     io.stdout.write(`${out.dry_run ? 'proposal (not saved)' : `saved${out.page_id ? ` (page ${out.page_id})` : ''}`} for advertiser ${out.id}\n`);
-    io.stdout.write(`description  ${out.proposal.description}\n\n${out.proposal.body}\n\n${usageLine(out.generation)}\n`);
+    // Each part cleaned on its own (the gate would clean the whole): an escape opened in one part cannot hide the next.
+    io.stdout.write(`description  ${terminalLine(out.proposal.description)}\n\n${terminalText(out.proposal.body)}\n\n${usageLine(out.generation)}\n`);
   });
 }
 
@@ -70,7 +72,7 @@ export async function coupon(io: Io, id: string, opts: { dryRun?: boolean; json?
     const out = await ctx.ai.rewriteCoupon(params.id, input, 'cli');
     if (opts.json) return printJson(io, out);
     io.stdout.write(`${out.dry_run ? 'proposal (not saved)' : `saved (undo: cashtrack coupons revert ${out.id})`} for coupon ${out.id}\n`);
-    io.stdout.write(`title        ${out.proposal.title}\ndescription  ${out.proposal.description}\n${usageLine(out.generation)}\n`);
+    io.stdout.write(`title        ${terminalLine(out.proposal.title)}\ndescription  ${terminalLine(out.proposal.description)}\n${usageLine(out.generation)}\n`);
   });
 }
 
@@ -110,11 +112,12 @@ export async function bulk(io: Io, opts: BulkOptions): Promise<void> {
       `${r.saved ?? 0} saved, ${r.skipped ?? 0} skipped (AI-written), ${r.failed ?? 0} failed; ${r.usage?.calls ?? 0} call(s), ${r.usage?.tokens.total_tokens ?? 0} tokens (${(r.usage?.models ?? []).join(', ') || 'no model'})\n`,
     );
     if (r.stopped === 'token_budget') io.stdout.write('stopped at the token budget (ai.token_budget): run it again to go on\n');
+    if (r.stopped === 'daily_token_budget') io.stdout.write("stopped at today's token budget (ai.daily_token_budget): it resets at 00:00 UTC\n");
     for (const f of r.failures ?? []) io.stderr.write(`${input.kind === 'shops' ? 'advertiser' : 'coupon'} ${f.id}: ${f.code}: ${f.message}\n`);
   });
 }
 
-function printSettings(io: Io, s: AiSettingsView): void {
+function printSettings(io: Io, s: AiSettingsView & { today: AiBudgetDay }): void {
   const rows: [string, unknown][] = [
     ['configured', s.configured ? 'yes' : `no (set ${s.missing.join(', ')})`],
     ['base_url', s.base_url],
@@ -124,10 +127,16 @@ function printSettings(io: Io, s: AiSettingsView): void {
     ['timeout_ms', s.timeout_ms],
     ['concurrency', s.concurrency],
     ['token_budget', s.token_budget || 'no limit'],
+    ['daily_token_budget', s.daily_token_budget || 'no limit'],
+    ['answer_token_estimate', s.answer_token_estimate],
+    [
+      'spent_today',
+      `${s.today.spent} tokens (${s.today.day} UTC), ${s.today.reserved} reserved, ${s.today.remaining === null ? 'no daily limit' : `${s.today.remaining} left`}`,
+    ],
     ['language', s.language],
     ['stored', s.stored.join(', ') || '(none: all from the configuration)'],
   ];
-  for (const [k, v] of rows) io.stdout.write(`${k.padEnd(13)}${v === null || v === undefined ? '' : String(v)}\n`);
+  for (const [k, v] of rows) io.stdout.write(`${k.padEnd(22)}${v === null || v === undefined ? '' : String(v)}\n`);
   for (const task of ['shop', 'coupon'] as const) {
     io.stdout.write(
       `prompts.${task}.system  ${s.prompts[task].system.replace(/\n/g, '\n  ')}\nprompts.${task}.user    ${s.prompts[task].user.replace(/\n/g, '\n  ')}\n`,

@@ -13,7 +13,7 @@ import {
   DISCOUNT_TYPES,
   type CouponEdit,
 } from '../../services/coupons/schemas.js';
-import { printJson, printTable, validateInput, withContext, type Io } from '../io.js';
+import { printFields, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
 import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from '../run-job.js';
@@ -113,7 +113,7 @@ function printCoupon(io: Io, c: CouponDetail): void {
     ['updated', c.updated_at],
     ['removed', c.removed_at],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  printFields(io, rows, 12);
 }
 
 type ListFilters = {
@@ -238,23 +238,14 @@ export async function refresh(io: Io, opts: { network?: string; force?: boolean;
     const job = await runInProcess(ctx, queued, jobProgressLine(io, opts));
     if (opts.json) return printJson(io, job);
     const result = (job.result ?? {}) as { networks?: Record<string, Record<string, unknown>>; failed?: Record<string, string> };
-    const rows: Record<string, unknown>[] = Object.entries(result.networks ?? {}).map(([network, c]) => ({ network, ...c }));
+    // A network without a coupon list has a reason instead of counts: named under the table, not a column of its own.
+    const entries = Object.entries(result.networks ?? {});
+    const rows: Record<string, unknown>[] = entries.filter(([, c]) => c.skipped === undefined).map(([network, c]) => ({ network, ...c }));
+    const skipped = entries.filter(([, c]) => c.skipped !== undefined);
     if (rows.length)
-      printTable(io, rows, [
-        'network',
-        'incremental',
-        'seen',
-        'created',
-        'updated',
-        'unchanged',
-        'removed',
-        'expired',
-        'failed',
-        'duplicates',
-        'bad_dates',
-        'skipped',
-      ]);
-    else io.stdout.write('no enabled, configured network with coupons to refresh\n');
+      printTable(io, rows, ['network', 'incremental', 'seen', 'created', 'updated', 'unchanged', 'removed', 'expired', 'failed', 'duplicates', 'bad_dates']);
+    else if (skipped.length === 0) io.stdout.write('no enabled, configured network with coupons to refresh\n');
+    for (const [network, c] of skipped) io.stdout.write(`${network}: skipped (${String(c.skipped)})\n`);
     for (const [network, error] of Object.entries(result.failed ?? {})) io.stderr.write(`${network}: ${error}\n`);
   });
 }

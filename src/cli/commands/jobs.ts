@@ -6,7 +6,7 @@ import type { Context } from '../../context.js';
 import type { RunOutcome } from '../../jobs/execution.js';
 import type { Job } from '../../services/jobs/index.js';
 import { JOB_STATUSES, jobSchemas } from '../../services/jobs/schemas.js';
-import { printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { printFields, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { json, listCommand, positiveInt, type ListOptions, type ListPage, type Run } from '../options.js';
 
 export function register(jobs: Command, run: Run): void {
@@ -62,7 +62,7 @@ function printJob(io: Io, j: Job): void {
     ['finished', j.finished_at],
     ['updated', j.updated_at],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== '') io.stdout.write(`${k.padEnd(10)}${String(v)}\n`);
+  printFields(io, rows, 10);
 }
 
 async function jobId(id: string): Promise<number> {

@@ -2,6 +2,7 @@
 // followed) and `logs prune`.
 import type { Command } from 'commander';
 import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs/index.js';
+import { terminalJson } from '../../terminal-text.js';
 import { printJson, UsageError, withContext, type Io } from '../io.js';
 import { formatLine, PER_PAGE, type LogSource } from '../logs-source.js';
 import type { ViewFilters } from '../logs-store.js';
@@ -82,7 +83,7 @@ async function followUntilStopped(io: Io, source: LogSource, filters: ViewFilter
   // EPIPE: whoever read the pipe (`| head`) has gone.
   io.stdout.once('error', onSignal);
   try {
-    await followLogs(source, filters, (e) => io.stdout.write(`${opts.json ? JSON.stringify(e) : formatLine(e)}\n`), {
+    await followLogs(source, filters, (e) => io.stdout.write(`${opts.json ? terminalJson(e) : formatLine(e)}\n`), {
       signal: stop.signal,
       initial: opts.limit,
     });

@@ -54,7 +54,9 @@ export function register(networks: Command, run: Run): void {
   listCommand(
     networks
       .command('postbacks <id> [state]')
-      .description("switch a network's postbacks on or off (STATE), or list the postbacks it sent (no STATE)")
+      .description(
+        "switch a network's postbacks on or off (STATE; on makes a postback secret if it has none, shown once), or list the postbacks it sent (no STATE)",
+      )
       .option('--allow-ip <cidrs>', 'with on/off: accept postbacks only from these addresses or CIDR ranges (comma-separated)')
       .option('--any-ip', 'with on/off: accept postbacks from any address')
       .addOption(new Option('--outcome <outcome>', 'list: only this outcome').choices(POSTBACK_OUTCOMES))
@@ -258,14 +260,16 @@ export async function postbacks(io: Io, id: string, state: string | undefined, o
               .split(',')
               .map((s) => s.trim())
               .filter(Boolean);
-      const n = await ctx.networks.setPostbacks(network, state === 'on', 'cli', { ip_allowlist: allowlist });
-      if (opts.json) printJson(io, n);
+      // One step, as POST /networks/{id}/postback: a network without a secret gets one, shown once.
+      const done = await ctx.networks.switchPostbacks(network, state === 'on', 'cli', { ip_allowlist: allowlist });
+      if (opts.json) printJson(io, done);
       else {
+        const n = done.network;
         io.stdout.write(
           `postbacks ${state} for ${n.id}${n.postbacks.ip_allowlist.length ? ` from ${n.postbacks.ip_allowlist.join(', ')}` : ' from any address'}\n`,
         );
-        if (state === 'on' && !ctx.config.postbacks.enabled)
-          io.stderr.write('note: postbacks are still off globally: set CASHTRACK_POSTBACKS_ENABLED=true for the daemon\n');
+        if (done.secret !== null) printNewSecret(io, n, done.secret, n.postbacks.mode);
+        if (done.message) io.stderr.write(`note: ${done.message}\n`);
       }
       return null;
     }
@@ -294,20 +298,23 @@ export async function postbackSecret(io: Io, id: string, opts: { rotate?: boolea
     }
     const { network: n, secret, mode } = await ctx.networks.rotatePostbackSecret(network, 'cli', { mode: opts.mode, grace_hours: opts.graceHours });
     if (opts.json) return printJson(io, { network: n.id, mode, secret, previous_secret_until: n.postbacks.previous_secret_until });
-    const url = n.postbacks.url ?? `<public URL>/postback/${n.id}`;
-    io.stdout.write(`new postback secret for ${n.id} (${mode} mode), shown once:\n\n  ${secret}\n\n`);
-    if (mode === 'token')
-      io.stdout.write(
-        `give the network: ${url}?token=${secret}${n.postbacks.template ? `&${n.postbacks.template}` : ''}\n  (or send it in the X-Postback-Token header)\n`,
-      );
-    else
-      io.stdout.write(
-        `the sender signs each request: X-Postback-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<raw query or body>" with this secret>\n`,
-      );
+    printNewSecret(io, n, secret, mode);
     io.stdout.write(
       n.postbacks.previous_secret_until ? `the previous secret works until ${n.postbacks.previous_secret_until}\n` : 'the previous secret no longer works\n',
     );
   });
+}
+
+/** A postback secret just made, once, with what to give the network. */
+function printNewSecret(io: Io, n: Network, secret: string, mode: PostbackMode): void {
+  const url = n.postbacks.url ?? `<public URL>/postback/${n.id}`;
+  io.stdout.write(`new postback secret for ${n.id} (${mode} mode), shown once:\n\n  ${secret}\n\n`);
+  if (mode === 'token')
+    io.stdout.write(
+      `give the network: ${url}?token=${secret}${n.postbacks.template ? `&${n.postbacks.template}` : ''}\n  (or send it in the X-Postback-Token header)\n`,
+    );
+  else
+    io.stdout.write(`the sender signs each request: X-Postback-Signature: t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<raw query or body>" with this secret>\n`);
 }
 
 export async function prunePostbacks(io: Io, opts: { days?: number; json?: boolean }): Promise<void> {

@@ -3,7 +3,7 @@
 import { Option, type Command } from 'commander';
 import type { Order, OrderChange } from '../../services/orders/index.js';
 import { changeStatus, ORDER_STATUSES, orderSchemas, REVIEW_STATES } from '../../services/orders/schemas.js';
-import { memberId, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printFields, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
 import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 
@@ -125,7 +125,7 @@ function printOrder(io: Io, o: Order): void {
     ['recorded', o.created_at],
     ['note', o.note],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  printFields(io, rows, 12);
 }
 
 function printChange(io: Io, c: OrderChange, replayed: boolean): void {

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline/promises';
 import { Option, type Command } from 'commander';
 import type { Page } from '../../services/pages/index.js';
 import { PAGE_ORDERBY, PAGE_STATUSES, pageSchemas } from '../../services/pages/schemas.js';
-import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { printFields, printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from '../run-job.js';
@@ -87,7 +87,7 @@ function printPage(io: Io, p: Page, withBody = true): void {
     ['published', p.published_at],
     ['excerpt', p.excerpt],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== undefined && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  printFields(io, rows, 12);
   if (withBody && p.body) io.stdout.write(`\n${p.body}\n`);
 }
 

@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander';
 import type { Payout } from '../../services/payouts/index.js';
 import { PAYOUT_STATUSES, payoutSchemas } from '../../services/payouts/schemas.js';
-import { memberId, printJson, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printFields, printJson, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
 import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 
@@ -80,7 +80,7 @@ function printPayout(io: Io, p: Payout): void {
     ['created', `${p.created_at} by ${p.actor}`],
     ['closed', p.closed_at ? `${p.closed_at} by ${p.closed_by}` : null],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== '') io.stdout.write(`${k.padEnd(10)}${String(v)}\n`);
+  printFields(io, rows, 10);
 }
 
 export async function show(io: Io, id: string, opts: { json?: boolean }): Promise<void> {

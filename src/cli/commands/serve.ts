@@ -17,9 +17,19 @@ export function register(serve: Command, run: Run): void {
     .action(run(start));
 }
 
-/** First start with no administrator: create `admin` with a one-time application password. */
-export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: string): Promise<boolean> {
-  if (await ctx.users.hasAdministrator()) return false;
+/** The first administrator's credentials, shown once in the first-run banner. */
+export interface FirstAdministrator {
+  login: string;
+  password: string;
+}
+
+/**
+ * First start with no administrator: create `admin` with a one-time application password. Called
+ * before the daemon listens, so no request is ever answered by a daemon without an administrator;
+ * the banner (firstRunBanner) is printed once it listens, when its URL is known.
+ */
+export async function ensureAdministrator(ctx: Context, io: Io): Promise<FirstAdministrator | null> {
+  if (await ctx.users.hasAdministrator()) return null;
   let admin = await ctx.users.findByLogin('admin');
   if (admin && (admin.role !== 'administrator' || admin.status !== 'active')) {
     // Never hand out a password for an account that cannot use it, nor promote one silently.
@@ -27,7 +37,7 @@ export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: st
       `cashtrack: no active administrator, and the login "admin" is taken by a ${admin.status} ${admin.role}.\n` +
         '  create one with: cashtrack users create LOGIN --email EMAIL --role administrator, then cashtrack app-passwords create LOGIN --name NAME\n',
     );
-    return false;
+    return null;
   }
   if (!admin) {
     try {
@@ -35,22 +45,34 @@ export async function ensureAdministrator(ctx: Context, io: Io, namespaceUrl: st
     } catch (err) {
       // Another daemon starting at the same moment created it.
       if ((err as { code?: string }).code !== 'svc_user_exists') throw err;
-      return false;
+      return null;
     }
   }
   const { password } = await ctx.appPasswords.create(admin, `first-run ${ctx.clock.now().toISOString()}`, 'first-run');
-  io.stdout.write(
-    `${[
-      '',
-      'cashtrack: no administrator existed, so one was created. Keep this password now: it is not shown again.',
-      `  login:         admin`,
-      `  app password:  ${password}`,
-      `  REST API:      ${namespaceUrl}`,
-      `  try:           curl -u 'admin:${password}' ${namespaceUrl}/logs`,
-      '',
-    ].join('\n')}\n`,
-  );
-  return true;
+  return { login: admin.login, password };
+}
+
+/**
+ * The first-run banner: framed, so it stands out between the JSON log lines around it, with the
+ * application password (REST API) and how to give the administrator a login password (POST
+ * /login, the /admin/ screens).
+ */
+export function firstRunBanner(admin: FirstAdministrator, namespaceUrl: string): string {
+  const lines = [
+    'cashtrack: no administrator existed, so one was created. Keep this password now: it is not shown again.',
+    '',
+    `  login:           ${admin.login}`,
+    `  app password:    ${admin.password}`,
+    `  REST API:        ${namespaceUrl}`,
+    `  try:             curl -u '${admin.login}:${admin.password}' ${namespaceUrl}/logs`,
+    '',
+    'The app password is for the REST API (HTTP Basic). To log in at /admin/ (POST /login), give',
+    `${admin.login} a login password (read from standard input, never from the command line):`,
+    `  cashtrack users set-password ${admin.login}`,
+  ];
+  const width = Math.max(...lines.map((l) => l.length));
+  const rule = `+${'-'.repeat(width + 2)}+`;
+  return ['', rule, ...lines.map((l) => `| ${l.padEnd(width)} |`), rule, ''].join('\n');
 }
 
 export async function start(io: Io, opts: { port?: number; host?: string; migrate?: boolean }): Promise<void> {
@@ -71,6 +93,8 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
     const applied = await ensureSchema(ctx, opts.migrate ? true : undefined);
     if (applied.length) ctx.logger.info('db', 'Migrations applied', { migrations: applied });
     await loadContextExtensions(ctx);
+    // Before listening: the first request that succeeds already finds the administrator.
+    const firstAdmin = await ensureAdministrator(ctx, io);
     server = await createServer(ctx);
     try {
       await server.start();
@@ -86,7 +110,6 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
       );
     }
     const namespaceUrl = namespaceUrlOf(ctx, server);
-    await ensureAdministrator(ctx, io, namespaceUrl);
     if (config.metrics.enabled && config.metrics.port !== null) metricsListener = await startMetricsListener(ctx);
     // Jobs start once the server is up (a job may call the daemon's own URL) and stop before the
     // context closes. `jobs.concurrency` 0 makes this a daemon that serves requests only.
@@ -112,6 +135,8 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
       webhook_sender: config.webhooks.send,
       ...(metricsListener ? { metrics: metricsListener.address() } : {}),
     });
+    // After the last start-up log line, so it is not lost among them.
+    if (firstAdmin) io.stdout.write(`${firstRunBanner(firstAdmin, namespaceUrl)}\n`);
     io.stderr.write(`cashtrack: listening on ${server.info.uri} (REST API ${namespaceUrl})\n`);
   } catch (err) {
     await scheduler?.stop().catch(() => {});

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import type { Delivery, Webhook } from '../../services/webhooks/index.js';
 import { DELIVERY_STATUSES, webhookSchemas } from '../../services/webhooks/schemas.js';
 import { idempotently } from '../idempotency.js';
-import { printJson, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { printFields, printJson, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 
 export function register(webhooks: Command, run: Run): void {
@@ -86,7 +86,7 @@ function printWebhook(io: Io, w: Webhook & { secret?: string | null }): void {
     ['created', `${w.created_at} by ${w.actor}`],
     ['updated', w.updated_at],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  printFields(io, rows, 12);
   if (w.secret) io.stdout.write(`secret      ${w.secret}\n            (shown once: keep it now to verify the webhook-signature header)\n`);
 }
 
@@ -104,7 +104,7 @@ function printDelivery(io: Io, d: Delivery): void {
     ['created', d.created_at],
     ['delivered', d.delivered_at],
   ];
-  for (const [k, v] of rows) if (v !== null && v !== '') io.stdout.write(`${k.padEnd(12)}${String(v)}\n`);
+  printFields(io, rows, 12);
   if (d.payload !== undefined) io.stdout.write(`payload     ${JSON.stringify(d.payload)}\n`);
 }
 

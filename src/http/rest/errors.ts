@@ -4,6 +4,7 @@ import type { Boom } from '@hapi/boom';
 import type { ValidationError } from 'joi';
 import { translateDbError } from '../../db/errors.js';
 import { invalidInput, ServiceError } from '../../errors.js';
+import type { SecretValues } from '../../secret-values.js';
 
 export interface RestError {
   status: number;
@@ -27,10 +28,15 @@ function isBoom(err: unknown): err is Boom {
 }
 
 /**
- * Maps a thrown value to the error JSON. Returns `internal: true` for faults the caller must log
- * with the request id (the client only sees `svc_internal_error`).
+ * Maps a thrown value to the error JSON, scrubbed of every secret the process knows like the log
+ * is (an upstream's message may echo a key it was sent). Returns `internal: true` for faults the
+ * caller must log with the request id (the client only sees `svc_internal_error`).
  */
-export function toRestError(err: unknown, requestId: string): RestError & { internal: boolean } {
+export function toRestError(err: unknown, requestId: string, secrets?: Pick<SecretValues, 'scrubError'>): RestError & { internal: boolean } {
+  return translate(secrets ? secrets.scrubError(err) : err, requestId);
+}
+
+function translate(err: unknown, requestId: string): RestError & { internal: boolean } {
   if (err instanceof ServiceError) return { ...restError(err.code, err.message, err.status, err.data, err.headers), internal: false };
   const db = translateDbError(err);
   if (db) return { ...restError(db.code, db.message, db.status, db.data, db.headers), internal: false };

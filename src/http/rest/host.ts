@@ -34,6 +34,16 @@ export const restHost: Plugin<RestHostOptions> = {
     const root = `/${ctx.config.server.rest_root}`;
     const nsPrefix = `${root}/${NAMESPACE}`;
     const trustProxy = ctx.config.server.trust_proxy;
+    // Once per process: the value points at the proxy's configuration (or a client that reaches the
+    // daemon past it), and a line per request would let anyone fill the log.
+    let forwardedWarned = false;
+    const unusableForwarded = (value: string) => {
+      if (forwardedWarned) return;
+      forwardedWarned = true;
+      ctx.logger.warning('http', 'X-Forwarded-For ends in a value that is not an address: the socket address is used instead (logged once)', {
+        value: value.slice(0, 64),
+      });
+    };
     const rootLower = root.toLowerCase();
     // Paths are matched case-insensitively by the router, so the root is too.
     const isRestPath = (path: string) => {
@@ -73,7 +83,7 @@ export const restHost: Plugin<RestHostOptions> = {
       const st: RestState = {
         rest: false,
         requestId: `${processTag}${(++requestCounter).toString(36)}`,
-        ip: clientIp(request, trustProxy),
+        ip: clientIp(request, trustProxy, unusableForwarded),
         principal: null,
         search: '',
         envelope: false,
@@ -143,11 +153,45 @@ export const restHost: Plugin<RestHostOptions> = {
       });
     }
 
+    // The body parameters each route declares and its query does not: those may come in the query
+    // string too (mergeQueryIntoBody).
+    // (Keyed by id: hapi keeps a copy of the route's plugin settings, not the definition itself.)
+    const bodyOnlyParams = new Map<string, string[]>();
+    for (const def of routes) {
+      if (def.method === 'GET' || !def.validate.payload) continue;
+      const query = new Set(declaredKeys(def.validate.query));
+      bodyOnlyParams.set(
+        def.id,
+        declaredKeys(def.validate.payload).filter((k) => !query.has(k)),
+      );
+    }
+
     server.ext('onPostAuth', (request, h) => {
-      const cfg = request.route.settings.plugins?.cashtrack;
-      if (cfg?.def && request.payload === null && request.method !== 'get') (request as { payload: unknown }).payload = {};
+      const def = request.route.settings.plugins?.cashtrack?.def;
+      if (def && request.payload === null && request.method !== 'get') (request as { payload: unknown }).payload = {};
+      if (def) mergeQueryIntoBody(request, bodyOnlyParams.get(def.id) ?? []);
       return h.continue;
     });
+
+    /**
+     * WordPress reads a parameter from the body or the query string alike, for every method, the
+     * body winning when both carry it (`WP_REST_Request::get_parameter_order`). So a body parameter
+     * a route declares may come in the query string: it is moved into the body before validation,
+     * unless the body has it already (then the query's copy is dropped). Anything else in the query
+     * string is still validated (and refused) as a query parameter. Runs before validation, once for
+     * every route, so the handlers and services see one set of parameters.
+     */
+    function mergeQueryIntoBody(request: Request, names: string[]): void {
+      const payload = request.payload;
+      if (names.length === 0 || !payload || typeof payload !== 'object' || Array.isArray(payload)) return;
+      const query = request.query as Record<string, unknown>;
+      const body = payload as Record<string, unknown>;
+      for (const name of names) {
+        if (!Object.hasOwn(query, name)) continue;
+        if (!Object.hasOwn(body, name)) body[name] = query[name];
+        delete query[name];
+      }
+    }
 
     // Permission after validation: a 400 beats a 401/403, as on the host platform.
     server.ext('onPreHandler', (request, h) => {
@@ -169,7 +213,7 @@ export const restHost: Plugin<RestHostOptions> = {
       if (!st.rest && !isError) return h.continue;
       let out: ResponseObject;
       if (isError) {
-        const err = toRestError(response, st.requestId);
+        const err = toRestError(response, st.requestId, ctx.secrets);
         if (err.body.code === 'rest_payload_too_large')
           err.body.data.max_bytes = st.maxBodyBytes ?? request.route.settings.payload?.maxBytes ?? ctx.config.server.max_body_bytes;
         if (err.internal) {
@@ -284,7 +328,7 @@ export const restHost: Plugin<RestHostOptions> = {
         idempotency: null,
       };
       const key = request.headers['idempotency-key'];
-      if (!def.idempotent || key === undefined) return toResponse(await def.handler(input, ctx, request, h), request, h, st);
+      if (!def.idempotent || key === undefined) return toResponse(def, await def.handler(input, ctx, request, h), request, h, st);
 
       // Idempotency-Key: claim it, or replay what the first request with it got. Keys are the
       // caller's own: another administrator's same key is another key.
@@ -303,23 +347,31 @@ export const restHost: Plugin<RestHostOptions> = {
       );
       if (ran.replayed) {
         st.replayed = true;
-        return h
+        const res = h
           .response(ran.body as object)
           .code(ran.status)
           .header('Idempotent-Replayed', 'true');
+        return locate(def, res, request);
       }
-      return toResponse(ran.result, request, h, st);
+      return toResponse(def, ran.result, request, h, st);
     }
 
-    function toResponse(result: unknown, request: Request, h: ResponseToolkit, st: RestState) {
+    function toResponse(def: RouteDef, result: unknown, request: Request, h: ResponseToolkit, st: RestState) {
       if (result instanceof PagedResult) return pagedResponse(result, request, h, st);
       if (result instanceof RestResponse) {
         const res = h.response(result.body === undefined ? undefined : (result.body as object)).code(result.status);
         for (const [k, v] of Object.entries(result.headers)) res.header(k, v);
-        return res;
+        return locate(def, res, request);
       }
       if (result === undefined) return h.response().code(204);
       return h.response(result as object);
+    }
+
+    // A 201's Location is absolute, as WordPress's `rest_url()` makes it: the namespace URL of what
+    // was made, so a client can follow it whatever the path or `?rest_route=` form it called.
+    function locate(def: RouteDef, res: ResponseObject, request: Request): ResponseObject {
+      if (res.statusCode !== 201 || !def.location) return res;
+      return res.header('Location', `${baseUrl(request)}${NAMESPACE}${def.location(res.source)}`);
     }
 
     function pagedResponse(result: PagedResult, request: Request, h: ResponseToolkit, st: RestState) {
@@ -345,6 +397,12 @@ export const restHost: Plugin<RestHostOptions> = {
     }
   },
 };
+
+/** The keys an object schema names (none for an absent schema). */
+function declaredKeys(schema: Joi.ObjectSchema | undefined): string[] {
+  const keys = schema?.describe().keys as Record<string, unknown> | undefined;
+  return keys ? Object.keys(keys) : [];
+}
 
 function envelope(body: unknown, status: number, headers: Record<string, string>): Record<string, unknown> {
   return { body, status, headers };

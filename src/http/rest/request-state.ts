@@ -1,5 +1,6 @@
 // What the REST host keeps and reads of each request: its state (set as the request arrives),
 // the client's address, the site URL the client used, and the session cookie.
+import { isIP } from 'node:net';
 import type { Request } from '@hapi/hapi';
 import type { Context } from '../../context.js';
 import type { Principal } from '../../services/auth/index.js';
@@ -36,12 +37,34 @@ export function state(request: Request): RestState {
   return request.app.cashtrack!;
 }
 
-/** The client address, from X-Forwarded-For only when a trusted proxy is configured. */
-export function clientIp(request: Request, trustProxy: boolean): string | null {
+/**
+ * An address as a proxy writes it in X-Forwarded-For: IPv4 or IPv6, bare, in brackets, or with a
+ * port (`203.0.113.9:51000`, `[2001:db8::1]:443`); null for anything else (`unknown`, a name, junk).
+ */
+export function forwardedAddress(entry: string): string | null {
+  let value = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value);
+  if (bracketed) value = bracketed[1];
+  else if (/^[\d.]+:\d{1,5}$/.test(value)) value = value.slice(0, value.indexOf(':'));
+  // A zone (`fe80::1%eth0`) names an interface of the proxy's host, not a client, and has no bound on its length.
+  return value.length <= 45 && !value.includes('%') && isIP(value) ? value : null;
+}
+
+/**
+ * The client address, from X-Forwarded-For only when a trusted proxy is configured. An entry that
+ * is not an address is not a counter of its own (every made-up value would get fresh throttle
+ * counters): the socket's address, the proxy's, is used, and `unusable` is told the value.
+ */
+export function clientIp(request: Request, trustProxy: boolean, unusable?: (value: string) => void): string | null {
   if (trustProxy) {
     const fwd = request.headers['x-forwarded-for'];
     // The rightmost entry is the one our own proxy appended; entries left of it are the client's word.
-    if (typeof fwd === 'string' && fwd.trim()) return fwd.split(',').pop()!.trim().slice(0, 45) || (request.info.remoteAddress ?? null);
+    if (typeof fwd === 'string' && fwd.trim()) {
+      const last = fwd.split(',').pop()!;
+      const address = forwardedAddress(last);
+      if (address) return address;
+      unusable?.(last.trim());
+    }
   }
   return request.info.remoteAddress ?? null;
 }

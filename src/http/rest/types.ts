@@ -45,6 +45,13 @@ export interface RouteDef {
   };
   /** Accepts `Idempotency-Key` (POSTs that move money). */
   idempotent?: boolean;
+  /**
+   * Where what a 201 made can be read: its path below the namespace (`/pages/7`). The host turns
+   * it into the absolute `Location` of every 201 the route answers, an idempotent replay's too.
+   * Every route that can answer 201 declares it (a test follows each).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the body is what the route's 201 answered.
+  location?(body: any): string;
   handler(input: RestInput, ctx: Context, request: Request, h: ResponseToolkit): Promise<unknown> | unknown;
 }
 
@@ -92,5 +99,6 @@ export class PagedResult<T = unknown> {
   ) {}
 }
 
-export const created = (body: unknown, location?: string): RestResponse => new RestResponse(body, 201, location ? { Location: location } : {});
+/** A 201; the host adds `Location` from the route's `location`. */
+export const created = (body: unknown): RestResponse => new RestResponse(body, 201);
 export const accepted = (body: unknown): RestResponse => new RestResponse(body, 202);

@@ -39,6 +39,7 @@ export const ledgerRoutes: RouteDef[] = [
   }),
   route({
     id: 'ledger.adjust',
+    location: ({ entry }) => `/ledger/entries/${entry.id}`,
     method: 'POST',
     path: '/ledger/adjustments',
     auth: 'manage_options',
@@ -51,6 +52,7 @@ export const ledgerRoutes: RouteDef[] = [
   }),
   route({
     id: 'ledger.reverse',
+    location: ({ reversal }) => `/ledger/entries/${reversal.id}`,
     method: 'POST',
     path: '/ledger/entries/{id}/reverse',
     auth: 'manage_options',

@@ -9,14 +9,16 @@ import { accepted, RestResponse, route, type RouteDef } from '../rest/types.js';
 export const logosRoutes: RouteDef[] = [
   route({
     id: 'advertisers.logo',
+    // What was made is the advertiser's logo: the advertiser answers it (`logo`, its media URL).
+    location: ({ module, advertiser }) => `/advertisers/${encodeURIComponent(module)}/${encodeURIComponent(advertiser)}`,
     method: 'POST',
     path: '/advertisers/{module}/{advertiser}/logo',
     auth: 'manage_options',
     description:
       "Fetch the advertiser's logo (the network's logo URL, else the shop's site icons, else /favicon.ico) into local media: 201 when fetched, 200 with the logo on file (without force); 422 svc_logo_not_found lists what was tried.",
-    validate: { params: advertiserSchemas.key, query: logoSchemas.fetch, payload: logoSchemas.fetch },
-    async handler({ params, query, payload, actor }, ctx) {
-      const result = await ctx.logos.fetch(params.module, params.advertiser, { force: Boolean(query.force || payload.force), actor });
+    validate: { params: advertiserSchemas.key, payload: logoSchemas.fetch },
+    async handler({ params, payload, actor }, ctx) {
+      const result = await ctx.logos.fetch(params.module, params.advertiser, { force: Boolean(payload.force), actor });
       return new RestResponse(result, result.fetched ? 201 : 200);
     },
   }),

@@ -28,6 +28,7 @@ export const networksRoutes: RouteDef[] = [
   }),
   route({
     id: 'networks.save',
+    location: (network) => `/networks/${encodeURIComponent(network.id)}`,
     method: 'POST',
     path: '/networks/{id}',
     auth: 'manage_options',
@@ -38,6 +39,26 @@ export const networksRoutes: RouteDef[] = [
       const { network, created: isNew } = await ctx.networks.saveCustom(params.id, payload, actor);
       return isNew ? created(network) : network;
     },
+  }),
+  route({
+    id: 'networks.configure',
+    method: 'POST',
+    path: '/networks/{id}/settings',
+    auth: 'manage_options',
+    description:
+      'Set (or, with null, remove) settings of a network, secret ones included, as `cashtrack networks configure` does; secret values are never returned (shown as <name>_set).',
+    validate: { params: networkSchemas.networkId, payload: networkSchemas.settings },
+    handler: ({ params, payload, actor }, ctx) => ctx.networks.configure(params.id, payload.settings, actor),
+  }),
+  route({
+    id: 'networks.postback-switch',
+    method: 'POST',
+    path: '/networks/{id}/postback',
+    auth: 'manage_options',
+    description:
+      "Switch the network's postbacks on or off in one step: switching on makes a postback secret when the network has none (returned once) and says whether the global switch is still off.",
+    validate: { params: networkSchemas.networkId, payload: networkSchemas.postbackSwitch },
+    handler: ({ params, payload, actor }, ctx) => ctx.networks.switchPostbacks(params.id, payload.enabled, actor, { ip_allowlist: payload.ip_allowlist }),
   }),
   route({
     id: 'networks.postbacks',

@@ -29,6 +29,7 @@ export const ordersRoutes: RouteDef[] = [
   }),
   route({
     id: 'orders.create',
+    location: (order) => `/orders/${order.id}`,
     method: 'POST',
     path: '/orders',
     auth: 'manage_options',

@@ -9,6 +9,7 @@ import { accepted, created, PagedResult, route, type RouteDef } from '../rest/ty
 export const pagesRoutes: RouteDef[] = [
   route({
     id: 'advertisers.page',
+    location: (page) => `/pages/${page.id}`,
     method: 'POST',
     path: '/advertisers/{module}/{advertiser}/page',
     auth: 'manage_options',
@@ -16,7 +17,7 @@ export const pagesRoutes: RouteDef[] = [
     validate: { params: advertiserSchemas.key, payload: pageSchemas.make },
     handler: async ({ params, payload, actor }, ctx) => {
       const page = await ctx.pages.create(params.module, params.advertiser, payload, actor);
-      return created(page, `/pages/${page.id}`);
+      return created(page);
     },
   }),
   route({

@@ -27,6 +27,7 @@ export const payoutsRoutes: RouteDef[] = [
   }),
   route({
     id: 'payouts.create',
+    location: ({ payout }) => `/payouts/${payout.id}`,
     method: 'POST',
     path: '/payouts',
     auth: 'manage_options',

@@ -18,6 +18,7 @@ export const referralsRoutes: RouteDef[] = [
   }),
   route({
     id: 'referrals.create',
+    location: (referral) => `/referrals/${referral.referee.id}`,
     method: 'POST',
     path: '/referrals',
     auth: 'manage_options',
@@ -27,6 +28,15 @@ export const referralsRoutes: RouteDef[] = [
     async handler({ payload, actor, idempotency }, ctx) {
       return created(await ctx.referrals.add(payload, actor, idempotency?.once(201)));
     },
+  }),
+  route({
+    id: 'referrals.get',
+    method: 'GET',
+    path: '/referrals/{referee_id}',
+    auth: 'manage_options',
+    description: "A member's live referral (404 svc_referral_not_found when the member has none).",
+    validate: { params: referralSchemas.referee, query: none() },
+    handler: ({ params }, ctx) => ctx.referrals.liveOf(params.referee_id),
   }),
   route({
     id: 'referrals.remove',

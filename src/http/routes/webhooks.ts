@@ -19,6 +19,7 @@ export const webhooksRoutes: RouteDef[] = [
   }),
   route({
     id: 'webhooks.create',
+    location: (webhook) => `/webhooks/${webhook.id}`,
     method: 'POST',
     path: '/webhooks',
     auth: 'manage_options',

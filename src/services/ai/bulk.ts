@@ -4,12 +4,15 @@
 // is kept at `concurrency` calls in flight. It walks the items by
 // id (a keyset, so what it writes cannot shift what it reads next) and checkpoints the id below
 // which everything is finished, with its counts; a resumed run starts there. It stops taking
-// items once the run's token budget is spent (the result says so), reports each item's failure
+// items once the run's token budget is spent, or today's (the result says which): each call
+// reserves its estimate on the run's budget before it starts and settles it with what it counted
+// after (budget.ts), so calls in flight at once cannot all pass the check. It reports each item's failure
 // (counted, the first ones listed) without failing the run, and stops at once on a cancel: the
 // job's signal aborts the calls in flight and any backoff.
 import { setMaxListeners } from 'node:events';
 import { isServiceError } from '../../errors.js';
 import type { JobHandle } from '../jobs/index.js';
+import { countedTokens } from './budget.js';
 import { ProviderCallError, type StructuredAnswer, type Usage } from './provider.js';
 import type { AiService, BulkInput } from './index.js';
 
@@ -34,6 +37,8 @@ export interface BulkCheckpoint {
   failed: number;
   failures: BulkFailure[];
   tokens: Usage;
+  /** Tokens counted against the run's budget (an estimate for answers without reported usage). */
+  counted?: number;
 }
 
 export interface BulkResult extends Record<string, unknown> {
@@ -42,14 +47,16 @@ export interface BulkResult extends Record<string, unknown> {
   skipped: number;
   failed: number;
   failures: BulkFailure[];
-  /** Why the run stopped before the end (`token_budget`), or null when it went through. */
-  stopped: 'token_budget' | null;
+  /** Why the run stopped before the end (`token_budget`: the run's; `daily_token_budget`: today's), or null when it went through. */
+  stopped: 'token_budget' | 'daily_token_budget' | null;
   token_budget: number;
+  /** Tokens counted against `token_budget`: the reported usage, an estimate for answers without it. */
+  counted_tokens: number;
   /** Every generation of this job (resumed attempts included), from the usage records. */
   usage: { calls: number; tokens: Usage; models: string[] };
 }
 
-/** The run's token budget was spent before an item's call could start. */
+/** The run's token budget cannot take an item's call. */
 class BudgetSpent extends Error {}
 
 /** At most `n` at once; a wait ends at once (rejecting) when `signal` aborts. */
@@ -97,8 +104,13 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
   const budget = settings.token_budget;
   const saved = job.checkpoint as BulkCheckpoint | null;
   const state: BulkCheckpoint = saved
-    ? { ...saved, failures: [...saved.failures], tokens: { ...saved.tokens } }
-    : { after: 0, saved: 0, skipped: 0, failed: 0, failures: [], tokens: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } };
+    ? { ...saved, failures: [...saved.failures], tokens: { ...saved.tokens }, counted: saved.counted ?? saved.tokens.total_tokens }
+    : { after: 0, saved: 0, skipped: 0, failed: 0, failures: [], tokens: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, counted: 0 };
+  /** Tokens counted so far, and the estimates the calls in flight hold. */
+  let counted = state.counted ?? 0;
+  let reserved = 0;
+  /** Wakes the calls waiting for one in flight to settle. */
+  let settled: (() => void)[] = [];
   const deps = ai.deps;
   const shopFilter = { network: filter.network, status: filter.status as 'active' | 'inactive' | undefined, search: filter.search };
   const couponFilter = { network: filter.network, advertiser: filter.advertiser, status: filter.status, type: filter.type };
@@ -127,17 +139,36 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
   const finishedUpTo = () => Math.min(cursor, lowestLeft - 1, inFlight.size ? Math.min(...inFlight) - 1 : Infinity);
 
   const slots = limiter(settings.concurrency, job.signal);
-  /** The provider call of an item: within the concurrency, counting every token it spent (refused answers too). */
-  const slot = async (call: () => Promise<StructuredAnswer<unknown>>): Promise<StructuredAnswer<unknown>> => {
+  /**
+   * The provider call of an item: within the concurrency and the run's budget (its estimate
+   * reserved first), counting every token it spent (refused answers too). While the calls in
+   * flight hold what the budget would need, it waits for them to settle: they may spend less.
+   */
+  const slot = async (call: () => Promise<StructuredAnswer<unknown>>, estimate: number): Promise<StructuredAnswer<unknown>> => {
     await slots.acquire();
     try {
-      if (budget > 0 && state.tokens.total_tokens >= budget) throw new BudgetSpent();
-      const answer = await call();
-      state.tokens = addTokens(state.tokens, answer.usage);
-      return answer;
-    } catch (err) {
-      if (err instanceof ProviderCallError) state.tokens = addTokens(state.tokens, err.trace.usage);
-      throw err;
+      while (budget > 0 && counted + reserved + estimate > budget) {
+        if (reserved === 0 || job.signal.aborted) throw new BudgetSpent();
+        await new Promise<void>((resolve) => settled.push(resolve));
+      }
+      reserved += estimate;
+      let outcome: unknown;
+      try {
+        outcome = await call();
+        state.tokens = addTokens(state.tokens, (outcome as StructuredAnswer<unknown>).usage);
+        return outcome as StructuredAnswer<unknown>;
+      } catch (err) {
+        outcome = err;
+        if (err instanceof ProviderCallError) state.tokens = addTokens(state.tokens, err.trace.usage);
+        throw err;
+      } finally {
+        reserved -= estimate;
+        counted += countedTokens(outcome, estimate);
+        state.counted = counted;
+        const waiting = settled;
+        settled = [];
+        for (const wake of waiting) wake();
+      }
     } finally {
       slots.release();
     }
@@ -164,7 +195,7 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
         continue;
       }
       // The budget stops the run only when there is something left to spend it on.
-      if (budget > 0 && state.tokens.total_tokens >= budget) {
+      if (stopped || (budget > 0 && counted >= budget)) {
         queue.unshift(item);
         stopped = 'token_budget';
         return null;
@@ -193,14 +224,15 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
         job.progress({ done: 1 });
       } catch (err) {
         if (job.signal.aborted) throw job.signal.reason;
-        if (err instanceof BudgetSpent) {
-          stopped = 'token_budget';
+        if (err instanceof BudgetSpent || (isServiceError(err) && err.code === 'svc_ai_budget_exhausted')) {
+          stopped ??= err instanceof BudgetSpent ? 'token_budget' : 'daily_token_budget';
           lowestLeft = Math.min(lowestLeft, id);
           continue;
         }
         if (!isServiceError(err)) throw err;
-        // A refused key or a provider that vanished from the settings fails every item alike: stop the run on it.
-        if (err.code === 'svc_ai_not_configured' || err.data.reason === 'unauthorized') {
+        // A refused key, a base URL the outbound guard refuses, or a provider that vanished from the
+        // settings fails every item alike: stop the run on it.
+        if (err.code === 'svc_ai_not_configured' || err.code === 'svc_fetch_blocked' || err.data.reason === 'unauthorized') {
           fatal = err;
           throw err;
         }
@@ -235,12 +267,23 @@ export async function runBulk(ai: AiService, job: JobHandle<BulkInput>): Promise
   }
   await checkpoint(true);
   const usage = await deps.calls.jobUsage(job.id);
-  job.log('info', stopped ? 'AI bulk run stopped at its token budget' : 'AI bulk run finished', {
+  job.log('info', stopped ? `AI bulk run stopped at its ${stopped === 'token_budget' ? 'token budget' : 'daily token budget'}` : 'AI bulk run finished', {
     kind,
     saved: state.saved,
     skipped: state.skipped,
     failed: state.failed,
     total_tokens: usage.tokens.total_tokens,
+    counted_tokens: counted,
   });
-  return { kind, saved: state.saved, skipped: state.skipped, failed: state.failed, failures: state.failures, stopped, token_budget: budget, usage };
+  return {
+    kind,
+    saved: state.saved,
+    skipped: state.skipped,
+    failed: state.failed,
+    failures: state.failures,
+    stopped,
+    token_budget: budget,
+    counted_tokens: counted,
+    usage,
+  };
 }

@@ -17,10 +17,13 @@ import type { LogService } from '../logs/index.js';
 import { renderTemplate, sanitizeBody, sanitizeText } from '../pages/index.js';
 import type { TemplateTags } from '../../config/template-tags.js';
 import { runBulk, type BulkResult } from './bulk.js';
+import { type AiBudget, type AiBudgetDay, countedTokens, estimateTokens, holdMs } from './budget.js';
 import type { AiCalls, AiKind } from './calls.js';
 import type { AiSettings, AiSettingsStore, AiSettingsView } from './settings.js';
 import type { AiUsage } from './usage.js';
+import type { FetchingGuard } from '../../outbound/index.js';
 
+export { AiBudget, type AiBudgetDay } from './budget.js';
 export { AiCalls, type AiKind } from './calls.js';
 export { AiSettingsStore, type AiSettingsView } from './settings.js';
 export { AiUsage, type AiGeneration, type AiOverview, type AiOverviewBlock } from './usage.js';
@@ -80,10 +83,14 @@ export interface AiServiceDeps {
   calls: AiCalls;
   /** The read model of `ai_calls` other domains show (last generations, the overview's block). */
   usage: AiUsage;
+  /** The daily token budget: every call reserves on it first. */
+  budget: AiBudget;
   advertisers: Pick<AdvertiserService, 'getById' | 'setDescription' | 'idsAfter' | 'count'>;
   pages: ShopPages;
   coupons: CouponSource;
   jobs: Pick<JobService, 'enqueue'>;
+  /** The outbound guard every call to the provider goes through. */
+  outbound: FetchingGuard;
 }
 
 /** How a generation went, as the routes and the CLI answer it. */
@@ -123,8 +130,11 @@ export interface GenerationRun {
   settings?: AiSettings;
   signal?: AbortSignal;
   jobId?: number | null;
-  /** Runs the provider call (a bulk run's concurrency limit and token count); the rest of the work runs outside it. */
-  slot?: (call: () => Promise<StructuredAnswer<unknown>>) => Promise<StructuredAnswer<unknown>>;
+  /**
+   * Runs the provider call (a bulk run's concurrency limit and token budget, for which `estimate`
+   * is reserved); the rest of the work runs outside it.
+   */
+  slot?: (call: () => Promise<StructuredAnswer<unknown>>, estimate: number) => Promise<StructuredAnswer<unknown>>;
 }
 
 export interface BulkInput {
@@ -142,18 +152,23 @@ export class AiService {
 
   constructor(readonly deps: AiServiceDeps) {}
 
-  settings(): Promise<AiSettingsView> {
-    return this.deps.store.view();
+  /** The settings, with today's token spend against the daily budget. */
+  async settings(): Promise<AiSettingsView & { today: AiBudgetDay }> {
+    return this.withSpend(await this.deps.store.view());
   }
 
-  configure(values: Record<string, string | number | null>, actor: string): Promise<AiSettingsView> {
-    return this.deps.store.configure(values, actor);
+  async configure(values: Record<string, string | number | null>, actor: string): Promise<AiSettingsView & { today: AiBudgetDay }> {
+    return this.withSpend(await this.deps.store.configure(values, actor));
+  }
+
+  private async withSpend(view: AiSettingsView): Promise<AiSettingsView & { today: AiBudgetDay }> {
+    return { ...view, today: await this.deps.budget.today(view.daily_token_budget) };
   }
 
   /** A provider for the current settings, or 503 svc_ai_not_configured. */
   async provider(): Promise<{ provider: AiProvider; settings: AiSettings }> {
     const { settings, provider } = await this.deps.store.provider();
-    return { provider: new AiProvider(provider, this.formats), settings };
+    return { provider: new AiProvider(provider, this.deps.outbound, this.formats), settings };
   }
 
   /**
@@ -226,7 +241,8 @@ export class AiService {
    * the same run is queued or running.
    */
   async startBulk(input: BulkInput, actor: string): Promise<Job> {
-    await this.deps.store.provider();
+    const { settings } = await this.deps.store.provider();
+    await this.deps.budget.assertLeft(settings.daily_token_budget);
     return this.deps.jobs.enqueue('ai.bulk', input, actor, { unique: true });
   }
 
@@ -264,11 +280,37 @@ export class AiService {
       { role: 'user', content: renderTemplate(prompts.user, tags) },
     ];
     const messages = validMessages(this.deps.hooks.applyFilters<ChatMessage[]>(HOOKS.aiPrompt, rendered, { kind, id, job_id: run.jobId ?? null }), rendered);
+    const estimate = estimateTokens(messages, aiJsonSchemas[kind], settings.answer_token_estimate);
     let answer: StructuredAnswer<T>;
     try {
-      const call = () =>
-        provider.complete<T>({ messages, name: kind, jsonSchema: aiJsonSchemas[kind], validate: aiOutputSchemas[kind] as never, signal: run.signal });
-      answer = run.slot ? ((await run.slot(call)) as StructuredAnswer<T>) : await call();
+      // Reserved on the daily budget before the call (429 svc_ai_budget_exhausted, nothing sent), settled after it.
+      const call = async () => {
+        const held = await this.deps.budget.reserve(estimate, settings.daily_token_budget, holdMs(settings), run.jobId ?? null);
+        let outcome: unknown;
+        try {
+          outcome = await provider.complete<T>({
+            messages,
+            name: kind,
+            jsonSchema: aiJsonSchemas[kind],
+            validate: aiOutputSchemas[kind] as never,
+            signal: run.signal,
+          });
+          return outcome as StructuredAnswer<T>;
+        } catch (err) {
+          outcome = err;
+          throw err;
+        } finally {
+          await this.deps.budget.settle(held, countedTokens(outcome, estimate)).catch((err: unknown) => {
+            // The reservation still holds the estimate until it expires; the spend is lost to the count.
+            this.deps.logger.warning('ai', 'AI token reservation not settled', {
+              kind,
+              id,
+              error: err instanceof Error ? err.message.slice(0, 200) : String(err),
+            });
+          });
+        }
+      };
+      answer = run.slot ? ((await run.slot(call, estimate)) as StructuredAnswer<T>) : await call();
     } catch (err) {
       if (err instanceof ProviderCallError) {
         await this.fail(

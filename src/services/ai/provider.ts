@@ -7,10 +7,16 @@
 // for a provider that refuses the schema (remembered per provider, so a run does not pay the
 // refusal on every call). The content is parsed and validated by the caller's Joi schema; anything
 // else is refused with `svc_ai_bad_output` and a reason, never half-used.
+//
+// The SDK fetches through the outbound guard (src/outbound/fetch-api.ts): the base URL is a
+// setting, and the key rides on every request, so the provider is held to the same rules as a
+// feed or a logo (no private address unless allowed, no redirect, the size and time caps). What a
+// failed provider answered is never quoted back: only its status and a short error code.
 import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type Joi from 'joi';
-import { ServiceError } from '../../errors.js';
+import { isServiceError, ServiceError } from '../../errors.js';
+import { guardedFetch, type FetchingGuard } from '../../outbound/index.js';
 
 // The SDK is loaded with the first provider made: a command that calls no AI never pays for it.
 const require = createRequire(import.meta.url);
@@ -140,10 +146,17 @@ export class AiProvider {
    */
   constructor(
     private readonly settings: ProviderSettings,
+    guard: FetchingGuard,
     private readonly formats: Map<string, OutputFormat> = new Map(),
     private readonly random: () => number = Math.random,
   ) {
-    this.client = new (sdk().OpenAI)({ baseURL: settings.base_url, apiKey: settings.api_key, timeout: settings.timeout_ms, maxRetries: 0 });
+    this.client = new (sdk().OpenAI)({
+      baseURL: settings.base_url,
+      apiKey: settings.api_key,
+      timeout: settings.timeout_ms,
+      maxRetries: 0,
+      fetch: guardedFetch(guard, { timeoutMs: settings.timeout_ms }),
+    });
   }
 
   get model(): string {
@@ -253,13 +266,32 @@ export class AiProvider {
 
   private classify(err: unknown, attempts: number): Failure {
     if (err instanceof sdk().APIUserAbortError) return { retry: false, waitMs: null, error: providerError('aborted', 'The call was aborted.', null) };
-    if (err instanceof sdk().APIConnectionTimeoutError)
-      return { retry: true, waitMs: null, error: providerError('timeout', `The provider did not answer within ${this.settings.timeout_ms} ms.`, null) };
-    if (err instanceof sdk().APIConnectionError)
+    const timedOut = (): Failure => ({
+      retry: true,
+      waitMs: null,
+      error: providerError('timeout', `The provider did not answer within ${this.settings.timeout_ms} ms.`, null),
+    });
+    if (err instanceof sdk().APIConnectionTimeoutError) return timedOut();
+    if (err instanceof sdk().APIConnectionError) {
+      // The guard's refusals reach here as the cause: a destination it refuses is not retried.
+      const cause = (err as { cause?: unknown }).cause;
+      if (isServiceError(cause) && cause.code === 'svc_fetch_blocked') {
+        const reason = cause.data.reason;
+        if (reason === 'timeout') return timedOut();
+        if (reason === 'too_large')
+          return {
+            retry: false,
+            waitMs: null,
+            error: providerError('too_large', `The provider's answer is larger than ${String(cause.data.max_bytes)} bytes (outbound.max_bytes).`, null),
+          };
+        if (reason !== 'connection_failed') return { retry: false, waitMs: null, error: cause };
+      }
       return { retry: true, waitMs: null, error: providerError('connection', 'The provider could not be reached.', null) };
+    }
     if (err instanceof sdk().APIError && typeof err.status === 'number') {
       const status = err.status;
-      const detail = typeof err.message === 'string' ? err.message.slice(0, 300) : '';
+      const code = errorCode(err.error);
+      const detail = code ? `, ${code}` : '';
       if (status === 429)
         return {
           retry: true,
@@ -270,7 +302,7 @@ export class AiProvider {
         return {
           retry: true,
           waitMs: retryAfterMs(err.headers?.get('retry-after')),
-          error: providerError('server_error', `The provider failed (${status}) after ${attempts} attempt(s): ${detail}`, status),
+          error: providerError('server_error', `The provider failed (${status}${detail}) after ${attempts} attempt(s).`, status),
         };
       if (status === 401 || status === 403)
         return {
@@ -282,18 +314,17 @@ export class AiProvider {
             status,
           ),
         };
-      return { retry: false, waitMs: null, error: providerError('refused', `The provider refused the request (${status}): ${detail}`, status) };
+      if (status >= 300 && status < 400)
+        return {
+          retry: false,
+          waitMs: null,
+          error: providerError('redirected', `The provider answered with a redirect (${status}), which is not followed: check ai.base_url.`, status),
+        };
+      return { retry: false, waitMs: null, error: providerError('refused', `The provider refused the request (${status}${detail}).`, status) };
     }
-    // A body that is not JSON surfaces as a plain SyntaxError from the SDK.
-    return {
-      retry: false,
-      waitMs: null,
-      error: providerError(
-        'bad_response',
-        `The provider's answer could not be read: ${err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200)}`,
-        null,
-      ),
-    };
+    // A body that is not JSON surfaces as a plain SyntaxError from the SDK; its message quotes the
+    // body, so it is not passed on.
+    return { retry: false, waitMs: null, error: providerError('bad_response', "The provider's answer could not be read (it is not JSON).", null) };
   }
 
   /** Capped exponential backoff with jitter; a Retry-After within the cap is honoured as it is. */
@@ -303,6 +334,17 @@ export class AiProvider {
     const ceiling = Math.min(s.retry_max_ms, s.retry_base_ms * 2 ** (attempt - 1));
     return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
   }
+}
+
+/**
+ * The provider's own error code or type (`model_not_found`, `invalid_request_error`), when it is a
+ * short word: all of a failed answer that is passed on. Its message and the rest of its body are
+ * not (they may be any page that answered, and may echo the key).
+ */
+function errorCode(body: unknown): string | null {
+  const error = body && typeof body === 'object' ? (body as Record<string, unknown>) : null;
+  for (const value of [error?.code, error?.type]) if (typeof value === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(value)) return value;
+  return null;
 }
 
 function providerError(reason: string, message: string, status: number | null): ServiceError {

@@ -39,6 +39,6 @@ export const aiSchemas = {
     .pattern(/^[a-z_.]{1,64}$/, Joi.alternatives(Joi.string().max(20_000).allow(''), Joi.number(), Joi.valid(null)))
     .min(1)
     .description(
-      'Settings by name: base_url, model, temperature, timeout_ms, concurrency, token_budget, language, prompts.<task>.<system|user>, api_key (write-only).',
+      'Settings by name: base_url, model, temperature, timeout_ms, concurrency, token_budget, daily_token_budget, answer_token_estimate, language, prompts.<task>.<system|user>, api_key (write-only).',
     ),
 };

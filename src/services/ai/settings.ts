@@ -12,6 +12,7 @@ import type { LogService } from '../logs/index.js';
 import type { SecretValues } from '../../secret-values.js';
 import type { SettingsService } from '../settings/index.js';
 import { PAGE_TEMPLATE_TAGS, unknownTags } from '../../config/template-tags.js';
+import { originOf, secretOriginChanged } from '../../secret-origin.js';
 
 export const AI_TASKS = ['shop', 'coupon'] as const;
 export type AiTask = (typeof AI_TASKS)[number];
@@ -57,6 +58,8 @@ const SETTABLE: Record<string, Joi.Schema> = {
   timeout_ms: Joi.number().integer().min(100).max(600_000),
   concurrency: Joi.number().integer().min(1).max(64),
   token_budget: Joi.number().integer().min(0),
+  daily_token_budget: Joi.number().integer().min(0),
+  answer_token_estimate: Joi.number().integer().min(1).max(1_000_000),
   language: Joi.string()
     .min(1)
     .max(64)
@@ -84,6 +87,8 @@ export interface AiSettingsView {
   timeout_ms: number;
   concurrency: number;
   token_budget: number;
+  daily_token_budget: number;
+  answer_token_estimate: number;
   language: string;
   api_key_set: boolean;
   prompts: AiConfig['prompts'];
@@ -143,6 +148,8 @@ export class AiSettingsStore {
       timeout_ms: s.timeout_ms,
       concurrency: s.concurrency,
       token_budget: s.token_budget,
+      daily_token_budget: s.daily_token_budget,
+      answer_token_estimate: s.answer_token_estimate,
       language: s.language,
       api_key_set: !!s.api_key,
       prompts: s.prompts,
@@ -210,6 +217,7 @@ export class AiSettingsStore {
       checked[name] = v as string | number;
     }
     const stored = this.parse(await this.deps.settings.get(STORED));
+    if (Object.hasOwn(checked, 'base_url')) await this.checkKeyOrigin(stored, checked.base_url as string | null, key);
     for (const [name, value] of Object.entries(checked)) {
       if (value === null) delete stored[name];
       else stored[name] = value;
@@ -225,6 +233,22 @@ export class AiSettingsStore {
     // Names only: the key's value never reaches a log.
     this.deps.logger.info('ai', 'AI provider configured', { keys: Object.keys(values), actor });
     return this.view();
+  }
+
+  /**
+   * The key is bound to the origin of the base URL it was given for (see src/secret-origin.ts): a
+   * change to another origin must give the key again in the same request, or remove it (a key from
+   * the configuration cannot be removed here, so it must be given). A first base URL is free: the
+   * key was bound to none yet.
+   */
+  private async checkKeyOrigin(stored: Record<string, string | number>, next: string | null, key: string | null | undefined): Promise<void> {
+    const c = this.deps.config;
+    const before = (stored.base_url as string | undefined) ?? c.base_url;
+    const after = next ?? c.base_url;
+    if (!before || !after || originOf(before) === originOf(after)) return;
+    if (typeof key === 'string') return;
+    const left = key === null ? c.api_key : (await this.deps.settings.get(STORED_KEY)) || c.api_key;
+    if (left) throw secretOriginChanged('base_url', ['api_key'], originOf(before), originOf(after));
   }
 
   private parse(raw: string | null): Record<string, string | number> {

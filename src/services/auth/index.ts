@@ -101,6 +101,24 @@ export class AuthService {
   }
 
   /**
+   * A shared bearer token (the metrics' `Authorization: Bearer`), checked by `matches`. Counted for
+   * the address before the check, as every credential is, so that guessing it is throttled like
+   * guessing an application password (429 `svc_too_many_attempts` once the address has used up its
+   * window, whatever it sends); a match gives the count back. False for a wrong token, which is
+   * logged and fires `cashtrack.auth.failed` with `code` (the refusal the caller answers) and `method`.
+   */
+  async checkBearer(matches: () => boolean, ip: string | null, method: string, code: string): Promise<boolean> {
+    const address = addressKey(ip);
+    await this.throttled(() => this.deps.throttle.claimAddress(address), ip, null, null);
+    if (matches()) {
+      await this.deps.throttle.releaseAddress(address);
+      return true;
+    }
+    this.fail(ip, null, null, code, { method });
+    return false;
+  }
+
+  /**
    * A session cookie. No nonce: anonymous (null). A wrong nonce: 403. A dead session: anonymous.
    */
   async authenticateCookie(token: string, nonce: string | null, ip: string | null): Promise<Principal | null> {

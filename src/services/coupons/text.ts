@@ -4,6 +4,7 @@
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { createRequire } from 'node:module';
 import type sanitizeHtml from 'sanitize-html';
+import { cleanUntilStable } from '../../stable-text.js';
 
 // Loaded on first use: a command that never cleans HTML never pays for it.
 const require = createRequire(import.meta.url);
@@ -15,9 +16,14 @@ const BREAKS = /<\s*br\s*\/?\s*>|<\s*\/\s*(p|div|li|h[1-6]|tr)\s*>/gi;
 /**
  * Plain text of `input`: tags removed (script, style and similar with their content), entities
  * decoded, runs of spaces collapsed; `multiline` keeps single line breaks (descriptions), else
- * every whitespace run becomes one space (titles).
+ * every whitespace run becomes one space (titles). Cleaned until it no longer changes: an encoded
+ * tag (`&lt;script&gt;`, or encoded twice) decodes to markup, which the next pass removes.
  */
 export function plainText(input: string, multiline: boolean): string {
+  return cleanUntilStable((text) => plainTextOnce(text, multiline), input);
+}
+
+function plainTextOnce(input: string, multiline: boolean): string {
   let text = input;
   // The common case (no markup, no entity) skips both parsers: a refresh cleans 100,000 titles.
   if (/[<&]/.test(text)) {

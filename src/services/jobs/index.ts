@@ -226,6 +226,28 @@ export class JobService<C extends JobCatalog = JobCatalog> {
   }
 
   /**
+   * Cancels the queued or running job of a one-at-a-time `type` (a bulk run's DELETE). 409
+   * svc_job_not_running, with the latest job of the type, when there is none, also when the job
+   * finished between the look and the cancel: for the caller that is the same state, and the
+   * route's documented answer, never the per-job svc_job_finished.
+   */
+  async cancelActiveOfType(type: string, actor: string): Promise<Job> {
+    const notRunning = async () =>
+      new ServiceError('svc_job_not_running', `No ${type} job is queued or running.`, 409, {
+        type,
+        job: (await this.list({ type, page: 1, per_page: 1 })).items[0] ?? null,
+      });
+    const job = await this.activeOfType(type);
+    if (!job) throw await notRunning();
+    try {
+      return await this.cancel(job.id, actor);
+    } catch (err) {
+      if (err instanceof ServiceError && err.code === 'svc_job_finished') throw await notRunning();
+      throw err;
+    }
+  }
+
+  /**
    * Takes the next job of one of `types` for `owner`, or null: first a running job whose lease
    * expired (its process died; it resumes from its checkpoint), else the oldest queued job.
    * An expired `cancelling` job is settled as `cancelled`, and one started `maxAttempts` times is

@@ -48,7 +48,7 @@ export interface LogoBulkDeps {
   logos: LogoService;
   advertisers: AdvertiserService;
   media: MediaService;
-  jobs: Pick<JobService, 'enqueue' | 'list' | 'cancel'>;
+  jobs: Pick<JobService, 'enqueue' | 'list' | 'cancelActiveOfType'>;
   networks: Pick<NetworkService, 'module'>;
   limits: Config['logos'];
 }
@@ -87,11 +87,8 @@ export class LogoBulkService {
   }
 
   /** Cancels the queued or running run; 409 svc_job_not_running when there is none. */
-  async cancel(actor: string): Promise<Job> {
-    const job = await this.latest();
-    if (!job || !ACTIVE.has(job.status))
-      throw new ServiceError('svc_job_not_running', `No ${LOGOS_BULK_JOB} job is queued or running.`, 409, { type: LOGOS_BULK_JOB, job });
-    return this.deps.jobs.cancel(job.id, actor);
+  cancel(actor: string): Promise<Job> {
+    return this.deps.jobs.cancelActiveOfType(LOGOS_BULK_JOB, actor);
   }
 
   /** The job's work (src/jobs/types/logos-bulk.ts). */

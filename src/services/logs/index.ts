@@ -5,6 +5,7 @@ import { Database } from '../../db/database.js';
 import { toInt, toIso } from '../../db/values.js';
 import type { SecretValues } from '../../secret-values.js';
 import { dict } from '../../objects.js';
+import { terminalJson } from '../../terminal-text.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -112,8 +113,9 @@ export class LogService {
     let json = safe ? JSON.stringify(safe) : null;
     if (json && json.length > MAX_CONTEXT_CHARS) json = JSON.stringify({ truncated: true, preview: json.slice(0, 1000) });
     const entry: NewLogEntry = { created_at, level, source: source.slice(0, 64), message, context: json, request_id: requestId ?? null };
+    // Escaped throughout (terminalJson): these lines land on the daemon's terminal.
     this.deps.stdout?.write(
-      `${JSON.stringify({ time: created_at.toISOString(), level, source: entry.source, message, context: safe ?? undefined, request_id: requestId })}\n`,
+      `${terminalJson({ time: created_at.toISOString(), level, source: entry.source, message, context: safe ?? undefined, request_id: requestId })}\n`,
     );
     if (this.buffer.length >= MAX_BUFFER) {
       this.buffer.shift();
@@ -141,7 +143,7 @@ export class LogService {
         this.buffer.unshift(...batch.slice(0, Math.max(0, MAX_BUFFER - this.buffer.length)));
         const error = String((err as Error).message);
         this.deps.stdout?.write(
-          `${JSON.stringify({ level: 'error', source: 'logs', message: 'Could not store log entries', error: this.deps.secrets?.scrub(error) ?? error })}\n`,
+          `${terminalJson({ level: 'error', source: 'logs', message: 'Could not store log entries', error: this.deps.secrets?.scrub(error) ?? error })}\n`,
         );
       })
       .finally(() => {

@@ -1,9 +1,11 @@
 // Custom networks, defined as data: creating or updating one's definition (an update keeps what
 // it does not send), and the network's cashback rule its definition carries.
 import { ServiceError } from '../../errors.js';
-import { checkDefinition, mergeDefinition, REQUIRED_DEFINITION_FIELDS } from '../../networks/custom-definition.js';
+import { checkDefinition, mergeDefinition, movedSecrets, REQUIRED_DEFINITION_FIELDS, secretDestinations } from '../../networks/custom-definition.js';
 import { own } from '../../objects.js';
 import { NETWORK_ID } from '../../fields.js';
+import type { NetworkRow } from './rows.js';
+import { fromConfig } from './settings.js';
 import type { NetworkStore } from './store.js';
 
 /** Checks and writes a custom network for NetworkService.saveCustom (which then reads it back); whether it was created. */
@@ -33,6 +35,7 @@ export async function saveCustomDefinition(store: NetworkStore, id: string, inpu
         { network: id },
       );
     }
+    if (existing?.definition) refuseMovedSecrets(store, id, existing, def);
     const { cashback: _rule, ...stored } = def;
     await store.changed(id, t);
     if (existing) {
@@ -63,6 +66,28 @@ export async function saveCustomDefinition(store: NetworkStore, id: string, inpu
     actor,
   });
   return created;
+}
+
+/**
+ * A secret setting is bound to the origin its feeds sent it to when it was given: a definition
+ * whose feeds would send it to another host is refused (400 svc_secret_origin_changed), as a
+ * built-in network's base_url change is. The definition cannot carry the secret itself, so the
+ * way on is to remove it, save, and give it again for the new host.
+ */
+function refuseMovedSecrets(store: NetworkStore, id: string, existing: NetworkRow, def: ReturnType<typeof checkDefinition>): void {
+  const configured = fromConfig(store, id);
+  const plain = { ...configured, ...existing.settings };
+  const moved = movedSecrets(secretDestinations(existing.definition!, plain), secretDestinations(def, plain), (name) =>
+    Boolean(existing.secret_names.includes(name) || configured[name]),
+  );
+  if (!moved.length) return;
+  const names = moved.map((m) => m.name);
+  throw new ServiceError(
+    'svc_secret_origin_changed',
+    `This definition would send ${names.join(', ')} to ${moved[0].to} instead of ${moved[0].from}, the origin ${names.length > 1 ? 'they were' : 'it was'} given for: remove ${names.length > 1 ? 'them' : 'it'} first (\`cashtrack networks configure ${id} --unset NAME\` or POST /networks/${id}/settings with null), save the definition, then give ${names.length > 1 ? 'them' : 'it'} again.`,
+    400,
+    { field: 'feeds', secrets: names, from: moved[0].from, to: moved[0].to },
+  );
 }
 
 function notCustom(id: string): ServiceError {

@@ -23,6 +23,17 @@ export type { PostbackTarget, PostbackView } from './postback-targets.js';
 export { notFound, type NetworkServiceDeps } from './store.js';
 export { REVIEW_SETTING } from './settings.js';
 
+/** What switching a network's postbacks did (NetworkService.switchPostbacks). */
+export interface PostbackSwitch {
+  network: Network;
+  /** The secret generated because the network had none, shown this once; null when it had one (or on switching off). */
+  secret: string | null;
+  /** Both switches as they stand: postbacks arrive only while both are on. */
+  switches: { global: boolean; network: boolean };
+  /** Which switch is still off, in words; null when nothing is missing (or on switching off). */
+  message: string | null;
+}
+
 /** Lists, defines, configures and switches networks. */
 export class NetworkService {
   private readonly store: NetworkStore;
@@ -210,11 +221,30 @@ export class NetworkService {
 
   /**
    * Switches a network's postbacks on or off, and optionally sets its IP allowlist (CIDRs; an
-   * empty list allows any address). Switching on needs a postback secret (409 svc_postback_secret_missing).
+   * empty list allows any address). The switch alone: switching on needs a postback secret (409
+   * svc_postback_secret_missing). The route and the CLI use switchPostbacks, which makes one.
    */
   async setPostbacks(id: string, on: boolean, actor: string, options: { ip_allowlist?: string[] | null } = {}): Promise<Network> {
-    await writePostbackSwitch(this.store, id, on, actor, options);
+    await writePostbackSwitch(this.store, id, on, actor, { ip_allowlist: options.ip_allowlist });
     return this.get(id);
+  }
+
+  /**
+   * Switches a network's postbacks on or off in one step, as an administrator means it: switching
+   * on a network without a secret generates one (returned here, the only time it is shown), and the
+   * answer says whether postbacks now arrive or which switch is still off (the global one is
+   * configuration: `postbacks.enabled`). 409 svc_postback_no_mapping for a custom network without
+   * a mapping; 400 svc_invalid_ip_allowlist.
+   */
+  async switchPostbacks(id: string, on: boolean, actor: string, options: { ip_allowlist?: string[] | null } = {}): Promise<PostbackSwitch> {
+    const { secret } = await writePostbackSwitch(this.store, id, on, actor, { ...options, generate: true });
+    const network = await this.get(id);
+    const switches = { global: this.deps.postbacksEnabled ?? false, network: network.postbacks.enabled };
+    const message =
+      on && !switches.global
+        ? `Postbacks are on for ${network.id}, but still off globally: set CASHTRACK_POSTBACKS_ENABLED=true (postbacks.enabled) and restart the daemon.`
+        : null;
+    return { network, secret, switches, message };
   }
 
   /**

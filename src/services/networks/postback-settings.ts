@@ -6,18 +6,23 @@ import type { NetworkStore } from './store.js';
 
 const MAX_GRACE_HOURS = 24 * 7;
 
-/** Writes the switch of NetworkService.setPostbacks (which then reads the network back). */
+/**
+ * Writes the switch of NetworkService.setPostbacks and switchPostbacks (which then read the
+ * network back). Switching on needs a secret: without one, `generate` makes one in the same
+ * transaction (returned, to be shown once), else 409 svc_postback_secret_missing.
+ */
 export async function writePostbackSwitch(
   store: NetworkStore,
   id: string,
   on: boolean,
   actor: string,
-  options: { ip_allowlist?: string[] | null } = {},
-): Promise<void> {
+  options: { ip_allowlist?: string[] | null; generate?: boolean } = {},
+): Promise<{ secret: string | null }> {
   const allowlist = options.ip_allowlist === undefined ? undefined : options.ip_allowlist === null ? [] : normaliseAllowlist(options.ip_allowlist);
   await store.resolve(id);
+  let secret: string | null = null;
+  let mode: PostbackMode = 'token';
   await store.update(id, async (row, t) => {
-    if (on && !row.postback_secret) throw secretMissing(id);
     if (on && row.kind === 'custom' && !row.definition?.postback) {
       throw new ServiceError(
         'svc_postback_no_mapping',
@@ -26,11 +31,29 @@ export async function writePostbackSwitch(
       );
     }
     const sets = ['postbacks_enabled = ?', 'updated_at = ?'];
-    const params: unknown[] = [on, store.deps.clock.now()];
+    const now = store.deps.clock.now();
+    const params: unknown[] = [on, now];
+    if (on && !row.postback_secret) {
+      if (!options.generate) throw secretMissing(id);
+      mode = row.postback_mode;
+      secret = newPostbackSecret();
+      sets.push('postback_secret = ?', 'postback_secret_set_at = ?', 'postback_previous_secret = NULL', 'postback_previous_until = NULL');
+      params.push(storedSecret(store, id, mode, secret), now);
+    }
     if (allowlist !== undefined) sets.push('postback_ip_allowlist = ?'), params.push(allowlist.length ? JSON.stringify(allowlist) : null);
     await store.deps.db.execute(`UPDATE networks SET ${sets.join(', ')} WHERE id = ?`, [...params, id], t);
   });
+  if (secret !== null) {
+    store.deps.secrets?.add(secret);
+    store.deps.logger.info('networks', 'Postback secret generated', { network: id, mode, actor });
+  }
   store.deps.logger.info('networks', on ? 'Postbacks switched on' : 'Postbacks switched off', { network: id, ip_allowlist: allowlist, actor });
+  return { secret };
+}
+
+/** How a secret is kept: token mode only its keyed hash, HMAC mode encrypted (verifying needs it). */
+function storedSecret(store: NetworkStore, id: string, mode: PostbackMode, secret: string): string {
+  return mode === 'hmac' ? store.box.seal(secret, `network:${id}:postback`) : tokenHash(store.deps.keys.postback, id, secret);
 }
 
 /** Generates and stores the secret of NetworkService.rotatePostbackSecret (which then reads the network back). */
@@ -52,7 +75,7 @@ export async function rotateSecret(
   let mode: PostbackMode = 'token';
   await store.update(id, async (row, t) => {
     mode = options.mode ?? row.postback_mode;
-    const stored = mode === 'hmac' ? store.box.seal(secret, `network:${id}:postback`) : tokenHash(store.deps.keys.postback, id, secret);
+    const stored = storedSecret(store, id, mode, secret);
     const now = store.deps.clock.now();
     const keepPrevious = grace > 0 && row.postback_secret !== null;
     await store.deps.db.execute(
@@ -69,7 +92,7 @@ export async function rotateSecret(
 function secretMissing(id: string): ServiceError {
   return new ServiceError(
     'svc_postback_secret_missing',
-    `Network ${id} has no postback secret yet: run \`cashtrack networks postback-secret ${id} --rotate\` first.`,
+    `Network ${id} has no postback secret yet: \`cashtrack networks postbacks ${id} on\` (or POST /networks/${id}/postback) makes one and switches postbacks on; \`cashtrack networks postback-secret ${id} --rotate\` only makes one.`,
     409,
     { network: id },
   );

@@ -6,6 +6,9 @@ import { networkId, paging, type Paging } from '../../fields.js';
 import { postbackSchemas } from '../postbacks/schemas.js';
 export { POSTBACK_MODES, type PostbackMode } from './postback-secrets.js';
 
+/** A setting's name, as custom definitions name theirs (built-in modules' names fit too). */
+const SETTING_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
 /** Built-in modules, or networks defined as data. */
 export const NETWORK_KINDS = ['builtin', 'custom'] as const;
 
@@ -24,4 +27,22 @@ export const networkSchemas = {
   postbacks: postbackSchemas.list,
   /** A test postback to the network's own URL. */
   test: postbackSchemas.test,
+  /** Settings to set (a string) or remove (null or ''); secret ones are written, never read back. Names are checked against the network's keys by the service. */
+  settings: Joi.object<{ settings: Record<string, string | null> }, true>({
+    settings: Joi.object()
+      .pattern(Joi.string().pattern(SETTING_NAME).max(64), Joi.string().allow('', null).max(4096))
+      .min(1)
+      .max(100)
+      .required()
+      .description('Setting name → value; null or "" removes the setting.'),
+  }),
+  /** The network's postback switch, with its IP allowlist. */
+  postbackSwitch: Joi.object<{ enabled: boolean; ip_allowlist?: string[] | null }, true>({
+    enabled: Joi.boolean().required().description('On or off; switching on a network without a postback secret generates one, returned once.'),
+    ip_allowlist: Joi.array()
+      .items(Joi.string().max(64))
+      .max(100)
+      .allow(null)
+      .description('Addresses or CIDR ranges postbacks are accepted from; [] or null: any. Absent: unchanged.'),
+  }),
 };

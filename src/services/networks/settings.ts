@@ -6,6 +6,8 @@ import type { ConfigKey, ModuleSettings, NetworkModule } from '../../networks/ty
 import { parseCeiling } from '../../money.js';
 import { dict, own } from '../../objects.js';
 import { encodeSettings, type NetworkRow } from './rows.js';
+import { originOf, secretOriginChanged } from '../../secret-origin.js';
+import { movedSecrets, secretDestinations } from '../../networks/custom-definition.js';
 import type { NetworkStore } from './store.js';
 
 /** The network setting (and `networks.<id>` config key) that overrides the site's ceiling (services/orders/review.ts). */
@@ -52,6 +54,65 @@ export function fromConfig(store: NetworkStore, id: string): Record<string, stri
   return Object.assign(dict<string>(), own(store.deps.configured, id));
 }
 
+/**
+ * Secret settings are bound to the origin of the URL they are sent to (a `binds_secrets` setting
+ * such as `base_url`, its default when unset): a change of that origin must give every secret
+ * setting that would still have a value again in the same request (a secret the configuration
+ * gives cannot be removed here, so it too must be given). Otherwise 400 svc_secret_origin_changed:
+ * an administrator pointing Awin's `base_url` at another host would have sent it the API token.
+ */
+export function checkSecretsOrigin(
+  keys: ConfigKey[],
+  configured: Record<string, string>,
+  stored: Record<string, string>,
+  storedSecrets: Record<string, string>,
+  values: Record<string, string | null>,
+): void {
+  const secretNames = keys.filter((k) => k.secret).map((k) => k.name);
+  for (const key of keys.filter((k) => k.binds_secrets && Object.hasOwn(values, k.name))) {
+    const effective = (own: string | null | undefined) => own || configured[key.name] || key.default || '';
+    const before = effective(stored[key.name]);
+    const after = effective(values[key.name]);
+    if (!before || !after || originOf(before) === originOf(after)) continue;
+    const following = secretNames.filter((name) => {
+      const given = values[name];
+      if (typeof given === 'string' && given !== '') return false;
+      const left = Object.hasOwn(values, name) ? configured[name] : (storedSecrets[name] ?? configured[name]);
+      return Boolean(left);
+    });
+    if (following.length) throw secretOriginChanged(key.name, following, originOf(before), originOf(after));
+  }
+}
+
+/**
+ * The same binding for a custom network, whose secrets travel to its feeds' hosts: a non-secret
+ * setting filled into a feed's URL (a host, a region) that moves a secret to another origin must
+ * give that secret again in the same request (or remove it).
+ */
+function checkCustomSecretsOrigin(
+  def: NonNullable<NetworkRow['definition']>,
+  configured: Record<string, string>,
+  stored: Record<string, string>,
+  storedSecrets: Record<string, string>,
+  values: Record<string, string | null>,
+): void {
+  const after = { ...configured, ...stored };
+  for (const [name, value] of Object.entries(values)) {
+    if (value === null || value === '') {
+      delete after[name];
+      if (configured[name]) after[name] = configured[name];
+    } else after[name] = value;
+  }
+  const moved = movedSecrets(secretDestinations(def, { ...configured, ...stored }), secretDestinations(def, after), (name) => {
+    const given = values[name];
+    if (typeof given === 'string' && given !== '') return false;
+    return Boolean(Object.hasOwn(values, name) ? configured[name] : (storedSecrets[name] ?? configured[name]));
+  });
+  if (!moved.length) return;
+  const changed = Object.keys(values).filter((k) => !(def.settings ?? []).some((s) => s.name === k && s.secret));
+  throw secretOriginChanged(changed.join(', ') || 'settings', [...new Set(moved.map((m) => m.name))], moved[0].from, moved[0].to);
+}
+
 /** Checks and writes the settings of NetworkService.configure (which then reads the network back). */
 export async function configureSettings(store: NetworkStore, id: string, values: Record<string, string | null>, actor: string): Promise<void> {
   const { module } = await store.resolve(id);
@@ -84,6 +145,9 @@ export async function configureSettings(store: NetworkStore, id: string, values:
       dict<string>(),
       row.secret_settings ? (JSON.parse(store.box.open(row.secret_settings, `network:${id}:settings`)) as Record<string, string>) : {},
     );
+    const configured = fromConfig(store, id);
+    checkSecretsOrigin(keysOf(module), configured, plain, secrets, values);
+    if (row.definition) checkCustomSecretsOrigin(row.definition, configured, plain, secrets, values);
     for (const [name, value] of Object.entries(values)) {
       const target = keys.get(name)!.secret ? secrets : plain;
       if (value === null || value === '') delete target[name];

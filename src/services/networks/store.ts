@@ -42,6 +42,8 @@ export interface NetworkServiceDeps {
   secrets?: SecretValues;
   /** The outbound guard module runtimes fetch through (custom network feeds). */
   outbound?: OutboundGuard;
+  /** `postbacks.enabled`, the global switch (configuration): switching a network on says whether it is still off. */
+  postbacksEnabled?: boolean;
 }
 
 export function notFound(id: string): ServiceError {

@@ -105,8 +105,10 @@ export class OrderChanges {
     if (target.amounts && this.amountsDiffer(row, target.amounts)) {
       if (row.status !== 'pending') {
         if (mode === 'strict')
+          // `data.status` is the HTTP status in every error answer: the order's goes beside it.
           throw new ServiceError('svc_order_not_pending', `Order ${row.id} is ${row.status}: amounts can only be corrected while it is pending.`, 409, {
-            status: row.status,
+            order_id: row.id,
+            order_status: row.status,
           });
         out.ignored.push('amounts');
       } else {

@@ -70,6 +70,11 @@ const BATCH = 200;
 const PENDING_MARGIN_DAYS = 7;
 /** Window when nothing is pending and no `since` is given. */
 const DEFAULT_DAYS = 30;
+/**
+ * Who the orders, their log lines and ledger entries name as the cause (docs/api.md, Actors): the
+ * poll itself, as `postback` names a postback, so that an entry says which way the network's word came.
+ */
+const POLL_ACTOR = 'poll';
 
 function reportOf(network: string, t: NetworkTransaction): RecordInput {
   return {
@@ -177,7 +182,7 @@ export class OrderPoll {
     for (const t of page) {
       counts.seen++;
       try {
-        ready.push({ t, report: orders.prepare(reportOf(network, t), 'system') });
+        ready.push({ t, report: orders.prepare(reportOf(network, t), POLL_ACTOR) });
       } catch (err) {
         if (!isServiceError(err)) throw err;
         this.refused(network, t, err, counts, options);
@@ -189,7 +194,7 @@ export class OrderPoll {
       try {
         changes = await orders.recordMany(
           batch.map((r) => r.report),
-          'system',
+          POLL_ACTOR,
         );
       } catch {
         // One of them was refused (or a fault): each again on its own, below.
@@ -201,7 +206,7 @@ export class OrderPoll {
       }
       for (const { t, report } of batch) {
         try {
-          count(await orders.record(report, 'system'), counts);
+          count(await orders.record(report, POLL_ACTOR), counts);
           options.onProgress?.({ done: 1 });
         } catch (err) {
           if (!isServiceError(err)) throw err;

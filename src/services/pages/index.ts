@@ -51,7 +51,7 @@ export interface PageServiceDeps {
   advertisers: AdvertiserService;
   cashback: CashbackRuleService;
   networks: Pick<NetworkService, 'module'>;
-  jobs: Pick<JobService, 'enqueue' | 'list' | 'activeOfType' | 'cancel'>;
+  jobs: Pick<JobService, 'enqueue' | 'list' | 'cancelActiveOfType'>;
   config: Config['pages'];
   /** The site currency (a flat cashback rule without one is in it). */
   currency: string;
@@ -407,11 +407,7 @@ export class PageService {
   }
 
   /** Cancels the running `pages.bulk` job; 409 svc_job_not_running when none is queued or running. */
-  async cancelBulk(actor: string): Promise<Job> {
-    const job = await this.deps.jobs.activeOfType('pages.bulk');
-    if (!job) {
-      throw new ServiceError('svc_job_not_running', 'No pages.bulk job is queued or running.', 409, { type: 'pages.bulk', job: await this.latestBulk() });
-    }
-    return this.deps.jobs.cancel(job.id, actor);
+  cancelBulk(actor: string): Promise<Job> {
+    return this.deps.jobs.cancelActiveOfType('pages.bulk', actor);
   }
 }

@@ -14,6 +14,7 @@
 import { createRequire } from 'node:module';
 import type sanitizeHtml from 'sanitize-html';
 import { Parser } from 'htmlparser2';
+import { cleanUntilStable } from '../../stable-text.js';
 
 // Loaded on first use: a command that never cleans HTML never pays for it.
 const require = createRequire(import.meta.url);
@@ -208,9 +209,14 @@ const HIDDEN_TAGS = new Set(['script', 'style', 'textarea', 'noscript', 'title',
 /**
  * Plain text from anything: tags removed (with the content of script-like elements), entities
  * decoded, whitespace runs collapsed to one space, control characters dropped. The result is text,
- * not HTML: whoever renders it escapes it.
+ * not HTML: whoever renders it escapes it. Cleaned until it no longer changes, so decoded entities
+ * cannot turn into markup (`&lt;b&gt;` is `b`'s text, not `<b>`).
  */
 export function sanitizeText(input: string): string {
+  return cleanUntilStable(textOnce, input);
+}
+
+function textOnce(input: string): string {
   const parts: string[] = [];
   let hidden = 0;
   const parser = new Parser(

@@ -18,7 +18,7 @@ import { notFound } from '../networks/index.js';
 import type { OrderReport, OrderService } from '../orders/index.js';
 import { PostbackRecorder, Replayed, replayRecord, StaleView, type Recorded } from './recorder.js';
 import { authenticate, type Auth } from './auth.js';
-import { checkFields, decodeBody, decodeParams, EncodingError } from './input.js';
+import { checkFields, decodeBody, decodeParams, EncodingError, fieldData } from './input.js';
 import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './records.js';
 import { aggregateKey, PostbackThrottle } from './throttle.js';
 import { PostbackTester, type TestInput, type TestResult } from './test.js';
@@ -268,7 +268,9 @@ export class PostbackService {
       }
       if (err instanceof ServiceError && err.status === 400) {
         const code = err.code.startsWith('svc_postback_') ? err.code : (ORDER_CODES[err.code] ?? 'svc_postback_invalid_param');
-        throw await this.reject(base, params, new ServiceError(code, err.message, 400, err.data), undefined, described, true);
+        // The orders service names the field; the postback's answer also names the parameter, as its own checks do.
+        const about = typeof err.data.field === 'string' ? fieldData(err.data.field, target.mapping ?? {}) : {};
+        throw await this.reject(base, params, new ServiceError(code, err.message, 400, { ...err.data, ...about }), undefined, described, true);
       }
       const known = err instanceof ServiceError ? err : translateDbError(err);
       await this.save({

@@ -115,31 +115,28 @@ export interface PostbackValues {
 
 const shown = (v: string) => (v.length > 64 ? `${v.slice(0, 64)}…` : v);
 
-function invalid(field: string, message: string): ServiceError {
-  return new ServiceError('svc_postback_invalid_param', message, 400, { field });
-}
+type Mapping = Partial<Record<keyof PostbackFields, string>>;
 
-function missing(field: string, param?: string): ServiceError {
-  return new ServiceError('svc_postback_missing_param', `The postback carries no ${field}${param ? ` (parameter "${param}")` : ''}.`, 400, {
-    field,
-    ...(param ? { param } : {}),
-  });
+/** The `data` of a refusal about `field`: the field, and the parameter that carries it when the mapping is known. */
+export function fieldData(field: string, params: Mapping): { field: string; param?: string } {
+  const param = Object.hasOwn(params, field) ? params[field as keyof PostbackFields] : undefined;
+  return param ? { field, param } : { field };
 }
 
 /** A decimal amount, rounded half away from zero to the currency's places (as polling rounds it). */
-function amount(field: string, value: string, currency: string): string {
+function amount(field: keyof PostbackFields, value: string, currency: string, params: Mapping): string {
   if (!AMOUNT.test(value)) {
     throw new ServiceError(
       'svc_postback_invalid_amount',
       `${field} must be a plain decimal number such as 12.50, without currency symbols, thousands separators or signs (got "${shown(value)}").`,
       400,
-      { field },
+      fieldData(field, params),
     );
   }
   return roundDecimal(value, currencyExponent(currency))!;
 }
 
-function eventTime(value: string): Date {
+function eventTime(value: string, invalid: (field: string, message: string) => ServiceError): Date {
   let d: Date | null = null;
   if (/^\d{9,11}$/.test(value)) d = new Date(Number(value) * 1000);
   else if (/^\d{12,13}$/.test(value)) d = new Date(Number(value));
@@ -154,9 +151,15 @@ function eventTime(value: string): Date {
 
 /**
  * Checks the fields a module read from a postback. `params` names the parameter of each field,
- * when the network's mapping is known (custom networks), for the error messages.
+ * when the network's mapping is known (custom networks), for the error messages and `data.param`.
  */
-export function checkFields(fields: PostbackFields, module: NetworkModule, params: Partial<Record<keyof PostbackFields, string>> = {}): PostbackValues {
+export function checkFields(fields: PostbackFields, module: NetworkModule, params: Mapping = {}): PostbackValues {
+  // Every refusal names the field, and the parameter that carried it on a custom network (docs/api.md).
+  const invalid = (field: string, message: string) => new ServiceError('svc_postback_invalid_param', message, 400, fieldData(field, params));
+  const missing = (field: string) => {
+    const data = fieldData(field, params);
+    return new ServiceError('svc_postback_missing_param', `The postback carries no ${field}${data.param ? ` (parameter "${data.param}")` : ''}.`, 400, data);
+  };
   const get = (k: keyof PostbackFields): string | null => {
     const v = fields[k];
     if (v === undefined || v === null) return null;
@@ -165,7 +168,7 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
     return t === '' ? null : t;
   };
   const transactionId = get('transaction_id');
-  if (transactionId === null) throw missing('transaction_id', params.transaction_id);
+  if (transactionId === null) throw missing('transaction_id');
   if (!TRANSACTION_ID.test(transactionId))
     throw invalid('transaction_id', `transaction_id must be 1 to 191 letters, digits and . _ : / + = @ ~ - (got "${shown(transactionId)}").`);
 
@@ -178,7 +181,7 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
         'svc_postback_unknown_status',
         `The status "${shown(word)}" is not in the network's status mapping (${Object.keys(module.statusMap).slice(0, 20).join(', ')}).`,
         400,
-        { word: shown(word) },
+        { ...fieldData('status', params), word: shown(word) },
       );
     }
     status = mapped;
@@ -186,14 +189,17 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
 
   const code = (get('currency') ?? module.defaultCurrency).toUpperCase();
   if (!/^[A-Z]{3}$/.test(code) || !isCurrency(code)) {
-    throw new ServiceError('svc_postback_invalid_currency', `currency must be an ISO 4217 code such as EUR (got "${shown(code)}").`, 400, {
-      field: 'currency',
-    });
+    throw new ServiceError(
+      'svc_postback_invalid_currency',
+      `currency must be an ISO 4217 code such as EUR (got "${shown(code)}").`,
+      400,
+      fieldData('currency', params),
+    );
   }
   const sale = get('sale_amount');
   const commission = get('commission');
   // A decline may come without a commission; anything else must say what the site earns.
-  if (commission === null && status !== 'declined') throw missing('commission', params.commission);
+  if (commission === null && status !== 'declined') throw missing('commission');
 
   const subId = get('sub_id');
   if (subId !== null && !SUB_ID.test(subId)) throw invalid('sub_id', `sub_id must be 1 to 191 letters, digits and . _ @ + : ~ = / - (got "${shown(subId)}").`);
@@ -208,12 +214,12 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
   return {
     transaction_id: transactionId,
     status,
-    sale_amount: sale === null ? roundDecimal('0', currencyExponent(code))! : amount('sale_amount', sale, code),
-    commission: commission === null ? roundDecimal('0', currencyExponent(code))! : amount('commission', commission, code),
+    sale_amount: sale === null ? roundDecimal('0', currencyExponent(code))! : amount('sale_amount', sale, code, params),
+    commission: commission === null ? roundDecimal('0', currencyExponent(code))! : amount('commission', commission, code, params),
     currency: code,
     sub_id: subId,
     advertiser,
     merchant_ref: ref,
-    event_at: time === null ? null : eventTime(time),
+    event_at: time === null ? null : eventTime(time, invalid),
   };
 }

@@ -81,7 +81,7 @@ export class PostbackTester {
     if (!target) throw notFound(id);
     const off: string[] = [];
     if (!this.deps.config.postbacks.enabled) off.push('the global switch: set CASHTRACK_POSTBACKS_ENABLED=true (postbacks.enabled) and restart the daemon');
-    if (!target.postbacksEnabled) off.push(`the network's switch: run \`cashtrack networks postbacks ${id} on\``);
+    if (!target.postbacksEnabled) off.push(`the network's switch: run \`cashtrack networks postbacks ${id} on\` (or POST /networks/${id}/postback)`);
     if (off.length) {
       throw new ServiceError('svc_postbacks_disabled', `Postbacks are switched off. Turn on ${off.join('; and ')}.`, 409, {
         switches: { global: this.deps.config.postbacks.enabled, network: target.postbacksEnabled },

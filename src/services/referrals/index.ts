@@ -175,6 +175,13 @@ export class ReferralService {
     }
   }
 
+  /** The member's live referral (404 svc_referral_not_found when none): what POST /referrals made. */
+  async liveOf(refereeId: number): Promise<Referral> {
+    const live = await this.liveReferralOf(refereeId);
+    if (!live) throw new ServiceError('svc_referral_not_found', `Member ${refereeId} has no live referral.`, 404, { referee_id: refereeId });
+    return (await this.byIds([live.id]))[0];
+  }
+
   async get(id: number): Promise<Referral> {
     const [referral] = await this.byIds([id]);
     if (!referral) throw new ServiceError('svc_referral_not_found', `Referral ${id} not found.`, 404);

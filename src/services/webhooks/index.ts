@@ -13,6 +13,7 @@ import { eventBody, PING_EVENT, WEBHOOK_EVENTS, type WebhookEvents } from './eve
 import { DeliveryStore, type Delivery, type DeliveryFilters } from './outbox.js';
 import type { WebhookSender } from './sender.js';
 import { newDeliveryId, newSecret } from './signing.js';
+import { shownUrl } from './shown-url.js';
 
 export { WEBHOOK_EVENTS, PING_EVENT, WebhookEvents } from './events.js';
 export { WebhookSender } from './sender.js';
@@ -21,6 +22,7 @@ export { DELIVERY_STATUSES, type Delivery, type DeliveryFilters, type DeliverySt
 /** A subscription as the API shows it: never its secret. */
 export interface Webhook {
   id: number;
+  /** As shown: user info, query and fragment redacted (shown-url.ts). */
   url: string;
   events: string[];
   description: string | null;
@@ -72,7 +74,7 @@ const COLUMNS = 'id, url, events, description, enabled, disabled_reason, disable
 function shape(row: Record<string, unknown>): Webhook {
   return {
     id: toInt(row.id),
-    url: String(row.url),
+    url: shownUrl(String(row.url)),
     events: JSON.parse(String(row.events)) as string[],
     description: (row.description as string | null) ?? null,
     enabled: Boolean(Number(row.enabled)),

@@ -13,6 +13,7 @@ import { PING_EVENT } from './events.js';
 import type { AttemptRecord, Claimed, DeliveryStore } from './outbox.js';
 import { signedHeaders } from './signing.js';
 import type { Metrics } from '../../metrics.js';
+import { shownUrl } from './shown-url.js';
 
 /** The outbound guard as the sender uses it (ctx.outbound). */
 export interface WebhookTransport {
@@ -256,7 +257,7 @@ export class WebhookSender {
         },
       );
     }
-    if (disabled) this.deps.logger.warning('webhooks', 'Webhook subscription disabled', { webhook_id: sub.id, url: sub.url, reason: disabled });
+    if (disabled) this.deps.logger.warning('webhooks', 'Webhook subscription disabled', { webhook_id: sub.id, url: shownUrl(sub.url), reason: disabled });
     return record;
   }
 

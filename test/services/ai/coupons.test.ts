@@ -2,7 +2,9 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { HOOKS } from '../../../src/hooks/index.js';
 import type { ServiceError } from '../../../src/errors.js';
 import { describeEachDialect } from '../../helpers/context.js';
+import { plainText } from '../../../src/services/coupons/text.js';
 import { insertCoupon } from '../../helpers/coupons.js';
+import { ENCODED_MARKUP, expectPlain } from '../../helpers/markup.js';
 import { startOpenAiFixture, type OpenAiFixture } from '../../fixtures/openai-server.js';
 
 const fast = { 'ai.retry_base_ms': 5, 'ai.retry_max_ms': 20, 'ai.retry_after_max_seconds': 1, 'ai.timeout_ms': 1000, 'ai.max_attempts': 2 };
@@ -123,6 +125,19 @@ describeEachDialect(
         expect(text).not.toMatch(/<|script|onerror|alert/i);
       }
       expect(coupon.title).toBe('Deal of the day');
+    });
+
+    it('stores no markup from an answer that hides it behind entities (encoded, double-encoded, mixed)', async () => {
+      const { ctx } = use();
+      for (const p of Object.values(ENCODED_MARKUP)) {
+        const id = await insertCoupon(ctx);
+        fixture.script({ kind: 'good', content: { title: p, description: p } });
+        const out = await ctx.ai.rewriteCoupon(id, {}, 'admin');
+        const coupon = await ctx.coupons.get(id);
+        expectPlain(out.proposal.title, (t) => plainText(t, false));
+        expectPlain(coupon.title, (t) => plainText(t, false));
+        expectPlain(coupon.description, (t) => plainText(t, true));
+      }
     });
 
     it('retries a 429 and a 500 and then saves', async () => {

@@ -3,6 +3,10 @@ import Joi from 'joi';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AiProvider, ProviderCallError, retryAfterMs, sleep, type OutputFormat, type ProviderSettings } from '../../../src/services/ai/provider.js';
 import { startOpenAiFixture, type OpenAiFixture } from '../../fixtures/openai-server.js';
+import { OutboundGuard } from '../../../src/outbound/index.js';
+
+// The fixture listens on 127.0.0.1, which this guard allows (on any port).
+const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
 
 const shape = Joi.object<{ description: string; body: string }, true>({
   description: Joi.string().min(1).max(500).required(),
@@ -62,7 +66,7 @@ describe('the AI provider against an OpenAI-compatible server', () => {
   });
 
   it('asks for strict json_schema output with the key and model, and returns the validated value with usage', async () => {
-    const answer = await ask(new AiProvider(settings(), formats));
+    const answer = await ask(new AiProvider(settings(), guard, formats));
     expect(answer.value.description).toContain('Acme');
     expect(answer).toMatchObject({
       model: 'fixture-model',
@@ -81,51 +85,51 @@ describe('the AI provider against an OpenAI-compatible server', () => {
 
   it('retries a 429 after its Retry-After and a 500 with backoff, then succeeds', async () => {
     fixture.script({ kind: 'status', status: 429, retryAfter: '0' }, { kind: 'status', status: 500 });
-    const answer = await ask(new AiProvider(settings(), formats));
+    const answer = await ask(new AiProvider(settings(), guard, formats));
     expect(answer.attempts).toBe(3);
     expect(fixture.requests).toHaveLength(3);
   });
 
   it('gives up after max_attempts with svc_ai_provider_error naming the reason', async () => {
     fixture.script({ kind: 'status', status: 503 }, { kind: 'status', status: 503 }, { kind: 'status', status: 503 });
-    const err = await failure(ask(new AiProvider(settings(), formats)));
+    const err = await failure(ask(new AiProvider(settings(), guard, formats)));
     expect(err.error).toMatchObject({ code: 'svc_ai_provider_error', status: 502, data: { reason: 'server_error', provider_status: 503, attempts: 3 } });
   });
 
   it('caps a long Retry-After instead of sleeping for it', async () => {
     fixture.script({ kind: 'status', status: 429, retryAfter: '3600' });
     // Uncapped, this would sleep an hour and the test would time out.
-    const answer = await ask(new AiProvider(settings({ retry_after_max_seconds: 0 }), formats));
+    const answer = await ask(new AiProvider(settings({ retry_after_max_seconds: 0 }), guard, formats));
     expect(answer.attempts).toBe(2);
   });
 
   it('does not retry a refused key (401) and says what to set', async () => {
     fixture.script({ kind: 'status', status: 401, message: 'Incorrect API key' });
-    const err = await failure(ask(new AiProvider(settings(), formats)));
+    const err = await failure(ask(new AiProvider(settings(), guard, formats)));
     expect(err.error).toMatchObject({ code: 'svc_ai_provider_error', data: { reason: 'unauthorized', provider_status: 401, attempts: 1 } });
     expect(fixture.requests).toHaveLength(1);
   });
 
   it('does not retry another 4xx', async () => {
     fixture.script({ kind: 'status', status: 404, message: 'The model does not exist' });
-    const err = await failure(ask(new AiProvider(settings(), formats)));
+    const err = await failure(ask(new AiProvider(settings(), guard, formats)));
     expect(err.error.data).toMatchObject({ reason: 'refused', provider_status: 404 });
   });
 
   it('times out a provider that never answers, retries, and reports the timeout', async () => {
     fixture.script({ kind: 'hang' }, { kind: 'hang' });
-    const err = await failure(ask(new AiProvider(settings({ timeout_ms: 150, max_attempts: 2 }), formats)));
+    const err = await failure(ask(new AiProvider(settings({ timeout_ms: 150, max_attempts: 2 }), guard, formats)));
     expect(err.error.data).toMatchObject({ reason: 'timeout', attempts: 2 });
   });
 
   it('reports a provider that cannot be reached as a connection error', async () => {
-    const err = await failure(ask(new AiProvider(settings({ base_url: 'http://127.0.0.1:1/v1', max_attempts: 2 }), formats)));
+    const err = await failure(ask(new AiProvider(settings({ base_url: 'http://127.0.0.1:1/v1', max_attempts: 2 }), guard, formats)));
     expect(err.error.data).toMatchObject({ reason: 'connection', attempts: 2 });
   });
 
   it('reports an answer that is not JSON at all as bad_response', async () => {
     fixture.script({ kind: 'not_json_body' });
-    const err = await failure(ask(new AiProvider(settings(), formats)));
+    const err = await failure(ask(new AiProvider(settings(), guard, formats)));
     expect(err.error.data).toMatchObject({ reason: 'bad_response' });
   });
 
@@ -138,7 +142,7 @@ describe('the AI provider against an OpenAI-compatible server', () => {
     ['truncated', 'truncated'],
   ] as const)('refuses an answer of kind %s with svc_ai_bad_output reason %s, keeping its usage', async (kind, reason) => {
     fixture.script({ kind });
-    const err = await failure(ask(new AiProvider(settings(), formats)));
+    const err = await failure(ask(new AiProvider(settings(), guard, formats)));
     expect(err.error).toMatchObject({ code: 'svc_ai_bad_output', status: 502, data: { reason } });
     expect(err.trace.usage.total_tokens).toBe(200);
     expect(fixture.requests).toHaveLength(1);
@@ -146,12 +150,12 @@ describe('the AI provider against an OpenAI-compatible server', () => {
 
   it('falls back to json_object when the provider refuses json_schema, and remembers it for that provider', async () => {
     fixture.rejectJsonSchema = true;
-    const provider = new AiProvider(settings(), formats);
+    const provider = new AiProvider(settings(), guard, formats);
     const first = await ask(provider);
     expect(first).toMatchObject({ format: 'json_object', attempts: 1 });
     expect(fixture.requests.map((r) => r.format)).toEqual(['json_schema', 'json_object']);
     expect(fixture.requests[1].body.messages[0].content).toContain('JSON Schema');
-    const again = await ask(new AiProvider(settings(), formats));
+    const again = await ask(new AiProvider(settings(), guard, formats));
     expect(again.format).toBe('json_object');
     expect(fixture.requests.map((r) => r.format)).toEqual(['json_schema', 'json_object', 'json_object']);
   });
@@ -159,7 +163,7 @@ describe('the AI provider against an OpenAI-compatible server', () => {
   it('stops at once when its signal aborts during a backoff, without waiting out the Retry-After', async () => {
     fixture.script({ kind: 'status', status: 429, retryAfter: '30' });
     const controller = new AbortController();
-    const provider = new AiProvider(settings({ retry_after_max_seconds: 30 }), formats);
+    const provider = new AiProvider(settings({ retry_after_max_seconds: 30 }), guard, formats);
     const pending = ask(provider, controller.signal);
     while (fixture.requests.length === 0) await sleep(5);
     await sleep(50);
@@ -171,7 +175,7 @@ describe('the AI provider against an OpenAI-compatible server', () => {
   it('aborts a request in flight when its signal aborts', async () => {
     fixture.script({ kind: 'hang' });
     const controller = new AbortController();
-    const pending = ask(new AiProvider(settings({ timeout_ms: 60_000 }), formats), controller.signal);
+    const pending = ask(new AiProvider(settings({ timeout_ms: 60_000 }), guard, formats), controller.signal);
     while (fixture.inFlight === 0) await sleep(5);
     controller.abort(new Error('stop now'));
     await expect(pending).rejects.toThrow('stop now');
@@ -181,7 +185,7 @@ describe('the AI provider against an OpenAI-compatible server', () => {
 
   it("leaves no listener on the caller's signal once its calls are done, answered or failed", async () => {
     const controller = new AbortController();
-    const provider = new AiProvider(settings({ max_attempts: 2 }), formats);
+    const provider = new AiProvider(settings({ max_attempts: 2 }), guard, formats);
     for (let i = 0; i < 5; i++) await ask(provider, controller.signal);
     fixture.script({ kind: 'status', status: 500 }, { kind: 'status', status: 500 });
     await failure(ask(provider, controller.signal));
@@ -191,13 +195,13 @@ describe('the AI provider against an OpenAI-compatible server', () => {
 
   it('reads JSON wrapped in a Markdown fence', async () => {
     fixture.script({ kind: 'fenced' });
-    const answer = await ask(new AiProvider(settings(), formats));
+    const answer = await ask(new AiProvider(settings(), guard, formats));
     expect(answer.value.description).toContain('Acme');
   });
 
   it('retries 408 and 409 like a server error', async () => {
     fixture.script({ kind: 'status', status: 408 }, { kind: 'status', status: 409 });
-    expect((await ask(new AiProvider(settings(), formats))).attempts).toBe(3);
+    expect((await ask(new AiProvider(settings(), guard, formats))).attempts).toBe(3);
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {

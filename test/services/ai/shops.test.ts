@@ -3,7 +3,9 @@ import type { Context } from '../../../src/context.js';
 import { ServiceError } from '../../../src/errors.js';
 import { JobRunner } from '../../../src/jobs/runner.js';
 import { shopPages } from '../../../src/services/ai/shop-pages.js';
+import { sanitizeText } from '../../../src/services/pages/sanitize.js';
 import { describeEachDialect } from '../../helpers/context.js';
+import { ENCODED_MARKUP, expectPlain } from '../../helpers/markup.js';
 import { startOpenAiFixture, type OpenAiFixture } from '../../fixtures/openai-server.js';
 
 const fast = { 'ai.retry_base_ms': 5, 'ai.retry_max_ms': 20, 'ai.timeout_ms': 2000, 'ai.max_attempts': 2 };
@@ -97,6 +99,17 @@ describeEachDialect(
       expect(out.proposal.body).toContain('<h2>Safe</h2>');
       expect(out.proposal.description).toBe('Great shop');
       expect((await ctx.pages.get(out.page_id!)).body).not.toMatch(/script|onclick|javascript:/i);
+    });
+
+    it('stores a plain description from an answer that hides markup behind entities (encoded, double-encoded, mixed)', async () => {
+      const { ctx } = use();
+      for (const p of Object.values(ENCODED_MARKUP)) {
+        const id = await shop(ctx);
+        fixture.script({ kind: 'good', content: { description: p, body: '<p>Body</p>' } });
+        const out = await ctx.ai.generateShop(id, {}, 'admin');
+        expectPlain(out.proposal.description, sanitizeText);
+        expectPlain((await ctx.advertisers.getById(id)).description, sanitizeText);
+      }
     });
 
     it('refuses an answer of the wrong shape and keeps the shop as it was', async () => {

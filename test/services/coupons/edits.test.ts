@@ -2,7 +2,9 @@ import { expect, it } from 'vitest';
 import { ServiceError } from '../../../src/errors.js';
 import { HOOKS } from '../../../src/hooks/index.js';
 import { describeEachDialect } from '../../helpers/context.js';
+import { plainText } from '../../../src/services/coupons/text.js';
 import { insertCoupon } from '../../helpers/coupons.js';
+import { ENCODED_MARKUP, expectPlain } from '../../helpers/markup.js';
 
 const actor = { actor: 'admin' };
 
@@ -17,6 +19,20 @@ describeEachDialect('coupon edits, AI rewrites and revert', (use) => {
     const reset = await ctx.coupons.update(id, { reset: ['title'] }, actor);
     expect(reset).toMatchObject({ title: 'Ten percent off', edited_fields: ['ends_at'] });
     expect(reset.network_values).toEqual({ ends_at: null });
+  });
+
+  it('stores no markup from an entity-encoded edit (encoded, double-encoded, mixed), and cleaning it again changes nothing', async () => {
+    const { ctx } = use();
+    for (const p of Object.values(ENCODED_MARKUP)) {
+      const id = await insertCoupon(ctx);
+      const edited = await ctx.coupons.update(id, { title: p, description: p, terms: p }, actor);
+      const stored = await ctx.coupons.get(id);
+      for (const c of [edited, stored]) {
+        expectPlain(c.title, (t) => plainText(t, false));
+        expectPlain(c.description, (t) => plainText(t, true));
+        expectPlain(c.terms, (t) => plainText(t, true));
+      }
+    }
   });
 
   it('changes nothing and fires no hook when an edit repeats the current value', async () => {

@@ -3,7 +3,9 @@ import { ManualClock } from '../../../src/clock.js';
 import { HOOKS } from '../../../src/hooks/index.js';
 import type { RefreshState } from '../../../src/services/coupons/index.js';
 import { describeEachDialect } from '../../helpers/context.js';
+import { plainText } from '../../../src/services/coupons/text.js';
 import { couponModule, networkCoupon, type CouponSource } from '../../helpers/coupons.js';
+import { ENCODED_MARKUP, expectPlain } from '../../helpers/markup.js';
 
 const clock = new ManualClock('2026-06-01T12:00:00Z');
 const main: CouponSource = { pages: [], walks: [] };
@@ -88,6 +90,19 @@ describeEachDialect(
       expect(c.description).toBe('Line one\nLine two');
     });
 
+    it('stores no markup from entity-encoded feed text (encoded, double-encoded, mixed), and cleaning it again changes nothing', async () => {
+      const { ctx } = use();
+      const payloads = Object.values(ENCODED_MARKUP);
+      main.pages = [payloads.map((p, i) => networkCoupon(90 + i, { title: p, description: p, terms: p }))];
+      await ctx.coupons.refresh('cpn', { force: true });
+      for (let i = 0; i < payloads.length; i++) {
+        const c = await byCouponId('cpn', String(90 + i));
+        expectPlain(c.title, (t) => plainText(t, false));
+        expectPlain(c.description, (t) => plainText(t, true));
+        expectPlain(c.terms, (t) => plainText(t, true));
+      }
+    });
+
     it('keeps edited and AI-written fields across refreshes, stores the network value for a reset, and applies other changes', async () => {
       const { ctx } = use();
       main.pages = [[networkCoupon(10, { title: 'Network title', description: 'Network words', terms: 'Old terms' })]];
@@ -120,6 +135,57 @@ describeEachDialect(
       // Nothing changed at the network: the coupon is passed over.
       const again = await ctx.coupons.refresh('cpn');
       expect(again).toMatchObject({ unchanged: 1, updated: 0 });
+    });
+
+    it("keeps an administrator's edit of every editable field, ends_at included, while the network changes them all", async () => {
+      const { ctx } = use();
+      const past = new Date(clock.now().getTime() - day);
+      main.pages = [[networkCoupon(11, { ends_at: new Date(clock.now().getTime() + 10 * day) })]];
+      await ctx.coupons.refresh('cpn', { force: true });
+      const before = await byCouponId('cpn', '11');
+      const edit = {
+        code: 'ADMIN',
+        title: 'Admin title',
+        description: 'Admin words',
+        terms: 'Admin terms',
+        discount_type: 'amount',
+        discount_value: '15',
+        discount_currency: 'EUR',
+        discount_text: '15 EUR off',
+        landing_url: 'https://shop.example/admin',
+        starts_at: '2026-05-01T00:00:00.000Z',
+        ends_at: '2026-12-31T00:00:00.000Z',
+        exclusive: true,
+        regions: ['DE', 'FR'],
+      } as const;
+      // Every field an administrator may edit is in the edit, so a field added later fails here.
+      const { COUPON_FIELDS } = await import('../../../src/services/coupons/rows.js');
+      expect(Object.keys(edit).sort()).toEqual([...COUPON_FIELDS].sort());
+      await ctx.coupons.update(before.id, edit, { actor: 'admin' });
+
+      // The network changes every field, and says the coupon ended yesterday.
+      const network = {
+        code: 'NET2',
+        title: 'Network title v2',
+        description: 'Network words v2',
+        terms: 'Network terms v2',
+        discount: { type: 'percent' as const, value: '20', currency: null, text: '20%' },
+        url: 'https://shop.example/network-v2',
+        starts_at: new Date('2026-04-01T00:00:00.000Z'),
+        ends_at: past,
+        exclusive: false,
+        regions: ['GB'],
+      };
+      main.pages = [[networkCoupon(11, network)]];
+      const counts = await ctx.coupons.refresh('cpn');
+      expect(counts).toMatchObject({ seen: 1, updated: 1, expired: 0 });
+      const after = await ctx.coupons.get(before.id);
+      const { discount_type, discount_value, discount_currency, discount_text, ...plain } = edit;
+      expect(after).toMatchObject({ ...plain, discount: { type: discount_type, value: discount_value, currency: discount_currency, text: discount_text } });
+      expect([...after.edited_fields].sort()).toEqual([...COUPON_FIELDS].sort());
+      // The administrator's end date, not the network's, decides the status.
+      expect(after.status).toBe('active');
+      expect(after.network_values).toMatchObject({ code: 'NET2', title: 'Network title v2', ends_at: past.toISOString(), regions: ['GB'] });
     });
 
     it('marks what the network no longer lists removed, and brings a coupon back when it is listed again', async () => {

@@ -179,6 +179,27 @@ describeEachDialect(
       expect(await balance(id)).toMatchObject({ available: '150.00' });
     });
 
+    it('holds a commission only above the ceiling: exactly the ceiling is not held, one minor unit more is', async () => {
+      const { ctx } = use();
+      const id = await member('held-boundary');
+      // The site's ceiling, 100.00: a new order, and a pending order corrected up to it.
+      const at = await record({ member_id: id, commission: '100.00' });
+      expect(at.review).toBeNull();
+      expect((await record({ member_id: id, commission: '100.01' })).review?.reason).toBe('above_ceiling');
+      const corrected = await record({ transaction_id: `${at.transaction_id}-c`, member_id: id, commission: '1.00' });
+      expect((await record({ transaction_id: corrected.transaction_id, member_id: id, commission: '100.00' })).review).toBeNull();
+      // A network's own ceiling, named per currency and as a bare amount (a currency without decimals).
+      await ctx.networks.configure('awin', { review_above: '50.00 EUR' }, 'user:1');
+      expect((await record({ member_id: id, currency: 'EUR', commission: '50.00' })).review).toBeNull();
+      expect((await record({ member_id: id, currency: 'EUR', commission: '50.01' })).review?.reason).toBe('above_ceiling');
+      await ctx.networks.configure('awin', { review_above: '500' }, 'user:1');
+      expect((await record({ member_id: id, currency: 'JPY', commission: '500' })).review).toBeNull();
+      expect((await record({ member_id: id, currency: 'JPY', commission: '501' })).review?.reason).toBe('above_ceiling');
+      await ctx.networks.configure('awin', { review_above: null }, 'user:1');
+      // A commission equal to its sale is not "above the sale" either.
+      expect((await record({ member_id: id, sale_amount: '80.00', commission: '80.00' })).review).toBeNull();
+    });
+
     it("takes a network's review_above over the site's: per currency, a bare amount in any currency, or none", async () => {
       const { ctx } = use();
       const id = await member('held-network');

@@ -1,10 +1,11 @@
 import { expect, it, vi } from 'vitest';
-import { OUTBOUND_REL } from '../../../src/services/pages/sanitize.js';
+import { OUTBOUND_REL, sanitizeText } from '../../../src/services/pages/sanitize.js';
 import type { Page } from '../../../src/services/pages/index.js';
 import { CouponCounts } from '../../../src/services/coupons/index.js';
 import { describeEachDialect } from '../../helpers/context.js';
 import { addShop } from '../../helpers/pages.js';
 import { insertCoupon } from '../../helpers/coupons.js';
+import { ENCODED_MARKUP, expectPlain } from '../../helpers/markup.js';
 
 const errorOf = async (p: Promise<unknown>) =>
   p.then(
@@ -55,6 +56,24 @@ describeEachDialect('shop pages', (use) => {
     expect(Number(row.page_id)).toBe(page.id);
     expect((await ctx.advertisers.get('awin', '100')).page_id).toBe(page.id);
     expect(await ctx.pages.get(page.id)).toEqual(page);
+  });
+
+  it('keeps the title and excerpt plain when a feed name or an edit hides markup behind entities (encoded, double-encoded, mixed)', async () => {
+    const { ctx } = use();
+    let n = 0;
+    for (const p of Object.values(ENCODED_MARKUP)) {
+      // From a feed: the advertiser's name fills the template's title and excerpt.
+      await addShop(ctx, 'awin', `enc${++n}`, { name: p });
+      const made = await ctx.pages.create('awin', `enc${n}`, {}, 'user:1');
+      expectPlain(made.title, sanitizeText);
+      expectPlain(made.excerpt, sanitizeText);
+      // From an administrator's edit.
+      const edited = await ctx.pages.update(made.id, { title: p, excerpt: p }, 'user:1');
+      for (const page of [edited, await ctx.pages.get(made.id)]) {
+        expectPlain(page.title, sanitizeText);
+        expectPlain(page.excerpt, sanitizeText);
+      }
+    }
   });
 
   it('fires published for a page made as publish, and renders empty tags as nothing', async () => {

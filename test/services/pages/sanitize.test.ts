@@ -113,6 +113,16 @@ describe('sanitizeText', () => {
     expect(sanitizeText('  Hi<script>alert(1)</script><style>p{}</style>\u0001\u0007 there \n\t ')).toBe('Hi there');
   });
 
+  it('cleans until nothing changes: encoded tags go, however deep, and a literal "<" or "&" stays', () => {
+    expect(sanitizeText('&lt;b&gt;Bold&lt;/b&gt; &amp;lt;script&amp;gt;x&amp;lt;/script&amp;gt;deal')).toBe('Bold deal');
+    expect(sanitizeText('AT&amp;amp;T: 5 &lt; 10')).toBe('AT&T: 5 < 10');
+    // Nested past the passes it takes: what is left loses its "<" and "&", and is final.
+    const deep = `${'&amp;'.repeat(1)}${'amp;'.repeat(20)}lt;script${'&amp;'.repeat(1)}${'amp;'.repeat(20)}gt;x`;
+    const once = sanitizeText(deep);
+    expect(once).not.toMatch(/[<&]/);
+    expect(sanitizeText(once)).toBe(once);
+  });
+
   it('leaves plain text alone, including CJK and percent signs', () => {
     expect(sanitizeText('京东商城 up to 5% back')).toBe('京东商城 up to 5% back');
     expect(sanitizeText('')).toBe('');

@@ -61,6 +61,28 @@ describeEachDialect('referrals', (use) => {
     expect(await ctx.ledger.verify()).toEqual([]);
   });
 
+  it("names the order's approver as the actor of the referral credit and of its reversal, as of the cashback credit", async () => {
+    const { ctx } = use();
+    const [ref, buyer] = [await member('act-ref'), await member('act-buyer')];
+    await ctx.referrals.add({ referrer_id: ref, referee_id: buyer }, 'user:1');
+    const order = await ctx.orders.record(
+      { network: 'awin', transaction_id: 'ACT-1', source: 'manual', member_id: buyer, sale_amount: '100.00', commission: '40.00' },
+      'user:1',
+    );
+    await ctx.orders.update(order.id, { status: 'approved' }, 'user:7');
+    await ctx.orders.update(order.id, { status: 'declined' }, 'user:8');
+    const entries = async (id: number) =>
+      (await ctx.ledger.listEntries({ member_id: id, page: 1, per_page: 10 } as never)).items.map((e) => [e.type, e.actor]).sort();
+    expect(await entries(buyer)).toEqual([
+      ['cashback', 'user:7'],
+      ['reversal', 'user:8'],
+    ]);
+    expect(await entries(ref)).toEqual([
+      ['referral', 'user:7'],
+      ['reversal', 'user:8'],
+    ]);
+  });
+
   it('refuses self-referral, a second live referrer, unknown members and cycles', async () => {
     const { ctx } = use();
     const [a, b, c] = [await member('cyc-a'), await member('cyc-b'), await member('cyc-c')];

@@ -4,6 +4,7 @@ import { loadConfig, type ScheduleConfig, type ScheduleName } from '../../../src
 import { buildContext, type Context } from '../../../src/context.js';
 import { jobTypes } from '../../../src/jobs/types/index.js';
 import type { JobType } from '../../../src/jobs/registry.js';
+import { JobRunner } from '../../../src/jobs/runner.js';
 import { scheduleDefinitions } from '../../../src/jobs/schedules.js';
 import type { Network } from '../../../src/services/networks/index.js';
 import { ScheduleService } from '../../../src/services/schedules/index.js';
@@ -90,6 +91,29 @@ describeEachDialect(
       expect(await processes[0].schedules.fire({ schedule: 'maintenance_prune', network: null }, slot)).toEqual([]);
       expect(await jobCount(use().ctx, 'maintenance.prune')).toBe(1);
       await cancelAll(use().ctx);
+    });
+
+    it('never runs a slot again once its job has ended: a late firing, another process or a catch-up claims nothing', async () => {
+      const { ctx } = use();
+      const [a, b] = ['ended-a', 'ended-b'].map((n) => otherProcess(n, clock, { 'schedules.maintenance_prune.enabled': true }));
+      const slot = new Date('2026-05-04T03:17:00Z');
+      const [run] = await a.schedules.fire({ schedule: 'maintenance_prune', network: null }, slot);
+      expect(run).toMatchObject({ slot: slot.toISOString(), status: 'queued', job_id: expect.any(Number) });
+      // The job runs to its end, so the one-queued-job rule no longer stands in the way of a second claim.
+      const outcomes = await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
+      expect(outcomes).toEqual([{ id: run.job_id, type: 'maintenance.prune', status: 'done' }]);
+      const jobs = await jobCount(ctx, 'maintenance.prune');
+      expect(await a.schedules.fire({ schedule: 'maintenance_prune', network: null }, slot)).toEqual([]);
+      expect(await b.schedules.fire({ schedule: 'maintenance_prune', network: null }, slot)).toEqual([]);
+      expect(await jobCount(ctx, 'maintenance.prune')).toBe(jobs);
+      const runs = await ctx.db.select<{ n: unknown }>("SELECT COUNT(*) AS n FROM schedule_runs WHERE schedule = 'maintenance_prune' AND slot = ?", [slot]);
+      expect(Number(runs[0].n)).toBe(1);
+      // The same after a cancelled job: ended is ended.
+      const later = new Date('2026-05-05T03:17:00Z');
+      const [second] = await b.schedules.fire({ schedule: 'maintenance_prune', network: null }, later);
+      await ctx.jobs.cancel(second.job_id!, 'test');
+      expect(await a.schedules.fire({ schedule: 'maintenance_prune', network: null }, later)).toEqual([]);
+      expect(await jobCount(ctx, 'maintenance.prune')).toBe(jobs + 1);
     });
 
     it('computes the same slot on clocks a few seconds apart, so catch-up starts one job', async () => {

@@ -48,7 +48,7 @@ for (const dialect of dialects) {
     });
 
     const serve = async (env: Record<string, string>) => {
-      const child = children.start(['serve', '--port', '0'], { CASHTRACK_JOBS_CONCURRENCY: '0', CASHTRACK_OUTBOUND_ALLOW: '127.0.0.1', ...env });
+      const child = children.start(['serve', '--port', '0'], { CASHTRACK_JOBS_CONCURRENCY: '0', CASHTRACK_OUTBOUND_ALLOW: '127.0.0.1:*', ...env });
       const url = await whileAlive(child, () => /listening on (http:\/\/\S+)/.exec(child.stderr)?.[1], 'the daemon to listen');
       return { child, url };
     };
