@@ -162,7 +162,7 @@ describe('a custom feed through the outbound guard', () => {
   });
 
   it('reads a JSON feed as it streams in: the first page comes before the server has sent the rest', async () => {
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     const def = stored(`${feeds.base}/held.json`);
     def.feeds!.advertisers!.items = 'data.programs';
     const pages = customModule('guarded', def).listAdvertisers(runtime(guard))[Symbol.asyncIterator]();
@@ -175,7 +175,7 @@ describe('a custom feed through the outbound guard', () => {
   });
 
   it("counts only the server's time against a JSON feed's timeout, and stops it at its size cap while reading", async () => {
-    const guard = new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] });
+    const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
     const def = stored(`${feeds.base}/many.json`);
     def.feeds!.advertisers!.items = 'data.programs';
     let seen = 0;
