@@ -11,14 +11,14 @@ const { buildContext, ensureSchema } = await import('../dist/src/context.js');
 
 const config = loadConfig({
   env: { CASHTRACK_ENV: 'production' },
-  // The feed server listens on 127.0.0.1, which the outbound guard refuses unless it is allowed.
+  // The feed server listens on 127.0.0.1 (any port), which the outbound guard refuses unless it is allowed.
   overrides: {
     'database.url': options.dbUrl,
     data_dir: options.dataDir,
     secret: options.secret,
     'server.public_url': 'http://127.0.0.1',
     'log.stdout': false,
-    'outbound.allow': ['127.0.0.1'],
+    'outbound.allow': ['127.0.0.1:*'],
   },
 });
 const ctx = buildContext(config, { logStream: null });
