@@ -47,7 +47,7 @@ it('leaves out a polled transaction whose status word the mapping lacks and logs
   const logs: { level: string; message: string; context?: Record<string, unknown> }[] = [];
   const rt: ModuleRuntime = {
     settings: {},
-    outbound: new OutboundGuard({ allow: ['127.0.0.1'], ports: [80, 443] }),
+    outbound: new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] }),
     now: () => new Date('2024-03-05T00:00:00Z'),
     log: (level, message, context) => void logs.push({ level, message, context }),
   };
