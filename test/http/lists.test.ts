@@ -38,12 +38,14 @@ describeEachDialect('list conventions over REST', (use) => {
   const { get } = api;
   let seq = 0;
   let entryMember = 0;
+  let hookId = 0;
 
   /** Sets a column of the rows of `table` (in id order) from `values(i)`. */
   const rewrite = async (ctx: Context, table: string, column: string, values: (i: number) => unknown, where = '') => {
     const rows = await ctx.db.select<{ id: unknown }>(`SELECT id FROM ${table} ${where} ORDER BY id`);
     for (const [i, r] of rows.entries()) await ctx.db.execute(`UPDATE ${table} SET ${column} = ? WHERE id = ?`, [values(i), Number(r.id)]);
   };
+  const byId = (x: number | string, y: number | string) => (x < y ? -1 : x > y ? 1 : 0);
   const member = async (ctx: Context, credit?: string) => {
     const user = await ctx.users.create({ login: `lister${++seq}`, email: `lister${seq}@example.com` });
     if (credit) await ctx.ledger.adjust({ member_id: user.id, type: 'credit', amount: credit, currency: 'USD', note: 'earned' }, 'test');
@@ -126,6 +128,77 @@ describeEachDialect('list conventions over REST', (use) => {
         await rewrite(ctx, 'ledger_entries', 'created_at', (i) => new Date(T[i % 3]), where);
       },
     },
+    {
+      name: 'postbacks of a network',
+      path: '/networks/awin/postbacks',
+      statusParam: 'outcome',
+      statuses: ['accepted', 'duplicate', 'rejected', 'error'],
+      sortable: ['id', 'received_at', 'last_seen_at', 'outcome'],
+      dateField: 'received_at',
+      counts: '/networks/awin/postbacks/counts',
+      async seed(ctx, n) {
+        for (let i = 0; i < n; i++)
+          await ctx.db.execute("INSERT INTO postbacks (received_at, last_seen_at, network, method, outcome, test) VALUES (?, ?, 'awin', 'GET', ?, ?)", [
+            new Date(T[i % 3]),
+            new Date(T[(i + 1) % 3]),
+            this.statuses[i % 4],
+            false,
+          ]);
+        // Another network's postbacks are not this list's.
+        await ctx.db.execute("INSERT INTO postbacks (received_at, network, method, outcome, test) VALUES (?, 'cj', 'GET', 'accepted', ?)", [
+          new Date(T[1]),
+          false,
+        ]);
+      },
+    },
+    {
+      name: 'webhook deliveries',
+      path: '/webhooks/0/deliveries',
+      statusParam: 'status',
+      statuses: ['pending', 'failed', 'delivered', 'dead'],
+      sortable: ['id', 'created_at', 'delivered_at', 'next_attempt_at', 'attempts', 'status', 'event'],
+      dateField: 'created_at',
+      counts: '/webhooks/0/deliveries/counts',
+      async seed(ctx, n) {
+        const res = await api.post('/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'], enabled: false });
+        expect(res.statusCode, res.payload).toBe(201);
+        hookId = (res.result as Json).id;
+        this.path = `/webhooks/${hookId}/deliveries`;
+        this.counts = `/webhooks/${hookId}/deliveries/counts`;
+        for (let i = 0; i < n; i++)
+          await ctx.db.execute(
+            'INSERT INTO webhook_deliveries (id, webhook_id, event, payload, status, attempts, next_attempt_at, created_at, updated_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            [
+              `msg_01JD${String(i).padStart(22, '0')}`,
+              hookId,
+              ['ping', 'order.status_changed', 'payout.created'][i % 3],
+              '{}',
+              this.statuses[i % 4],
+              i % 4,
+              i % 2 ? null : new Date(T[(i + 2) % 3]),
+              new Date(T[i % 3]),
+              new Date(T[i % 3]),
+              i % 3 === 0 ? null : new Date(T[(i + 1) % 3]),
+            ],
+          );
+      },
+    },
+    {
+      name: 'logs',
+      path: '/logs',
+      base: () => 'source=listtest',
+      statusParam: 'level',
+      // Debug entries are not stored at the default log level: the seed writes the other three.
+      statuses: ['info', 'warning', 'error', 'debug'],
+      sortable: ['id', 'time'],
+      dateField: 'time',
+      counts: '/logs/counts',
+      async seed(ctx, n) {
+        for (let i = 0; i < n; i++) ctx.logger[(['info', 'warning', 'error'] as const)[i % 3]]('listtest', `seeded ${i}`);
+        await ctx.logger.flush();
+        await rewrite(ctx, 'logs', 'created_at', (i) => new Date(T[(i + Math.floor(i / 3)) % 3]), "WHERE source = 'listtest'");
+      },
+    },
   ];
 
   for (const spec of specs) {
@@ -145,7 +218,7 @@ describeEachDialect('list conventions over REST', (use) => {
         }
         return { rows, total };
       };
-      const ids = (rows: Json[]) => rows.map((r) => r.id as number);
+      const ids = (rows: Json[]) => rows.map((r) => r.id as number | string);
       const statusOf = (r: Json) => r[spec.statusParam] as string;
 
       for (const orderby of spec.sortable) {
@@ -163,7 +236,7 @@ describeEachDialect('list conventions over REST', (use) => {
               if (y === null) return 1;
               return x < y ? -1 : 1;
             }
-            return a.id - b.id;
+            return byId(a.id, b.id);
           };
           const { rows: asc, total } = await all(`orderby=${orderby}&order=asc`);
           expect(asc).toHaveLength(total);
@@ -177,21 +250,18 @@ describeEachDialect('list conventions over REST', (use) => {
       it(`filters ${spec.statusParam} "is any of" in the comma, repeated and bracket forms, and "is none of" with ${spec.statusParam}_exclude`, async () => {
         const { rows: every } = await all('', 100);
         const [a, b] = spec.statuses;
-        const expected = ids(every.filter((r) => statusOf(r) === a || statusOf(r) === b)).sort((x, y) => x - y);
+        const expected = ids(every.filter((r) => statusOf(r) === a || statusOf(r) === b)).sort(byId);
         expect(expected.length).toBeGreaterThan(1);
         expect(expected.length).toBeLessThan(every.length);
         const p = spec.statusParam;
         for (const form of [`${p}=${a},${b}`, `${p}=${a}&${p}=${b}`, `${p}[]=${a}&${p}[]=${b}`, `${p}[1]=${b}&${p}[0]=${a}`, `${p}=${a}&${p}[]=${b}`]) {
           const { rows } = await all(form, 100);
-          expect(
-            ids(rows).sort((x, y) => x - y),
-            form,
-          ).toEqual(expected);
+          expect(ids(rows).sort(byId), form).toEqual(expected);
         }
         const { rows: one } = await all(`${p}=${a}`, 100);
         expect(one.every((r) => statusOf(r) === a) && one.length > 0).toBe(true);
         const { rows: none } = await all(`${p}_exclude=${a},${b}`, 100);
-        expect(ids(none).sort((x, y) => x - y)).toEqual(ids(every.filter((r) => statusOf(r) !== a && statusOf(r) !== b)).sort((x, y) => x - y));
+        expect(ids(none).sort(byId)).toEqual(ids(every.filter((r) => statusOf(r) !== a && statusOf(r) !== b)).sort(byId));
       });
 
       it(`takes after and before as strictly after and strictly before ${spec.dateField}`, async () => {
@@ -199,18 +269,18 @@ describeEachDialect('list conventions over REST', (use) => {
         const at = (r: Json) => Date.parse(r[spec.dateField]);
         const mid = Date.parse(T[1]);
         const { rows: after } = await all(`after=${T[1]}`, 100);
-        expect(ids(after).sort()).toEqual(ids(every.filter((r) => at(r) > mid)).sort());
+        expect(ids(after).sort(byId)).toEqual(ids(every.filter((r) => at(r) > mid)).sort(byId));
         const { rows: before } = await all(`before=${encodeURIComponent(T[1])}`, 100);
-        expect(ids(before).sort()).toEqual(ids(every.filter((r) => at(r) < mid)).sort());
+        expect(ids(before).sort(byId)).toEqual(ids(every.filter((r) => at(r) < mid)).sort(byId));
         expect(after.length + before.length).toBeLessThan(every.length);
         const { rows: between } = await all(`after=${T[0]}&before=${T[2]}`, 100);
-        expect(ids(between).sort()).toEqual(ids(every.filter((r) => at(r) === mid)).sort());
+        expect(ids(between).sort(byId)).toEqual(ids(every.filter((r) => at(r) === mid)).sort(byId));
       });
 
       if (spec.counts) {
         it('counts every status in one request, as the list totals them, under the other filters', async () => {
           for (const extra of ['', `after=${T[0]}`]) {
-            const res = await get(`${spec.counts}${extra ? `?${extra}` : ''}`);
+            const res = await get(`${spec.counts}?${[spec.base?.(), extra].filter(Boolean).join('&')}`);
             expect(res.statusCode, res.payload).toBe(200);
             const body = res.result as { total: number; statuses: Record<string, number> };
             expect(Object.keys(body.statuses).sort()).toEqual([...spec.statuses].sort());

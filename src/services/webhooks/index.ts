@@ -10,7 +10,8 @@ import type { Once } from '../idempotency/index.js';
 import { SecretBox } from '../../keys.js';
 import type { LogService } from '../logs/index.js';
 import { eventBody, PING_EVENT, WEBHOOK_EVENTS, type WebhookEvents } from './events.js';
-import { DeliveryStore, type Delivery, type DeliveryFilters } from './outbox.js';
+import type { StatusCounts } from '../../db/lists.js';
+import { DeliveryStore, type Delivery, type DeliveryCountFilters, type DeliveryFilters } from './outbox.js';
 import type { WebhookSender } from './sender.js';
 import { newDeliveryId, newSecret } from './signing.js';
 
@@ -225,6 +226,12 @@ export class WebhookService {
   async deliveries(id: number, filters: DeliveryFilters): Promise<{ items: Delivery[]; total: number }> {
     await this.read(id);
     return this.deps.store.list(id, filters);
+  }
+
+  /** The views row of a subscription's deliveries: per status, every status present. 404 svc_webhook_not_found. */
+  async deliveryCounts(id: number, filters: DeliveryCountFilters): Promise<StatusCounts> {
+    await this.read(id);
+    return this.deps.store.counts(id, filters);
   }
 
   /** One delivery with its payload. 404 svc_webhook_delivery_not_found. */
