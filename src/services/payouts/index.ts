@@ -101,7 +101,9 @@ export interface PayoutServiceDeps {
 
 const COLUMNS =
   'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.note, p.status, p.reference, p.reason, p.entry_id, p.return_entry_id, p.actor, p.closed_by, p.created_at, p.updated_at';
-const FROM = 'payouts p JOIN users u ON u.id = p.member_id';
+// A LEFT JOIN (every payout has its member: a foreign key) so that MariaDB reads payouts first and
+// walks the sort's index; with an inner join it chose to start from users and sort every payout.
+const FROM = 'payouts p LEFT JOIN users u ON u.id = p.member_id';
 
 const optionalInt = (v: unknown): number | null => (v === null || v === undefined ? null : toInt(v));
 const optionalText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
