@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { anyOf, anyOfPattern, dateRange, id, paging, sorting, type ListQuery } from '../../fields.js';
 import { JOB_ORDERBY, JOB_STATUSES, type JobCountFilters, type JobFilters, type JobOrderby } from './rows.js';
 
-export { JOB_STATUSES };
+export { JOB_ORDERBY, JOB_STATUSES };
 
 /** The list's filters other than the status ones: the counts per status take the same. */
 const listFilters = {

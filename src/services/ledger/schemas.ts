@@ -8,6 +8,7 @@ import { ENTRY_TYPES } from './rows.js';
 export const MEMBER_ORDERBY = ['available', 'pending', 'name', 'last_entry_at'] as const;
 
 export type { EntryFilters };
+export { ENTRY_ORDERBY, ENTRY_TYPES };
 /** A credit or debit by an administrator. */
 export type AdjustmentInput = Parameters<LedgerService['adjust']>[0];
 

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { amount, anyOf, anyOfPattern, currency, dateRange, id, note, paging, sorting, type ListQuery } from '../../fields.js';
 import { PAYOUT_ORDERBY, PAYOUT_STATUSES, type CreatePayoutInput, type PayoutCountFilters, type PayoutFilters, type PayoutOrderby } from './index.js';
 
-export { PAYOUT_STATUSES };
+export { PAYOUT_ORDERBY, PAYOUT_STATUSES };
 
 const method = () => Joi.string().trim().min(1).max(64);
 

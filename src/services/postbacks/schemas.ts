@@ -6,7 +6,7 @@ import { anyOf, dateRange, flag, paging, sorting, type ListQuery } from '../../f
 import { POSTBACK_ORDERBY, POSTBACK_OUTCOMES, type PostbackCountFilters, type PostbackFilters, type PostbackOrderby } from './records.js';
 import type { TestInput } from './test.js';
 
-export { POSTBACK_OUTCOMES };
+export { POSTBACK_ORDERBY, POSTBACK_OUTCOMES };
 
 const decimal = Joi.string()
   .pattern(/^\d{1,15}(\.\d{1,6})?$/, 'decimal amount')

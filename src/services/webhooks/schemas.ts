@@ -5,7 +5,7 @@ import { PING_EVENT, WEBHOOK_EVENTS } from './events.js';
 import type { CreateWebhookInput, UpdateWebhookInput, WebhookFilters } from './index.js';
 import { DELIVERY_ORDERBY, DELIVERY_STATUSES, type DeliveryCountFilters, type DeliveryFilters, type DeliveryOrderby } from './outbox.js';
 
-export { DELIVERY_STATUSES };
+export { DELIVERY_ORDERBY, DELIVERY_STATUSES };
 
 const url = () =>
   Joi.string()
