@@ -5,7 +5,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Context } from '../../src/context.js';
 import { describeEachDialect } from '../helpers/context.js';
+import { insertCoupon } from '../helpers/coupons.js';
 import { adminClient } from '../helpers/http.js';
+import { addShop } from '../helpers/pages.js';
 
 type Json = Record<string, any>;
 
@@ -25,8 +27,8 @@ interface ListSpec {
   /** orderby values, and the response field each sorts by when it is not its own name. */
   sortable: string[];
   field?: Record<string, string>;
-  /** The response field holding the date `after`/`before` compare. */
-  dateField: string;
+  /** The response field holding the date `after`/`before` compare (none: the list is not dated). */
+  dateField?: string;
   /** The path of its counts per status, when it has one. */
   counts?: string;
 }
@@ -199,6 +201,73 @@ describeEachDialect('list conventions over REST', (use) => {
         await rewrite(ctx, 'logs', 'created_at', (i) => new Date(T[(i + Math.floor(i / 3)) % 3]), "WHERE source = 'listtest'");
       },
     },
+    {
+      name: 'pages',
+      path: '/pages',
+      statusParam: 'status',
+      statuses: ['draft', 'publish'],
+      sortable: ['id', 'date', 'created_at', 'updated', 'updated_at', 'published_at', 'title', 'status'],
+      field: { date: 'created_at', updated: 'updated_at' },
+      dateField: 'created_at',
+      counts: '/pages/counts',
+      async seed(ctx, n) {
+        for (let i = 0; i < n; i++) {
+          const shop = await addShop(ctx, 'pagesnet', `p${i}`);
+          await ctx.db.execute(
+            "INSERT INTO pages (advertiser_id, module, advertiser, title, slug, body, excerpt, status, author, created_at, updated_at, published_at) VALUES (?, 'pagesnet', ?, ?, ?, '', '', ?, 'test', ?, ?, ?)",
+            [
+              shop,
+              `p${i}`,
+              `page ${'abc'[i % 3]}`,
+              `page-${i}`,
+              this.statuses[i % 2],
+              new Date(T[i % 3]),
+              new Date(T[(i + 1) % 3]),
+              i % 2 ? new Date(T[(i + 2) % 3]) : null,
+            ],
+          );
+        }
+      },
+    },
+    {
+      name: 'coupons',
+      path: '/coupons',
+      statusParam: 'status',
+      statuses: ['active', 'scheduled', 'expired', 'removed'],
+      sortable: ['id', 'title', 'starts_at', 'ends_at', 'created_at', 'updated_at'],
+      dateField: 'created_at',
+      counts: '/coupons/counts',
+      async seed(ctx, n) {
+        const day = 86_400_000;
+        const now = ctx.clock.now().getTime();
+        for (let i = 0; i < n; i++) {
+          const kind = this.statuses[i % 4];
+          await insertCoupon(ctx, {
+            title: `coupon ${'abc'[i % 3]}`,
+            status: kind === 'removed' ? 'removed' : 'active',
+            starts_at: kind === 'scheduled' ? new Date(now + (10 + i) * day) : i % 3 ? null : new Date(now - (20 + i) * day),
+            ends_at: kind === 'expired' ? new Date(now - (5 + (i % 2)) * day) : i % 2 ? new Date(now + 60 * day) : null,
+            created_at: new Date(T[i % 3]),
+            updated_at: new Date(T[(i + 1) % 3]),
+          });
+        }
+      },
+    },
+    {
+      name: 'advertisers',
+      path: '/advertisers',
+      base: () => 'network=listshop',
+      statusParam: 'status',
+      statuses: ['active', 'inactive'],
+      sortable: ['id', 'name', 'updated', 'updated_at', 'created_at', 'status'],
+      field: { updated: 'updated_at' },
+      counts: '/advertisers/counts',
+      async seed(ctx, n) {
+        for (let i = 0; i < n; i++) await addShop(ctx, 'listshop', `s${i}`, { name: `shop ${'abc'[i % 3]}`, status: this.statuses[i % 2] as 'active' });
+        await rewrite(ctx, 'advertisers', 'created_at', (i) => new Date(T[i % 3]), "WHERE module = 'listshop'");
+        await rewrite(ctx, 'advertisers', 'updated_at', (i) => new Date(T[(i + 1) % 3]), "WHERE module = 'listshop'");
+      },
+    },
   ];
 
   for (const spec of specs) {
@@ -252,7 +321,7 @@ describeEachDialect('list conventions over REST', (use) => {
         const [a, b] = spec.statuses;
         const expected = ids(every.filter((r) => statusOf(r) === a || statusOf(r) === b)).sort(byId);
         expect(expected.length).toBeGreaterThan(1);
-        expect(expected.length).toBeLessThan(every.length);
+        if (spec.statuses.length > 2) expect(expected.length).toBeLessThan(every.length);
         const p = spec.statusParam;
         for (const form of [`${p}=${a},${b}`, `${p}=${a}&${p}=${b}`, `${p}[]=${a}&${p}[]=${b}`, `${p}[1]=${b}&${p}[0]=${a}`, `${p}=${a}&${p}[]=${b}`]) {
           const { rows } = await all(form, 100);
@@ -264,9 +333,9 @@ describeEachDialect('list conventions over REST', (use) => {
         expect(ids(none).sort(byId)).toEqual(ids(every.filter((r) => statusOf(r) !== a && statusOf(r) !== b)).sort(byId));
       });
 
-      it(`takes after and before as strictly after and strictly before ${spec.dateField}`, async () => {
+      it.skipIf(!spec.dateField)(`takes after and before as strictly after and strictly before ${spec.dateField}`, async () => {
         const { rows: every } = await all('', 100);
-        const at = (r: Json) => Date.parse(r[spec.dateField]);
+        const at = (r: Json) => Date.parse(r[spec.dateField ?? '']);
         const mid = Date.parse(T[1]);
         const { rows: after } = await all(`after=${T[1]}`, 100);
         expect(ids(after).sort(byId)).toEqual(ids(every.filter((r) => at(r) > mid)).sort(byId));
@@ -279,7 +348,7 @@ describeEachDialect('list conventions over REST', (use) => {
 
       if (spec.counts) {
         it('counts every status in one request, as the list totals them, under the other filters', async () => {
-          for (const extra of ['', `after=${T[0]}`]) {
+          for (const extra of ['', spec.dateField ? `after=${T[0]}` : 'search=shop%20a']) {
             const res = await get(`${spec.counts}?${[spec.base?.(), extra].filter(Boolean).join('&')}`);
             expect(res.statusCode, res.payload).toBe(200);
             const body = res.result as { total: number; statuses: Record<string, number> };
@@ -305,8 +374,12 @@ describeEachDialect('list conventions over REST', (use) => {
           [`${p}=${spec.statuses[0]},nope`, p],
           [`${p}[]=nope`, p],
           [`${p}_exclude=nope`, `${p}_exclude`],
-          ['after=yesterday', 'after'],
-          ['before=2026-13-45', 'before'],
+          ...(spec.dateField
+            ? [
+                ['after=yesterday', 'after'],
+                ['before=2026-13-45', 'before'],
+              ]
+            : []),
         ]) {
           const res = await get(q(query));
           expect(res.statusCode, query).toBe(400);
