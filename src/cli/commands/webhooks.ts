@@ -3,7 +3,7 @@
 // `test` and `redeliver` attempt theirs here and now.
 import { Option, type Command } from 'commander';
 import type { Delivery, Webhook } from '../../services/webhooks/index.js';
-import { DELIVERY_ORDERBY, DELIVERY_STATUSES, webhookSchemas } from '../../services/webhooks/schemas.js';
+import { DELIVERY_ORDERBY, DELIVERY_STATUSES, WEBHOOK_ORDERBY, webhookSchemas } from '../../services/webhooks/schemas.js';
 import { idempotently } from '../idempotency.js';
 import { printJson, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { collect, commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
@@ -20,7 +20,13 @@ export function register(webhooks: Command, run: Run): void {
     .addOption(json())
     .action(run(add));
   listCommand(
-    webhooks.command('list').description('subscriptions, newest first').option('--enabled', 'only enabled ones').option('--disabled', 'only disabled ones'),
+    webhooks
+      .command('list')
+      .description('subscriptions, newest first')
+      .option('--enabled', 'only enabled ones')
+      .option('--disabled', 'only disabled ones')
+      .addOption(new Option('--orderby <field>', 'sort by (default id; ties by id)').choices(Object.keys(WEBHOOK_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'webhooks',
       perPage: 20,
@@ -146,11 +152,13 @@ export async function add(
   });
 }
 
-export async function list(io: Io, opts: ListOptions & { enabled?: boolean; disabled?: boolean }): Promise<ListPage<Webhook>> {
+export async function list(io: Io, opts: ListOptions & SortOptions & { enabled?: boolean; disabled?: boolean }): Promise<ListPage<Webhook>> {
   return withContext(io, async (ctx) => {
     if (opts.enabled && opts.disabled) throw new UsageError('--enabled and --disabled exclude each other');
     const query = await validateInput(webhookSchemas.list, {
       enabled: opts.enabled ? true : opts.disabled ? false : undefined,
+      orderby: opts.orderby,
+      order: opts.order,
       page: opts.page,
       per_page: opts.perPage,
     });

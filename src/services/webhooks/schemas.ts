@@ -2,10 +2,10 @@
 import Joi from 'joi';
 import { anyOf, dateRange, flag, id, paging, sorting, type ListQuery } from '../../fields.js';
 import { PING_EVENT, WEBHOOK_EVENTS } from './events.js';
-import type { CreateWebhookInput, UpdateWebhookInput, WebhookFilters } from './index.js';
+import { WEBHOOK_ORDERBY, type CreateWebhookInput, type UpdateWebhookInput, type WebhookFilters, type WebhookOrderby } from './index.js';
 import { DELIVERY_ORDERBY, DELIVERY_STATUSES, type DeliveryCountFilters, type DeliveryFilters, type DeliveryOrderby } from './outbox.js';
 
-export { DELIVERY_ORDERBY, DELIVERY_STATUSES };
+export { DELIVERY_ORDERBY, DELIVERY_STATUSES, WEBHOOK_ORDERBY };
 
 const url = () =>
   Joi.string()
@@ -30,7 +30,11 @@ const deliveryFilters = {
 
 /** Input schemas, shared with `cashtrack webhooks ...`. */
 export const webhookSchemas = {
-  list: Joi.object<WebhookFilters, true>({ ...paging, enabled: flag().description('Only enabled (true) or disabled (false) subscriptions.') }),
+  list: Joi.object<WebhookFilters, true>({
+    ...paging,
+    ...sorting(Object.keys(WEBHOOK_ORDERBY) as WebhookOrderby[], 'id', 'desc'),
+    enabled: flag().description('Only enabled (true) or disabled (false) subscriptions.'),
+  }),
   create: Joi.object<CreateWebhookInput, true>({
     url: url().required(),
     events: events().required(),
