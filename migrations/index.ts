@@ -35,6 +35,7 @@ import { createCoupons } from './20261126000300-create-coupons.js';
 import { createCouponRefreshes } from './20261126000301-create-coupon-refreshes.js';
 import { createAiCalls } from './20261126000700-create-ai-calls.js';
 import { createAiTokenBudget } from './20261127001700-create-ai-token-budget.js';
+import { indexListSorts } from './20261127002000-index-list-sorts.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -72,4 +73,5 @@ export const migrations: Migration[] = [
   createWebhookDeliveries,
   createAiCalls,
   createAiTokenBudget,
+  indexListSorts,
 ];

@@ -70,3 +70,70 @@ export const advertiserId = () =>
 
 /** The input of a route or command that takes none: nothing may be sent. */
 export const none = () => Joi.object<Record<string, never>, true>({});
+
+/** A "one or many" filter as its schema gives it: always an array. */
+type ManyOf<V> = [Extract<V, readonly unknown[]>] extends [never] ? V : Extract<V, readonly unknown[]> extends readonly (infer U)[] ? U[] : V;
+
+/** A list's filters as its query schema gives them (`Joi.object<ListQuery<Filters>, true>`): every `OneOrMany` an array. */
+export type ListQuery<T> = { [K in keyof T]: ManyOf<T[K]> };
+
+/** The direction of a list's sort, as the host platform spells it. */
+export type SortOrder = 'asc' | 'desc';
+
+/** What `sorting()` gives a handler once validated (both have defaults). */
+export interface Sorting<C extends string = string> {
+  orderby: C;
+  order: SortOrder;
+}
+
+/**
+ * `orderby` and `order` of a list (the host platform's names): the fields it sorts by and its
+ * default. Ties are always broken by `id` in the same direction, so paging never repeats or skips
+ * a row; the services add that key (see `orderClause` in src/db/lists.ts).
+ */
+export function sorting<C extends string>(columns: readonly C[], by: C, order: SortOrder) {
+  return {
+    orderby: Joi.string()
+      .valid(...columns)
+      .default(by)
+      .description(`Sort by this field (default ${by}); ties go by id in the same direction.`),
+    order: Joi.string().valid('asc', 'desc').default(order).description(`Sort direction (default ${order}).`),
+  };
+}
+
+/**
+ * Joi's array with one more way in: a comma-separated string (`status=pending,approved`). The
+ * repeated and bracket forms (`status=a&status=b`, `status[]=a&status[]=b`, `status[0]=a`) reach
+ * it as an array (the REST host folds the bracket forms onto the plain name).
+ */
+const commaJoi: Joi.Root = Joi.extend((joi) => ({
+  type: 'commaList',
+  base: joi.array(),
+  coerce: { from: 'string', method: (value: string) => ({ value: value.split(',').map((s) => s.trim()) }) },
+}));
+
+/**
+ * An "is any of" / "is none of" filter over an enumerated field: one value, a comma-separated
+ * list, or an array; every value must be one of `values` (400 rest_invalid_param names the
+ * parameter otherwise).
+ */
+export function anyOf<T extends string>(values: readonly T[]): Joi.ArraySchema<T[]> {
+  const list = (commaJoi as unknown as { commaList(): Joi.ArraySchema<T[]> }).commaList();
+  return list
+    .items(Joi.string().valid(...values))
+    .min(1)
+    .max(Math.max(values.length, 1) * 2) as Joi.ArraySchema<T[]>;
+}
+
+/** A free-form value list filter (network ids, currencies): like `anyOf`, each item checked by `item`. */
+export function anyOfPattern(item: Joi.StringSchema, max = 50): Joi.ArraySchema<string[]> {
+  return (commaJoi as unknown as { commaList(): Joi.ArraySchema<string[]> }).commaList().items(item).min(1).max(max);
+}
+
+/** `after` / `before` of a dated list: strictly after / strictly before (the host platform's meaning). */
+export function dateRange(what: string) {
+  return {
+    after: dateTime().description(`Only ${what} strictly after this instant (ISO 8601).`),
+    before: dateTime().description(`Only ${what} strictly before this instant (ISO 8601).`),
+  };
+}

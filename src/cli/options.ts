@@ -100,3 +100,22 @@ function printList<T extends object, R extends object>(io: Io, { items, total, p
   else printTable(io, items, spec.columns);
   io.stdout.write(`${spec.count(total)}${spec.pageInCount !== false && total > items.length ? `, page ${page}` : ''}\n`);
 }
+
+/** `--orderby`, `--order` as a list command takes them (the list's schema checks the values). */
+export interface SortOptions {
+  orderby?: string;
+  order?: string;
+}
+
+/**
+ * The parser of a comma-separated "is any of" option over `values` (`--status pending,approved`):
+ * each value is checked as commander checks a choice, so a misspelt one is a usage error (exit 2).
+ */
+export function commaChoices(flag: string, values: readonly string[]): (value: string) => string {
+  return (value) => {
+    for (const v of value.split(',').map((s) => s.trim())) {
+      if (!values.includes(v)) throw new UsageError(`${flag}: "${v.slice(0, 32)}" is not one of ${values.join(', ')}`);
+    }
+    return value;
+  };
+}

@@ -206,7 +206,7 @@ describeEachDialect('REST host conventions', (use) => {
     expect(logs.namespace).toBe('svc/v1');
     expect(logs.methods).toEqual(['GET']);
     expect(logs.endpoints[0].args.per_page).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 10, required: false });
-    expect(logs.endpoints[0].args.level).toMatchObject({ enum: ['debug', 'info', 'warning', 'error'] });
+    expect(logs.endpoints[0].args.level).toMatchObject({ type: 'array', items: { type: 'string', enum: ['debug', 'info', 'warning', 'error'] } });
     const ns = await server.inject({ url: '/wp-json/svc/v1' });
     expect(ns.result).toMatchObject({ namespace: 'svc/v1', routes: { '/svc/v1/logs': { methods: ['GET'] } } });
   });

@@ -3,10 +3,10 @@
 // progress line on a terminal.
 import { Option, type Command } from 'commander';
 import type { Advertiser, AdvertiserDetail } from '../../services/advertisers/index.js';
-import { ADVERTISER_STATUSES, advertiserSchemas } from '../../services/advertisers/schemas.js';
+import { ADVERTISER_ORDERBY, ADVERTISER_STATUSES, advertiserSchemas } from '../../services/advertisers/schemas.js';
 import { CASHBACK_TYPES } from '../../cashback-rule.js';
 import { printFields, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
-import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+import { commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from '../run-job.js';
 
@@ -15,9 +15,12 @@ export function register(advertisers: Command, run: Run): void {
     advertisers
       .command('list')
       .description('advertisers, by name')
-      .option('--network <id>', 'only this network')
+      .option('--network <ids>', 'only these networks, comma-separated')
       .option('--search <s>', 'prefix of the name')
-      .addOption(new Option('--status <status>', 'only this status').choices(ADVERTISER_STATUSES)),
+      .option('--status <list>', 'only these statuses, comma-separated', commaChoices('--status', ADVERTISER_STATUSES))
+      .option('--status-exclude <list>', 'none of these statuses, comma-separated', commaChoices('--status-exclude', ADVERTISER_STATUSES))
+      .addOption(new Option('--orderby <field>', 'sort by (default name; ties by id)').choices(Object.keys(ADVERTISER_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default asc)').choices(['asc', 'desc'])),
     {
       items: 'advertisers',
       perPage: 20,
@@ -79,12 +82,18 @@ function printAdvertiser(io: Io, a: AdvertiserDetail): void {
   printFields(io, rows, 12);
 }
 
-export async function list(io: Io, opts: ListOptions & { network?: string; search?: string; status?: string }): Promise<ListPage<Advertiser>> {
+export async function list(
+  io: Io,
+  opts: ListOptions & SortOptions & { network?: string; search?: string; status?: string; statusExclude?: string },
+): Promise<ListPage<Advertiser>> {
   return withContext(io, async (ctx) => {
     const query = await validateInput(advertiserSchemas.list, {
       network: opts.network,
       search: opts.search,
       status: opts.status,
+      status_exclude: opts.statusExclude,
+      orderby: opts.orderby,
+      order: opts.order,
       page: opts.page,
       per_page: opts.perPage,
     });

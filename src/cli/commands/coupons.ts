@@ -14,7 +14,7 @@ import {
   type CouponEdit,
 } from '../../services/coupons/schemas.js';
 import { printFields, printJson, printTable, validateInput, withContext, type Io } from '../io.js';
-import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+import { collect, commaChoices, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from '../run-job.js';
 
@@ -23,15 +23,18 @@ export function register(coupons: Command, run: Run): void {
     coupons
       .command('list')
       .description('coupons, newest first')
-      .option('--network <id>', 'only this network')
+      .option('--network <ids>', 'only these networks, comma-separated')
       .option('--advertiser <id>', "only this advertiser (the network's advertiser id)")
-      .addOption(new Option('--status <status>', 'only this status (as of now)').choices(COUPON_STATUSES))
+      .option('--status <list>', 'only these statuses (as of now), comma-separated', commaChoices('--status', COUPON_STATUSES))
+      .option('--status-exclude <list>', 'none of these statuses (as of now), comma-separated', commaChoices('--status-exclude', COUPON_STATUSES))
       .addOption(new Option('--type <type>', 'codes or deals').choices(COUPON_TYPES))
       .option('--search <s>', 'part of the title, or the start of the code')
       .option('--expires-before <time>', 'only coupons ending before this ISO 8601 time')
       .option('--ai', 'only coupons with AI-written text')
       .option('--edited', "only coupons with an administrator's edits")
-      .addOption(new Option('--orderby <field>', 'order by').choices(COUPON_ORDERBY).default('id'))
+      .option('--after <time>', 'first imported strictly after this ISO 8601 time')
+      .option('--before <time>', 'first imported strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'order by (ties by id)').choices(COUPON_ORDERBY).default('id'))
       .addOption(new Option('--order <order>', 'direction').choices(['asc', 'desc']).default('desc')),
     {
       items: 'coupons',
@@ -120,9 +123,12 @@ type ListFilters = {
   network?: string;
   advertiser?: string;
   status?: string;
+  statusExclude?: string;
   type?: string;
   search?: string;
   expiresBefore?: string;
+  after?: string;
+  before?: string;
   ai?: boolean;
   edited?: boolean;
   orderby?: string;
@@ -134,9 +140,12 @@ export async function list(io: Io, opts: ListOptions & ListFilters): Promise<Lis
     network: opts.network,
     advertiser: opts.advertiser,
     status: opts.status,
+    status_exclude: opts.statusExclude,
     type: opts.type,
     search: opts.search,
     expires_before: opts.expiresBefore,
+    after: opts.after,
+    before: opts.before,
     ai: opts.ai,
     edited: opts.edited,
     orderby: opts.orderby,

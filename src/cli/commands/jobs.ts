@@ -5,17 +5,22 @@ import { Option, type Command } from 'commander';
 import type { Context } from '../../context.js';
 import type { RunOutcome } from '../../jobs/execution.js';
 import type { Job } from '../../services/jobs/index.js';
-import { JOB_STATUSES, jobSchemas } from '../../services/jobs/schemas.js';
+import { JOB_ORDERBY, JOB_STATUSES, jobSchemas } from '../../services/jobs/schemas.js';
 import { printFields, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
-import { json, listCommand, positiveInt, type ListOptions, type ListPage, type Run } from '../options.js';
+import { commaChoices, json, listCommand, positiveInt, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(jobs: Command, run: Run): void {
   listCommand(
     jobs
       .command('list')
       .description('jobs, newest first')
-      .addOption(new Option('--status <status>', 'only this status').choices(JOB_STATUSES))
-      .option('--type <type>', 'only this job type'),
+      .option('--status <list>', 'only these statuses, comma-separated', commaChoices('--status', JOB_STATUSES))
+      .option('--status-exclude <list>', 'none of these statuses, comma-separated', commaChoices('--status-exclude', JOB_STATUSES))
+      .option('--type <types>', 'only these job types, comma-separated')
+      .option('--after <time>', 'created strictly after this ISO 8601 time')
+      .option('--before <time>', 'created strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'sort by (default id; ties by id)').choices(Object.keys(JOB_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'jobs',
       perPage: 20,
@@ -69,9 +74,22 @@ async function jobId(id: string): Promise<number> {
   return (await validateInput(jobSchemas.jobId, { id })).id;
 }
 
-export async function list(io: Io, opts: ListOptions & { status?: string; type?: string }): Promise<ListPage<Job>> {
+export async function list(
+  io: Io,
+  opts: ListOptions & SortOptions & { status?: string; statusExclude?: string; type?: string; after?: string; before?: string },
+): Promise<ListPage<Job>> {
   return withContext(io, async (ctx) => {
-    const query = await validateInput(jobSchemas.list, { status: opts.status, type: opts.type, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(jobSchemas.list, {
+      status: opts.status,
+      status_exclude: opts.statusExclude,
+      type: opts.type,
+      after: opts.after,
+      before: opts.before,
+      orderby: opts.orderby,
+      order: opts.order,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
     return { ...(await ctx.jobs.list(query)), page: query.page };
   });
 }

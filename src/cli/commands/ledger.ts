@@ -1,10 +1,10 @@
 // `cashtrack ledger members|entries|adjust|reverse|verify`: member balances and ledger entries.
 import { Option, type Command } from 'commander';
 import type { Entry, MemberBalance } from '../../services/ledger/index.js';
-import { ledgerSchemas, MEMBER_ORDERBY } from '../../services/ledger/schemas.js';
+import { ENTRY_ORDERBY, ENTRY_TYPES, ledgerSchemas, MEMBER_ORDERBY } from '../../services/ledger/schemas.js';
 import { idempotently } from '../idempotency.js';
 import { memberId, printJson, validateInput, withContext, type Io } from '../io.js';
-import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+import { commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(ledger: Command, run: Run): void {
   listCommand(
@@ -30,8 +30,13 @@ export function register(ledger: Command, run: Run): void {
     ledger
       .command('entries <member>')
       .description("one member's entries, newest first (member id or login)")
-      .option('--type <type>', 'only this entry type')
-      .option('--currency <code>', 'only this currency'),
+      .option('--type <list>', 'only these entry types, comma-separated', commaChoices('--type', ENTRY_TYPES))
+      .option('--type-exclude <list>', 'none of these entry types, comma-separated', commaChoices('--type-exclude', ENTRY_TYPES))
+      .option('--currency <codes>', 'only these currencies, comma-separated')
+      .option('--after <time>', 'posted strictly after this ISO 8601 time')
+      .option('--before <time>', 'posted strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'sort by (default id; ties by id)').choices(Object.keys(ENTRY_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'entries',
       perPage: 20,
@@ -82,10 +87,25 @@ export async function members(
   return withContext(io, async (ctx) => ({ ...(await ctx.ledger.listMembers(query)), page: query.page }));
 }
 
-export async function entries(io: Io, member: string, opts: ListOptions & { type?: string; currency?: string }): Promise<ListPage<Entry>> {
+export async function entries(
+  io: Io,
+  member: string,
+  opts: ListOptions & SortOptions & { type?: string; typeExclude?: string; currency?: string; after?: string; before?: string },
+): Promise<ListPage<Entry>> {
   return withContext(io, async (ctx) => {
     const member_id = await memberId(ctx, member);
-    const query = await validateInput(ledgerSchemas.entries, { member_id, type: opts.type, currency: opts.currency, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(ledgerSchemas.entries, {
+      member_id,
+      type: opts.type,
+      type_exclude: opts.typeExclude,
+      currency: opts.currency,
+      after: opts.after,
+      before: opts.before,
+      orderby: opts.orderby,
+      order: opts.order,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
     return { ...(await ctx.ledger.listEntries(query)), page: query.page };
   });
 }

@@ -10,9 +10,9 @@ import { dict } from '../../objects.js';
 import type { Network } from '../../services/networks/index.js';
 import { NETWORK_KINDS, networkSchemas, POSTBACK_MODES, type PostbackMode } from '../../services/networks/schemas.js';
 import type { PostbackRecord } from '../../services/postbacks/index.js';
-import { POSTBACK_OUTCOMES } from '../../services/postbacks/schemas.js';
+import { POSTBACK_ORDERBY, POSTBACK_OUTCOMES } from '../../services/postbacks/schemas.js';
 import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
-import { collect, json, listCommand, positiveInt, type ListOptions, type ListPage, type Run } from '../options.js';
+import { collect, commaChoices, json, listCommand, positiveInt, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(networks: Command, run: Run): void {
   listCommand(
@@ -59,11 +59,14 @@ export function register(networks: Command, run: Run): void {
       )
       .option('--allow-ip <cidrs>', 'with on/off: accept postbacks only from these addresses or CIDR ranges (comma-separated)')
       .option('--any-ip', 'with on/off: accept postbacks from any address')
-      .addOption(new Option('--outcome <outcome>', 'list: only this outcome').choices(POSTBACK_OUTCOMES))
+      .option('--outcome <list>', 'list: only these outcomes, comma-separated', commaChoices('--outcome', POSTBACK_OUTCOMES))
+      .option('--outcome-exclude <list>', 'list: none of these outcomes, comma-separated', commaChoices('--outcome-exclude', POSTBACK_OUTCOMES))
       .option('--test', 'list: only test postbacks')
       .option('--no-test', 'list: only real postbacks')
-      .option('--after <time>', 'list: received after this ISO 8601 time')
-      .option('--before <time>', 'list: received before this ISO 8601 time'),
+      .option('--after <time>', 'list: received strictly after this ISO 8601 time')
+      .option('--before <time>', 'list: received strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'list: sort by (default id; ties by id)').choices(Object.keys(POSTBACK_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'list: sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'postbacks',
       perPage: 20,
@@ -235,10 +238,11 @@ async function switchNetwork(io: Io, id: string, on: boolean, opts: { json?: boo
   });
 }
 
-interface PostbacksOptions extends ListOptions {
+interface PostbacksOptions extends ListOptions, SortOptions {
   allowIp?: string;
   anyIp?: boolean;
   outcome?: string;
+  outcomeExclude?: string;
   test?: boolean;
   after?: string;
   before?: string;
@@ -275,9 +279,12 @@ export async function postbacks(io: Io, id: string, state: string | undefined, o
     }
     const filters = await validateInput(networkSchemas.postbacks, {
       outcome: opts.outcome,
+      outcome_exclude: opts.outcomeExclude,
       test: opts.test,
       after: opts.after,
       before: opts.before,
+      orderby: opts.orderby,
+      order: opts.order,
       page: opts.page,
       per_page: opts.perPage,
     });

@@ -1,27 +1,31 @@
 // `cashtrack orders list|show|create|update|assign|release|decline|poll`: the order schemas and
 // services, in-process.
 import { Option, type Command } from 'commander';
-import type { Order, OrderChange } from '../../services/orders/index.js';
+import { ORDER_ORDERBY, type Order, type OrderChange } from '../../services/orders/index.js';
 import { changeStatus, ORDER_STATUSES, orderSchemas, REVIEW_STATES } from '../../services/orders/schemas.js';
 import { memberId, printFields, printJson, printTable, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
-import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+import { commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(orders: Command, run: Run): void {
   listCommand(
     orders
       .command('list')
       .description('orders, newest first')
-      .addOption(new Option('--status <status>', 'only this status').choices(ORDER_STATUSES))
+      .option('--status <list>', 'only these statuses, comma-separated', commaChoices('--status', ORDER_STATUSES))
+      .option('--status-exclude <list>', 'none of these statuses, comma-separated', commaChoices('--status-exclude', ORDER_STATUSES))
       .option('--member <member>', "only this member's orders (id or login)")
-      .option('--network <id>', 'only this network')
+      .option('--network <ids>', 'only these networks, comma-separated')
+      .option('--currency <codes>', 'only these currencies, comma-separated')
       .option('--advertiser <id>', 'only this advertiser id')
       .option('--unmatched', 'only orders without a member')
       .option('--matched', 'only orders with a member')
       .addOption(new Option('--review <state>', 'only orders held for review (held), or released or declined after it').choices(REVIEW_STATES))
       .option('--search <s>', 'prefix of the transaction id or merchant order ref')
-      .option('--after <time>', 'recorded after this ISO 8601 time')
-      .option('--before <time>', 'recorded before this ISO 8601 time'),
+      .option('--after <time>', 'recorded strictly after this ISO 8601 time')
+      .option('--before <time>', 'recorded strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'sort by (default id; ties by id)').choices(Object.keys(ORDER_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'orders',
       perPage: 20,
@@ -138,31 +142,38 @@ function printChange(io: Io, c: OrderChange, replayed: boolean): void {
 
 export async function list(
   io: Io,
-  opts: ListOptions & {
-    status?: string;
-    member?: string;
-    network?: string;
-    advertiser?: string;
-    unmatched?: boolean;
-    matched?: boolean;
-    review?: string;
-    search?: string;
-    after?: string;
-    before?: string;
-  },
+  opts: ListOptions &
+    SortOptions & {
+      status?: string;
+      statusExclude?: string;
+      member?: string;
+      network?: string;
+      currency?: string;
+      advertiser?: string;
+      unmatched?: boolean;
+      matched?: boolean;
+      review?: string;
+      search?: string;
+      after?: string;
+      before?: string;
+    },
 ): Promise<ListPage<Order>> {
   if (opts.unmatched && opts.matched) throw new UsageError('--unmatched and --matched exclude each other');
   return withContext(io, async (ctx) => {
     const query = await validateInput(orderSchemas.list, {
       status: opts.status,
+      status_exclude: opts.statusExclude,
       member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
       network: opts.network,
+      currency: opts.currency,
       advertiser: opts.advertiser,
       unmatched: opts.unmatched ? true : opts.matched ? false : undefined,
       review: opts.review,
       search: opts.search,
       after: opts.after,
       before: opts.before,
+      orderby: opts.orderby,
+      order: opts.order,
       page: opts.page,
       per_page: opts.perPage,
     });

@@ -7,7 +7,7 @@ import { Option, type Command } from 'commander';
 import type { Page } from '../../services/pages/index.js';
 import { PAGE_ORDERBY, PAGE_STATUSES, pageSchemas } from '../../services/pages/schemas.js';
 import { printFields, printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
-import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+import { commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 import { jobProgressLine } from '../progress.js';
 import { runInProcess } from '../run-job.js';
 
@@ -17,11 +17,14 @@ export function register(pages: Command, run: Run): void {
     pages
       .command('list')
       .description('pages, newest first')
-      .addOption(status())
-      .option('--network <id>', 'only pages of this network')
+      .option('--status <list>', 'only these statuses, comma-separated', commaChoices('--status', PAGE_STATUSES))
+      .option('--status-exclude <list>', 'none of these statuses, comma-separated', commaChoices('--status-exclude', PAGE_STATUSES))
+      .option('--network <ids>', 'only pages of these networks, comma-separated')
       .option('--advertiser <id>', "only the page of this advertiser (the network's id)")
       .option('--search <s>', 'prefix of the title or the slug')
-      .addOption(new Option('--orderby <field>', 'sort field').choices(PAGE_ORDERBY).default('date'))
+      .option('--after <time>', 'created strictly after this ISO 8601 time')
+      .option('--before <time>', 'created strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'sort field (ties by id)').choices(Object.keys(PAGE_ORDERBY)).default('date'))
       .addOption(new Option('--order <order>', 'sort order').choices(['asc', 'desc']).default('desc')),
     {
       items: 'pages',
@@ -97,13 +100,17 @@ async function pageId(id: string): Promise<number> {
 
 export async function list(
   io: Io,
-  opts: ListOptions & { status?: string; network?: string; advertiser?: string; search?: string; orderby?: string; order?: string },
+  opts: ListOptions &
+    SortOptions & { status?: string; statusExclude?: string; network?: string; advertiser?: string; search?: string; after?: string; before?: string },
 ): Promise<ListPage<Page>> {
   const query = await validateInput(pageSchemas.list, {
     status: opts.status,
+    status_exclude: opts.statusExclude,
     network: opts.network,
     advertiser: opts.advertiser,
     search: opts.search,
+    after: opts.after,
+    before: opts.before,
     orderby: opts.orderby,
     order: opts.order,
     page: opts.page,

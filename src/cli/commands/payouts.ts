@@ -1,19 +1,25 @@
 // `cashtrack payouts list|show|create|complete|cancel`: the payout schemas and service, in-process.
 import { Option, type Command } from 'commander';
 import type { Payout } from '../../services/payouts/index.js';
-import { PAYOUT_STATUSES, payoutSchemas } from '../../services/payouts/schemas.js';
+import { PAYOUT_ORDERBY, PAYOUT_STATUSES, payoutSchemas } from '../../services/payouts/schemas.js';
 import { memberId, printFields, printJson, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
-import { json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+import { commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(payouts: Command, run: Run): void {
   listCommand(
     payouts
       .command('list')
       .description('payouts, newest first')
-      .addOption(new Option('--status <status>', 'only this status').choices(PAYOUT_STATUSES))
+      .option('--status <list>', 'only these statuses, comma-separated', commaChoices('--status', PAYOUT_STATUSES))
+      .option('--status-exclude <list>', 'none of these statuses, comma-separated', commaChoices('--status-exclude', PAYOUT_STATUSES))
       .option('--member <member>', 'only this member (id or login)')
-      .option('--currency <code>', 'only this currency'),
+      .option('--currency <codes>', 'only these currencies, comma-separated')
+      .option('--method <methods>', 'only these methods, comma-separated')
+      .option('--after <time>', 'requested strictly after this ISO 8601 time')
+      .option('--before <time>', 'requested strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'sort by (default id; ties by id)').choices(Object.keys(PAYOUT_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'payouts',
       perPage: 20,
@@ -52,12 +58,22 @@ export function register(payouts: Command, run: Run): void {
 
 const replayNote = (replayed: boolean) => (replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : '');
 
-export async function list(io: Io, opts: ListOptions & { status?: string; member?: string; currency?: string }): Promise<ListPage<Payout>> {
+export async function list(
+  io: Io,
+  opts: ListOptions &
+    SortOptions & { status?: string; statusExclude?: string; member?: string; currency?: string; method?: string; after?: string; before?: string },
+): Promise<ListPage<Payout>> {
   return withContext(io, async (ctx) => {
     const query = await validateInput(payoutSchemas.list, {
       status: opts.status,
+      status_exclude: opts.statusExclude,
       member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
       currency: opts.currency,
+      method: opts.method,
+      after: opts.after,
+      before: opts.before,
+      orderby: opts.orderby,
+      order: opts.order,
       page: opts.page,
       per_page: opts.perPage,
     });

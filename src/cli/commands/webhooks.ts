@@ -3,10 +3,10 @@
 // `test` and `redeliver` attempt theirs here and now.
 import { Option, type Command } from 'commander';
 import type { Delivery, Webhook } from '../../services/webhooks/index.js';
-import { DELIVERY_STATUSES, webhookSchemas } from '../../services/webhooks/schemas.js';
+import { DELIVERY_ORDERBY, DELIVERY_STATUSES, WEBHOOK_ORDERBY, webhookSchemas } from '../../services/webhooks/schemas.js';
 import { idempotently } from '../idempotency.js';
 import { printFields, printJson, UsageError, validateInput, withContext, type Io } from '../io.js';
-import { collect, json, listCommand, type ListOptions, type ListPage, type Run } from '../options.js';
+import { collect, commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(webhooks: Command, run: Run): void {
   const events = 'an event to send (repeatable), e.g. order.status_changed or ledger.entry_posted, or * for all (docs/api.md lists them)';
@@ -20,7 +20,13 @@ export function register(webhooks: Command, run: Run): void {
     .addOption(json())
     .action(run(add));
   listCommand(
-    webhooks.command('list').description('subscriptions, newest first').option('--enabled', 'only enabled ones').option('--disabled', 'only disabled ones'),
+    webhooks
+      .command('list')
+      .description('subscriptions, newest first')
+      .option('--enabled', 'only enabled ones')
+      .option('--disabled', 'only disabled ones')
+      .addOption(new Option('--orderby <field>', 'sort by (default id; ties by id)').choices(Object.keys(WEBHOOK_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'webhooks',
       perPage: 20,
@@ -49,7 +55,13 @@ export function register(webhooks: Command, run: Run): void {
     webhooks
       .command('deliveries <id>')
       .description("a subscription's delivery log, newest first")
-      .addOption(new Option('--status <status>', 'only this status').choices(DELIVERY_STATUSES)),
+      .option('--status <list>', 'only these statuses, comma-separated', commaChoices('--status', DELIVERY_STATUSES))
+      .option('--status-exclude <list>', 'none of these statuses, comma-separated', commaChoices('--status-exclude', DELIVERY_STATUSES))
+      .option('--event <list>', 'only these events, comma-separated')
+      .option('--after <time>', 'created strictly after this ISO 8601 time')
+      .option('--before <time>', 'created strictly before this ISO 8601 time')
+      .addOption(new Option('--orderby <field>', 'sort by (default id; ties by id)').choices(Object.keys(DELIVERY_ORDERBY)))
+      .addOption(new Option('--order <dir>', 'sort direction (default desc)').choices(['asc', 'desc'])),
     {
       items: 'deliveries',
       perPage: 20,
@@ -140,11 +152,13 @@ export async function add(
   });
 }
 
-export async function list(io: Io, opts: ListOptions & { enabled?: boolean; disabled?: boolean }): Promise<ListPage<Webhook>> {
+export async function list(io: Io, opts: ListOptions & SortOptions & { enabled?: boolean; disabled?: boolean }): Promise<ListPage<Webhook>> {
   return withContext(io, async (ctx) => {
     if (opts.enabled && opts.disabled) throw new UsageError('--enabled and --disabled exclude each other');
     const query = await validateInput(webhookSchemas.list, {
       enabled: opts.enabled ? true : opts.disabled ? false : undefined,
+      orderby: opts.orderby,
+      order: opts.order,
       page: opts.page,
       per_page: opts.perPage,
     });
@@ -203,10 +217,24 @@ export async function test(io: Io, id: string, opts: { json?: boolean }): Promis
   });
 }
 
-export async function deliveries(io: Io, id: string, opts: ListOptions & { status?: string }): Promise<ListPage<Delivery>> {
+export async function deliveries(
+  io: Io,
+  id: string,
+  opts: ListOptions & SortOptions & { status?: string; statusExclude?: string; event?: string; after?: string; before?: string },
+): Promise<ListPage<Delivery>> {
   return withContext(io, async (ctx) => {
     const webhook = await webhookId(id);
-    const query = await validateInput(webhookSchemas.deliveries, { status: opts.status, page: opts.page, per_page: opts.perPage });
+    const query = await validateInput(webhookSchemas.deliveries, {
+      status: opts.status,
+      status_exclude: opts.statusExclude,
+      event: opts.event,
+      after: opts.after,
+      before: opts.before,
+      orderby: opts.orderby,
+      order: opts.order,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
     return { ...(await ctx.webhooks.deliveries(webhook, query)), page: query.page };
   });
 }

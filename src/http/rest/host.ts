@@ -10,6 +10,7 @@ import { can } from '../../services/auth/index.js';
 import { hostCheck } from './allowed-hosts.js';
 import { toRestError } from './errors.js';
 import { parseFields, pickFields } from './fields.js';
+import { foldBracketArrays } from './query-arrays.js';
 import { NAMESPACE, namespaceIndex, rootIndex, routeData, routeKey } from './index-docs.js';
 import { clientIp, readCookie, SESSION_COOKIE, siteUrl, state, type RestState } from './request-state.js';
 import { PagedResult, RestResponse, type RestInput, type RouteDef } from './types.js';
@@ -124,6 +125,7 @@ export const restHost: Plugin<RestHostOptions> = {
         return h.response(data).header('Allow', allow.join(', ')).takeover();
       }
       for (const p of GLOBAL_PARAMS) delete q[p];
+      foldBracketArrays(q);
       await authenticate(request, st);
       st.fields = parseFields(rawFields);
       if (!st.principal && BODY_METHODS.has(request.method)) limitAnonymousBody(request, st);

@@ -50,6 +50,7 @@ function toArg(d: Description): ArgSchema {
       arg.type = 'boolean';
       break;
     case 'array':
+    case 'commaList': // src/fields.ts anyOf(): an array, also taken comma-separated
       arg.type = 'array';
       if (d.items?.[0]) arg.items = toArg(d.items[0]);
       break;

@@ -19,6 +19,15 @@ export const advertisersRoutes: RouteDef[] = [
     },
   }),
   route({
+    id: 'advertisers.counts',
+    method: 'GET',
+    path: '/advertisers/counts',
+    auth: 'manage_options',
+    description: "Advertisers per status under the list's other filters: {total, statuses} (the views row).",
+    validate: { query: advertiserSchemas.counts },
+    handler: ({ query }, ctx) => ctx.advertisers.counts(query),
+  }),
+  route({
     id: 'advertisers.get',
     method: 'GET',
     path: '/advertisers/{module}/{advertiser}',

@@ -19,6 +19,15 @@ export const couponsRoutes: RouteDef[] = [
     },
   }),
   route({
+    id: 'coupons.counts',
+    method: 'GET',
+    path: '/coupons/counts',
+    auth: 'manage_options',
+    description: "Coupons per status as of now under the list's other filters: {total, statuses} (the views row).",
+    validate: { query: couponSchemas.counts },
+    handler: ({ query }, ctx) => ctx.coupons.counts(query),
+  }),
+  route({
     id: 'coupons.refresh',
     method: 'POST',
     path: '/coupons/refresh',

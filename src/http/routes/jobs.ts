@@ -18,6 +18,15 @@ export const jobsRoutes: RouteDef[] = [
     },
   }),
   route({
+    id: 'jobs.counts',
+    method: 'GET',
+    path: '/jobs/counts',
+    auth: 'manage_options',
+    description: "Jobs per status under the list's other filters: {total, statuses} (the views row).",
+    validate: { query: jobSchemas.counts },
+    handler: ({ query }, ctx) => ctx.jobs.counts(query),
+  }),
+  route({
     id: 'jobs.get',
     method: 'GET',
     path: '/jobs/{id}',

@@ -1,5 +1,5 @@
-// GET /logs: the plugin log, newest first.
-import { logsQuery } from '../../services/logs/schemas.js';
+// GET /logs: the plugin log, newest first; GET /logs/counts: entries per level.
+import { logCountsQuery, logsQuery } from '../../services/logs/schemas.js';
 import { PagedResult, route, type RouteDef } from '../rest/types.js';
 
 export const logsRoutes: RouteDef[] = [
@@ -14,5 +14,14 @@ export const logsRoutes: RouteDef[] = [
       const { items, total } = await ctx.logger.list(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
+  }),
+  route({
+    id: 'logs.counts',
+    method: 'GET',
+    path: '/logs/counts',
+    auth: 'manage_options',
+    description: "Log entries per level under the log's other filters: {total, statuses} (the views row).",
+    validate: { query: logCountsQuery },
+    handler: ({ query }, ctx) => ctx.logger.counts(query),
   }),
 ];

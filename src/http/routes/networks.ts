@@ -65,12 +65,21 @@ export const networksRoutes: RouteDef[] = [
     method: 'GET',
     path: '/networks/{id}/postbacks',
     auth: 'manage_options',
-    description: 'Postbacks the network sent, newest first, with their outcome; secrets redacted.',
+    description: 'Postbacks the network sent, newest first (orderby, order), with their outcome; secrets redacted.',
     validate: { params: networkSchemas.networkId, query: networkSchemas.postbacks },
     async handler({ params, query }, ctx) {
       const { items, total } = await ctx.postbacks.list({ ...query, network: params.id });
       return new PagedResult(items, total, query.page, query.per_page);
     },
+  }),
+  route({
+    id: 'networks.postbacks.counts',
+    method: 'GET',
+    path: '/networks/{id}/postbacks/counts',
+    auth: 'manage_options',
+    description: "The network's postbacks per outcome under the list's other filters: {total, statuses} (the views row).",
+    validate: { params: networkSchemas.networkId, query: networkSchemas.postbackCounts },
+    handler: ({ params, query }, ctx) => ctx.postbacks.counts({ ...query, network: params.id }),
   }),
   route({
     id: 'networks.postback-test',

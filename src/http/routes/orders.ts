@@ -11,12 +11,21 @@ export const ordersRoutes: RouteDef[] = [
     method: 'GET',
     path: '/orders',
     auth: 'manage_options',
-    description: 'Orders, newest first.',
+    description: 'Orders, newest first (orderby, order), filtered.',
     validate: { query: orderSchemas.list },
     async handler({ query }, ctx) {
       const { items, total } = await ctx.orders.list(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
+  }),
+  route({
+    id: 'orders.counts',
+    method: 'GET',
+    path: '/orders/counts',
+    auth: 'manage_options',
+    description: "Orders per status under the list's other filters: {total, statuses} (the views row).",
+    validate: { query: orderSchemas.counts },
+    handler: ({ query }, ctx) => ctx.orders.counts(query),
   }),
   route({
     id: 'orders.get',

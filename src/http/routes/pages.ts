@@ -60,6 +60,15 @@ export const pagesRoutes: RouteDef[] = [
     },
   }),
   route({
+    id: 'pages.counts',
+    method: 'GET',
+    path: '/pages/counts',
+    auth: 'manage_options',
+    description: "Pages per status under the list's other filters: {total, statuses} (the views row).",
+    validate: { query: pageSchemas.counts },
+    handler: ({ query }, ctx) => ctx.pages.counts(query),
+  }),
+  route({
     id: 'pages.get',
     method: 'GET',
     path: '/pages/{id}',

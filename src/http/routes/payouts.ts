@@ -9,12 +9,21 @@ export const payoutsRoutes: RouteDef[] = [
     method: 'GET',
     path: '/payouts',
     auth: 'manage_options',
-    description: 'Payouts, newest first.',
+    description: 'Payouts, newest first (orderby, order), filtered.',
     validate: { query: payoutSchemas.list },
     async handler({ query }, ctx) {
       const { items, total } = await ctx.payouts.list(query);
       return new PagedResult(items, total, query.page, query.per_page);
     },
+  }),
+  route({
+    id: 'payouts.counts',
+    method: 'GET',
+    path: '/payouts/counts',
+    auth: 'manage_options',
+    description: "Payouts per status under the list's other filters: {total, statuses} (the views row).",
+    validate: { query: payoutSchemas.counts },
+    handler: ({ query }, ctx) => ctx.payouts.counts(query),
   }),
   route({
     id: 'payouts.get',

@@ -79,6 +79,15 @@ export const webhooksRoutes: RouteDef[] = [
     },
   }),
   route({
+    id: 'webhooks.deliveries.counts',
+    method: 'GET',
+    path: '/webhooks/{id}/deliveries/counts',
+    auth: 'manage_options',
+    description: "The subscription's deliveries per status under the list's other filters: {total, statuses} (the views row).",
+    validate: { params: webhookSchemas.webhookId, query: webhookSchemas.deliveryCounts },
+    handler: ({ params, query }, ctx) => ctx.webhooks.deliveryCounts(params.id, query),
+  }),
+  route({
     id: 'webhooks.delivery',
     method: 'GET',
     path: '/webhooks/deliveries/{id}',

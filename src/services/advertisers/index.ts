@@ -21,7 +21,9 @@ import type { UserService } from '../users/index.js';
 import type { AiUsage } from '../ai/index.js';
 import { COLUMNS, json, notFound, shape, type Advertiser, type AdvertiserDetail, type AdvertiserStatus } from './rows.js';
 import { syncAdvertisers, type SyncCounts, type SyncOptions } from './sync.js';
-import { advertiserIdsAfter, countAdvertisers, listAdvertisers, lookupAdvertisers, type AdvertiserFilters } from './listing.js';
+import type { StatusCounts } from '../../db/lists.js';
+import { AdvertiserCounts } from './counts.js';
+import { advertiserIdsAfter, countAdvertisers, listAdvertisers, lookupAdvertisers, type AdvertiserCountFilters, type AdvertiserFilters } from './listing.js';
 import { countPageSources, linkPages, pageCounts, pageSource, pageSources, unlinkPage, type PageSource } from './page-sources.js';
 
 export { AdvertiserCounts } from './counts.js';
@@ -74,6 +76,11 @@ export class AdvertiserService {
   /** Filtered and paged; `search` matches the start of the name (network's or override). */
   async list(filters: AdvertiserFilters): Promise<{ items: Advertiser[]; total: number }> {
     return listAdvertisers(this.deps.db, this.deps.mediaUrl, filters);
+  }
+
+  /** The views row of the list: advertisers per status (every status, 0 included) under the list's other filters. */
+  counts(filters: AdvertiserCountFilters): Promise<StatusCounts> {
+    return new AdvertiserCounts({ db: this.deps.db }).countByStatus(filters);
   }
 
   /** One advertiser with its raw record and effective cashback rule; 404 svc_advertiser_not_found. */

@@ -1,19 +1,53 @@
 // Advertiser lists: the filtered, paged listing, the walk and count over filters that runs over
 // many advertisers use, and the name typeahead (behind AdvertiserService's list methods).
 import { Database } from '../../db/database.js';
+import { ListWhere, orderClause, pageClause, type OneOrMany } from '../../db/lists.js';
 import { toInt } from '../../db/values.js';
 import { COLUMNS, shape, type Advertiser, type AdvertiserStatus } from './rows.js';
 
-export interface AdvertiserFilters {
-  network?: string;
+/** The fields the advertiser list sorts by, and the column each is (`updated`: this list's first name for updated_at). */
+export const ADVERTISER_ORDERBY = {
+  id: 'id',
+  name: 'name',
+  updated: 'updated_at',
+  updated_at: 'updated_at',
+  created_at: 'created_at',
+  status: 'status',
+} as const;
+export type AdvertiserOrderby = keyof typeof ADVERTISER_ORDERBY;
+
+/** The filters of the advertiser list and of its counts per status. */
+export interface AdvertiserWhere {
+  network?: OneOrMany<string>;
   search?: string;
-  status?: AdvertiserStatus;
+  status?: OneOrMany<AdvertiserStatus>;
+  status_exclude?: OneOrMany<AdvertiserStatus>;
   has_page?: boolean;
   has_logo?: boolean;
-  orderby?: 'name' | 'updated';
+}
+
+export interface AdvertiserFilters extends AdvertiserWhere {
+  /** Default name (A to Z). */
+  orderby?: AdvertiserOrderby;
   order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The filters of `GET /advertisers/counts`: the list's, without paging, sort and the status ones. */
+export type AdvertiserCountFilters = Omit<AdvertiserWhere, 'status' | 'status_exclude'>;
+
+/** The WHERE of the advertiser list and of its counts. */
+export function advertiserWhere(filters: AdvertiserWhere): ListWhere {
+  const w = new ListWhere().anyOf('module', filters.network).anyOf('status', filters.status).noneOf('status', filters.status_exclude);
+  if (filters.search?.trim()) {
+    const like = Database.likePrefix(filters.search.trim());
+    w.add("(name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!')", like, like);
+  }
+  if (filters.has_page !== undefined) w.add(filters.has_page ? 'page_id IS NOT NULL' : 'page_id IS NULL');
+  if (filters.has_logo !== undefined)
+    w.add(filters.has_logo ? '(local_logo IS NOT NULL OR logo_url IS NOT NULL)' : '(local_logo IS NULL AND logo_url IS NULL)');
+  return w;
 }
 
 /** Filtered and paged; `search` matches the start of the name (network's or override). */
@@ -22,25 +56,11 @@ export async function listAdvertisers(
   mediaUrl: ((name: string | null) => string | null) | undefined,
   filters: AdvertiserFilters,
 ): Promise<{ items: Advertiser[]; total: number }> {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  if (filters.network) where.push('module = ?'), params.push(filters.network);
-  if (filters.status) where.push('status = ?'), params.push(filters.status);
-  if (filters.search) {
-    const like = Database.likePrefix(filters.search.trim());
-    where.push("(name LIKE ? ESCAPE '!' OR name_override LIKE ? ESCAPE '!')");
-    params.push(like, like);
-  }
-  if (filters.has_page !== undefined) where.push(filters.has_page ? 'page_id IS NOT NULL' : 'page_id IS NULL');
-  if (filters.has_logo !== undefined)
-    where.push(filters.has_logo ? '(local_logo IS NOT NULL OR logo_url IS NOT NULL)' : '(local_logo IS NULL AND logo_url IS NULL)');
-  const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const dir = filters.order === 'desc' ? 'DESC' : 'ASC';
-  const order = filters.orderby === 'updated' ? `updated_at ${dir}, id ${dir}` : `name ${dir}, id ${dir}`;
-  const offset = (filters.page - 1) * filters.per_page;
+  const where = advertiserWhere(filters);
+  const order = orderClause(ADVERTISER_ORDERBY, filters, 'id', { orderby: 'name', order: 'asc' });
   const [rows, count] = await Promise.all([
-    db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM advertisers ${clause} ORDER BY ${order} LIMIT ${filters.per_page} OFFSET ${offset}`, params),
-    db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${clause}`, params),
+    db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM advertisers ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+    db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM advertisers ${where.sql}`, where.params),
   ]);
   return { items: rows.map((r) => shape(r, mediaUrl)), total: toInt(count[0].n) };
 }

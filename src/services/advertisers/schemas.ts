@@ -1,25 +1,31 @@
 // Input schemas of the advertiser routes, shared with `cashtrack advertisers ...` (and the logo
 // and page commands, which name an advertiser the same way).
 import Joi from 'joi';
-import { currency, flag, lookupPaging, networkId, paging, type Paging } from '../../fields.js';
+import { anyOf, anyOfPattern, currency, flag, lookupPaging, networkId, paging, sorting, type ListQuery, type Paging } from '../../fields.js';
 import { CASHBACK_TYPES, type CashbackType } from '../../cashback-rule.js';
-import type { AdvertiserFilters } from './listing.js';
+import { ADVERTISER_ORDERBY, type AdvertiserCountFilters, type AdvertiserFilters, type AdvertiserOrderby } from './listing.js';
 import { ADVERTISER_STATUSES } from './rows.js';
 
-export { ADVERTISER_STATUSES };
+export { ADVERTISER_ORDERBY, ADVERTISER_STATUSES };
+
+/** The list's filters other than the status ones: the counts per status take the same. */
+const listFilters = {
+  network: anyOfPattern(networkId()).description('Only these networks (comma-separated or an array).'),
+  search: Joi.string().trim().max(191).allow('').description('Prefix of the name.'),
+  has_page: flag().description('Only advertisers with (1) or without (0) a page.'),
+  has_logo: flag().description('Only advertisers with (1) or without (0) a logo.'),
+};
 
 /** Input schemas, shared with `cashtrack advertisers ...`. */
 export const advertiserSchemas = {
-  list: Joi.object<AdvertiserFilters, true>({
+  list: Joi.object<ListQuery<AdvertiserFilters>, true>({
     ...paging,
-    network: networkId().description('Only this network.'),
-    search: Joi.string().trim().max(191).allow('').description('Prefix of the name.'),
-    status: Joi.string().valid(...ADVERTISER_STATUSES),
-    has_page: flag().description('Only advertisers with (1) or without (0) a page.'),
-    has_logo: flag().description('Only advertisers with (1) or without (0) a logo.'),
-    orderby: Joi.string().valid('name', 'updated').default('name'),
-    order: Joi.string().valid('asc', 'desc').default('asc'),
+    ...sorting(Object.keys(ADVERTISER_ORDERBY) as AdvertiserOrderby[], 'name', 'asc'),
+    status: anyOf(ADVERTISER_STATUSES).description('Only advertisers in one of these statuses (comma-separated or an array).'),
+    status_exclude: anyOf(ADVERTISER_STATUSES).description('Only advertisers in none of these statuses.'),
+    ...listFilters,
   }),
+  counts: Joi.object<ListQuery<AdvertiserCountFilters>, true>(listFilters),
   key: Joi.object<{ module: string; advertiser: string }, true>({ module: networkId().required(), advertiser: Joi.string().max(128).required() }),
   link: Joi.object<{ member: string; url?: string }, true>({
     member: Joi.string().trim().min(1).max(191).required().description('The member credited: a user id, or a login or email.'),

@@ -14,6 +14,8 @@ import type { LogService } from '../logs/index.js';
 import {
   AI_FIELDS,
   COUPON_FIELDS,
+  COUPON_ORDERBY,
+  COUPON_STATUSES,
   LIST_COLUMNS,
   fieldList,
   originalOwners,
@@ -30,6 +32,7 @@ import {
 } from './rows.js';
 import { editValue, fromColumn, sameValue, toColumn, type FieldValue } from './values.js';
 import { Database as DatabaseClass } from '../../db/database.js';
+import { ListWhere, orderClause, pageClause, valuesOf, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import { toInt } from '../../db/values.js';
 import type { AdvertiserService, TrackingLink } from '../advertisers/index.js';
 import type { Job, JobService } from '../jobs/index.js';
@@ -41,11 +44,14 @@ export * from './rows.js';
 export { CouponCounts } from './counts.js';
 export type { RefreshCounts, RefreshOptions, RefreshState } from './refresh.js';
 
-export interface CouponFilters {
-  network?: string;
+/** The filters of the coupon list and of its counts per status. */
+export interface CouponWhere {
+  network?: OneOrMany<string>;
   /** The network's advertiser id. */
   advertiser?: string;
-  status?: CouponStatus;
+  /** As of now: computed from the dates. */
+  status?: OneOrMany<CouponStatus>;
+  status_exclude?: OneOrMany<CouponStatus>;
   type?: 'code' | 'deal';
   /** Part of the title, or the start of the code. */
   search?: string;
@@ -55,10 +61,35 @@ export interface CouponFilters {
   ai?: boolean;
   /** true: coupons with an administrator's edits; false: none. */
   edited?: boolean;
-  orderby?: 'id' | 'title' | 'starts_at' | 'ends_at' | 'created_at' | 'updated_at';
+  after?: Date;
+  before?: Date;
+}
+
+/** The filters of `GET /coupons/counts`: the list's, without paging, sort and the status ones. */
+export type CouponCountFilters = Omit<CouponWhere, 'status' | 'status_exclude'>;
+
+export interface CouponFilters extends CouponWhere {
+  /** Default id. */
+  orderby?: (typeof COUPON_ORDERBY)[number];
   order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The WHERE of the coupon list and of its counts; statuses are computed from the dates at `now`. */
+function couponWhere(f: CouponWhere, now: Date): ListWhere {
+  const w = new ListWhere().anyOf('c.network', f.network).eq('c.advertiser', f.advertiser);
+  const any = valuesOf(f.status).map((st) => statusCondition(st, now));
+  if (any.length) w.add(`(${any.map((c) => c.sql).join(' OR ')})`, ...any.flatMap((c) => c.params));
+  const none = valuesOf(f.status_exclude).map((st) => statusCondition(st, now));
+  if (none.length) w.add(`NOT (${none.map((c) => c.sql).join(' OR ')})`, ...none.flatMap((c) => c.params));
+  if (f.type) w.add(f.type === 'code' ? "c.code <> ''" : "c.code = ''");
+  const search = f.search?.trim();
+  if (search) w.add("(c.title LIKE ? ESCAPE '!' OR c.code LIKE ? ESCAPE '!')", DatabaseClass.likeContains(search), DatabaseClass.likePrefix(search));
+  if (f.expires_before) w.add('c.ends_at IS NOT NULL AND c.ends_at < ?', f.expires_before);
+  if (f.ai !== undefined) w.add(f.ai ? 'c.ai_fields IS NOT NULL' : 'c.ai_fields IS NULL');
+  if (f.edited !== undefined) w.add(f.edited ? 'c.edited_fields IS NOT NULL' : 'c.edited_fields IS NULL');
+  return w.after('c.created_at', f.after).before('c.created_at', f.before);
 }
 
 /** A partial edit: new values for some fields, and fields given back to the network. */
@@ -183,37 +214,34 @@ export class CouponService {
   /** Filtered, ordered and paged; the status filter is computed from the dates at this instant. */
   async list(filters: CouponFilters): Promise<{ items: Coupon[]; total: number }> {
     const now = this.deps.clock.now();
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.network) where.push('c.network = ?'), params.push(filters.network);
-    if (filters.advertiser) where.push('c.advertiser = ?'), params.push(filters.advertiser);
-    if (filters.status) {
-      const cond = statusCondition(filters.status, now);
-      where.push(cond.sql);
-      params.push(...cond.params);
-    }
-    if (filters.type) where.push(filters.type === 'code' ? "c.code <> ''" : "c.code = ''");
-    if (filters.search?.trim()) {
-      const search = filters.search.trim();
-      where.push("(c.title LIKE ? ESCAPE '!' OR c.code LIKE ? ESCAPE '!')");
-      params.push(DatabaseClass.likeContains(search), DatabaseClass.likePrefix(search));
-    }
-    if (filters.expires_before) where.push('c.ends_at IS NOT NULL AND c.ends_at < ?'), params.push(filters.expires_before);
-    if (filters.ai !== undefined) where.push(filters.ai ? 'c.ai_fields IS NOT NULL' : 'c.ai_fields IS NULL');
-    if (filters.edited !== undefined) where.push(filters.edited ? 'c.edited_fields IS NOT NULL' : 'c.edited_fields IS NULL');
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const dir = filters.order === 'desc' ? 'DESC' : 'ASC';
-    const orderby = filters.orderby ?? 'id';
-    const order = orderby === 'id' ? `c.id ${dir}` : `c.${orderby} ${dir}, c.id ${dir}`;
-    const offset = (filters.page - 1) * filters.per_page;
+    const where = couponWhere(filters, now);
+    const order = orderClause(Object.fromEntries(COUPON_ORDERBY.map((f) => [f, `c.${f}`])), filters, 'c.id', { orderby: 'id', order: 'desc' });
     const [rows, count] = await Promise.all([
       this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${LIST_COLUMNS}, COALESCE(a.name_override, a.name) AS advertiser_name FROM ${JOIN} ${clause} ORDER BY ${order} LIMIT ${filters.per_page} OFFSET ${offset}`,
-        params,
+        `SELECT ${LIST_COLUMNS}, COALESCE(a.name_override, a.name) AS advertiser_name FROM ${JOIN} ${where.sql} ${order} ${pageClause(filters)}`,
+        where.params,
       ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM coupons c ${clause}`, params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM coupons c ${where.sql}`, where.params),
     ]);
     return { items: rows.map((r) => shapeCoupon(r, now)), total: toInt(count[0].n) };
+  }
+
+  /**
+   * The views row of the list: coupons per status as of now (every status, 0 included) under the
+   * list's other filters, in one query (a status is computed from the dates, so each is a sum).
+   */
+  async counts(filters: CouponCountFilters): Promise<StatusCounts> {
+    const now = this.deps.clock.now();
+    const where = couponWhere(filters, now);
+    const conds = COUPON_STATUSES.map((st) => statusCondition(st, now));
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT COUNT(*) AS total, ${conds.map((c, i) => `SUM(CASE WHEN ${c.sql} THEN 1 ELSE 0 END) AS s${i}`).join(', ')} FROM coupons c ${where.sql}`,
+      [...conds.flatMap((c) => c.params), ...where.params],
+    );
+    return {
+      total: toInt(row.total),
+      statuses: Object.fromEntries(COUPON_STATUSES.map((st, i) => [st, row[`s${i}`] === null ? 0 : toInt(row[`s${i}`])])),
+    };
   }
 
   /**

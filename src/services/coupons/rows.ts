@@ -29,6 +29,7 @@ export type CouponField = (typeof COUPON_FIELDS)[number];
 export const AI_FIELDS = ['title', 'description'] as const;
 export type AiField = (typeof AI_FIELDS)[number];
 
+/** The fields `GET /coupons` sorts by (each its own column; ties by id). */
 export const COUPON_ORDERBY = ['id', 'title', 'starts_at', 'ends_at', 'created_at', 'updated_at'] as const;
 
 export interface Coupon {

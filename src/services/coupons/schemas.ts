@@ -2,8 +2,8 @@
 // answers (src/ai/outputs.ts holds a rewritten title and description to what an edit may be).
 import Joi from 'joi';
 import { DISCOUNT_TYPES, type DiscountType } from '../../networks/types.js';
-import { advertiserId, dateTime, flag, id, networkId, paging } from '../../fields.js';
-import type { CouponFilters } from './index.js';
+import { advertiserId, anyOf, anyOfPattern, dateRange, dateTime, flag, id, networkId, paging, sorting, type ListQuery } from '../../fields.js';
+import type { CouponCountFilters, CouponFilters } from './index.js';
 import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, type CouponField } from './rows.js';
 
 export { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, DISCOUNT_TYPES };
@@ -37,27 +37,30 @@ const instant = () =>
     .allow(null)
     .description('ISO 8601 with a zone, e.g. 2026-12-31T23:59:59Z; null for none.');
 
+/** The list's filters other than the status ones: the counts per status take the same. */
+const listFilters = {
+  network: anyOfPattern(networkId()).description('Only these networks (comma-separated or an array).'),
+  advertiser: advertiserId().description("Only this advertiser (the network's advertiser id)."),
+  type: Joi.string()
+    .valid(...COUPON_TYPES)
+    .description('`code`: a code to type; `deal`: none.'),
+  search: Joi.string().trim().max(191).allow('').description('Part of the title, or the start of the code.'),
+  expires_before: dateTime().description('Only coupons ending before this instant.'),
+  ai: flag().description('Only coupons with (1) or without (0) AI-written text.'),
+  edited: flag().description("Only coupons with (1) or without (0) an administrator's edits."),
+  ...dateRange('coupons first imported (created_at)'),
+};
+
 /** Input schemas, shared with `cashtrack coupons ...`. */
 export const couponSchemas = {
-  list: Joi.object<CouponFilters, true>({
+  list: Joi.object<ListQuery<CouponFilters>, true>({
     ...paging,
-    network: networkId().description('Only this network.'),
-    advertiser: advertiserId().description("Only this advertiser (the network's advertiser id)."),
-    status: Joi.string()
-      .valid(...COUPON_STATUSES)
-      .description('As of now: computed from the dates.'),
-    type: Joi.string()
-      .valid(...COUPON_TYPES)
-      .description('`code`: a code to type; `deal`: none.'),
-    search: Joi.string().trim().max(191).allow('').description('Part of the title, or the start of the code.'),
-    expires_before: dateTime().description('Only coupons ending before this instant.'),
-    ai: flag().description('Only coupons with (1) or without (0) AI-written text.'),
-    edited: flag().description("Only coupons with (1) or without (0) an administrator's edits."),
-    orderby: Joi.string()
-      .valid(...COUPON_ORDERBY)
-      .default('id'),
-    order: Joi.string().valid('asc', 'desc').default('desc'),
+    ...sorting(COUPON_ORDERBY, 'id', 'desc'),
+    status: anyOf(COUPON_STATUSES).description('As of now, computed from the dates: one of these statuses (comma-separated or an array).'),
+    status_exclude: anyOf(COUPON_STATUSES).description('None of these statuses (as of now).'),
+    ...listFilters,
   }),
+  counts: Joi.object<ListQuery<CouponCountFilters>, true>(listFilters),
   id: Joi.object<{ id: number }, true>({ id: id().required() }),
   edit: Joi.object<CouponEdit, true>({
     code: Joi.string().max(191).allow('').description('"" makes it a deal.'),

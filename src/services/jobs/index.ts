@@ -8,6 +8,7 @@ import type { Transaction } from '../../db/transaction.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { countByStatus, orderClause, pageClause, type StatusCounts } from '../../db/lists.js';
 import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { requestHash } from '../idempotency/index.js';
@@ -24,6 +25,10 @@ import {
   type ClaimedJob,
   type Job,
   type JobFilters,
+  type JobCountFilters,
+  JOB_ORDERBY,
+  JOB_STATUSES,
+  jobWhere,
   type JobLease,
   type JobProgress,
   type JobProgressUpdate,
@@ -171,17 +176,18 @@ export class JobService<C extends JobCatalog = JobCatalog> {
 
   /** Newest first, filtered and paged. */
   async list(filters: JobFilters): Promise<{ items: Job[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.status) where.push('status = ?'), params.push(filters.status);
-    if (filters.type) where.push('type = ?'), params.push(filters.type);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const offset = (filters.page - 1) * filters.per_page;
+    const where = jobWhere(filters);
+    const order = orderClause(JOB_ORDERBY, filters, 'id', { orderby: 'id', order: 'desc' });
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM jobs ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`, params),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM jobs ${clause}`, params),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM jobs ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM jobs ${where.sql}`, where.params),
     ]);
     return { items: rows.map(shapeJob), total: toInt(count[0].n) };
+  }
+
+  /** The views row of the list: jobs per status (every status, 0 included) under the list's other filters. */
+  counts(filters: JobCountFilters): Promise<StatusCounts> {
+    return countByStatus(this.deps.db, 'jobs', 'status', jobWhere(filters), JOB_STATUSES);
   }
 
   /**

@@ -1,5 +1,6 @@
 // Jobs as rows: the statuses, the shapes the API shows and the runner receives, and how a row
 // becomes a job.
+import { ListWhere, type OneOrMany } from '../../db/lists.js';
 import { toInt, toIso } from '../../db/values.js';
 
 export const JOB_STATUSES = ['queued', 'running', 'cancelling', 'cancelled', 'done', 'failed'] as const;
@@ -59,11 +60,46 @@ export interface Job {
   updated_at: string;
 }
 
-export interface JobFilters {
-  status?: JobStatus;
-  type?: string;
+/** The fields `GET /jobs` sorts by, and the column each is. */
+export const JOB_ORDERBY = {
+  id: 'id',
+  created_at: 'created_at',
+  started_at: 'started_at',
+  finished_at: 'finished_at',
+  updated_at: 'updated_at',
+  status: 'status',
+  type: 'type',
+} as const;
+export type JobOrderby = keyof typeof JOB_ORDERBY;
+
+/** The filters of the job list and of its counts per status. */
+export interface JobWhere {
+  status?: OneOrMany<JobStatus>;
+  status_exclude?: OneOrMany<JobStatus>;
+  type?: OneOrMany<string>;
+  after?: Date;
+  before?: Date;
+}
+
+export interface JobFilters extends JobWhere {
+  /** Default id (newest first). */
+  orderby?: JobOrderby;
+  order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The filters of `GET /jobs/counts`: the list's, without paging, sort and the status ones. */
+export type JobCountFilters = Omit<JobWhere, 'status' | 'status_exclude'>;
+
+/** The WHERE of the job list and of its counts. */
+export function jobWhere(f: JobWhere): ListWhere {
+  return new ListWhere()
+    .anyOf('status', f.status)
+    .noneOf('status', f.status_exclude)
+    .anyOf('type', f.type)
+    .after('created_at', f.after)
+    .before('created_at', f.before);
 }
 
 /** Who holds a job: every runner write is guarded by all three. */

@@ -1,6 +1,7 @@
 // The member ledger: append-only entries and a balance row per member and currency, changed in
 // one transaction by a guarded UPDATE, so balance == sum(entries) under any concurrency. Row
 // shapes are in rows.ts, batch balance moves in balances.ts, the audit in verify.ts.
+import { ListWhere, orderClause, pageClause, valuesOf, type OneOrMany } from '../../db/lists.js';
 import type { Transaction } from '../../db/transaction.js';
 import type { Clock } from '../../clock.js';
 import { Database } from '../../db/database.js';
@@ -44,6 +45,25 @@ export interface LedgerServiceDeps {
   /** The outbox: entry_posted goes to webhooks in the entry's transaction, to hooks after commit. */
   events: WebhookEvents;
   currency: string;
+}
+
+/** The fields `GET /ledger/entries` sorts by, and the column each is. */
+export const ENTRY_ORDERBY = { id: 'e.id', created_at: 'e.created_at', amount: 'e.amount', type: 'e.type' } as const;
+export type EntryOrderby = keyof typeof ENTRY_ORDERBY;
+
+/** What `GET /ledger/entries` and `cashtrack ledger entries` ask for: one member's entries. */
+export interface EntryFilters {
+  member_id: number;
+  type?: OneOrMany<EntryType>;
+  type_exclude?: OneOrMany<EntryType>;
+  currency?: OneOrMany<string>;
+  after?: Date;
+  before?: Date;
+  /** Default id (newest first). */
+  orderby?: EntryOrderby;
+  order?: 'asc' | 'desc';
+  page: number;
+  per_page: number;
 }
 
 export interface MemberFilters {
@@ -420,27 +440,21 @@ export class LedgerService {
     };
   }
 
-  /** One member's entries, newest first. */
-  async listEntries(filters: {
-    member_id: number;
-    type?: EntryType;
-    currency?: string;
-    page: number;
-    per_page: number;
-  }): Promise<{ items: Entry[]; total: number }> {
+  /** One member's entries, newest first unless `orderby`/`order` say otherwise. */
+  async listEntries(filters: EntryFilters): Promise<{ items: Entry[]; total: number }> {
     await this.requireMember(filters.member_id);
-    const where = ['e.member_id = ?'];
-    const params: unknown[] = [filters.member_id];
-    if (filters.type) where.push('e.type = ?'), params.push(filters.type);
-    if (filters.currency) where.push('e.currency = ?'), params.push(filters.currency);
-    const clause = `WHERE ${where.join(' AND ')}`;
-    const offset = (filters.page - 1) * filters.per_page;
+    for (const c of valuesOf(filters.currency)) currencyExponent(c);
+    const where = new ListWhere()
+      .eq('e.member_id', filters.member_id)
+      .anyOf('e.type', filters.type)
+      .noneOf('e.type', filters.type_exclude)
+      .anyOf('e.currency', filters.currency)
+      .after('e.created_at', filters.after)
+      .before('e.created_at', filters.before);
+    const order = orderClause(ENTRY_ORDERBY, filters, 'e.id', { orderby: 'id', order: 'desc' });
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} ${clause} ORDER BY e.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
-        params,
-      ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ledger_entries e ${clause}`, params),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ledger_entries e ${where.sql}`, where.params),
     ]);
     return { items: rows.map((r) => shapeEntry(toEntryRow(r))), total: toInt(count[0].n) };
   }

@@ -1,14 +1,14 @@
 // Input schemas of the ledger routes, shared with `cashtrack ledger ...`.
 import Joi from 'joi';
-import { amount, currency, id, note, paging } from '../../fields.js';
-import type { LedgerService, MemberFilters } from './index.js';
+import { amount, anyOf, anyOfPattern, currency, dateRange, id, note, paging, sorting, type ListQuery } from '../../fields.js';
+import { ENTRY_ORDERBY, type EntryFilters, type EntryOrderby, type LedgerService, type MemberFilters } from './index.js';
 import { ENTRY_TYPES } from './rows.js';
 
 /** What the member balances can be ordered by. */
 export const MEMBER_ORDERBY = ['available', 'pending', 'name', 'last_entry_at'] as const;
 
-/** What `GET /ledger/entries` and `cashtrack ledger entries` ask the service for. */
-export type EntryFilters = Parameters<LedgerService['listEntries']>[0];
+export type { EntryFilters };
+export { ENTRY_ORDERBY, ENTRY_TYPES };
 /** A credit or debit by an administrator. */
 export type AdjustmentInput = Parameters<LedgerService['adjust']>[0];
 
@@ -24,11 +24,14 @@ export const ledgerSchemas = {
       .default('available'),
     order: Joi.string().valid('asc', 'desc').description('Default: desc (asc for name).'),
   }),
-  entries: Joi.object<EntryFilters, true>({
+  entries: Joi.object<ListQuery<EntryFilters>, true>({
     ...paging,
+    ...sorting(Object.keys(ENTRY_ORDERBY) as EntryOrderby[], 'id', 'desc'),
     member_id: id().required().description('The member whose ledger to list.'),
-    type: Joi.string().valid(...ENTRY_TYPES),
-    currency: currency(),
+    type: anyOf(ENTRY_TYPES).description('Only entries of one of these types (comma-separated or an array).'),
+    type_exclude: anyOf(ENTRY_TYPES).description('Only entries of none of these types.'),
+    currency: anyOfPattern(currency(), 20).description('Only these currencies (comma-separated or an array).'),
+    ...dateRange('entries posted (created_at)'),
   }),
   adjustment: Joi.object<AdjustmentInput, true>({
     member_id: id().required(),

@@ -2,6 +2,7 @@
 // batched (one multi-row INSERT per tick) so logging never adds a round trip to a request.
 import type { Clock } from '../../clock.js';
 import { Database } from '../../db/database.js';
+import { countByStatus, ListWhere, orderClause, pageClause, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import { toInt, toIso } from '../../db/values.js';
 import type { SecretValues } from '../../secret-values.js';
 import { dict } from '../../objects.js';
@@ -20,20 +21,47 @@ export interface LogRecord {
   request_id: string | null;
 }
 
-export interface LogFilters {
-  level?: LogLevel;
+/** The fields the log sorts by, and the column each is (`time` is the entry's created_at). */
+export const LOG_ORDERBY = { id: 'id', time: 'created_at' } as const;
+export type LogOrderby = keyof typeof LOG_ORDERBY;
+
+/** The filters of the log and of its counts per level. */
+export interface LogWhere {
+  level?: OneOrMany<LogLevel>;
+  level_exclude?: OneOrMany<LogLevel>;
   /** This level and above (`warning`: warnings and errors). */
   min_level?: LogLevel;
-  source?: string;
+  source?: OneOrMany<string>;
   search?: string;
   after?: Date;
   before?: Date;
   /** Entries with a larger id (a reader following the log asks for what came after its last). */
   after_id?: number;
+}
+
+export interface LogFilters extends LogWhere {
+  /** Default id. */
+  orderby?: LogOrderby;
   /** Newest first (default) or oldest first. */
   order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The filters of `GET /logs/counts`: the log's, without paging, sort and the level ones. */
+export type LogCountFilters = Omit<LogWhere, 'level' | 'level_exclude' | 'min_level'>;
+
+function logWhere(filters: LogWhere): ListWhere {
+  const w = new ListWhere()
+    .anyOf('level', filters.level)
+    .noneOf('level', filters.level_exclude)
+    .anyOf('source', filters.source)
+    .after('created_at', filters.after)
+    .before('created_at', filters.before);
+  if (filters.min_level && filters.min_level !== 'debug') w.anyOf('level', LOG_LEVELS.slice(LOG_LEVELS.indexOf(filters.min_level)));
+  if (filters.search) w.add("message LIKE ? ESCAPE '!'", Database.likeContains(filters.search));
+  if (filters.after_id !== undefined) w.add('id > ?', filters.after_id);
+  return w;
 }
 
 export interface LogServiceDeps {
@@ -185,31 +213,25 @@ export class LogService {
 
   /** Newest first (or oldest first), filtered and paged. */
   async list(filters: LogFilters): Promise<{ items: LogRecord[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.level) where.push('level = ?'), params.push(filters.level);
-    if (filters.min_level && filters.min_level !== 'debug') {
-      const levels = LOG_LEVELS.slice(LOG_LEVELS.indexOf(filters.min_level));
-      where.push(`level IN (${levels.map(() => '?').join(', ')})`);
-      params.push(...levels);
-    }
-    if (filters.source) where.push('source = ?'), params.push(filters.source);
-    if (filters.search) where.push("message LIKE ? ESCAPE '!'"), params.push(Database.likeContains(filters.search));
-    if (filters.after) where.push('created_at > ?'), params.push(filters.after);
-    if (filters.before) where.push('created_at < ?'), params.push(filters.before);
-    if (filters.after_id !== undefined) where.push('id > ?'), params.push(filters.after_id);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const offset = (filters.page - 1) * filters.per_page;
+    const where = logWhere(filters);
+    const { sql: clause, params } = where;
+    const filtered = where.conditions.length > 0;
     // Unfiltered, the total is the running counter: counting a large log on every page would not scale.
-    const countSql = where.length ? `SELECT COUNT(*) AS n FROM logs ${clause}` : "SELECT value AS n FROM counters WHERE name = 'logs'";
-    const countParams = where.length ? params : [];
+    const countSql = filtered ? `SELECT COUNT(*) AS n FROM logs ${clause}` : "SELECT value AS n FROM counters WHERE name = 'logs'";
+    const countParams = filtered ? params : [];
+    const order = orderClause(LOG_ORDERBY, filters, 'id', { orderby: 'id', order: 'desc' });
     // One round trip: the total rides along with the page (a page past the end asks again).
     const rows = await this.deps.db.select<Record<string, unknown>>(
-      `SELECT id, created_at, level, source, message, context, request_id, (${countSql}) AS total_count FROM logs ${clause} ORDER BY id ${filters.order === 'asc' ? 'ASC' : 'DESC'} LIMIT ${filters.per_page} OFFSET ${offset}`,
+      `SELECT id, created_at, level, source, message, context, request_id, (${countSql}) AS total_count FROM logs ${clause} ${order} ${pageClause(filters)}`,
       [...countParams, ...params],
     );
     const count = rows.length ? [{ n: rows[0].total_count }] : await this.deps.db.select<{ n: unknown }>(countSql, countParams);
     return { items: rows.map(toRecord), total: toInt(count[0].n) };
+  }
+
+  /** The views row of the log: entries per level (every level, 0 included) under its other filters. */
+  counts(filters: LogCountFilters): Promise<StatusCounts> {
+    return countByStatus(this.deps.db, 'logs', 'level', logWhere(filters), LOG_LEVELS);
   }
 
   /** The sources present in the log, alphabetically (at most 200: the picker's list). */

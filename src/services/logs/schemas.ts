@@ -1,20 +1,26 @@
 // Input schema of the log route, shared with `cashtrack logs`.
 import Joi from 'joi';
-import { dateTime, paging } from '../../fields.js';
-import { LOG_LEVELS, type LogFilters } from './index.js';
+import { anyOf, anyOfPattern, dateRange, paging, sorting, type ListQuery } from '../../fields.js';
+import { LOG_LEVELS, LOG_ORDERBY, type LogCountFilters, type LogFilters, type LogOrderby } from './index.js';
 
-export const logsQuery = Joi.object<LogFilters, true>({
+/** The log's filters other than the level ones: the counts per level take the same. */
+const listFilters = {
+  source: anyOfPattern(Joi.string().max(64)).description('Only entries from these sources (e.g. auth,users).'),
+  search: Joi.string().max(200).description('Entries whose message contains this text.'),
+  ...dateRange('entries written (time)'),
+  after_id: Joi.number().integer().min(0).description('Entries with a larger id: to follow the log, pass the largest id seen.'),
+};
+
+export const logsQuery = Joi.object<ListQuery<LogFilters>, true>({
   ...paging,
-  level: Joi.string()
-    .valid(...LOG_LEVELS)
-    .description('Only entries of this level.'),
+  ...sorting(Object.keys(LOG_ORDERBY) as LogOrderby[], 'id', 'desc'),
+  level: anyOf(LOG_LEVELS).description('Only entries of one of these levels (comma-separated or an array).'),
+  level_exclude: anyOf(LOG_LEVELS).description('Only entries of none of these levels.'),
   min_level: Joi.string()
     .valid(...LOG_LEVELS)
     .description('Only entries of this level and above (warning: warnings and errors).'),
-  source: Joi.string().max(64).description('Only entries from this source (e.g. auth, users).'),
-  search: Joi.string().max(200).description('Entries whose message contains this text.'),
-  after: dateTime().description('Entries after this time (ISO 8601).'),
-  before: dateTime().description('Entries before this time (ISO 8601).'),
-  after_id: Joi.number().integer().min(0).description('Entries with a larger id: to follow the log, pass the largest id seen.'),
-  order: Joi.string().valid('asc', 'desc').default('desc').description('desc: newest first; asc: oldest first.'),
+  ...listFilters,
 });
+
+/** `GET /logs/counts`: the log's filters without the level ones. */
+export const logCountsQuery = Joi.object<ListQuery<LogCountFilters>, true>(listFilters);

@@ -25,6 +25,8 @@ export const networkSchemas = {
   save: customDefinitionPatchSchema,
   /** The postbacks the network sent. */
   postbacks: postbackSchemas.list,
+  /** The counts per outcome of a network's postbacks: the list's filters without the outcome ones. */
+  postbackCounts: postbackSchemas.counts,
   /** A test postback to the network's own URL. */
   test: postbackSchemas.test,
   /** Settings to set (a string) or remove (null or ''); secret ones are written, never read back. Names are checked against the network's keys by the service. */

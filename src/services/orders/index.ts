@@ -12,7 +12,9 @@ import { checkAdvertiser, checkNetwork, ruleKey } from '../cashback/index.js';
 import type { Once } from '../idempotency/index.js';
 import { OrderEffects } from './effects.js';
 import { aboutReport, checkStatus, invalid, membersOf, prepareReport, type OrderReport, type RecordInput } from './reports.js';
-import { insertOrders, OrderReader, orderKey, type Order, type OrderFilters } from './store.js';
+import { valuesOf, type StatusCounts } from '../../db/lists.js';
+import { OrderCounts } from './counts.js';
+import { insertOrders, OrderReader, orderKey, type Order, type OrderFilters, type OrderWhere } from './store.js';
 import { REVIEW_STATES, type ReviewReason } from './states.js';
 import { OrderReview, reviewReason } from './review.js';
 import type { Job } from '../jobs/index.js';
@@ -22,7 +24,21 @@ import { OrderChanges } from './changes.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 export { OrderCounts } from './counts.js';
-export type { Order, OrderFilters } from './store.js';
+export type { Order, OrderFilters, OrderWhere } from './store.js';
+export { ORDER_ORDERBY } from './store.js';
+
+/** The filters of `GET /orders/counts`: the list's, without paging, sort and the status ones. */
+export type OrderCountFilters = Omit<OrderWhere, 'status' | 'status_exclude'>;
+
+/** The filters as any caller may pass them (the schemas check them too; jobs and scripts may not have). */
+function checkFilters(filters: OrderWhere): void {
+  if (filters.review !== undefined && !(REVIEW_STATES as readonly string[]).includes(filters.review))
+    throw invalid('review', `review must be one of ${REVIEW_STATES.join(', ')}.`);
+  for (const n of valuesOf(filters.network)) checkNetwork(n, 'svc_invalid_order');
+  if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
+  for (const s of valuesOf(filters.status)) checkStatus(s);
+  for (const s of valuesOf(filters.status_exclude)) checkStatus(s, 'status_exclude');
+}
 export {
   ORDER_SOURCES,
   ORDER_STATUSES,
@@ -40,6 +56,7 @@ export type { LogEvent, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
 export class OrderService {
   private readonly reader: OrderReader;
+  private readonly statusCounts: OrderCounts;
   private readonly effects: OrderEffects;
   private readonly review: OrderReview;
   private readonly poller: OrderPoll;
@@ -49,6 +66,7 @@ export class OrderService {
   constructor(private readonly deps: OrderServiceDeps) {
     this.poller = new OrderPoll({ db: deps.db, clock: deps.clock, logger: deps.logger, networks: deps.networks, orders: this });
     this.reader = new OrderReader(deps.db);
+    this.statusCounts = new OrderCounts({ db: deps.db });
     this.effects = new OrderEffects({ db: deps.db, ledger: deps.ledger, referrals: deps.referrals, referralShare: deps.referralShare });
     this.review = new OrderReview({ networks: deps.networks, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
     this.changes = new OrderChanges(deps, this.reader, this.effects);
@@ -225,12 +243,14 @@ export class OrderService {
   }
 
   list(filters: OrderFilters): Promise<{ items: Order[]; total: number }> {
-    if (filters.review !== undefined && !(REVIEW_STATES as readonly string[]).includes(filters.review))
-      throw invalid('review', `review must be one of ${REVIEW_STATES.join(', ')}.`);
-    if (filters.network !== undefined) checkNetwork(filters.network, 'svc_invalid_order');
-    if (filters.advertiser !== undefined) checkAdvertiser(filters.advertiser, 'svc_invalid_order');
-    if (filters.status !== undefined) checkStatus(filters.status);
+    checkFilters(filters);
     return this.reader.list(filters);
+  }
+
+  /** The views row of the list: orders per status (every status, 0 included) under the list's other filters. */
+  counts(filters: OrderCountFilters): Promise<StatusCounts> {
+    checkFilters(filters);
+    return this.statusCounts.countByStatus(filters);
   }
 
   /**

@@ -2,9 +2,26 @@
 // order is answered and recorded with under an Idempotency-Key (the same at both doors, so a key
 // replays the same answer whichever door it came through).
 import Joi from 'joi';
-import { advertiserId, amount as amountField, currency, dateTime, flag, id, networkId, networkRef, note, paging } from '../../fields.js';
+import {
+  advertiserId,
+  amount as amountField,
+  anyOf,
+  anyOfPattern,
+  currency,
+  dateRange,
+  dateTime,
+  flag,
+  id,
+  networkId,
+  networkRef,
+  note,
+  paging,
+  sorting,
+  type ListQuery,
+} from '../../fields.js';
+import type { OrderCountFilters } from './index.js';
 import type { RecordInput } from './reports.js';
-import type { OrderFilters } from './store.js';
+import { ORDER_ORDERBY, type OrderFilters, type OrderOrderby } from './store.js';
 import { ORDER_STATUSES, REVIEW_STATES } from './states.js';
 import type { OrderChange, UpdateInput } from './types.js';
 
@@ -21,22 +38,30 @@ export type OrderCreateInput = Omit<RecordInput, 'source' | 'raw' | 'sale_amount
   event_at?: Date;
 };
 
+/** The list's filters other than the status ones: the counts per status take the same. */
+const listFilters = {
+  member_id: id().description("Only this member's orders."),
+  network: anyOfPattern(networkRef()).description('Only orders from these networks (comma-separated or an array).'),
+  advertiser: advertiserId().description('Only orders of this advertiser id.'),
+  currency: anyOfPattern(currency(), 20).description('Only orders in these currencies (comma-separated or an array).'),
+  unmatched: flag().description('true: only orders without a member; false: only orders with one.'),
+  review: Joi.string()
+    .valid(...REVIEW_STATES)
+    .description('Only orders held for review (held), or released or declined after it.'),
+  search: Joi.string().trim().min(1).max(191).description('Prefix of the network transaction id or the merchant order ref.'),
+  ...dateRange('orders recorded (created_at)'),
+};
+
 /** Input schemas, shared with `cashtrack orders ...`. */
 export const orderSchemas = {
-  list: Joi.object<OrderFilters, true>({
+  list: Joi.object<ListQuery<OrderFilters>, true>({
     ...paging,
-    status: status.description('Only orders in this status.'),
-    member_id: id().description("Only this member's orders."),
-    network: networkRef().description('Only orders from this network.'),
-    advertiser: advertiserId().description('Only orders of this advertiser id.'),
-    unmatched: flag().description('true: only orders without a member; false: only orders with one.'),
-    review: Joi.string()
-      .valid(...REVIEW_STATES)
-      .description('Only orders held for review (held), or released or declined after it.'),
-    search: Joi.string().trim().min(1).max(191).description('Prefix of the network transaction id or the merchant order ref.'),
-    after: dateTime().description('Orders recorded after this time (ISO 8601).'),
-    before: dateTime().description('Orders recorded before this time (ISO 8601).'),
+    ...sorting(Object.keys(ORDER_ORDERBY) as OrderOrderby[], 'id', 'desc'),
+    status: anyOf(ORDER_STATUSES).description('Only orders in one of these statuses (comma-separated or an array).'),
+    status_exclude: anyOf(ORDER_STATUSES).description('Only orders in none of these statuses.'),
+    ...listFilters,
   }),
+  counts: Joi.object<ListQuery<OrderCountFilters>, true>(listFilters),
   create: Joi.object<OrderCreateInput, true>({
     network: networkRef().required(),
     transaction_id: Joi.string()

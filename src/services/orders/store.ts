@@ -6,6 +6,7 @@
 import type { Clock } from '../../clock.js';
 import type { CashbackRule } from '../../cashback-rule.js';
 import { Database } from '../../db/database.js';
+import { ListWhere, orderClause, pageClause, type OneOrMany } from '../../db/lists.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toDate, toInt, toIso } from '../../db/values.js';
 import { formatAmount, toMinor } from '../../money.js';
@@ -122,18 +123,61 @@ export function orderKey(network: string, transactionId: string): string {
   return `${network}\0${transactionId}`;
 }
 
-export interface OrderFilters {
-  status?: OrderStatus;
+/** The fields `GET /orders` sorts by, and the column each is. */
+export const ORDER_ORDERBY = {
+  id: 'o.id',
+  created_at: 'o.created_at',
+  event_at: 'o.event_at',
+  status_changed_at: 'o.status_changed_at',
+  status: 'o.status',
+  commission: 'o.commission',
+  cashback: 'o.cashback',
+} as const;
+export type OrderOrderby = keyof typeof ORDER_ORDERBY;
+
+/** The filters of the order list and of its counts (everything but paging and sort). */
+export interface OrderWhere {
+  status?: OneOrMany<OrderStatus>;
+  status_exclude?: OneOrMany<OrderStatus>;
   member_id?: number;
-  network?: string;
+  network?: OneOrMany<string>;
   advertiser?: string;
+  currency?: OneOrMany<string>;
   unmatched?: boolean;
   review?: ReviewState;
   search?: string;
   after?: Date;
   before?: Date;
+}
+
+export interface OrderFilters extends OrderWhere {
+  /** Default id (newest first). */
+  orderby?: OrderOrderby;
+  order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The WHERE of the order list and of its counts per status. */
+export function orderWhere(f: OrderWhere): ListWhere {
+  const w = new ListWhere()
+    .anyOf('o.status', f.status)
+    .noneOf('o.status', f.status_exclude)
+    .eq('o.member_id', f.member_id)
+    .anyOf('o.network', f.network)
+    .eq('o.advertiser', f.advertiser)
+    .anyOf('o.currency', f.currency)
+    .eq('o.review', f.review)
+    .after('o.created_at', f.after)
+    .before('o.created_at', f.before);
+  if (f.unmatched !== undefined) w.add(f.unmatched ? 'o.member_id IS NULL' : 'o.member_id IS NOT NULL');
+  if (f.search) {
+    const like = Database.likePrefix(f.search.trim());
+    // transaction_id is ASCII-only on MariaDB: comparing it with other characters is an error there.
+    if (ASCII_ID.test(f.search.trim())) w.add("(o.transaction_id LIKE ? ESCAPE '!' OR o.merchant_ref LIKE ? ESCAPE '!')", like, like);
+    else w.add("o.merchant_ref LIKE ? ESCAPE '!'", like);
+  }
+  return w;
 }
 
 /**
@@ -334,31 +378,14 @@ export class OrderReader {
 
   /** Newest first, filtered and paged. */
   async list(f: OrderFilters): Promise<{ items: Order[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (f.status) where.push('o.status = ?'), params.push(f.status);
-    if (f.member_id !== undefined) where.push('o.member_id = ?'), params.push(f.member_id);
-    if (f.network) where.push('o.network = ?'), params.push(f.network);
-    if (f.advertiser) where.push('o.advertiser = ?'), params.push(f.advertiser);
-    if (f.unmatched !== undefined) where.push(f.unmatched ? 'o.member_id IS NULL' : 'o.member_id IS NOT NULL');
-    if (f.review) where.push('o.review = ?'), params.push(f.review);
-    if (f.search) {
-      const like = Database.likePrefix(f.search.trim());
-      // transaction_id is ASCII-only on MariaDB: comparing it with other characters is an error there.
-      if (ASCII_ID.test(f.search.trim())) where.push("(o.transaction_id LIKE ? ESCAPE '!' OR o.merchant_ref LIKE ? ESCAPE '!')"), params.push(like, like);
-      else where.push("o.merchant_ref LIKE ? ESCAPE '!'"), params.push(like);
-    }
-    if (f.after) where.push('o.created_at > ?'), params.push(f.after);
-    if (f.before) where.push('o.created_at < ?'), params.push(f.before);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const offset = (f.page - 1) * f.per_page;
+    const where = orderWhere(f);
     const [rows, count] = await Promise.all([
       this.db.select<Record<string, unknown>>(
         `SELECT ${ORDER_COLUMNS}, u.login AS member_login, u.display_name AS member_display_name
-         FROM orders o LEFT JOIN users u ON u.id = o.member_id ${clause} ORDER BY o.id DESC LIMIT ${f.per_page} OFFSET ${offset}`,
-        params,
+         FROM orders o LEFT JOIN users u ON u.id = o.member_id ${where.sql} ${orderClause(ORDER_ORDERBY, f, 'o.id', { orderby: 'id', order: 'desc' })} ${pageClause(f)}`,
+        where.params,
       ),
-      this.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM orders o ${clause}`, params),
+      this.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM orders o ${where.sql}`, where.params),
     ]);
     return { items: await this.shape(rows, {}), total: toInt(count[0].n) };
   }

@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.js';
 import type { Config, PageTemplate } from '../../config/index.js';
 import { Database, sleep, type Transaction } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { countByStatus, orderClause, pageClause, type StatusCounts } from '../../db/lists.js';
 import { toInt } from '../../db/values.js';
 import { isServiceError, ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
@@ -22,11 +23,15 @@ import {
   MAX_EXCERPT,
   MAX_TITLE,
   PAGE_COLUMNS,
+  PAGE_ORDERBY,
+  PAGE_STATUSES,
   pageExists,
   pageNotFound,
+  pageWhere,
   publicPage,
   shapePage,
   type Page,
+  type PageCountFilters,
   type PageFilters,
   type PageRow,
   type PageStatus,
@@ -278,26 +283,18 @@ export class PageService {
 
   /** Filtered and paged, newest first by default; `search` matches the start of the title or the slug. */
   async list(filters: PageFilters): Promise<{ items: Page[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.status) where.push('status = ?'), params.push(filters.status);
-    if (filters.network) where.push('module = ?'), params.push(filters.network);
-    if (filters.advertiser) where.push('advertiser = ?'), params.push(filters.advertiser);
-    if (filters.search?.trim()) {
-      where.push("(title LIKE ? ESCAPE '!' OR slug LIKE ? ESCAPE '!')");
-      params.push(Database.likePrefix(filters.search.trim()), Database.likePrefix(filters.search.trim()));
-    }
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const dir = filters.order === 'asc' ? 'ASC' : 'DESC';
-    const order = filters.orderby === 'title' ? `title ${dir}, id ${dir}` : filters.orderby === 'updated' ? `updated_at ${dir}, id ${dir}` : `id ${dir}`;
+    const where = pageWhere(filters);
+    const order = orderClause(PAGE_ORDERBY, filters, 'id', { orderby: 'date', order: 'desc' });
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${PAGE_COLUMNS} FROM pages ${clause} ORDER BY ${order} LIMIT ${filters.per_page} OFFSET ${(filters.page - 1) * filters.per_page}`,
-        params,
-      ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM pages ${clause}`, params),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${PAGE_COLUMNS} FROM pages ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM pages ${where.sql}`, where.params),
     ]);
     return { items: rows.map((r) => publicPage(shapePage(r, this.deps.config.link_template))), total: toInt(count[0].n) };
+  }
+
+  /** The views row of the list: pages per status (every status, 0 included) under the list's other filters. */
+  counts(filters: PageCountFilters): Promise<StatusCounts> {
+    return countByStatus(this.deps.db, 'pages', 'status', pageWhere(filters), PAGE_STATUSES);
   }
 
   /** Typeahead: pages whose title or slug starts with `search`, by title: `{id, label}`, and how many there are. */

@@ -1,4 +1,6 @@
 // Pages as rows: the statuses, the shape the API shows, and how a row becomes a page.
+import { Database } from '../../db/database.js';
+import { ListWhere, type OneOrMany } from '../../db/lists.js';
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 
@@ -40,15 +42,56 @@ export interface PageRow extends Page {
   advertiser_id: number;
 }
 
-export interface PageFilters {
-  status?: PageStatus;
-  network?: string;
+/**
+ * The fields `GET /pages` sorts by, and the column each is. `date` and `updated` are the host
+ * platform's names (and this list's first ones), kept beside the field names.
+ */
+export const PAGE_ORDERBY = {
+  id: 'id',
+  date: 'created_at',
+  created_at: 'created_at',
+  updated: 'updated_at',
+  updated_at: 'updated_at',
+  published_at: 'published_at',
+  title: 'title',
+  status: 'status',
+} as const;
+export type PageOrderby = keyof typeof PAGE_ORDERBY;
+
+/** The filters of the page list and of its counts per status. */
+export interface PageWhere {
+  status?: OneOrMany<PageStatus>;
+  status_exclude?: OneOrMany<PageStatus>;
+  network?: OneOrMany<string>;
   advertiser?: string;
   search?: string;
-  orderby?: 'date' | 'title' | 'updated';
+  after?: Date;
+  before?: Date;
+}
+
+export interface PageFilters extends PageWhere {
+  /** Default date (newest first). */
+  orderby?: PageOrderby;
   order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The filters of `GET /pages/counts`: the list's, without paging, sort and the status ones. */
+export type PageCountFilters = Omit<PageWhere, 'status' | 'status_exclude'>;
+
+/** The WHERE of the page list and of its counts. */
+export function pageWhere(f: PageWhere): ListWhere {
+  const w = new ListWhere()
+    .anyOf('status', f.status)
+    .noneOf('status', f.status_exclude)
+    .anyOf('module', f.network)
+    .eq('advertiser', f.advertiser)
+    .after('created_at', f.after)
+    .before('created_at', f.before);
+  const search = f.search?.trim();
+  if (search) w.add("(title LIKE ? ESCAPE '!' OR slug LIKE ? ESCAPE '!')", Database.likePrefix(search), Database.likePrefix(search));
+  return w;
 }
 
 export const PAGE_COLUMNS = 'id, advertiser_id, module, advertiser, title, slug, body, excerpt, status, template, author, created_at, updated_at, published_at';

@@ -1,6 +1,7 @@
 // Members' withdrawals. Creating a payout posts its `payout` debit at once, in the same
 // transaction (the funds are held; the ledger's guarded UPDATE refuses any overdraft); cancelling
 // posts a `payout_return` credit; a paid or cancelled payout never changes again.
+import { countByStatus, ListWhere, orderClause, pageClause, valuesOf, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import type { Transaction } from '../../db/transaction.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
@@ -47,12 +48,42 @@ export interface CreatePayoutInput {
   note?: string | null;
 }
 
-export interface PayoutFilters {
-  status?: PayoutStatus;
+/** The fields `GET /payouts` sorts by, and the column each is. */
+export const PAYOUT_ORDERBY = { id: 'p.id', created_at: 'p.created_at', amount: 'p.amount', status: 'p.status' } as const;
+export type PayoutOrderby = keyof typeof PAYOUT_ORDERBY;
+
+/** The filters of the payout list and of its counts per status. */
+export interface PayoutWhere {
+  status?: OneOrMany<PayoutStatus>;
+  status_exclude?: OneOrMany<PayoutStatus>;
   member_id?: number;
-  currency?: string;
+  currency?: OneOrMany<string>;
+  method?: OneOrMany<string>;
+  after?: Date;
+  before?: Date;
+}
+
+export interface PayoutFilters extends PayoutWhere {
+  /** Default id (newest first). */
+  orderby?: PayoutOrderby;
+  order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The filters of `GET /payouts/counts`: the list's, without paging, sort and the status ones. */
+export type PayoutCountFilters = Omit<PayoutWhere, 'status' | 'status_exclude'>;
+
+function payoutWhere(f: PayoutWhere): ListWhere {
+  for (const c of valuesOf(f.currency)) currencyExponent(c);
+  return new ListWhere()
+    .anyOf('p.status', f.status)
+    .noneOf('p.status', f.status_exclude)
+    .eq('p.member_id', f.member_id)
+    .anyOf('p.currency', f.currency)
+    .anyOf('p.method', f.method)
+    .after('p.created_at', f.after)
+    .before('p.created_at', f.before);
 }
 
 export interface PayoutServiceDeps {
@@ -70,7 +101,9 @@ export interface PayoutServiceDeps {
 
 const COLUMNS =
   'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.note, p.status, p.reference, p.reason, p.entry_id, p.return_entry_id, p.actor, p.closed_by, p.created_at, p.updated_at';
-const FROM = 'payouts p JOIN users u ON u.id = p.member_id';
+// A LEFT JOIN (every payout has its member: a foreign key) so that MariaDB reads payouts first and
+// walks the sort's index; with an inner join it chose to start from users and sort every payout.
+const FROM = 'payouts p LEFT JOIN users u ON u.id = p.member_id';
 
 const optionalInt = (v: unknown): number | null => (v === null || v === undefined ? null : toInt(v));
 const optionalText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
@@ -282,21 +315,18 @@ export class PayoutService {
 
   /** Payouts, newest first; filtered by status, member and currency; paged. */
   async list(filters: PayoutFilters): Promise<{ items: Payout[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.status) where.push('p.status = ?'), params.push(filters.status);
-    if (filters.member_id !== undefined) where.push('p.member_id = ?'), params.push(filters.member_id);
-    if (filters.currency) currencyExponent(filters.currency), where.push('p.currency = ?'), params.push(filters.currency);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const offset = (filters.page - 1) * filters.per_page;
+    const where = payoutWhere(filters);
+    const order = orderClause(PAYOUT_ORDERBY, filters, 'p.id', { orderby: 'id', order: 'desc' });
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${COLUMNS} FROM ${FROM} ${clause} ORDER BY p.id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
-        params,
-      ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM payouts p ${clause}`, params),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${FROM} ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM payouts p ${where.sql}`, where.params),
     ]);
     return { items: rows.map(shapePayout), total: toInt(count[0].n) };
+  }
+
+  /** The views row of the list: payouts per status (every status, 0 included) under the list's other filters. */
+  counts(filters: PayoutCountFilters): Promise<StatusCounts> {
+    return countByStatus(this.deps.db, 'payouts p', 'p.status', payoutWhere(filters), PAYOUT_STATUSES);
   }
 
   /**

@@ -1,23 +1,35 @@
 // Input schemas of the payout routes, shared with `cashtrack payouts ...`.
 import Joi from 'joi';
-import { amount, currency, id, note, paging } from '../../fields.js';
-import { PAYOUT_STATUSES, type CreatePayoutInput, type PayoutFilters } from './index.js';
+import { amount, anyOf, anyOfPattern, currency, dateRange, id, note, paging, sorting, type ListQuery } from '../../fields.js';
+import { PAYOUT_ORDERBY, PAYOUT_STATUSES, type CreatePayoutInput, type PayoutCountFilters, type PayoutFilters, type PayoutOrderby } from './index.js';
 
-export { PAYOUT_STATUSES };
+export { PAYOUT_ORDERBY, PAYOUT_STATUSES };
+
+const method = () => Joi.string().trim().min(1).max(64);
+
+/** The list's filters other than the status ones: the counts per status take the same. */
+const listFilters = {
+  member_id: id().description('Only this member.'),
+  currency: anyOfPattern(currency(), 20).description('Only these currencies (comma-separated or an array).'),
+  method: anyOfPattern(method(), 20).description('Only these methods (comma-separated or an array).'),
+  ...dateRange('payouts requested (created_at)'),
+};
 
 /** Input schemas, shared with `cashtrack payouts ...`. */
 export const payoutSchemas = {
-  list: Joi.object<PayoutFilters, true>({
+  list: Joi.object<ListQuery<PayoutFilters>, true>({
     ...paging,
-    status: Joi.string().valid(...PAYOUT_STATUSES),
-    member_id: id().description('Only this member.'),
-    currency: currency(),
+    ...sorting(Object.keys(PAYOUT_ORDERBY) as PayoutOrderby[], 'id', 'desc'),
+    status: anyOf(PAYOUT_STATUSES).description('Only payouts in one of these statuses (comma-separated or an array).'),
+    status_exclude: anyOf(PAYOUT_STATUSES).description('Only payouts in none of these statuses.'),
+    ...listFilters,
   }),
+  counts: Joi.object<ListQuery<PayoutCountFilters>, true>(listFilters),
   create: Joi.object<CreatePayoutInput, true>({
     member_id: id().required(),
     amount: amount().required().description('Decimal string in the currency, e.g. "25.00".'),
     currency: currency(),
-    method: Joi.string().trim().min(1).max(64).required().description('How the money is sent, e.g. paypal or bank_transfer.'),
+    method: method().required().description('How the money is sent, e.g. paypal or bank_transfer.'),
     details: Joi.string().trim().max(1000).allow('', null).description('Where it is sent (PayPal address, IBAN...). Shown to administrators, never logged.'),
     note: note().allow('', null),
   }),

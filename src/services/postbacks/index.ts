@@ -19,7 +19,16 @@ import type { OrderReport, OrderService } from '../orders/index.js';
 import { PostbackRecorder, Replayed, replayRecord, StaleView, type Recorded } from './recorder.js';
 import { authenticate, type Auth } from './auth.js';
 import { checkFields, decodeBody, decodeParams, EncodingError, fieldData } from './input.js';
-import { PostbackStore, storedParams, type Aggregated, type NewPostbackRecord, type PostbackFilters, type PostbackRecord } from './records.js';
+import type { StatusCounts } from '../../db/lists.js';
+import {
+  PostbackStore,
+  storedParams,
+  type Aggregated,
+  type NewPostbackRecord,
+  type PostbackCountFilters,
+  type PostbackFilters,
+  type PostbackRecord,
+} from './records.js';
 import { aggregateKey, PostbackThrottle } from './throttle.js';
 import { PostbackTester, type TestInput, type TestResult } from './test.js';
 import { noMetrics, type Metrics } from '../../metrics.js';
@@ -300,6 +309,12 @@ export class PostbackService {
   async list(filters: PostbackFilters): Promise<{ items: PostbackRecord[]; total: number }> {
     await this.deps.networks.module(filters.network);
     return this.store.list(filters);
+  }
+
+  /** The views row of a network's postback list: postbacks per outcome (every outcome, 0 included). */
+  async counts(filters: PostbackCountFilters): Promise<StatusCounts> {
+    await this.deps.networks.module(filters.network);
+    return this.store.counts(filters);
   }
 
   /** Deletes records older than `postbacks.retention_days` (or `days`), and the refusal counts of windows that are over. */

@@ -1,6 +1,7 @@
 // Stored postbacks: the record of every received postback (while postbacks are on; a flood of
 // refusals is aggregated or throttled, see throttle.ts), its shape in the API, the list
 // query and the retention prune.
+import { countByStatus, ListWhere, orderClause, pageClause, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import type { Transaction } from '../../db/transaction.js';
 import type { Database } from '../../db/database.js';
 import { toInt, toIso } from '../../db/values.js';
@@ -55,14 +56,39 @@ export interface NewPostbackRecord {
 /** What aggregating a refusal did: stored a new record (the first of its kind), or counted it on one. */
 export type Aggregated = { created: true; record: PostbackRecord } | { created: false; id: number };
 
-export interface PostbackFilters {
+/** The fields a network's postback list sorts by, and the column each is. */
+export const POSTBACK_ORDERBY = { id: 'id', received_at: 'received_at', last_seen_at: 'last_seen_at', outcome: 'outcome' } as const;
+export type PostbackOrderby = keyof typeof POSTBACK_ORDERBY;
+
+/** The filters of a network's postback list and of its counts per outcome. */
+export interface PostbackWhere {
   network: string;
-  outcome?: PostbackOutcome;
+  outcome?: OneOrMany<PostbackOutcome>;
+  outcome_exclude?: OneOrMany<PostbackOutcome>;
   test?: boolean;
   after?: Date;
   before?: Date;
+}
+
+export interface PostbackFilters extends PostbackWhere {
+  /** Default id (newest first). */
+  orderby?: PostbackOrderby;
+  order?: 'asc' | 'desc';
   page: number;
   per_page: number;
+}
+
+/** The filters of the postbacks' counts: the list's, without paging, sort and the outcome ones. */
+export type PostbackCountFilters = Omit<PostbackWhere, 'outcome' | 'outcome_exclude'>;
+
+function postbackWhere(f: PostbackWhere): ListWhere {
+  return new ListWhere()
+    .eq('network', f.network)
+    .anyOf('outcome', f.outcome)
+    .noneOf('outcome', f.outcome_exclude)
+    .eq('test', f.test)
+    .after('received_at', f.after)
+    .before('received_at', f.before);
 }
 
 const MAX_PARAMS_CHARS = 8000;
@@ -245,21 +271,20 @@ export class PostbackStore {
     return r ? toRecord(r) : null;
   }
 
-  /** Newest first. */
+  /** Newest first unless `orderby`/`order` say otherwise. */
   async list(f: PostbackFilters): Promise<{ items: PostbackRecord[]; total: number }> {
-    const where = ['network = ?'];
-    const params: unknown[] = [f.network];
-    if (f.outcome) where.push('outcome = ?'), params.push(f.outcome);
-    if (f.test !== undefined) where.push('test = ?'), params.push(f.test);
-    if (f.after) where.push('received_at > ?'), params.push(f.after);
-    if (f.before) where.push('received_at < ?'), params.push(f.before);
-    const clause = where.join(' AND ');
-    const offset = (f.page - 1) * f.per_page;
+    const where = postbackWhere(f);
+    const order = orderClause(POSTBACK_ORDERBY, f, 'id', { orderby: 'id', order: 'desc' });
     const [rows, [count]] = await Promise.all([
-      this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM postbacks WHERE ${clause} ORDER BY id DESC LIMIT ${f.per_page} OFFSET ${offset}`, params),
-      this.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM postbacks WHERE ${clause}`, params),
+      this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM postbacks ${where.sql} ${order} ${pageClause(f)}`, where.params),
+      this.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM postbacks ${where.sql}`, where.params),
     ]);
     return { items: rows.map(toRecord), total: toInt(count.n) };
+  }
+
+  /** The views row of the list: postbacks per outcome (every outcome, 0 included) under its other filters. */
+  counts(f: PostbackCountFilters): Promise<StatusCounts> {
+    return countByStatus(this.db, 'postbacks', 'outcome', postbackWhere(f), POSTBACK_OUTCOMES);
   }
 
   /** Deletes records received before `cutoff`, in bounded batches; returns how many. */

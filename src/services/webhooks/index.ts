@@ -10,7 +10,8 @@ import type { Once } from '../idempotency/index.js';
 import { SecretBox } from '../../keys.js';
 import type { LogService } from '../logs/index.js';
 import { eventBody, PING_EVENT, WEBHOOK_EVENTS, type WebhookEvents } from './events.js';
-import { DeliveryStore, type Delivery, type DeliveryFilters } from './outbox.js';
+import { ListWhere, orderClause, pageClause, type StatusCounts } from '../../db/lists.js';
+import { DeliveryStore, type Delivery, type DeliveryCountFilters, type DeliveryFilters } from './outbox.js';
 import type { WebhookSender } from './sender.js';
 import { newDeliveryId, newSecret } from './signing.js';
 import { shownUrl } from './shown-url.js';
@@ -52,10 +53,17 @@ export interface UpdateWebhookInput {
   rotate_secret?: boolean;
 }
 
+/** The fields the subscription list sorts by, and the column each is. */
+export const WEBHOOK_ORDERBY = { id: 'id', created_at: 'created_at', updated_at: 'updated_at', failure_count: 'failure_count', url: 'url' } as const;
+export type WebhookOrderby = keyof typeof WEBHOOK_ORDERBY;
+
 export interface WebhookFilters {
   page: number;
   per_page: number;
   enabled?: boolean;
+  /** Default id (newest first). */
+  orderby?: WebhookOrderby;
+  order?: 'asc' | 'desc';
 }
 
 /** A subscription with its secret: the answer of a create, shown once. */
@@ -134,17 +142,11 @@ export class WebhookService {
   }
 
   async list(filters: WebhookFilters): Promise<{ items: Webhook[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.enabled !== undefined) where.push('enabled = ?'), params.push(filters.enabled);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const offset = (filters.page - 1) * filters.per_page;
+    const where = new ListWhere().eq('enabled', filters.enabled);
+    const order = orderClause(WEBHOOK_ORDERBY, filters, 'id', { orderby: 'id', order: 'desc' });
     const [rows, count] = await Promise.all([
-      this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${COLUMNS} FROM webhooks ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
-        params,
-      ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM webhooks ${clause}`, params),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM webhooks ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM webhooks ${where.sql}`, where.params),
     ]);
     return { items: rows.map(shape), total: toInt(count[0].n) };
   }
@@ -227,6 +229,12 @@ export class WebhookService {
   async deliveries(id: number, filters: DeliveryFilters): Promise<{ items: Delivery[]; total: number }> {
     await this.read(id);
     return this.deps.store.list(id, filters);
+  }
+
+  /** The views row of a subscription's deliveries: per status, every status present. 404 svc_webhook_not_found. */
+  async deliveryCounts(id: number, filters: DeliveryCountFilters): Promise<StatusCounts> {
+    await this.read(id);
+    return this.deps.store.counts(id, filters);
   }
 
   /** One delivery with its payload. 404 svc_webhook_delivery_not_found. */

@@ -1,6 +1,7 @@
 // The delivery rows of the webhook outbox: claiming due ones for a sender (row locks on MariaDB,
 // the one writer on SQLite, and a lease in `next_attempt_at` so a sender that dies mid-attempt
 // only delays its deliveries), recording an attempt's outcome, the delivery log and its pruning.
+import { countByStatus, ListWhere, orderClause, pageClause, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
@@ -40,10 +41,46 @@ export interface Claimed {
   claim: string;
 }
 
-export interface DeliveryFilters {
+/** The fields a subscription's delivery list sorts by, and the column each is. */
+export const DELIVERY_ORDERBY = {
+  id: 'id',
+  created_at: 'created_at',
+  delivered_at: 'delivered_at',
+  next_attempt_at: 'next_attempt_at',
+  attempts: 'attempts',
+  status: 'status',
+  event: 'event',
+} as const;
+export type DeliveryOrderby = keyof typeof DELIVERY_ORDERBY;
+
+/** The filters of a subscription's delivery list and of its counts per status. */
+export interface DeliveryWhere {
+  status?: OneOrMany<DeliveryStatus>;
+  status_exclude?: OneOrMany<DeliveryStatus>;
+  event?: OneOrMany<string>;
+  after?: Date;
+  before?: Date;
+}
+
+export interface DeliveryFilters extends DeliveryWhere {
+  /** Default id (newest first: ids begin with their creation time). */
+  orderby?: DeliveryOrderby;
+  order?: 'asc' | 'desc';
   page: number;
   per_page: number;
-  status?: DeliveryStatus;
+}
+
+/** The filters of the deliveries' counts: the list's, without paging, sort and the status ones. */
+export type DeliveryCountFilters = Omit<DeliveryWhere, 'status' | 'status_exclude'>;
+
+function deliveryWhere(webhookId: number, f: DeliveryWhere): ListWhere {
+  return new ListWhere()
+    .eq('webhook_id', webhookId)
+    .anyOf('status', f.status)
+    .noneOf('status', f.status_exclude)
+    .anyOf('event', f.event)
+    .after('created_at', f.after)
+    .before('created_at', f.before);
 }
 
 const COLUMNS = 'id, webhook_id, event, status, attempts, next_attempt_at, last_status, last_error, duration_ms, created_at, updated_at, delivered_at';
@@ -197,20 +234,19 @@ export class DeliveryStore {
 
   /** One subscription's deliveries, newest first. */
   async list(webhookId: number, filters: DeliveryFilters): Promise<{ items: Delivery[]; total: number }> {
-    const where = ['webhook_id = ?'];
-    const params: unknown[] = [webhookId];
-    if (filters.status) where.push('status = ?'), params.push(filters.status);
-    const clause = `WHERE ${where.join(' AND ')}`;
-    const offset = (filters.page - 1) * filters.per_page;
+    const where = deliveryWhere(webhookId, filters);
+    // Ids begin with their creation time: id order is creation order.
+    const order = orderClause(DELIVERY_ORDERBY, filters, 'id', { orderby: 'id', order: 'desc' });
     const [rows, count] = await Promise.all([
-      // Ids begin with their creation time: id order is creation order.
-      this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${COLUMNS} FROM webhook_deliveries ${clause} ORDER BY id DESC LIMIT ${filters.per_page} OFFSET ${offset}`,
-        params,
-      ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM webhook_deliveries ${clause}`, params),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM webhook_deliveries ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM webhook_deliveries ${where.sql}`, where.params),
     ]);
     return { items: rows.map((r) => shape(r)), total: toInt(count[0].n) };
+  }
+
+  /** The views row of a subscription's deliveries: per status (every status, 0 included) under the list's other filters. */
+  counts(webhookId: number, filters: DeliveryCountFilters): Promise<StatusCounts> {
+    return countByStatus(this.deps.db, 'webhook_deliveries', 'status', deliveryWhere(webhookId, filters), DELIVERY_STATUSES);
   }
 
   /** One delivery with its payload; 404 svc_webhook_delivery_not_found. */

@@ -1,11 +1,11 @@
 // Input schemas of the webhook routes, shared with `cashtrack webhooks ...`.
 import Joi from 'joi';
-import { flag, id, paging } from '../../fields.js';
-import { WEBHOOK_EVENTS } from './events.js';
-import type { CreateWebhookInput, UpdateWebhookInput, WebhookFilters } from './index.js';
-import { DELIVERY_STATUSES, type DeliveryFilters } from './outbox.js';
+import { anyOf, dateRange, flag, id, paging, sorting, type ListQuery } from '../../fields.js';
+import { PING_EVENT, WEBHOOK_EVENTS } from './events.js';
+import { WEBHOOK_ORDERBY, type CreateWebhookInput, type UpdateWebhookInput, type WebhookFilters, type WebhookOrderby } from './index.js';
+import { DELIVERY_ORDERBY, DELIVERY_STATUSES, type DeliveryCountFilters, type DeliveryFilters, type DeliveryOrderby } from './outbox.js';
 
-export { DELIVERY_STATUSES };
+export { DELIVERY_ORDERBY, DELIVERY_STATUSES, WEBHOOK_ORDERBY };
 
 const url = () =>
   Joi.string()
@@ -23,9 +23,19 @@ const events = () =>
     .description(`Events to send: ${WEBHOOK_EVENTS.join(', ')}, or * for all.`);
 const description = () => Joi.string().trim().max(500).allow('', null).description('What the subscription is for.');
 
+/** The delivery list's filters other than the status ones: the counts per status take the same. */
+const deliveryFilters = {
+  event: anyOf([PING_EVENT, ...WEBHOOK_EVENTS]).description('Only deliveries of these events (comma-separated or an array).'),
+  ...dateRange('deliveries created (created_at)'),
+};
+
 /** Input schemas, shared with `cashtrack webhooks ...`. */
 export const webhookSchemas = {
-  list: Joi.object<WebhookFilters, true>({ ...paging, enabled: flag().description('Only enabled (true) or disabled (false) subscriptions.') }),
+  list: Joi.object<WebhookFilters, true>({
+    ...paging,
+    ...sorting(Object.keys(WEBHOOK_ORDERBY) as WebhookOrderby[], 'id', 'desc'),
+    enabled: flag().description('Only enabled (true) or disabled (false) subscriptions.'),
+  }),
   create: Joi.object<CreateWebhookInput, true>({
     url: url().required(),
     events: events().required(),
@@ -40,7 +50,14 @@ export const webhookSchemas = {
     rotate_secret: Joi.boolean().description('true: a new secret, answered once; the old one stops signing at once.'),
   }),
   webhookId: Joi.object<{ id: number }, true>({ id: id().required() }),
-  deliveries: Joi.object<DeliveryFilters, true>({ ...paging, status: Joi.string().valid(...DELIVERY_STATUSES) }),
+  deliveries: Joi.object<ListQuery<DeliveryFilters>, true>({
+    ...paging,
+    ...sorting(Object.keys(DELIVERY_ORDERBY) as DeliveryOrderby[], 'id', 'desc'),
+    status: anyOf(DELIVERY_STATUSES).description('Only deliveries in one of these statuses (comma-separated or an array).'),
+    status_exclude: anyOf(DELIVERY_STATUSES).description('Only deliveries in none of these statuses.'),
+    ...deliveryFilters,
+  }),
+  deliveryCounts: Joi.object<ListQuery<DeliveryCountFilters>, true>(deliveryFilters),
   deliveryId: Joi.object<{ id: string }, true>({
     id: Joi.string()
       .pattern(/^msg_[0-9A-Z]{26}$/, 'delivery id')
