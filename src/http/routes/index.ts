@@ -16,6 +16,7 @@ import { payoutsRoutes } from './payouts.js';
 import { referralsRoutes } from './referrals.js';
 import { schedulesRoutes } from './schedules.js';
 import { webhooksRoutes } from './webhooks.js';
+import { usersRoutes } from './users.js';
 
 export const routeTable: RouteDef[] = [
   ...ledgerRoutes,
@@ -34,4 +35,5 @@ export const routeTable: RouteDef[] = [
   ...webhooksRoutes,
   ...couponsRoutes,
   ...aiRoutes,
+  ...usersRoutes,
 ];
