@@ -14,4 +14,7 @@ export interface Screen {
   component: LazyExoticComponent<ComponentType<ScreenProps>>;
 }
 
-export const SCREENS: Screen[] = [{ path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) }];
+export const SCREENS: Screen[] = [
+  { path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) },
+  { path: 'orders', label: 'Orders', component: lazy(() => import('./screens/orders')) },
+];

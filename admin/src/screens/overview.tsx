@@ -108,7 +108,7 @@ export default function OverviewScreen({ query }: ScreenProps) {
             <CardBody>
               <ul className="ct-counts">
                 <li>
-                  <Link to="/orders" query={{ held: 'true' }}>
+                  <Link to="/orders" query={{ review: 'held' }}>
                     <strong>{data.held_orders.count}</strong> held orders
                   </Link>
                 </li>
