@@ -66,6 +66,32 @@ describeEachDialect('advertisers over REST', (use) => {
     });
   });
 
+  it("sets an advertiser's cashback override, shows it as the effective rule, and removes it again", async () => {
+    const set = await request('POST', '/advertisers/awin/2/cashback', { type: 'percent_commission', value: '75' });
+    expect(set.statusCode, JSON.stringify(set.result)).toBe(200);
+    expect(set.result).toMatchObject({ advertiser: '2', cashback_rule: { type: 'percent_commission', value: '75', source: 'advertiser' } });
+    expect((await request('GET', '/advertisers/awin/2')).result).toMatchObject({ cashback_rule: { value: '75', source: 'advertiser' } });
+    const removed = await request('DELETE', '/advertisers/awin/2/cashback');
+    expect(removed.statusCode).toBe(200);
+    expect(removed.result).toMatchObject({ cashback_rule: { source: 'default' } });
+    // Removing what is not there is harmless.
+    expect((await request('DELETE', '/advertisers/awin/2/cashback')).statusCode).toBe(200);
+  });
+
+  it('refuses a cashback override of an unknown type or value (400) and for an unknown advertiser (404), changing nothing', async () => {
+    const badType = await request('POST', '/advertisers/awin/3/cashback', { type: 'bonus', value: '5' });
+    expect(badType.statusCode).toBe(400);
+    expect(badType.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { type: expect.any(String) } } });
+    const badValue = await request('POST', '/advertisers/awin/3/cashback', { type: 'percent_sale', value: 'lots' });
+    expect(badValue.statusCode).toBe(400);
+    expect(badValue.result).toMatchObject({ code: 'svc_invalid_rate', data: { field: expect.any(String) } });
+    const missing = await request('POST', '/advertisers/awin/999/cashback', { type: 'percent_sale', value: '5' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.result).toMatchObject({ code: 'svc_advertiser_not_found' });
+    expect((await request('DELETE', '/advertisers/awin/999/cashback')).statusCode).toBe(404);
+    expect((await request('GET', '/advertisers/awin/3')).result).toMatchObject({ cashback_rule: { source: 'default' } });
+  });
+
   it('starts a sync job (202), refuses a second one while it is queued (409), and 404s an unknown network', async () => {
     const res = await request('POST', '/advertisers/sync', { network: 'awin' });
     expect(res.statusCode).toBe(202);

@@ -423,3 +423,56 @@ describeEachDialect('switching postbacks on while the global switch is off', (us
     });
   });
 });
+
+describeEachDialect(
+  'rotating a postback secret over REST',
+  (use) => {
+    const client = adminClient(use);
+    const sale = (token: string, txn: string) => query({ token, txn, status: 'pending', amount: '10.00', payout: '1.00', test: '1' });
+
+    it('makes a new secret, shown once, and the old one stops at once', async () => {
+      expect((await client.post('/networks/rotnet', shopnetDefinition())).statusCode).toBe(201);
+      const on = await client.post('/networks/rotnet/postback', { enabled: true });
+      const old = (on.result as Json).secret as string;
+      const rotated = await client.post('/networks/rotnet/postback/secret', {});
+      expect(rotated.statusCode, JSON.stringify(rotated.result)).toBe(200);
+      const body = rotated.result as Json;
+      expect(body).toMatchObject({
+        mode: 'token',
+        secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        network: { id: 'rotnet', postbacks: { enabled: true, secret_set: true, previous_secret_until: null } },
+      });
+      expect(body.secret).not.toBe(old);
+      // Never shown again.
+      expect((await client.get('/networks/rotnet')).payload).not.toContain(body.secret);
+      expect((await getPostback(client.server, 'rotnet', sale(old, 'R-1'))).status).toBe(401);
+      expect((await getPostback(client.server, 'rotnet', sale(body.secret, 'R-2'))).status).toBe(200);
+    });
+
+    it('keeps the old secret for the grace hours asked for, and changes the mode with a new secret', async () => {
+      expect((await client.post('/networks/gracenet', shopnetDefinition())).statusCode).toBe(201);
+      const old = ((await client.post('/networks/gracenet/postback', { enabled: true })).result as Json).secret as string;
+      const rotated = await client.post('/networks/gracenet/postback/secret', { grace_hours: 2 });
+      expect(rotated.statusCode).toBe(200);
+      expect((rotated.result as Json).network.postbacks.previous_secret_until).toEqual(expect.any(String));
+      expect((await getPostback(client.server, 'gracenet', sale(old, 'G-1'))).status).toBe(200);
+      const hmac = await client.post('/networks/gracenet/postback/secret', { mode: 'hmac' });
+      expect(hmac.result).toMatchObject({ mode: 'hmac', network: { postbacks: { mode: 'hmac' } } });
+    });
+
+    it('refuses an unknown mode, a grace period over a week and an unknown network, changing nothing', async () => {
+      expect((await client.post('/networks/badnet', shopnetDefinition())).statusCode).toBe(201);
+      const mode = await client.post('/networks/badnet/postback/secret', { mode: 'plain' });
+      expect(mode.statusCode).toBe(400);
+      expect(mode.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { mode: expect.any(String) } } });
+      const grace = await client.post('/networks/badnet/postback/secret', { grace_hours: 169 });
+      expect(grace.statusCode).toBe(400);
+      expect(grace.result).toMatchObject({ code: 'rest_invalid_param', data: { params: { grace_hours: expect.any(String) } } });
+      expect(((await client.get('/networks/badnet')).result as Json).postbacks.secret_set).toBe(false);
+      const missing = await client.post('/networks/nosuchnet/postback/secret', {});
+      expect(missing.statusCode).toBe(404);
+      expect(missing.result).toMatchObject({ code: 'svc_network_not_found' });
+    });
+  },
+  { 'postbacks.enabled': true },
+);

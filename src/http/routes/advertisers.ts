@@ -1,5 +1,5 @@
 // Advertisers: /advertisers (list), /advertisers/{module}/{advertiser} (one), its tracking link
-// for a member (/link), POST /advertisers/sync (starts a sync job: 202), /lookup/advertisers
+// for a member (/link), its cashback override (/cashback), POST /advertisers/sync (starts a sync job: 202), /lookup/advertisers
 // (typeahead).
 import { none } from '../../fields.js';
 import { advertiserSchemas } from '../../services/advertisers/schemas.js';
@@ -44,6 +44,25 @@ export const advertisersRoutes: RouteDef[] = [
     description: "The network's tracking link crediting a member for a visit to the advertiser, optionally deep-linking to `url`.",
     validate: { params: advertiserSchemas.key, query: advertiserSchemas.link },
     handler: ({ params, query }, ctx) => ctx.advertisers.trackingLink(params.module, params.advertiser, { member: query.member, url: query.url ?? null }),
+  }),
+  route({
+    id: 'advertisers.cashback.set',
+    method: 'POST',
+    path: '/advertisers/{module}/{advertiser}/cashback',
+    auth: 'manage_options',
+    description: "Set the advertiser's member cashback override, as `cashtrack advertisers set-cashback` does; answers the advertiser.",
+    validate: { params: advertiserSchemas.key, payload: advertiserSchemas.cashback },
+    handler: ({ params, payload, actor }, ctx) =>
+      ctx.advertisers.setCashback(params.module, params.advertiser, payload.type, payload.value, actor, payload.currency ?? null),
+  }),
+  route({
+    id: 'advertisers.cashback.remove',
+    method: 'DELETE',
+    path: '/advertisers/{module}/{advertiser}/cashback',
+    auth: 'manage_options',
+    description: "Remove the advertiser's cashback override (the network's rule, else the site default, applies again); answers the advertiser.",
+    validate: { params: advertiserSchemas.key, query: none(), payload: none() },
+    handler: ({ params, actor }, ctx) => ctx.advertisers.removeCashback(params.module, params.advertiser, actor),
   }),
   route({
     id: 'advertisers.sync',

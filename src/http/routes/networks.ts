@@ -1,5 +1,5 @@
 // Networks: every network with its state, one network, custom network definitions, the postbacks
-// a network received, and test postbacks.
+// a network received, postback secrets, and test postbacks.
 import { none } from '../../fields.js';
 import { networkSchemas } from '../../services/networks/schemas.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
@@ -59,6 +59,16 @@ export const networksRoutes: RouteDef[] = [
       "Switch the network's postbacks on or off in one step: switching on makes a postback secret when the network has none (returned once) and says whether the global switch is still off.",
     validate: { params: networkSchemas.networkId, payload: networkSchemas.postbackSwitch },
     handler: ({ params, payload, actor }, ctx) => ctx.networks.switchPostbacks(params.id, payload.enabled, actor, { ip_allowlist: payload.ip_allowlist }),
+  }),
+  route({
+    id: 'networks.postback-secret',
+    method: 'POST',
+    path: '/networks/{id}/postback/secret',
+    auth: 'manage_options',
+    description:
+      'Make a new postback secret, returned once in this answer, as `cashtrack networks postback-secret ID --rotate` does: the old one stops at once or after grace_hours.',
+    validate: { params: networkSchemas.networkId, payload: networkSchemas.rotateSecret },
+    handler: ({ params, payload, actor }, ctx) => ctx.networks.rotatePostbackSecret(params.id, actor, payload),
   }),
   route({
     id: 'networks.postbacks',

@@ -259,6 +259,13 @@ export class AdvertiserService {
     return this.get(module, advertiser);
   }
 
+  /** Removes the advertiser's cashback override, if any: the network's rule or the site default applies again. */
+  async removeCashback(module: string, advertiser: string, actor: string): Promise<AdvertiserDetail> {
+    await this.get(module, advertiser);
+    await this.deps.cashback.remove(module, advertiser, actor);
+    return this.get(module, advertiser);
+  }
+
   /** What the logo fetch reads of one advertiser; 404 svc_advertiser_not_found. */
   async logoTarget(module: string, advertiser: string): Promise<LogoTarget> {
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);

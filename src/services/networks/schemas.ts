@@ -4,7 +4,8 @@ import Joi from 'joi';
 import { customDefinitionPatchSchema } from '../../networks/custom-definition.js';
 import { networkId, paging, type Paging } from '../../fields.js';
 import { postbackSchemas } from '../postbacks/schemas.js';
-export { POSTBACK_MODES, type PostbackMode } from './postback-secrets.js';
+import { POSTBACK_MODES, type PostbackMode } from './postback-secrets.js';
+export { POSTBACK_MODES, type PostbackMode };
 
 /** A setting's name, as custom definitions name theirs (built-in modules' names fit too). */
 const SETTING_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -46,5 +47,16 @@ export const networkSchemas = {
       .max(100)
       .allow(null)
       .description('Addresses or CIDR ranges postbacks are accepted from; [] or null: any. Absent: unchanged.'),
+  }),
+  /** A new postback secret (the old one ends at once, or after grace_hours); the service checks the range too. */
+  rotateSecret: Joi.object<{ mode?: PostbackMode; grace_hours?: number }, true>({
+    mode: Joi.string()
+      .valid(...POSTBACK_MODES)
+      .description("token or hmac (default: the network's current mode); the mode changes only with a new secret."),
+    grace_hours: Joi.number()
+      .integer()
+      .min(0)
+      .max(24 * 7)
+      .description('Keep accepting the old secret for this many hours (default 0: it stops at once).'),
   }),
 };
