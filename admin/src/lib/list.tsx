@@ -29,6 +29,8 @@ export interface ListSpec<T> {
   columns: string[];
   /** The API's default sort, as the list's initial view. */
   sort: { field: string; direction: 'asc' | 'desc' };
+  /** false for a list the API does not sort (no orderby/order sent; the columns do not offer it). */
+  sortable?: boolean;
   filters?: FilterParam[];
   /** Date range on the list's dated column: `after` / `before` (strict, ISO 8601). */
   dateField?: string;
@@ -126,7 +128,7 @@ function apiQuery<T>(spec: ListSpec<T>, q: URLSearchParams): Record<string, stri
   const out: Record<string, string> = { ...spec.fixed };
   for (const [k, v] of q) out[k] = v;
   if (!out.per_page) out.per_page = String(spec.perPage ?? 20);
-  if (!out.orderby) {
+  if (!out.orderby && spec.sortable !== false) {
     out.orderby = spec.sort.field;
     out.order = spec.sort.direction;
   }
