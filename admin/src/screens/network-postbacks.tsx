@@ -25,7 +25,7 @@ function NewSecret({ network, secret, mode }: { network: Network; secret: string
       <p>
         <strong>The new postback secret ({mode} mode), shown this once:</strong> copy it now.
       </p>
-      <TextControl __next40pxDefaultSize __nextHasNoMarginBottom label="New postback secret" readOnly value={secret} onChange={() => {}} />
+      <TextControl __next40pxDefaultSize __nextHasNoMarginBottom label="Postback secret, shown once" readOnly value={secret} onChange={() => {}} />
       {give ? (
         <TextControl __next40pxDefaultSize __nextHasNoMarginBottom label="Postback URL to give the network" readOnly value={give} onChange={() => {}} />
       ) : null}
@@ -329,7 +329,7 @@ export function RecentPostbacks({ network, query }: { network: Network; query: U
       screen: `/networks/${encodeURIComponent(network.id)}`,
       path: `/networks/${encodeURIComponent(network.id)}/postbacks`,
       fields: postbackFields,
-      columns: ['received_at', 'outcome', 'code', 'transaction_id', 'status', 'order_id', 'test', 'ip', 'repeat_count'],
+      columns: ['id', 'received_at', 'outcome', 'code', 'transaction_id', 'status', 'order_id', 'test', 'ip', 'repeat_count'],
       sort: { field: 'id', direction: 'desc' },
       filters: [
         { field: 'outcome', kind: 'any' },

@@ -8,6 +8,7 @@ import { api, errorMessage, isApiError } from '../lib/api';
 import { Link } from '../lib/link';
 import { PostbacksCard, RecentPostbacks, TestPostbackCard } from './network-postbacks';
 import type { Network } from './networks';
+import { ruleText } from './shop';
 
 const NEW_DEFINITION = {
   name: '',
@@ -94,9 +95,7 @@ function StateCard({ network }: { network: Network }) {
           <dt>Currency</dt>
           <dd>{network.currency}</dd>
           <dt>Cashback</dt>
-          <dd>
-            {rule ? `${rule.type.replace('_', ' of ')} ${rule.value}${rule.currency && rule.type === 'flat' ? ` ${rule.currency}` : ''} (${rule.source})` : '—'}
-          </dd>
+          <dd>{rule ? `${ruleText(rule)} (${rule.source === 'network' ? "the network's rule" : "the site's default"})` : '—'}</dd>
           <dt>Advertisers</dt>
           <dd>
             <Link to="/shops" query={{ network: network.id }}>

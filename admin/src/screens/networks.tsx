@@ -86,7 +86,7 @@ const spec: ListSpec<Network> = {
   screen: '/networks',
   path: '/networks',
   fields,
-  columns: ['kind', 'enabled', 'configured', 'postbacks', 'advertisers', 'orders', 'last_sync_at', 'last_error'],
+  columns: ['id', 'kind', 'enabled', 'configured', 'postbacks', 'advertisers', 'orders', 'last_sync_at', 'last_error'],
   sort: { field: 'id', direction: 'asc' },
   sortable: false,
   filters: [{ field: 'kind', kind: 'is' }],

@@ -66,7 +66,7 @@ function Said({ say }: { say: Say }) {
   ) : null;
 }
 
-export const ruleText = (r: Pick<Rule, 'type' | 'value' | 'currency'>) =>
+export const ruleText = (r: { type: string; value: string; currency: string | null }) =>
   r.type === 'flat' ? `${r.value} ${r.currency ?? ''} per order` : `${r.value}% of the ${r.type === 'percent_sale' ? 'sale' : 'commission'}`;
 
 export function ShopScreen({ module, advertiser }: { module: string; advertiser: string }) {
@@ -93,7 +93,7 @@ export function ShopScreen({ module, advertiser }: { module: string; advertiser:
         <Link to="/shops">Shops</Link>
       </p>
       <h1>
-        {shop.name} <span className="ct-aside">({shop.network_name === shop.name ? shop.module : shop.network_name})</span>
+        {shop.name} <span className="ct-aside">({shop.name_override ? `${shop.network_name} at ${shop.module}` : shop.module})</span>
       </h1>
       <div className="ct-cards">
         <Card>

@@ -74,7 +74,7 @@ function catalogSpec(networks: Network[]): ListSpec<Advertiser> {
     screen: '/shops',
     path: '/advertisers',
     fields,
-    columns: ['network', 'status', 'commission', 'has_page', 'has_logo', 'updated_at'],
+    columns: ['name', 'network', 'status', 'commission', 'has_page', 'has_logo', 'updated_at'],
     sort: { field: 'name', direction: 'asc' },
     filters: [
       { field: 'status', kind: 'any' },
@@ -99,11 +99,19 @@ function Catalog({ query }: { query: URLSearchParams }) {
   }, []);
   const spec = useMemo(() => catalogSpec(networks), [networks]);
   const list = useListData(spec, query);
+  // A finished run changes the catalog: the rows and the views row's counts are read again.
+  const [runs, setRuns] = useState(0);
   return (
     <>
       <h1>Shops</h1>
-      <BulkWork networks={networks} onFinished={list.reload} />
-      <ListView spec={spec} query={query} list={list} />
+      <BulkWork
+        networks={networks}
+        onFinished={() => {
+          setRuns((n) => n + 1);
+          list.reload();
+        }}
+      />
+      <ListView key={runs} spec={spec} query={query} list={list} />
     </>
   );
 }
