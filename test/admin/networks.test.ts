@@ -87,14 +87,27 @@ describeDaemon('the admin screens: networks', (use, dialect) => {
     await context.close();
   });
 
-  it('rotates the secret in the modal and shows the new one once; the old one no longer works', async () => {
+  it('configures settings with the secret one write-only, rotates the secret in a modal and shows the new one once', async () => {
     const d = use();
-    const old = (await d.api('POST', '/networks/rotnet', definition('https://go.test/c?s={sub_id}'))).status;
-    expect(old).toBe(201);
+    const settings = [
+      { name: 'account', description: 'Account number', required: true },
+      { name: 'api_key', description: 'Feed key', secret: true, required: true },
+    ];
+    expect((await d.api('POST', '/networks/rotnet', { ...definition('https://go.test/c?s={sub_id}'), settings })).status).toBe(201);
     const first = (await d.api('POST', '/networks/rotnet/postback', { enabled: true })).body.secret as string;
     const { page, foreign, errors, context } = await openPage(browser, d.url);
     await signInWithKeyboard(page, d.url, 'e2e-admin', 'correct horse battery');
     await page.goto(`${d.url}/admin/networks/rotnet`);
+    // Settings: the plain one edited in place; the secret one only said to be set, and replaceable.
+    await page.getByLabel('account (required)').fill('A-77');
+    await page.getByLabel('api_key (required): not set').fill('feed-key-SECRET-1234');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const secretField = page.getByLabel('api_key (required): set');
+    await secretField.waitFor();
+    expect(await secretField.inputValue()).toBe('');
+    expect(await page.content()).not.toContain('feed-key-SECRET-1234');
+    expect((await d.api('GET', '/networks/rotnet')).body).toMatchObject({ configured: true, settings: { account: 'A-77', api_key_set: true } });
+    expect(await d.ctx.networks.settings('rotnet')).toMatchObject({ account: 'A-77', api_key: 'feed-key-SECRET-1234' });
     await page.getByRole('button', { name: 'Rotate the secret…' }).click();
     const dialog = page.getByRole('dialog', { name: 'New postback secret for rotnet' });
     await dialog.getByRole('button', { name: 'Make a new secret' }).dblclick();
