@@ -5,11 +5,13 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FixtureServer, json, type Rec } from '../fixtures/networks/common.js';
+import { startOpenAiFixture, type OpenAiFixture } from '../fixtures/openai-server.js';
 import { launchBrowser, openPage, screenshot, seriousViolations, signInWithKeyboard } from '../helpers/browser.js';
 import { describeDaemon } from '../helpers/daemon.js';
 
 let browser: Browser;
 let feed: FixtureServer;
+let provider: OpenAiFixture;
 const programs: Rec[] = [
   { id: 701, name: 'Example Tea', url: 'https://www.tea.test/', state: 'joined' },
   { id: 702, name: 'Example Coffee', url: 'https://www.coffee.test/', state: 'joined' },
@@ -17,11 +19,13 @@ const programs: Rec[] = [
 ];
 beforeAll(async () => {
   browser = await launchBrowser();
+  provider = await startOpenAiFixture();
   feed = await FixtureServer.start((req) => (req.path === '/programs.json' ? json(200, { programs }) : json(404, { error: 'not found' })));
 });
 afterAll(async () => {
   await browser?.close();
   await feed?.close();
+  await provider?.close();
 });
 
 describeDaemon('the admin screens: shops', (use, dialect) => {
@@ -115,5 +119,47 @@ describeDaemon('the admin screens: shops', (use, dialect) => {
     } finally {
       d.runner.start();
     }
+  });
+
+  it("writes AI content for a network's shops as a bulk job, and previews one shop's content before generating and saving it", async () => {
+    const d = use();
+    await d.ctx.ai.configure({ base_url: provider.baseUrl, model: 'fixture-model', api_key: 'sk-admin-screens-1234' }, 'test');
+    const now = new Date();
+    for (const [id, name] of [
+      ['9001', 'Alpha Books'],
+      ['9002', 'Beta Games'],
+    ])
+      await d.ctx.db.execute(
+        "INSERT INTO advertisers (module, advertiser, name, domain, status, last_seen_sync, created_at, updated_at) VALUES ('awin', ?, ?, ?, 'active', 1, ?, ?)",
+        [id, name, `${name.split(' ')[0].toLowerCase()}.test`, now, now],
+      );
+    const { page, foreign, errors, context } = await openPage(browser, d.url);
+    await signInWithKeyboard(page, d.url, 'e2e-admin', 'correct horse battery');
+    await page.goto(`${d.url}/admin/shops?network=awin`);
+    await page.getByLabel('Network', { exact: true }).selectOption('awin');
+    await page.getByRole('button', { name: 'Write AI content' }).click();
+    const run = page.locator('.ct-job').filter({ hasText: 'Bulk AI content' });
+    await expect.poll(() => run.getAttribute('class'), { timeout: 20_000 }).toContain('is-done');
+    expect(await run.textContent()).toContain('saved2');
+    expect(await run.getByRole('progressbar').getAttribute('aria-valuetext')).toBe('2 / 2');
+
+    await page.getByRole('link', { name: 'Alpha Books' }).click();
+    await page.getByRole('heading', { level: 1, name: /Alpha Books/ }).waitFor();
+    expect(await page.getByText(/Last generation: saved with fixture-model/).count()).toBe(1);
+    const before = (await d.api('GET', '/advertisers/awin/9001')).body.description;
+    await page.getByRole('button', { name: 'Preview (dry run)' }).click();
+    const proposal = page.getByRole('region', { name: 'Proposal' });
+    await proposal.waitFor();
+    expect(await proposal.textContent()).toContain('not saved');
+    expect((await d.api('GET', '/advertisers/awin/9001')).body.description).toBe(before);
+    await page.getByRole('button', { name: 'Generate and save' }).click();
+    // (The notice is also spoken through a live region: the text is on the page twice.)
+    await expect.poll(() => page.getByText(/^Saved: the description and the page body/).count()).toBeGreaterThan(0);
+    expect((await d.api('GET', '/advertisers/awin/9001')).body).toMatchObject({ ai: { outcome: 'saved', model: 'fixture-model' } });
+    await expect.poll(() => page.getByText(/^Last generation: saved/).count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
   });
 });
