@@ -57,6 +57,7 @@ describeDaemon('the admin screens: orders', (use, dialect) => {
     const modal = page.getByRole('dialog', { name: `Assign order #${unmatched.id}` });
     await modal.getByRole('combobox', { name: 'Member' }).fill('car');
     await modal.getByRole('option', { name: /Carol Member \(carol/ }).click();
+    await screenshot(page, `orders-assign-${dialect}`);
     expect(await seriousViolations(page)).toEqual([]);
     await modal.getByRole('button', { name: 'Assign' }).dblclick();
     await page.locator('.components-notice').getByText(`Order #${unmatched.id} is now Carol Member's.`).waitFor();
@@ -76,7 +77,15 @@ describeDaemon('the admin screens: orders', (use, dialect) => {
     const dave = await d.ctx.users.create({ login: 'dave', email: 'dave@example.com', display_name: 'Dave Member', role: 'member' });
     // A commission above orders.review_above (1000.00 by default) from a network: held.
     const held = await d.ctx.orders.record(
-      { network: 'awin', transaction_id: 'H-1', source: 'postback', sale_amount: '20000.00', commission: '1500.00', member_id: dave.id },
+      {
+        network: 'awin',
+        transaction_id: 'H-1',
+        source: 'postback',
+        sale_amount: '20000.00',
+        commission: '1500.00',
+        member_id: dave.id,
+        raw: { id: 'H-1', commission: '1500.00', api_key: 'kept secret' },
+      },
       'postback',
     );
     expect(held.review?.state).toBe('held');
@@ -86,7 +95,7 @@ describeDaemon('the admin screens: orders', (use, dialect) => {
     await expect.poll(() => page.url()).toContain('review=held');
     const row = page.getByRole('row').filter({ hasText: 'H-1' });
     await row.waitFor();
-    expect(await row.textContent()).toContain('Held for review');
+    expect(await page.getByRole('navigation', { name: 'Queues' }).textContent()).toContain('Held for review (1)');
     const posts = watchPosts(page, /\/orders\/\d+\/release$/);
     await row.getByRole('button', { name: 'Release' }).click();
     const modal = page.getByRole('dialog', { name: `Release held order #${held.id}` });
@@ -100,6 +109,50 @@ describeDaemon('the admin screens: orders', (use, dialect) => {
     expect(after.body.review.state).toBe('released');
     const balance = await d.api('GET', `/ledger/members?search=dave`);
     expect(JSON.stringify(balance.body)).toContain(`"pending":"${after.body.cashback}"`);
+    // Its own page says who released it and shows the network's record, secrets redacted.
+    await page.goto(`${d.url}/admin/orders/${held.id}`);
+    await page.getByRole('heading', { level: 1, name: `Order #${held.id}` }).waitFor();
+    expect(await page.locator('.components-notice').textContent()).toContain('released by user:');
+    const record = await page.getByRole('region', { name: "The network's record as received" }).textContent();
+    expect(record).toContain('1500.00');
+    expect(record).not.toContain('kept secret');
+    expect(await page.getByRole('button', { name: 'Release' }).count()).toBe(0);
+    await screenshot(page, `order-${dialect}`);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("opens the overview's count of pending orders in a currency as the list filtered alike, then narrows it to one member", async () => {
+    const d = use();
+    const gina = await d.ctx.users.create({ login: 'gina', email: 'gina@example.com', display_name: 'Gina Member', role: 'member' });
+    const kim = await d.ctx.users.create({ login: 'kim', email: 'kim@example.com', display_name: 'Kim Member', role: 'member' });
+    const eur = { network: 'awin', source: 'postback' as const, sale_amount: '40.00', commission: '4.00', currency: 'EUR' };
+    await d.ctx.orders.record({ ...eur, transaction_id: 'G-1', member_id: gina.id }, 'postback');
+    await d.ctx.orders.record({ ...eur, transaction_id: 'G-2', member_id: gina.id }, 'postback');
+    await d.ctx.orders.record({ ...eur, transaction_id: 'G-3', member_id: gina.id, status: 'approved' }, 'postback');
+    await d.ctx.orders.record({ ...eur, transaction_id: 'K-1', member_id: kim.id }, 'postback');
+    const { page, foreign, errors, context } = await openPage(browser, d.url);
+    await signInWithKeyboard(page, d.url, 'e2e-admin', 'correct horse battery');
+    const count = page.locator('tr', { hasText: 'EUR' }).filter({ hasText: 'pending' }).getByRole('link');
+    expect(await count.textContent()).toBe('3');
+    await count.click();
+    await page.getByRole('heading', { level: 1, name: 'Orders' }).waitFor();
+    const url = new URL(page.url());
+    expect(url.searchParams.get('status')).toBe('pending');
+    expect(url.searchParams.get('currency')).toBe('EUR');
+    expect(url.searchParams.get('after')).toBeTruthy();
+    const rows = page.getByRole('row').filter({ hasText: /[GK]-\d/ });
+    await expect.poll(() => rows.count()).toBe(3);
+    await page.getByRole('combobox', { name: 'Member' }).fill('gin');
+    await page.getByRole('option', { name: /Gina Member/ }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('member_id')).toBe(String(gina.id));
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(new URL(page.url()).searchParams.get('currency')).toBe('EUR');
+    expect(await page.getByRole('navigation', { name: 'Views' }).textContent()).toContain('Approved (1)');
+    await screenshot(page, `orders-filtered-${dialect}`);
+    expect(await seriousViolations(page)).toEqual([]);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();

@@ -77,7 +77,13 @@ const fields: Field<Order>[] = [
     getElements: loadNetworks,
     filterBy: { operators: ['isAny', 'isNone'] },
   },
-  { id: 'transaction_id', label: 'Transaction', enableSorting: false },
+  {
+    id: 'transaction_id',
+    label: 'Transaction',
+    enableSorting: false,
+    filterBy: false,
+    render: ({ item }) => <Link to={`/orders/${item.id}`}>{item.transaction_id}</Link>,
+  },
   {
     id: 'member',
     label: 'Member',
@@ -115,7 +121,7 @@ const spec: ListSpec<Order> = {
   screen: '/orders',
   path: '/orders',
   fields,
-  columns: ['network', 'transaction_id', 'member', 'status', 'review', 'commission', 'cashback', 'created_at'],
+  columns: ['network', 'transaction_id', 'member', 'status', 'commission', 'cashback', 'created_at'],
   sort: { field: 'id', direction: 'desc' },
   filters: [
     { field: 'status', kind: 'any' },
