@@ -72,7 +72,7 @@ describeDaemon('the admin screens: orders', (use, dialect) => {
     await context.close();
   });
 
-  it('releases an order held for review once, however often the button is clicked', async () => {
+  it('releases an order held for review once, however often the button is clicked, and declines another from its own page', async () => {
     const d = use();
     const dave = await d.ctx.users.create({ login: 'dave', email: 'dave@example.com', display_name: 'Dave Member', role: 'member' });
     // A commission above orders.review_above (1000.00 by default) from a network: held.
@@ -119,6 +119,19 @@ describeDaemon('the admin screens: orders', (use, dialect) => {
     expect(await page.getByRole('button', { name: 'Release' }).count()).toBe(0);
     await screenshot(page, `order-${dialect}`);
     expect(await seriousViolations(page)).toEqual([]);
+
+    // Another held order is declined from its own page: declined, and no money moves.
+    const second = await d.ctx.orders.record(
+      { network: 'awin', transaction_id: 'H-2', source: 'postback', sale_amount: '30000.00', commission: '2500.00', member_id: dave.id },
+      'postback',
+    );
+    await page.goto(`${d.url}/admin/orders/${second.id}`);
+    await page.getByRole('button', { name: 'Decline' }).click();
+    const decline = page.getByRole('dialog', { name: `Decline held order #${second.id}` });
+    await decline.getByRole('button', { name: 'Decline' }).click();
+    await page.locator('.components-notice').getByText(`Order #${second.id} declined.`).waitFor();
+    expect((await d.api('GET', `/orders/${second.id}`)).body).toMatchObject({ status: 'declined', review: { state: 'declined' } });
+    expect(JSON.stringify((await d.api('GET', `/ledger/members?search=dave`)).body)).toContain(`"pending":"${after.body.cashback}"`);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
@@ -198,7 +211,7 @@ describeDaemon('the admin screens: orders', (use, dialect) => {
 });
 
 describeDaemon('the admin screens: payouts', (use, dialect) => {
-  it('completes a pending payout with its reference (a double click posts once) and cancels another with its reason', async () => {
+  it('completes a pending payout with its reference (a double click posts once), cancels another with its reason, and shows a refusal in words', async () => {
     const d = use();
     const fay = await d.ctx.users.create({ login: 'fay', email: 'fay@example.com', display_name: 'Fay Member', role: 'member' });
     await d.ctx.ledger.adjust({ member_id: fay.id, type: 'credit', amount: '100.00', note: 'Earnings' }, 'test');
@@ -240,6 +253,16 @@ describeDaemon('the admin screens: payouts', (use, dialect) => {
     expect((await d.api('GET', `/payouts/${second.payout.id}`)).body).toMatchObject({ status: 'cancelled', reason: 'The IBAN bounced.' });
     const balance = await d.api('GET', `/ledger/members?search=fay`);
     expect(JSON.stringify(balance.body)).toContain('"available":"80.00"');
+
+    // A payout closed elsewhere while its modal is open: the API's refusal, in words, in the modal.
+    const third = await d.ctx.payouts.create({ member_id: fay.id, amount: '15.00', method: 'paypal' }, 'test');
+    await page.goto(`${d.url}/admin/payouts?status=pending`);
+    await page.getByRole('row').filter({ hasText: '15.00' }).getByRole('button', { name: 'Complete' }).click();
+    const late = page.getByRole('dialog', { name: `Complete payout #${third.payout.id}` });
+    await d.ctx.payouts.cancel(third.payout.id, { reason: 'Asked to stop' }, 'test');
+    await late.getByRole('button', { name: 'Mark 15.00 USD paid' }).click();
+    await expect.poll(() => late.locator('.components-notice.is-error').textContent()).toMatch(/cancelled|closed/i);
+    expect(await seriousViolations(page)).toEqual([]);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
