@@ -17,4 +17,5 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) },
   { path: 'orders', label: 'Orders', component: lazy(() => import('./screens/orders')) },
+  { path: 'payouts', label: 'Payouts', component: lazy(() => import('./screens/payouts')) },
 ];
