@@ -42,6 +42,20 @@ module.exports = {
       to: { path: '^src/http/' },
     },
     {
+      name: 'admin-is-an-api-client',
+      comment: 'The admin screens reach the daemon only through the documented API, and the daemon does not import them.',
+      severity: 'error',
+      from: { path: '^admin/' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'daemon-not-admin',
+      comment: 'The daemon serves the built screens as files; it never imports their code.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^admin/' },
+    },
+    {
       name: 'no-runtime-cycle',
       comment: 'No import cycle of runtime imports (type-only imports are erased at build).',
       severity: 'error',
@@ -51,7 +65,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    includeOnly: '^src/',
+    includeOnly: '^(src|admin/src)/',
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: {

@@ -8,6 +8,9 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     testTimeout: 30_000,
+    // expect.poll waits for a browser or a daemon to catch up; on this shared 2-core machine a
+    // screen under load can take seconds, so polls give up after 10 s rather than vitest's 1 s.
+    expect: { poll: { timeout: 10_000, interval: 50 } },
     hookTimeout: 60_000,
     env: { CASHTRACK_ENV: 'test' },
     coverage: {

@@ -1,9 +1,21 @@
 // Orders: every order the networks reported or support entered, with the views row by status, the
-// held and unmatched queues as filters, and the money in each order's currency.
-import type { Field } from '@wordpress/dataviews';
+// held and unmatched queues (the overview's links land here), filters by network, member, currency
+// and dates, and the actions on an order (assign, release, decline, change a status) in modals.
+// /admin/orders/{id} is one order's page.
+import { Button, Notice } from '@wordpress/components';
+import type { Action, Field } from '@wordpress/dataviews';
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { api } from '../lib/api';
+import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
+import { navigate } from '../lib/router';
 import type { ScreenProps } from '../screens';
+import { MemberPicker } from './member-picker';
+import { loadNetworks, ManualOrderModal, OrderActionModal, type OrderActionKind, orderAllows } from './order-actions';
+import './orders.css';
+
+const OrderDetail = lazy(() => import('./order-detail'));
 
 export interface Order {
   id: number;
@@ -12,15 +24,24 @@ export interface Order {
   merchant_ref: string | null;
   advertiser: string | null;
   member: { id: number; login: string; display_name: string } | null;
+  sub_id?: string | null;
   sale_amount: string;
   commission: string;
   cashback: string;
   currency: string;
+  cashback_rule?: { type: string; value: string; currency: string | null };
   status: 'pending' | 'approved' | 'declined';
   source: string;
-  review: { state: string; reason: string } | null;
-  created_at: string;
+  review: { state: string; reason: string; reviewed_by?: string | null; reviewed_at?: string | null } | null;
+  cashback_entry_id?: number | null;
+  referral?: { referral_id: number; referrer: { id: number; login: string; display_name: string }; amount: string; entry_id: number } | null;
+  clicked_at?: string | null;
   event_at: string | null;
+  status_changed_at?: string;
+  created_at: string;
+  updated_at?: string;
+  note?: string | null;
+  raw?: unknown;
 }
 
 const STATUSES = [
@@ -29,21 +50,71 @@ const STATUSES = [
   { value: 'declined', label: 'Declined' },
 ];
 
+const REVIEW = [
+  { value: 'held', label: 'Held for review' },
+  { value: 'released', label: 'Released' },
+  { value: 'declined', label: 'Declined on review' },
+];
+
+const MATCHING = [
+  { value: 'true', label: 'Unmatched' },
+  { value: 'false', label: 'Matched' },
+];
+
 const fields: Field<Order>[] = [
-  { id: 'id', label: 'Order', type: 'integer', enableHiding: false, render: ({ item }) => <>#{item.id}</> },
-  { id: 'network', label: 'Network', enableSorting: false, getValue: ({ item }) => item.network, filterBy: { operators: ['isAny', 'isNone'] }, elements: [] },
-  { id: 'transaction_id', label: 'Transaction', enableSorting: false },
+  {
+    id: 'id',
+    label: 'Order',
+    type: 'integer',
+    enableHiding: false,
+    render: ({ item }) => <Link to={`/orders/${item.id}`}>#{item.id}</Link>,
+  },
+  {
+    id: 'network',
+    label: 'Network',
+    enableSorting: false,
+    getValue: ({ item }) => item.network,
+    getElements: loadNetworks,
+    filterBy: { operators: ['isAny', 'isNone'] },
+  },
+  {
+    id: 'transaction_id',
+    label: 'Transaction',
+    enableSorting: false,
+    filterBy: false,
+    render: ({ item }) => <Link to={`/orders/${item.id}`}>{item.transaction_id}</Link>,
+  },
   {
     id: 'member',
     label: 'Member',
     enableSorting: false,
+    filterBy: false,
     getValue: ({ item }) => item.member?.login ?? '',
-    render: ({ item }) => (item.member ? <>{item.member.display_name || item.member.login}</> : <em>unmatched</em>),
+    render: ({ item }) => (item.member ? item.member.display_name || item.member.login : <em>unmatched</em>),
   },
   { id: 'status', label: 'Status', elements: STATUSES, filterBy: { operators: ['isAny', 'isNone'] } },
-  { id: 'commission', label: 'Commission', render: ({ item }) => <Money amount={item.commission} currency={item.currency} /> },
-  { id: 'cashback', label: 'Cashback', render: ({ item }) => <Money amount={item.cashback} currency={item.currency} /> },
-  { id: 'created_at', label: 'Recorded', type: 'datetime' },
+  {
+    id: 'review',
+    label: 'Review',
+    enableSorting: false,
+    elements: REVIEW,
+    filterBy: { operators: ['is'] },
+    getValue: ({ item }) => item.review?.state ?? '',
+    render: ({ item }) =>
+      item.review ? <span className={`ct-review is-${item.review.state}`}>{REVIEW.find((r) => r.value === item.review?.state)?.label}</span> : null,
+  },
+  {
+    id: 'unmatched',
+    label: 'Matching',
+    enableSorting: false,
+    elements: MATCHING,
+    filterBy: { operators: ['is'] },
+    getValue: ({ item }) => (item.member ? 'false' : 'true'),
+  },
+  { id: 'currency', label: 'Currency', enableSorting: false, filterBy: { operators: ['is'] } },
+  { id: 'commission', label: 'Commission', filterBy: false, render: ({ item }) => <Money amount={item.commission} currency={item.currency} /> },
+  { id: 'cashback', label: 'Cashback', filterBy: false, render: ({ item }) => <Money amount={item.cashback} currency={item.currency} /> },
+  { id: 'created_at', label: 'Recorded', type: 'datetime', filterBy: { operators: ['after', 'before'] } },
 ];
 
 const spec: ListSpec<Order> = {
@@ -55,6 +126,9 @@ const spec: ListSpec<Order> = {
   filters: [
     { field: 'status', kind: 'any' },
     { field: 'network', kind: 'any' },
+    { field: 'review', kind: 'is' },
+    { field: 'unmatched', kind: 'is' },
+    { field: 'currency', kind: 'is' },
   ],
   dateField: 'created_at',
   search: true,
@@ -62,12 +136,116 @@ const spec: ListSpec<Order> = {
   views: { param: 'status', values: STATUSES, countsPath: '/orders/counts' },
 };
 
-export default function OrdersScreen({ query }: ScreenProps) {
+/** The held and unmatched queues, with how many wait in each (GET /orders/counts). */
+function Queues({ query }: { query: URLSearchParams }) {
+  const [counts, setCounts] = useState<{ held: number; unmatched: number } | null>(null);
+  const [tick, setTick] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the tick is the request to count again.
+  useEffect(() => {
+    const total = (q: Record<string, string>) => api<{ total: number }>('/orders/counts', { query: q }).then((c) => c.total);
+    Promise.all([total({ review: 'held' }), total({ unmatched: 'true' })]).then(
+      ([held, unmatched]) => setCounts({ held, unmatched }),
+      () => setCounts(null),
+    );
+  }, [tick]);
+  useEffect(() => {
+    const again = () => setTick((t) => t + 1);
+    window.addEventListener('cashtrack:orders-changed', again);
+    return () => window.removeEventListener('cashtrack:orders-changed', again);
+  }, []);
+  const current = query.get('review') === 'held' ? 'held' : query.get('unmatched') === 'true' ? 'unmatched' : null;
+  return (
+    <nav className="ct-views ct-queues" aria-label="Queues">
+      <span className="ct-aside">Queues:</span>
+      <Link to="/orders" query={{ review: 'held' }} className={current === 'held' ? 'is-current' : undefined}>
+        Held for review{counts ? ` (${counts.held})` : ''}
+      </Link>
+      <Link to="/orders" query={{ unmatched: 'true' }} className={current === 'unmatched' ? 'is-current' : undefined}>
+        Unmatched{counts ? ` (${counts.unmatched})` : ''}
+      </Link>
+    </nav>
+  );
+}
+
+const ACTION_LABELS: Record<OrderActionKind, string> = { assign: 'Assign', release: 'Release', decline: 'Decline', status: 'Change status' };
+
+export default function OrdersScreen({ rest, query }: ScreenProps) {
+  if (rest[0])
+    return (
+      <Suspense fallback={null}>
+        <OrderDetail id={rest[0]} />
+      </Suspense>
+    );
+  return <OrdersList query={query} />;
+}
+
+function OrdersList({ query }: { query: URLSearchParams }) {
   const list = useListData(spec, query);
+  const [open, setOpen] = useState<{ kind: OrderActionKind; order: Order } | null>(null);
+  const [entering, setEntering] = useState(false);
+  const [done, setDone] = useState<string | null>(null);
+  const memberId = query.get('member_id');
+  const memberLabel = list.items.find((o) => o.member && String(o.member.id) === memberId)?.member;
+  const actions: Action<Order>[] = [
+    { id: 'view', label: 'View', isPrimary: false, callback: ([order]) => navigate(`/orders/${order.id}`) },
+    ...(['assign', 'release', 'decline', 'status'] as OrderActionKind[]).map(
+      (kind): Action<Order> => ({
+        id: kind,
+        label: ACTION_LABELS[kind],
+        isPrimary: kind === 'assign' || kind === 'release',
+        isEligible: (order) => orderAllows(order, kind),
+        callback: ([order]) => setOpen({ kind, order }),
+      }),
+    ),
+  ];
+  const changed = (message: string) => {
+    setOpen(null);
+    setDone(message);
+    list.reload();
+    window.dispatchEvent(new Event('cashtrack:orders-changed'));
+  };
+  const setMember = (id: string | null) => {
+    const q = new URLSearchParams(query);
+    if (id) q.set('member_id', id);
+    else q.delete('member_id');
+    q.delete('page');
+    const s = q.toString();
+    navigate(`/orders${s ? `?${s}` : ''}`, true);
+  };
   return (
     <>
-      <h1>Orders</h1>
-      <ListView spec={spec} query={query} list={list} />
+      <div className="ct-heading">
+        <h1>Orders</h1>
+        <Button __next40pxDefaultSize variant="secondary" onClick={() => setEntering(true)}>
+          Enter an order
+        </Button>
+      </div>
+      {done ? (
+        <Notice status="success" onRemove={() => setDone(null)}>
+          {done}
+        </Notice>
+      ) : null}
+      <Queues query={query} />
+      <div className="ct-list-tools">
+        <MemberPicker
+          label="Member"
+          value={memberId}
+          initialLabel={memberLabel ? `${memberLabel.display_name || memberLabel.login} (${memberLabel.login})` : undefined}
+          onChange={(id) => setMember(id)}
+        />
+      </div>
+      <ListView spec={{ ...spec, actions }} query={query} list={list} />
+      {open ? <OrderActionModal kind={open.kind} order={open.order} onDone={(_, message) => changed(message)} onClose={() => setOpen(null)} /> : null}
+      {entering ? (
+        <ManualOrderModal
+          onDone={(order) => {
+            setEntering(false);
+            window.dispatchEvent(new Event('cashtrack:orders-changed'));
+            navigate(`/orders/${order.id}`);
+          }}
+          onClose={() => setEntering(false)}
+        />
+      ) : null}
     </>
   );
 }
