@@ -142,11 +142,13 @@ export interface ListState<T> {
   loading: boolean;
   error: string | null;
   reload: () => void;
+  /** Counts reloads, so what depends on the rows (the views row's counts) refetches with them. */
+  version: number;
 }
 
 /** The rows of the view the URL describes, fetched again whenever it changes. */
 export function useListData<T>(spec: ListSpec<T>, query: URLSearchParams): ListState<T> {
-  const [state, setState] = useState<Omit<ListState<T>, 'reload'>>({ items: [], total: 0, totalPages: 0, loading: true, error: null });
+  const [state, setState] = useState<Omit<ListState<T>, 'reload' | 'version'>>({ items: [], total: 0, totalPages: 0, loading: true, error: null });
   const [tick, setTick] = useState(0);
   const key = query.toString();
   // biome-ignore lint/correctness/useExhaustiveDependencies: the query string and the reload tick are the request.
@@ -162,11 +164,11 @@ export function useListData<T>(spec: ListSpec<T>, query: URLSearchParams): ListS
     };
   }, [spec.path, key, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { ...state, reload };
+  return { ...state, reload, version: tick };
 }
 
 /** The views row: All | Pending (3) | Approved (12) ..., each a link that keeps the other filters. */
-function ViewsRow<T>({ spec, query }: { spec: ListSpec<T>; query: URLSearchParams }) {
+function ViewsRow<T>({ spec, query, version }: { spec: ListSpec<T>; query: URLSearchParams; version: number }) {
   const views = spec.views!;
   const [counts, setCounts] = useState<{ total: number; statuses: Record<string, number> } | null>(null);
   const rest = new URLSearchParams(query);
@@ -179,7 +181,7 @@ function ViewsRow<T>({ spec, query }: { spec: ListSpec<T>; query: URLSearchParam
     const q: Record<string, string> = { ...spec.fixed };
     for (const [k, v] of rest) if (!['orderby', 'order', 'per_page', 'page'].includes(k)) q[k] = v;
     api<{ total: number; statuses: Record<string, number> }>(views.countsPath, { query: q }).then(setCounts, () => setCounts(null));
-  }, [restKey, views.countsPath]);
+  }, [restKey, views.countsPath, version]);
   const current = query.get(views.param);
   const link = (value: string | null) => {
     const q = new URLSearchParams(rest);
@@ -218,7 +220,7 @@ export function ListView<T>({ spec, query, list }: { spec: ListSpec<T>; query: U
   };
   return (
     <>
-      {spec.views ? <ViewsRow spec={spec} query={query} /> : null}
+      {spec.views ? <ViewsRow spec={spec} query={query} version={list.version} /> : null}
       {list.error ? (
         <Notice status="error" isDismissible={false}>
           {list.error}
