@@ -17,4 +17,11 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) },
   { path: 'orders', label: 'Orders', component: lazy(() => import('./screens/orders')) },
+  { path: 'pages', label: 'Pages', component: lazy(() => import('./screens/pages')) },
+  { path: 'coupons', label: 'Coupons', component: lazy(() => import('./screens/coupons')) },
+  { path: 'log', label: 'Log', component: lazy(() => import('./screens/log')) },
+  { path: 'jobs', label: 'Jobs', component: lazy(() => import('./screens/jobs')) },
+  { path: 'schedules', label: 'Schedules', component: lazy(() => import('./screens/schedules')) },
+  { path: 'webhooks', label: 'Webhooks', component: lazy(() => import('./screens/webhooks')) },
+  { path: 'settings', label: 'Settings', component: lazy(() => import('./screens/settings')) },
 ];
