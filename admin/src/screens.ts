@@ -20,4 +20,11 @@ export const SCREENS: Screen[] = [
   { path: 'payouts', label: 'Payouts', component: lazy(() => import('./screens/payouts')) },
   { path: 'networks', label: 'Networks', component: lazy(() => import('./screens/networks')) },
   { path: 'shops', label: 'Shops', component: lazy(() => import('./screens/shops')) },
+  { path: 'pages', label: 'Pages', component: lazy(() => import('./screens/pages')) },
+  { path: 'coupons', label: 'Coupons', component: lazy(() => import('./screens/coupons')) },
+  { path: 'log', label: 'Log', component: lazy(() => import('./screens/log')) },
+  { path: 'jobs', label: 'Jobs', component: lazy(() => import('./screens/jobs')) },
+  { path: 'schedules', label: 'Schedules', component: lazy(() => import('./screens/schedules')) },
+  { path: 'webhooks', label: 'Webhooks', component: lazy(() => import('./screens/webhooks')) },
+  { path: 'settings', label: 'Settings', component: lazy(() => import('./screens/settings')) },
 ];

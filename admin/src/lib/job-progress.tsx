@@ -20,9 +20,26 @@ export interface Job {
   finished_at: string | null;
 }
 
-export const FINAL_STATUSES = ['cancelled', 'done', 'failed'];
+export const FINAL_JOB_STATUSES = ['cancelled', 'done', 'failed'];
 
-export const isFinal = (job: Job) => FINAL_STATUSES.includes(job.status);
+export function isJobFinal(job: Pick<Job, 'status'>): boolean {
+  return FINAL_JOB_STATUSES.includes(job.status);
+}
+
+/** A job's progress in a list row: a bar once the total is known, and its words ("40 / 100 (2 failed)", "12 so far"). */
+export function JobProgressBar({ job }: { job: Pick<Job, 'id' | 'status' | 'progress'> }) {
+  const { total = null, done = 0, failed = 0 } = job.progress ?? {};
+  const words =
+    job.status === 'queued' && done === 0
+      ? 'waiting for a runner'
+      : `${done}${total !== null ? ` / ${total}` : ' so far'}${failed ? ` (${failed} failed)` : ''}`;
+  return (
+    <span className="ct-job-progress">
+      {total !== null && total > 0 ? <progress max={total} value={Math.min(done, total)} aria-label={`Job ${job.id} progress`} /> : null}
+      <span>{words}</span>
+    </span>
+  );
+}
 
 const STATUS_WORDS: Record<Job['status'], string> = {
   queued: 'Waiting to start',
@@ -50,11 +67,11 @@ export function JobProgress({
   const [cancelling, setCancelling] = useState(false);
   const finished = useRef(onFinished);
   finished.current = onFinished;
-  const final = isFinal(job);
+  const final = isJobFinal(job);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: one poll loop per job id.
   useEffect(() => {
-    if (isFinal(initial)) return;
+    if (isJobFinal(initial)) return;
     let live = true;
     let timer: ReturnType<typeof setTimeout>;
     const tick = () => {
@@ -63,7 +80,7 @@ export function JobProgress({
           if (!live) return;
           setJob(next);
           setError(null);
-          if (isFinal(next)) finished.current?.(next);
+          if (isJobFinal(next)) finished.current?.(next);
           else timer = setTimeout(tick, interval);
         },
         (err: unknown) => {
@@ -84,7 +101,7 @@ export function JobProgress({
     setCancelling(true);
     api<Job>(`/jobs/${job.id}`, { method: 'DELETE' }).then(
       (next) => {
-        setJob((j) => (isFinal(j) ? j : next));
+        setJob((j) => (isJobFinal(j) ? j : next));
         setCancelling(false);
       },
       (err: unknown) => {
