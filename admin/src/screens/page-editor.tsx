@@ -64,7 +64,7 @@ export function PageEditor({ id }: { id: number }) {
     [id, show],
   );
   useEffect(() => {
-    load(null);
+    void load(null);
   }, [load]);
   // The AI writes for the shop (its number), not for the page: find the shop of the page.
   const pageModule = page?.module;
@@ -207,7 +207,7 @@ export function PageEditor({ id }: { id: number }) {
           )}
           onKept={() => {
             setModal(null);
-            load('The AI content is saved.');
+            void load('The AI content is saved.');
           }}
           onClose={() => setModal(null)}
         />
