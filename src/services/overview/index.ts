@@ -1,11 +1,13 @@
-// The back office at a glance: members, what the site owes them, recent orders and the site's
-// margin on them, pending payouts, unmatched and held orders. Aggregate queries only, never rows;
+// The back office at a glance: members, what the site owes them, recent orders (per status and
+// per day) and the site's margin on them, pending payouts, unmatched and held orders, postbacks
+// per network and outcome. Aggregate queries only, never rows;
 // every total is summed and read exactly (src/db/values.ts exactSum), however large.
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { readSum, toInt } from '../../db/values.js';
 import { formatAmount } from '../../money.js';
 import type { AiOverviewBlock, AiUsage } from '../ai/index.js';
+import { POSTBACK_OUTCOMES, type PostbackOutcome } from '../postbacks/index.js';
 
 export const ORDER_STATUSES_SHOWN = ['pending', 'approved', 'declined'] as const;
 
@@ -23,16 +25,37 @@ export interface OrderStatusSummary {
   margin: string | null;
 }
 
+/** One day's orders in one currency (the same orders as `by_status`, grouped by the UTC day they were recorded). */
+export interface OrderDaySummary {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  currency: string;
+  count: number;
+  commission: string;
+  cashback: string;
+}
+
+/** Postbacks one network sent in the window, real ones only (tests left out), per outcome. */
+export interface PostbackNetworkSummary {
+  network: string;
+  accepted: number;
+  duplicate: number;
+  rejected: number;
+  error: number;
+}
+
 export interface Overview {
   generated_at: string;
   currency: string;
   members: { total: number; with_balance: number };
   liabilities: { currency: string; available: string; pending: string; overdrawn: string; members_overdrawn: number }[];
-  orders: { days: number; since: string; by_status: OrderStatusSummary[] };
+  orders: { days: number; since: string; by_status: OrderStatusSummary[]; by_day: OrderDaySummary[] };
   payouts: { pending: { count: number; by_currency: { currency: string; count: number; amount: string }[] } };
   unmatched_orders: { count: number };
   /** Orders held for review (their claimed amounts are in no other total here). */
   held_orders: { count: number };
+  /** Postbacks received in the window, per network (an aggregated refusal counts every postback it stands for). */
+  postbacks: { by_network: PostbackNetworkSummary[] };
   /** AI generations in the window: calls by outcome, tokens (in all and per model), whether a provider is set. */
   ai?: AiOverviewBlock;
 }
@@ -61,7 +84,7 @@ export class OverviewService {
     const days = options.days ?? 30;
     const since = new Date(now.getTime() - days * 86_400_000);
     const sum = (expr: string, alias: string) => db.exactSum(expr, alias);
-    const [members, liabilities, orders, referrals, payouts, unmatched, held] = await Promise.all([
+    const [members, liabilities, orders, referrals, payouts, unmatched, held, perDay, postbacks] = await Promise.all([
       db.select<Record<string, unknown>>(
         `SELECT (SELECT COUNT(*) FROM users WHERE role = 'member') AS total,
                 (SELECT COUNT(DISTINCT b.member_id) FROM balances b JOIN users u ON u.id = b.member_id WHERE u.role = 'member' AND b.available <> 0) AS with_balance`,
@@ -90,6 +113,16 @@ export class OverviewService {
       ),
       db.select<Record<string, unknown>>('SELECT COUNT(*) AS n FROM orders WHERE member_id IS NULL'),
       db.select<Record<string, unknown>>("SELECT COUNT(*) AS n FROM orders WHERE review = 'held'"),
+      db.select<Record<string, unknown>>(
+        // The same orders as by status, so the days add up to the statuses.
+        `SELECT ${db.dayOf('created_at')} AS day, currency, COUNT(*) AS n, ${sum('commission', 'commission')}, ${sum('cashback', 'cashback')}
+         FROM orders WHERE created_at >= ? AND (review IS NULL OR review <> 'held') GROUP BY ${db.dayOf('created_at')}, currency`,
+        [since],
+      ),
+      db.select<Record<string, unknown>>(
+        `SELECT network, outcome, SUM(repeat_count) AS n FROM postbacks WHERE received_at >= ? AND test = ? GROUP BY network, outcome`,
+        [since, false],
+      ),
     ]);
     const ai = await this.deps.ai.overview(days);
 
@@ -114,6 +147,28 @@ export class OverviewService {
       })
       .sort((a, b) => statusRank(a.status) - statusRank(b.status) || a.status.localeCompare(b.status) || a.currency.localeCompare(b.currency));
 
+    const byDay: OrderDaySummary[] = perDay
+      .map((r) => {
+        const currency = String(r.currency);
+        return {
+          day: String(r.day),
+          currency,
+          count: toInt(r.n),
+          commission: formatAmount(readSum(r, 'commission'), currency),
+          cashback: formatAmount(readSum(r, 'cashback'), currency),
+        };
+      })
+      .sort((a, b) => a.day.localeCompare(b.day) || a.currency.localeCompare(b.currency));
+
+    const networks = new Map<string, PostbackNetworkSummary>();
+    for (const r of postbacks) {
+      const network = String(r.network);
+      const row = networks.get(network) ?? { network, accepted: 0, duplicate: 0, rejected: 0, error: 0 };
+      const outcome = String(r.outcome);
+      if ((POSTBACK_OUTCOMES as readonly string[]).includes(outcome)) row[outcome as PostbackOutcome] += toInt(r.n);
+      networks.set(network, row);
+    }
+
     const pendingPayouts = payouts.map((r) => ({
       currency: String(r.currency),
       count: toInt(r.n),
@@ -133,10 +188,11 @@ export class OverviewService {
           members_overdrawn: toInt(r.members_overdrawn ?? 0),
         };
       }),
-      orders: { days, since: since.toISOString(), by_status: byStatus },
+      orders: { days, since: since.toISOString(), by_status: byStatus, by_day: byDay },
       payouts: { pending: { count: pendingPayouts.reduce((n, p) => n + p.count, 0), by_currency: pendingPayouts } },
       unmatched_orders: { count: toInt(unmatched[0].n) },
       held_orders: { count: toInt(held[0].n) },
+      postbacks: { by_network: [...networks.values()].sort((a, b) => a.network.localeCompare(b.network)) },
       ...(ai ? { ai } : {}),
     };
   }
