@@ -74,6 +74,30 @@ const statusRank = (s: string) => {
   return i < 0 ? ORDER_STATUSES_SHOWN.length : i;
 };
 
+interface OrderTotals {
+  key: [string, string];
+  count: number;
+  sale: bigint;
+  commission: bigint;
+  cashback: bigint;
+}
+
+/** The order groups summed again under a coarser key (exactly: the sums are big integers). */
+function totalsBy(rows: Record<string, unknown>[], keyOf: (r: Record<string, unknown>) => [string, string]): Map<string, OrderTotals> {
+  const out = new Map<string, OrderTotals>();
+  for (const r of rows) {
+    const key = keyOf(r);
+    const id = key.join('/');
+    const t = out.get(id) ?? { key, count: 0, sale: 0n, commission: 0n, cashback: 0n };
+    t.count += toInt(r.n);
+    t.sale += readSum(r, 'sale_amount');
+    t.commission += readSum(r, 'commission');
+    t.cashback += readSum(r, 'cashback');
+    out.set(id, t);
+  }
+  return out;
+}
+
 /** Computes the overview with one aggregate query per section. */
 export class OverviewService {
   constructor(private readonly deps: OverviewServiceDeps) {}
@@ -84,7 +108,7 @@ export class OverviewService {
     const days = options.days ?? 30;
     const since = new Date(now.getTime() - days * 86_400_000);
     const sum = (expr: string, alias: string) => db.exactSum(expr, alias);
-    const [members, liabilities, orders, referrals, payouts, unmatched, held, perDay, postbacks] = await Promise.all([
+    const [members, liabilities, orders, referrals, payouts, unmatched, held, postbacks] = await Promise.all([
       db.select<Record<string, unknown>>(
         `SELECT (SELECT COUNT(*) FROM users WHERE role = 'member') AS total,
                 (SELECT COUNT(DISTINCT b.member_id) FROM balances b JOIN users u ON u.id = b.member_id WHERE u.role = 'member' AND b.available <> 0) AS with_balance`,
@@ -96,9 +120,11 @@ export class OverviewService {
          FROM balances GROUP BY currency ORDER BY currency`,
       ),
       db.select<Record<string, unknown>>(
-        // Held orders are claims nobody has accepted: they stay out of the margins.
-        `SELECT status, currency, COUNT(*) AS n, ${sum('sale_amount', 'sale_amount')}, ${sum('commission', 'commission')}, ${sum('cashback', 'cashback')}
-         FROM orders WHERE created_at >= ? AND (review IS NULL OR review <> 'held') GROUP BY status, currency`,
+        // One pass over the window's orders, grouped by day, status and currency; both views are
+        // summed from it below, so the days add up to the statuses. Held orders are claims nobody
+        // has accepted: they stay out of the margins.
+        `SELECT ${db.dayOf('created_at')} AS day, status, currency, COUNT(*) AS n, ${sum('sale_amount', 'sale_amount')}, ${sum('commission', 'commission')}, ${sum('cashback', 'cashback')}
+         FROM orders WHERE created_at >= ? AND (review IS NULL OR review <> 'held') GROUP BY ${db.dayOf('created_at')}, status, currency`,
         [since],
       ),
       db.select<Record<string, unknown>>(
@@ -114,12 +140,6 @@ export class OverviewService {
       db.select<Record<string, unknown>>('SELECT COUNT(*) AS n FROM orders WHERE member_id IS NULL'),
       db.select<Record<string, unknown>>("SELECT COUNT(*) AS n FROM orders WHERE review = 'held'"),
       db.select<Record<string, unknown>>(
-        // The same orders as by status, so the days add up to the statuses.
-        `SELECT ${db.dayOf('created_at')} AS day, currency, COUNT(*) AS n, ${sum('commission', 'commission')}, ${sum('cashback', 'cashback')}
-         FROM orders WHERE created_at >= ? AND (review IS NULL OR review <> 'held') GROUP BY ${db.dayOf('created_at')}, currency`,
-        [since],
-      ),
-      db.select<Record<string, unknown>>(
         `SELECT network, outcome, SUM(repeat_count) AS n FROM postbacks WHERE received_at >= ? AND test = ? GROUP BY network, outcome`,
         [since, false],
       ),
@@ -127,18 +147,15 @@ export class OverviewService {
     const ai = await this.deps.ai.overview(days);
 
     const referralBy = new Map(referrals.map((r) => [`${String(r.status)}/${String(r.currency)}`, readSum(r, 'referral')]));
-    const byStatus: OrderStatusSummary[] = orders
-      .map((r) => {
-        const status = String(r.status);
-        const currency = String(r.currency);
-        const commission = readSum(r, 'commission');
-        const cashback = readSum(r, 'cashback');
+    const perStatus = totalsBy(orders, (r) => [String(r.status), String(r.currency)]);
+    const byStatus: OrderStatusSummary[] = [...perStatus.values()]
+      .map(({ key: [status, currency], count, sale, commission, cashback }) => {
         const referral = referralBy.get(`${status}/${currency}`) ?? 0n;
         return {
           status,
           currency,
-          count: toInt(r.n),
-          sale_amount: formatAmount(readSum(r, 'sale_amount'), currency),
+          count,
+          sale_amount: formatAmount(sale, currency),
           commission: formatAmount(commission, currency),
           cashback: formatAmount(cashback, currency),
           referral: formatAmount(referral, currency),
@@ -147,17 +164,15 @@ export class OverviewService {
       })
       .sort((a, b) => statusRank(a.status) - statusRank(b.status) || a.status.localeCompare(b.status) || a.currency.localeCompare(b.currency));
 
-    const byDay: OrderDaySummary[] = perDay
-      .map((r) => {
-        const currency = String(r.currency);
-        return {
-          day: String(r.day),
-          currency,
-          count: toInt(r.n),
-          commission: formatAmount(readSum(r, 'commission'), currency),
-          cashback: formatAmount(readSum(r, 'cashback'), currency),
-        };
-      })
+    const perDay = totalsBy(orders, (r) => [String(r.day), String(r.currency)]);
+    const byDay: OrderDaySummary[] = [...perDay.values()]
+      .map(({ key: [day, currency], count, commission, cashback }) => ({
+        day,
+        currency,
+        count,
+        commission: formatAmount(commission, currency),
+        cashback: formatAmount(cashback, currency),
+      }))
       .sort((a, b) => a.day.localeCompare(b.day) || a.currency.localeCompare(b.currency));
 
     const networks = new Map<string, PostbackNetworkSummary>();
