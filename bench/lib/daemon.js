@@ -5,11 +5,11 @@
 
 /**
  * Builds the context on `options.dbUrl` (`dataDir`, `secret`, optional `poolMax`), migrates it, runs
- * `setup(ctx, config)` and creates the server (listening on a loopback port, or only initialized
- * for `server.inject` when `listen` is false). Resolves with `{ ctx, config, server, close,
+ * `setup(ctx, config)` and creates the server (listening on a loopback port, `port` or any, or only
+ * initialized for `server.inject` when `listen` is false). Resolves with `{ ctx, config, server, close,
  * namespace, ...whatever setup returned }`; closes everything again when any step fails.
  */
-export async function startDaemon(options, { overrides = {}, setup = async () => ({}), listen = true } = {}) {
+export async function startDaemon(options, { overrides = {}, setup = async () => ({}), listen = true, port = 0 } = {}) {
   const { loadConfig } = await import('../../dist/src/config/index.js');
   const { buildContext, ensureSchema } = await import('../../dist/src/context.js');
   const { createServer } = await import('../../dist/src/server.js');
@@ -36,7 +36,7 @@ export async function startDaemon(options, { overrides = {}, setup = async () =>
   try {
     await ensureSchema(ctx, true);
     const extra = await setup(ctx, config);
-    server = await createServer(ctx, { port: 0, host: '127.0.0.1' });
+    server = await createServer(ctx, { port, host: '127.0.0.1' });
     if (listen) await server.start();
     else await server.initialize();
     return { ctx, config, server, close, namespace: NAMESPACE, ...extra };

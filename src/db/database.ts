@@ -268,6 +268,14 @@ export class Database {
     return this.dialect === 'mysql' ? `${table} ${hint}` : table;
   }
 
+  /**
+   * The UTC calendar day of a timestamp column as `YYYY-MM-DD` text, to group by. SQLite keeps
+   * timestamps as `YYYY-MM-DD HH:MM:SS.sss +00:00` text; MariaDB's connection runs in UTC.
+   */
+  dayOf(column: string): string {
+    return this.dialect === 'mysql' ? `DATE_FORMAT(${column}, '%Y-%m-%d')` : `substr(${column}, 1, 10)`;
+  }
+
   /** How the incoming row's value of `column` is named inside `upsert`'s assignments. */
   incoming(column: string): string {
     return this.dialect === 'mysql' ? `VALUES(${column})` : `excluded.${column}`;

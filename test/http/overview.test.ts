@@ -257,3 +257,114 @@ describeEachDialect('the overview under huge amounts past 2^53', (use) => {
     expect(await ctx.ledger.verify()).toEqual([]);
   });
 });
+
+describeEachDialect('the overview per day and per network', (use) => {
+  const get = overviewOf(use);
+  const api = adminClient(use);
+
+  it('groups the window’s orders by the UTC day they were recorded, adding up to the statuses, held and older orders left out', async () => {
+    const { ctx } = use();
+    // Three days back, hours apart: their days are computed from the same instants the rows hold.
+    const at = (days: number, hours = 0) => new Date(Date.now() - days * DAY - hours * 3_600_000);
+    const columns = [
+      'network',
+      'transaction_id',
+      'sale_amount',
+      'commission',
+      'currency',
+      'cashback',
+      'status',
+      'source',
+      'status_changed_at',
+      'created_at',
+      'updated_at',
+      'review',
+    ];
+    const row = (id: string, when: Date, commission: number, cashback: number, status = 'approved', currency = 'USD', review: string | null = null) => [
+      'awin',
+      id,
+      commission * 10,
+      commission,
+      currency,
+      cashback,
+      status,
+      'poll',
+      when,
+      when,
+      when,
+      review,
+    ];
+    const d1 = at(1);
+    const d3 = at(3);
+    const d3b = at(3, 1);
+    const d5 = at(5);
+    await ctx.db.transaction((t) =>
+      ctx.db.insertMany(
+        'orders',
+        columns,
+        [
+          row('D1-A', d1, 1000, 500),
+          row('D1-B', d1, 250, 125, 'pending'),
+          row('D3-A', d3, 300, 150, 'declined'),
+          row('D3-B', d3b, 700, 350),
+          row('D5-EUR', d5, 400, 200, 'approved', 'EUR'),
+          row('D1-HELD', d1, 999_900, 99_900, 'approved', 'USD', 'held'),
+          row('D40', at(40), 5000, 2500),
+        ],
+        t,
+      ),
+    );
+    const day = (d: Date) => d.toISOString().slice(0, 10);
+    const o = await get();
+    const expected = [
+      { day: day(d5), currency: 'EUR', count: 1, commission: '4.00', cashback: '2.00' },
+      ...(day(d3) === day(d3b)
+        ? [{ day: day(d3), currency: 'USD', count: 2, commission: '10.00', cashback: '5.00' }]
+        : [
+            { day: day(d3b), currency: 'USD', count: 1, commission: '7.00', cashback: '3.50' },
+            { day: day(d3), currency: 'USD', count: 1, commission: '3.00', cashback: '1.50' },
+          ]),
+      { day: day(d1), currency: 'USD', count: 2, commission: '12.50', cashback: '6.25' },
+    ];
+    expect(o.orders.by_day).toEqual(expected);
+    // The days add up to the statuses: the same orders, grouped two ways.
+    const total = (rows: Json[], currency: string) => rows.filter((r) => r.currency === currency).reduce((n, r) => n + r.count, 0);
+    for (const currency of ['USD', 'EUR']) expect(total(o.orders.by_day, currency)).toBe(total(o.orders.by_status, currency));
+    const week = await api.get('/overview?days=2');
+    expect((week.result as Json).orders.by_day).toEqual([{ day: day(d1), currency: 'USD', count: 2, commission: '12.50', cashback: '6.25' }]);
+  });
+
+  it('counts the window’s real postbacks per network and outcome, an aggregated refusal for every postback it stands for', async () => {
+    const { ctx } = use();
+    const now = Date.now();
+    const columns = ['received_at', 'last_seen_at', 'network', 'method', 'outcome', 'test', 'repeat_count'];
+    const pb = (network: string, outcome: string, ageDays = 1, test = false, repeat = 1) => {
+      const when = new Date(now - ageDays * DAY);
+      return [when, when, network, 'GET', outcome, test, repeat];
+    };
+    await ctx.db.transaction((t) =>
+      ctx.db.insertMany(
+        'postbacks',
+        columns,
+        [
+          pb('awin', 'accepted'),
+          pb('awin', 'accepted'),
+          pb('awin', 'duplicate'),
+          pb('awin', 'rejected', 1, false, 7),
+          pb('awin', 'accepted', 1, true),
+          pb('awin', 'accepted', 40),
+          pb('shopnet', 'rejected'),
+          pb('shopnet', 'error'),
+        ],
+        t,
+      ),
+    );
+    const o = await get();
+    expect(o.postbacks).toEqual({
+      by_network: [
+        { network: 'awin', accepted: 2, duplicate: 1, rejected: 7, error: 0 },
+        { network: 'shopnet', accepted: 0, duplicate: 0, rejected: 1, error: 1 },
+      ],
+    });
+  });
+});

@@ -1,11 +1,14 @@
 // Overview: what the site owes and what needs attention, each number a link to the list it counts.
 import { Card, CardBody, CardHeader, Notice, SelectControl, Spinner } from '@wordpress/components';
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../lib/api';
 import { Link } from '../lib/link';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
 import type { ScreenProps } from '../screens';
+import { type ChartDay, DailyChart } from './overview-chart';
+import { DailyTable, ErrorsCard, JobsRunning, type PostbackCounts, PostbacksCard } from './overview-parts';
+import './overview.css';
 
 interface Overview {
   generated_at: string;
@@ -16,19 +19,59 @@ interface Overview {
     days: number;
     since: string;
     by_status: { status: string; currency: string; count: number; sale_amount: string; commission: string; cashback: string; margin: string | null }[];
+    by_day: OrderDay[];
   };
+  postbacks: { by_network: PostbackCounts[] };
   payouts: { pending: { count: number; by_currency: { currency: string; count: number; amount: string }[] } };
   unmatched_orders: { count: number };
   held_orders: { count: number };
   ai: { configured: boolean; model: string | null; days: number; calls: number; tokens: { total_tokens: number } } | null;
 }
 
+export interface OrderDay {
+  day: string;
+  currency: string;
+  count: number;
+  commission: string;
+  cashback: string;
+}
+
 const WINDOWS = [7, 30, 90, 365];
+
+/** Every UTC day from `since` to `until`, with the API's figures where it has some and zeros elsewhere. */
+function everyDay(rows: OrderDay[], since: string, until: string): (ChartDay & { commission: string })[] {
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  const out: (ChartDay & { commission: string })[] = [];
+  // A zero with the currency's decimals, as the API writes it ("0.00", "0" for JPY).
+  const decimals = rows[0]?.cashback.split('.')[1]?.length ?? 0;
+  const zero = decimals ? `0.${'0'.repeat(decimals)}` : '0';
+  for (let t = Date.parse(`${since.slice(0, 10)}T00:00:00Z`); t <= Date.parse(until); t += 86_400_000) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    const r = byDay.get(day);
+    out.push(r ? { day, count: r.count, cashback: r.cashback, commission: r.commission } : { day, count: 0, cashback: zero, commission: zero });
+  }
+  return out;
+}
 
 export default function OverviewScreen({ query }: ScreenProps) {
   const days = WINDOWS.includes(Number(query.get('days'))) ? Number(query.get('days')) : 30;
   const [data, setData] = useState<Overview | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const currencies = useMemo(() => [...new Set(data?.orders.by_day.map((d) => d.currency) ?? [])].sort(), [data]);
+  const asked = query.get('currency');
+  const currency =
+    asked && currencies.includes(asked) ? asked : data && currencies.includes(data.currency) ? data.currency : (currencies[0] ?? data?.currency ?? '');
+  const series = useMemo(
+    () =>
+      data
+        ? everyDay(
+            data.orders.by_day.filter((d) => d.currency === currency),
+            data.orders.since,
+            data.generated_at,
+          )
+        : [],
+    [data, currency],
+  );
   useEffect(() => {
     setError(null);
     api<Overview>('/overview', { query: { days } }).then(setData, (err: unknown) => setError(errorMessage(err)));
@@ -44,7 +87,7 @@ export default function OverviewScreen({ query }: ScreenProps) {
           label="Period"
           value={String(days)}
           options={WINDOWS.map((d) => ({ value: String(d), label: `Last ${d} days` }))}
-          onChange={(value) => navigate(`/overview?days=${value}`, true)}
+          onChange={(value) => navigate(`/overview?days=${value}${asked ? `&currency=${asked}` : ''}`, true)}
         />
       </div>
       {error ? (
@@ -128,7 +171,39 @@ export default function OverviewScreen({ query }: ScreenProps) {
                     </span>
                   ))}
                 </li>
+                <li>
+                  <JobsRunning />
+                </li>
               </ul>
+            </CardBody>
+          </Card>
+          <Card className="ct-wide">
+            <CardHeader>
+              <h2>Orders and cashback per day</h2>
+              {currencies.length > 1 ? (
+                <SelectControl
+                  __next40pxDefaultSize
+                  __nextHasNoMarginBottom
+                  label="Currency"
+                  value={currency}
+                  options={currencies.map((c) => ({ value: c, label: c }))}
+                  onChange={(value) => navigate(`/overview?days=${days}&currency=${value}`, true)}
+                />
+              ) : null}
+            </CardHeader>
+            <CardBody>
+              {currencies.length === 0 ? (
+                <p>No orders in this period.</p>
+              ) : (
+                <div className="ct-daily">
+                  <DailyChart
+                    days={series}
+                    currency={currency}
+                    label={`Orders and cashback in ${currency} per day over the last ${data.orders.days} days; the table beside it gives the figures.`}
+                  />
+                  <DailyTable days={series} currency={currency} />
+                </div>
+              )}
             </CardBody>
           </Card>
           <Card className="ct-wide">
@@ -197,6 +272,7 @@ export default function OverviewScreen({ query }: ScreenProps) {
               </p>
             </CardBody>
           </Card>
+          <PostbacksCard networks={data.postbacks.by_network} since={data.orders.since} days={data.orders.days} />
           {data.ai ? (
             <Card>
               <CardHeader>
@@ -210,6 +286,7 @@ export default function OverviewScreen({ query }: ScreenProps) {
               </CardBody>
             </Card>
           ) : null}
+          <ErrorsCard />
         </div>
       )}
     </>
