@@ -17,4 +17,5 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) },
   { path: 'orders', label: 'Orders', component: lazy(() => import('./screens/orders')) },
+  { path: 'members', label: 'Members', component: lazy(() => import('./screens/members')) },
 ];

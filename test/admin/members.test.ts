@@ -1,0 +1,101 @@
+// Members and ledger in a real browser: the members list (and the overview's link to it by
+// currency), the lookup to find a member, a credit from the member's page whose double-clicked
+// button posts once, the reversal of that credit, and the refusal to reverse a payout's entry
+// shown in the API's words.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchBrowser, openPage, screenshot, seriousViolations, signInWithKeyboard } from '../helpers/browser.js';
+import { type Daemon, describeDaemon } from '../helpers/daemon.js';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Bob's EUR balance and how many entries he has, as the API says. */
+async function ledgerOf(d: Daemon, memberId: number): Promise<{ available: string; entries: string }> {
+  const balances = await d.api('GET', `/ledger/members?member_id=${memberId}&currency=EUR`);
+  const entries = await d.api('GET', `/ledger/entries?member_id=${memberId}`);
+  return { available: balances.body[0]?.available, entries: String(entries.headers['x-wp-total']) };
+}
+
+const timeline = (page: Page) => page.locator('.dataviews-view-activity__item');
+
+describeDaemon('the admin screens: members and ledger', (use, dialect) => {
+  it('finds a member, credits them once on a double click, reverses it, and shows why a payout entry cannot be reversed', async () => {
+    const d = use();
+    const bob = await d.ctx.users.create({ login: 'bob', email: 'bob@example.com', display_name: 'Bob Builder', role: 'member' });
+    const carol = await d.ctx.users.create({ login: 'carol', email: 'carol@example.com', display_name: 'Carol Jones', role: 'member' });
+    await d.ctx.ledger.adjust({ member_id: bob.id, type: 'credit', amount: '5.00', currency: 'EUR', note: 'Welcome bonus' }, 'test');
+    await d.ctx.ledger.adjust({ member_id: carol.id, type: 'credit', amount: '7.00', currency: 'USD', note: 'Welcome bonus' }, 'test');
+    const payout = await d.api('POST', '/payouts', { member_id: bob.id, amount: '2.00', currency: 'EUR', method: 'paypal' });
+    expect(payout.status).toBe(201);
+    expect(await ledgerOf(d, bob.id)).toEqual({ available: '3.00', entries: '2' });
+
+    const { page, foreign, errors, context } = await openPage(browser, d.url);
+    await signInWithKeyboard(page, d.url, 'e2e-admin', 'correct horse battery');
+    await page.getByRole('navigation', { name: 'Main menu' }).getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Members' }).waitFor();
+    const rows = page.getByRole('row').filter({ has: page.getByRole('link') });
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.first().textContent()).toContain('Carol Jones');
+    await screenshot(page, `members-${dialect}`);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // The overview's link: one currency.
+    await page.goto(`${d.url}/admin/members?currency=EUR`);
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain('Bob Builder');
+
+    // The lookup finds a member by a prefix of the login and opens their page.
+    const find = page.getByRole('combobox', { name: /Find a member/ });
+    await find.fill('bo');
+    await page.getByRole('option', { name: /Bob Builder \(bob, bob@example\.com\)/ }).click();
+    await page.getByRole('heading', { level: 1, name: 'Bob Builder' }).waitFor();
+    expect(page.url()).toBe(`${d.url}/admin/members/${bob.id}`);
+    await expect.poll(() => timeline(page).count()).toBe(2);
+
+    // Credit 10.00 EUR; the double-clicked button posts once.
+    await page.getByRole('button', { name: 'Credit or debit' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Amount').fill('10.00');
+    expect(await dialog.getByLabel('Currency').inputValue()).toBe('EUR');
+    await dialog.getByLabel('Note (required)').fill('Goodwill, ticket 77');
+    await dialog.getByRole('button', { name: 'Credit 10.00 EUR' }).dblclick();
+    await page.getByRole('main').getByText('Credited 10.00 EUR. Available now: 13.00 EUR.').waitFor();
+    expect(await dialog.count()).toBe(0);
+    expect(await ledgerOf(d, bob.id)).toEqual({ available: '13.00', entries: '3' });
+    await expect.poll(() => timeline(page).count()).toBe(3);
+
+    // Reverse the credit, with the confirmation.
+    const credit = timeline(page).filter({ hasText: 'Goodwill, ticket 77' });
+    await credit.getByRole('button', { name: 'Reverse' }).click();
+    await dialog.getByText(/This posts a reversal of the entry of 10\.00 EUR/).waitFor();
+    await dialog.getByRole('button', { name: 'Reverse entry' }).click();
+    await page
+      .getByRole('main')
+      .getByText(/reversed by entry #\d+ \(-10\.00 EUR\)/)
+      .waitFor();
+    expect(await ledgerOf(d, bob.id)).toEqual({ available: '3.00', entries: '4' });
+    await expect.poll(() => timeline(page).count()).toBe(4);
+    await expect.poll(() => timeline(page).filter({ hasText: 'Goodwill, ticket 77' }).filter({ hasText: 'Reversed by' }).count()).toBe(1);
+
+    // A payout's entry: the API refuses, and the modal says why in words; Escape closes it.
+    await timeline(page).filter({ hasText: 'Payout' }).first().getByRole('button', { name: 'Reverse' }).click();
+    await dialog.getByRole('button', { name: 'Reverse entry' }).click();
+    await dialog.getByText('A payout entry cannot be reversed; cancel the payout instead.').waitFor();
+    await screenshot(page, `member-refusal-${dialect}`);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count()).toBe(0);
+    expect(await ledgerOf(d, bob.id)).toEqual({ available: '3.00', entries: '4' });
+
+    await screenshot(page, `member-${dialect}`);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
