@@ -94,6 +94,45 @@ describeDaemon('the admin screens: members and ledger', (use, dialect) => {
 
     await screenshot(page, `member-${dialect}`);
     expect(await seriousViolations(page)).toEqual([]);
+
+    // The member's orders, payouts and referrals, each a tab with its own URL.
+    await d.ctx.orders.record(
+      {
+        network: 'awin',
+        transaction_id: 'T-BOB-1',
+        source: 'postback',
+        sale_amount: '100.00',
+        commission: '8.00',
+        currency: 'EUR',
+        member_id: bob.id,
+        status: 'pending',
+      },
+      'system',
+    );
+    expect((await d.api('POST', '/referrals', { referrer_id: carol.id, referee_id: bob.id })).status).toBe(201);
+    const sections = page.getByRole('navigation', { name: 'Member sections' });
+    await sections.getByRole('link', { name: 'Orders' }).click();
+    await expect.poll(() => page.url()).toBe(`${d.url}/admin/members/${bob.id}/orders`);
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'T-BOB-1' }).count()).toBe(1);
+    await screenshot(page, `member-orders-${dialect}`);
+    await expect.poll(() => page.getByRole('navigation', { name: 'Views' }).textContent()).toContain('Pending (1)');
+    expect(await seriousViolations(page)).toEqual([]);
+    await sections.getByRole('link', { name: 'Payouts' }).click();
+    await expect.poll(() => page.getByRole('navigation', { name: 'Views' }).textContent()).toContain('Pending (1)');
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'paypal' }).count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    await sections.getByRole('link', { name: 'Referrals' }).click();
+    await page.getByRole('heading', { name: 'Referred by' }).waitFor();
+    expect(await page.getByRole('main').getByRole('link', { name: 'Carol Jones' }).count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // A member without any entry yet is named by the lookup; an unknown id is said to be unknown.
+    const dave = await d.ctx.users.create({ login: 'dave', email: 'dave@example.com', display_name: 'Dave Dee', role: 'member' });
+    await page.goto(`${d.url}/admin/members/${dave.id}`);
+    await page.getByRole('heading', { level: 1, name: 'Dave Dee (dave, dave@example.com)' }).waitFor();
+    await page.getByText('No balance yet').waitFor();
+    await page.goto(`${d.url}/admin/members/999999`);
+    await page.getByRole('heading', { level: 1, name: 'Member not found' }).waitFor();
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();

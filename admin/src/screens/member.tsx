@@ -39,6 +39,8 @@ export default function MemberScreen({ rest, query }: ScreenProps) {
 
 function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSearchParams }) {
   const [balances, setBalances] = useState<MemberBalance[] | null>(null);
+  // Who this is even without a balance row: the lookup by id (`Display Name (login, email)`); null: no such user.
+  const [who, setWho] = useState<string | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [adjusting, setAdjusting] = useState(false);
@@ -55,14 +57,30 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
       (err: unknown) => setError(errorMessage(err)),
     );
   }, [id, tick]);
+  useEffect(() => {
+    api<{ id: number; label: string }[]>('/lookup/users', { query: { include: id } }).then(
+      (users) => setWho(users[0]?.label ?? null),
+      (err: unknown) => setError(errorMessage(err)),
+    );
+  }, [id]);
   const first = balances?.[0];
-  const name = first ? first.display_name || first.login : `Member #${id}`;
+  const name = first ? first.display_name || first.login : (who ?? `Member #${id}`);
   const currencies = useMemo(() => (balances ?? []).map((b) => b.currency), [balances]);
   const onReverse = useCallback((entry: Entry) => {
     setDone(null);
     setReversing(entry);
   }, []);
 
+  if (who === null)
+    return (
+      <>
+        <p className="ct-breadcrumb">
+          <Link to="/members">Members</Link>
+        </p>
+        <h1>Member not found</h1>
+        <p>There is no user #{id}. Find the member by login, email or name on the members list.</p>
+      </>
+    );
   return (
     <>
       <p className="ct-breadcrumb">
