@@ -92,6 +92,26 @@ describeDaemon('the admin screens: members and ledger', (use, dialect) => {
     await expect.poll(() => dialog.count()).toBe(0);
     expect(await ledgerOf(d, bob.id)).toEqual({ available: '3.00', entries: '4' });
 
+    // Focus is back where it was: the payout entry's Reverse button.
+    await expect.poll(() => page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('Reverse');
+
+    // A debit past the balance: refused in words; the corrected debit (a new request) then runs.
+    await page.getByRole('button', { name: 'Credit or debit' }).click();
+    await dialog.getByLabel('Type').selectOption('debit');
+    await dialog.getByLabel('Amount').fill('50.00');
+    await dialog.getByLabel('Note (required)').fill('Chargeback, ticket 78');
+    await dialog.getByRole('button', { name: 'Debit 50.00 EUR' }).click();
+    await dialog.getByText("The member's available balance (3.00 EUR) does not cover 50.00.").waitFor();
+    await dialog.getByLabel('Amount').fill('1.00');
+    await dialog.getByRole('button', { name: 'Debit 1.00 EUR' }).click();
+    await page.getByRole('main').getByText('Debited 1.00 EUR. Available now: 2.00 EUR.').waitFor();
+    expect(await ledgerOf(d, bob.id)).toEqual({ available: '2.00', entries: '5' });
+
+    // The ledger's filters are the URL: only the payout entry.
+    await page.goto(`${d.url}/admin/members/${bob.id}?type=payout`);
+    await expect.poll(() => timeline(page).count()).toBe(1);
+    expect(await timeline(page).textContent()).toContain('Payout 1 via paypal');
+
     await screenshot(page, `member-${dialect}`);
     expect(await seriousViolations(page)).toEqual([]);
 
