@@ -92,11 +92,15 @@ describeDaemon('the admin screens: members and ledger', (use, dialect) => {
     await expect.poll(() => dialog.count()).toBe(0);
     expect(await ledgerOf(d, bob.id)).toEqual({ available: '3.00', entries: '4' });
 
-    // Focus is back where it was: the payout entry's Reverse button.
-    await expect.poll(() => page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('Reverse');
+    // Escape closes a modal and focus is back on the button that opened it.
+    await page.getByRole('button', { name: 'Credit or debit' }).click();
+    await dialog.getByLabel('Amount').waitFor();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count()).toBe(0);
+    await expect.poll(() => page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('Credit or debit');
 
     // A debit past the balance: refused in words; the corrected debit (a new request) then runs.
-    await page.getByRole('button', { name: 'Credit or debit' }).click();
+    await page.keyboard.press('Enter');
     await dialog.getByLabel('Type').selectOption('debit');
     await dialog.getByLabel('Amount').fill('50.00');
     await dialog.getByLabel('Note (required)').fill('Chargeback, ticket 78');

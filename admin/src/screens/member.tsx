@@ -4,7 +4,7 @@
 // reversal of an entry, the member's orders (GET /orders?member_id=), payouts
 // (GET /payouts?member_id=) and referrals (GET /referrals). Credit or debit from the balances.
 import { Button, Card, CardBody, CardHeader, Notice, Spinner } from '@wordpress/components';
-import type { Action, Field } from '@wordpress/dataviews';
+import type { Field } from '@wordpress/dataviews';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../lib/api';
 import { Link } from '../lib/link';
@@ -65,7 +65,9 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
   }, [id]);
   const first = balances?.[0];
   const name = first ? first.display_name || first.login : (who ?? `Member #${id}`);
-  const currencies = useMemo(() => (balances ?? []).map((b) => b.currency), [balances]);
+  // By content: a reload that finds the same currencies keeps the ledger's fields (and its buttons, which a modal returns focus to).
+  const currencyList = (balances ?? []).map((b) => b.currency).join(',');
+  const currencies = useMemo(() => (currencyList ? currencyList.split(',') : []), [currencyList]);
   const onReverse = useCallback((entry: Entry) => {
     setDone(null);
     setReversing(entry);
@@ -252,10 +254,10 @@ function LedgerTab({ id, query, currencies, onReverse }: { id: number; query: UR
         enableSorting: false,
         filterBy: false,
         render: ({ item }) => (
-          <>
-            {'Balance after: '}
-            <Money amount={item.balance_after} currency={item.currency} />
-          </>
+          // One element: the activity layout lays out a field's value as flex items, which drops the space.
+          <span>
+            Balance after <Money amount={item.balance_after} currency={item.currency} />
+          </span>
         ),
       },
       { id: 'source', label: 'Source', enableSorting: false, filterBy: false, getValue: ({ item }) => sourceText(item) },
@@ -277,23 +279,20 @@ function LedgerTab({ id, query, currencies, onReverse }: { id: number; query: UR
       fixed: { member_id: String(id) },
       activity: { titleField: 'type', descriptionField: 'note' },
       perPage: 20,
+      actions: [
+        {
+          id: 'reverse',
+          label: 'Reverse',
+          isPrimary: true,
+          // A reversal cannot be reversed and an entry only once; a payout's entry is the API's to refuse, in words.
+          isEligible: (entry) => entry.type !== 'reversal' && !entry.reversed_by,
+          callback: ([entry]) => onReverse(entry),
+        },
+      ],
     };
-  }, [id, currencies]);
-  const actions = useMemo<Action<Entry>[]>(
-    () => [
-      {
-        id: 'reverse',
-        label: 'Reverse',
-        isPrimary: true,
-        // A reversal cannot be reversed and an entry only once; a payout's entry is the API's to refuse, in words.
-        isEligible: (entry) => entry.type !== 'reversal' && !entry.reversed_by,
-        callback: ([entry]) => onReverse(entry),
-      },
-    ],
-    [onReverse],
-  );
+  }, [id, currencies, onReverse]);
   const list = useListData(spec, query);
-  return <ListView spec={{ ...spec, actions }} query={query} list={list} />;
+  return <ListView spec={spec} query={query} list={list} />;
 }
 
 const ORDER_STATUSES = [
