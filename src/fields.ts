@@ -130,6 +130,11 @@ export function anyOfPattern(item: Joi.StringSchema, max = 50): Joi.ArraySchema<
   return (commaJoi as unknown as { commaList(): Joi.ArraySchema<string[]> }).commaList().items(item).min(1).max(max);
 }
 
+/** A list of ids (`include=3,7`, or an array), as the host platform's `include`. */
+export function idList(max = 20): Joi.ArraySchema<number[]> {
+  return (commaJoi as unknown as { commaList(): Joi.ArraySchema<number[]> }).commaList().items(id()).min(1).max(max);
+}
+
 /** `after` / `before` of a dated list: strictly after / strictly before (the host platform's meaning). */
 export function dateRange(what: string) {
   return {

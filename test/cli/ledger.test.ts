@@ -26,6 +26,8 @@ for (const dialect of dialects) {
       // Other tests add members of their own: the list is narrowed to this test's member.
       const members = await runCli(['ledger', 'members', '--search', 'mia', '--json'], { db });
       expect(members.json<{ login: string; available: string }[]>()).toEqual([expect.objectContaining({ login: 'mia', available: '20.00' })]);
+      const one = await runCli(['ledger', 'members', '--member', 'mia', '--json'], { db });
+      expect(one.json<{ login: string; currency: string }[]>()).toEqual([expect.objectContaining({ login: 'mia', currency: 'USD' })]);
       const rev = await runCli(['ledger', 'reverse', String(entry.id), '--note', 'duplicate', '--json'], { db });
       expect(rev.json<{ reversal: { amount: string } }>().reversal.amount).toBe('-20.00');
       const verify = await runCli(['ledger', 'verify', '--json'], { db });

@@ -226,6 +226,25 @@ describeEachDialect(
       expect(((await get('/ledger/members?min_balance=lots')).result as Json).code).toBe('svc_invalid_amount');
     });
 
+    it("lists one member's balances, one row per currency, with member_id", async () => {
+      const id = await member('mb');
+      const other = await member('mb');
+      await adjust(id, 'credit', '5.00');
+      await adjust(id, 'credit', '700', { currency: 'JPY' });
+      await adjust(other, 'credit', '9.00');
+      const res = await get(`/ledger/members?member_id=${id}&orderby=name`);
+      expect(res.headers['x-wp-total']).toBe('2');
+      expect((res.result as Json[]).map((r) => [r.member_id, r.currency, r.available])).toEqual([
+        [id, 'JPY', '700'],
+        [id, 'USD', '5.00'],
+      ]);
+      expect((await get(`/ledger/members?member_id=${id}&currency=USD`)).result).toEqual([expect.objectContaining({ member_id: id, available: '5.00' })]);
+      const empty = await get(`/ledger/members?member_id=${await member('mb')}`);
+      expect(empty.statusCode).toBe(200);
+      expect(empty.result).toEqual([]);
+      expect(((await get('/ledger/members?member_id=0')).result as Json).code).toBe('rest_invalid_param');
+    });
+
     it('replays an adjustment retried with the same Idempotency-Key and posts it once', async () => {
       const id = await member();
       const key = `adj-${id}`;

@@ -53,6 +53,22 @@ describeEachDialect('GET /lookup/users', (use) => {
     expect((await get('search=member&page=3')).result).toMatchObject({ code: 'rest_invalid_page_number', data: { total: 30, total_pages: 2 } });
   });
 
+  it('names the users of include (a picker showing the user it holds), still matching the search', async () => {
+    const get = (query: string) => server.inject({ url: `${NS}/lookup/users?${query}`, headers: { authorization: admin.authorization } });
+    const all = (await get('search=member2&per_page=2')).result as { id: number; label: string }[];
+    const [a, b] = all.map((u) => u.id);
+    const both = await get(`include=${b},${a}`);
+    expect(both.statusCode).toBe(200);
+    expect(both.headers['x-wp-total']).toBe('2');
+    expect(both.result).toEqual(all);
+    expect(((await get(`include[]=${a}&include[]=${b}&search=member20`)).result as { label: string }[]).map((u) => u.label)).toEqual([
+      'Member 20 (member20, m20@example.com)',
+    ]);
+    expect((await get('include=888888')).result).toEqual([]);
+    expect((await get('include=0')).result).toMatchObject({ code: 'rest_invalid_param' });
+    expect((await get(`include=${Array.from({ length: 21 }, (_, i) => i + 1).join(',')}`)).result).toMatchObject({ code: 'rest_invalid_param' });
+  });
+
   it('refuses an overlong search', async () => {
     const res = await server.inject({ url: `${NS}/lookup/users?search=${'a'.repeat(300)}`, headers: { authorization: admin.authorization } });
     expect(res.result).toMatchObject({ code: 'rest_invalid_param', data: { details: { search: { code: 'rest_too_long' } } } });

@@ -4,7 +4,7 @@
 // the API's message in words. Escape closes it and focus returns where it was (the Modal's own).
 import { Button, Modal, Notice } from '@wordpress/components';
 import { type ReactNode, useState } from 'react';
-import { api, errorMessage } from './api';
+import { api, errorMessage, isApiError } from './api';
 
 export interface ActionModalProps<R> {
   title: string;
@@ -23,7 +23,9 @@ export interface ActionModalProps<R> {
 
 export function ActionModal<R>({ title, request, submitLabel, destructive, ready = true, onDone, onClose, children }: ActionModalProps<R>) {
   // One key for the life of this modal: every retry of this action is the same request to the API.
-  const [key] = useState(() => crypto.randomUUID());
+  // Only a refusal the API answered (a 4xx: nothing happened, and the key now replays that refusal)
+  // makes a new one, so a corrected request (a smaller debit after svc_insufficient_funds) can run.
+  const [key, setKey] = useState(() => crypto.randomUUID());
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const submit = (event: React.FormEvent) => {
@@ -35,6 +37,7 @@ export function ActionModal<R>({ title, request, submitLabel, destructive, ready
     api<R>(path, { method, data, headers: { 'Idempotency-Key': key } }).then(
       (result) => onDone(result),
       (err: unknown) => {
+        if (isRefusal(err)) setKey(crypto.randomUUID());
         setError(errorMessage(err));
         setBusy(false);
       },
@@ -68,4 +71,10 @@ export function ActionModal<R>({ title, request, submitLabel, destructive, ready
       </form>
     </Modal>
   );
+}
+
+/** A 4xx answer: the API refused and changed nothing (a key still in use, 409 svc_idempotency_key_in_use, is not one). */
+function isRefusal(err: unknown): boolean {
+  const status = isApiError(err) ? Number(err.data?.status) : 0;
+  return status >= 400 && status < 500 && !(isApiError(err) && err.code === 'svc_idempotency_key_in_use');
 }

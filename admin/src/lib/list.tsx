@@ -44,6 +44,10 @@ export interface ListSpec<T> {
   perPage?: number;
   /** Columns of amounts: right-aligned, as money is. */
   amounts?: string[];
+  /** Where the column choices are kept (default: the screen's path; one key for the lists of every member's page). */
+  columnsKey?: string;
+  /** A timeline (a member's ledger) instead of a table: DataViews' activity layout with these fields. */
+  activity?: { titleField: string; descriptionField?: string; mediaField?: string };
 }
 
 const PAGE_SIZES = [10, 20, 50, 100];
@@ -67,16 +71,17 @@ export function viewFromQuery<T>(spec: ListSpec<T>, query: URLSearchParams): Vie
   }
   const perPage = Number(query.get('per_page'));
   const direction = query.get('order');
+  const layout = spec.activity ? { type: 'activity' as const, ...spec.activity, layout: { density: 'balanced' as const } } : { type: 'table' as const };
   return {
-    type: 'table',
+    ...layout,
     search: query.get('search') ?? '',
     filters,
     page: Math.max(1, Number(query.get('page')) || 1),
     perPage: PAGE_SIZES.includes(perPage) ? perPage : (spec.perPage ?? 20),
     sort: { field: query.get('orderby') ?? spec.sort.field, direction: direction === 'asc' || direction === 'desc' ? direction : spec.sort.direction },
     fields: storedColumns(spec) ?? spec.columns,
-    layout: { styles: Object.fromEntries((spec.amounts ?? []).map((f) => [f, { align: 'end' as const }])) },
-  };
+    ...(spec.activity ? {} : { layout: { styles: Object.fromEntries((spec.amounts ?? []).map((f) => [f, { align: 'end' as const }])) } }),
+  } as View;
 }
 
 /** The URL query (and API query) of a view. */
@@ -116,7 +121,7 @@ function ownedParams<T>(spec: ListSpec<T>): Set<string> {
 
 function storedColumns<T>(spec: ListSpec<T>): string[] | null {
   try {
-    const raw = window.localStorage.getItem(`cashtrack.columns.${spec.screen}`);
+    const raw = window.localStorage.getItem(`cashtrack.columns.${spec.columnsKey ?? spec.screen}`);
     const parsed: unknown = raw ? JSON.parse(raw) : null;
     return Array.isArray(parsed) && parsed.every((c) => typeof c === 'string') ? (parsed as string[]) : null;
   } catch {
@@ -211,7 +216,7 @@ export function ListView<T>({ spec, query, list }: { spec: ListSpec<T>; query: U
   const view = useMemo(() => viewFromQuery(spec, query), [spec, query]);
   const onChangeView = (next: View) => {
     if (next.fields && JSON.stringify(next.fields) !== JSON.stringify(view.fields)) {
-      window.localStorage.setItem(`cashtrack.columns.${spec.screen}`, JSON.stringify(next.fields));
+      window.localStorage.setItem(`cashtrack.columns.${spec.columnsKey ?? spec.screen}`, JSON.stringify(next.fields));
     }
     const changedFilters = JSON.stringify(next.filters) !== JSON.stringify(view.filters) || next.search !== view.search;
     const q = queryFromView(spec, changedFilters ? { ...next, page: 1 } : next, query);
@@ -234,7 +239,7 @@ export function ListView<T>({ spec, query, list }: { spec: ListSpec<T>; query: U
         onChangeView={onChangeView}
         isLoading={list.loading}
         paginationInfo={{ totalItems: list.total, totalPages: list.totalPages }}
-        defaultLayouts={{ table: {} }}
+        defaultLayouts={spec.activity ? { activity: {} } : { table: {} }}
         actions={spec.actions ?? []}
         search={spec.search ?? false}
         config={{ perPageSizes: PAGE_SIZES }}

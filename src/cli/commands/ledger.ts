@@ -11,6 +11,7 @@ export function register(ledger: Command, run: Run): void {
     ledger
       .command('members')
       .description('balances per member and currency')
+      .option('--member <member>', "only this member's balances (member id or login)")
       .option('--search <s>', 'prefix of a login, email or display name')
       .option('--currency <code>', 'only this currency')
       .option('--min-balance <amount>', 'only available balances of at least this')
@@ -73,18 +74,21 @@ export function register(ledger: Command, run: Run): void {
 
 export async function members(
   io: Io,
-  opts: ListOptions & { search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string },
+  opts: ListOptions & { member?: string; search?: string; currency?: string; minBalance?: string; orderby?: string; order?: string },
 ): Promise<ListPage<MemberBalance>> {
-  const query = await validateInput(ledgerSchemas.members, {
-    search: opts.search,
-    currency: opts.currency,
-    min_balance: opts.minBalance,
-    orderby: opts.orderby,
-    order: opts.order,
-    page: opts.page,
-    per_page: opts.perPage,
+  return withContext(io, async (ctx) => {
+    const query = await validateInput(ledgerSchemas.members, {
+      member_id: opts.member === undefined ? undefined : await memberId(ctx, opts.member),
+      search: opts.search,
+      currency: opts.currency,
+      min_balance: opts.minBalance,
+      orderby: opts.orderby,
+      order: opts.order,
+      page: opts.page,
+      per_page: opts.perPage,
+    });
+    return { ...(await ctx.ledger.listMembers(query)), page: query.page };
   });
-  return withContext(io, async (ctx) => ({ ...(await ctx.ledger.listMembers(query)), page: query.page }));
 }
 
 export async function entries(

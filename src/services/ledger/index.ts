@@ -67,6 +67,7 @@ export interface EntryFilters {
 }
 
 export interface MemberFilters {
+  member_id?: number;
   search?: string;
   currency?: string;
   min_balance?: string;
@@ -403,6 +404,7 @@ export class LedgerService {
   async listMembers(filters: MemberFilters): Promise<{ items: MemberBalance[]; total: number }> {
     const where: string[] = [];
     const params: unknown[] = [];
+    if (filters.member_id !== undefined) where.push('b.member_id = ?'), params.push(filters.member_id);
     if (filters.currency) currencyExponent(filters.currency), where.push('b.currency = ?'), params.push(filters.currency);
     if (filters.min_balance !== undefined) {
       const min = parseAmount(filters.min_balance, filters.currency ?? this.deps.currency, { allowNegative: true, allowZero: true, field: 'min_balance' });

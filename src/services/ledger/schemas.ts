@@ -16,6 +16,7 @@ export type AdjustmentInput = Parameters<LedgerService['adjust']>[0];
 export const ledgerSchemas = {
   members: Joi.object<MemberFilters, true>({
     ...paging,
+    member_id: id().description("Only this member's balances (one row per currency)."),
     search: Joi.string().max(191).description('Prefix of the login, email or display name.'),
     currency: currency(),
     min_balance: amount().description('Only members whose available balance is at least this.'),

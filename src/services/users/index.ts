@@ -85,6 +85,12 @@ export function needsRehash(stored: string, logN = SCRYPT_LOG_N): boolean {
 
 export const USER_COLUMNS = 'id, login, email, display_name, role, status, created_at';
 
+/** A lookup's answer: the id and `Display Name (login, email)`. */
+function lookupItem(row: Record<string, unknown>): { id: number; label: string } {
+  const u = toUser(row);
+  return { id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` };
+}
+
 export function toUser(row: Record<string, unknown>): User {
   return {
     id: toInt(row.id),
@@ -307,10 +313,12 @@ export class UserService {
    * Typeahead: a page of the users whose login, email or display name starts with `search`, by
    * login, and how many there are. Each column is its own index range scan, cut at the end of the
    * page, and their union is sorted: the cost grows with the page, never with the table.
+   * `include` keeps only those ids (at most 20, by primary key), still matching the search if any.
    */
-  async lookup(search: string, page = { page: 1, per_page: 20 }): Promise<{ items: { id: number; label: string }[]; total: number }> {
+  async lookup(search: string, page = { page: 1, per_page: 20 }, include?: number[]): Promise<{ items: { id: number; label: string }[]; total: number }> {
     const prefix = search.trim();
     const like = Database.likePrefix(prefix);
+    if (include?.length) return this.lookupIds(include, prefix === '' ? null : like, page);
     const end = page.page * page.per_page;
     // An empty search matches every user by login alone: one ordered index walk, one count.
     const columns = prefix === '' ? ['login'] : ['login', 'email', 'display_name'];
@@ -326,7 +334,20 @@ export class UserService {
         columns.map(() => like),
       ),
     ]);
-    return { items: rows.map(toUser).map((u) => ({ id: u.id, label: `${u.display_name} (${u.login}, ${u.email})` })), total: toInt(count[0].n) };
+    return { items: rows.map(lookupItem), total: toInt(count[0].n) };
+  }
+
+  private async lookupIds(ids: number[], like: string | null, page: { page: number; per_page: number }) {
+    const where = `id IN (${ids.map(() => '?').join(', ')})${like ? " AND (login LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!' OR display_name LIKE ? ESCAPE '!')" : ''}`;
+    const params = [...ids, ...(like ? [like, like, like] : [])];
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(
+        `SELECT ${USER_COLUMNS} FROM users WHERE ${where} ORDER BY login, id LIMIT ${page.per_page} OFFSET ${(page.page - 1) * page.per_page}`,
+        params,
+      ),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE ${where}`, params),
+    ]);
+    return { items: rows.map(lookupItem), total: toInt(count[0].n) };
   }
 
   /**

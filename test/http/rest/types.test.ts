@@ -67,8 +67,8 @@ describe('route()', () => {
       handler: ({ query }) => {
         // @ts-expect-error page is a number once validated
         const page: string = query.page;
-        // @ts-expect-error the members query has no member_id
-        return [page, query.member_id];
+        // @ts-expect-error the members query has no status
+        return [page, query.status];
       },
     });
     route({
