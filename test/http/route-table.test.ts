@@ -17,13 +17,13 @@ for (const dialect of dialects) {
       await destroyTestContext(t);
     });
 
-    it('gives every namespace route an id, manage_options and validation', () => {
+    it('gives every namespace route an id, manage_options (signed_in: a user\'s own application passwords only) and validation', () => {
       const ids = new Set<string>();
       for (const def of routeTable) {
         expect(def.id, `${def.method} ${def.path}`).toMatch(/^[a-z-]+\.[a-z-]+(\.[a-z-]+)*$/);
         expect(ids.has(def.id), `duplicate id ${def.id}`).toBe(false);
         ids.add(def.id);
-        expect(def.auth, def.id).toBe('manage_options');
+        expect(def.auth, def.id).toBe(def.id.startsWith('users.app-passwords.') ? 'signed_in' : 'manage_options');
         expect(def.description, def.id).toBeTruthy();
         const v = def.validate;
         expect(v.query || v.payload, `${def.id} validates nothing`).toBeTruthy();
@@ -39,11 +39,11 @@ for (const dialect of dialects) {
         const where = `${route.method.toUpperCase()} ${route.path}`;
         expect(route.settings.id, where).toBeTruthy();
         const auth = route.settings.plugins?.cashtrack?.def?.auth ?? route.settings.plugins?.cashtrack?.auth;
-        expect(['manage_options', 'public', 'session'], where).toContain(auth);
+        expect(['manage_options', 'signed_in', 'public', 'session'], where).toContain(auth);
         const validate = route.settings.validate as { query?: unknown; payload?: unknown; params?: unknown };
         // The postback endpoint validates its network id; its query and body are read raw by the service.
         expect(validate.query || validate.payload || validate.params, `${where} validates nothing`).toBeTruthy();
-        if (route.path.includes('/svc/v1/')) expect(auth, where).toBe('manage_options');
+        if (route.path.includes('/svc/v1/')) expect(auth, where).toBe(route.path.includes('/application-passwords') ? 'signed_in' : 'manage_options');
       }
     });
 

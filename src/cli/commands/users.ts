@@ -74,8 +74,7 @@ export async function setPassword(io: Io, login: string, opts: { json?: boolean 
   const password = (await readStdin(io)).replace(/\r?\n$/, '');
   await withContext(io, async (ctx) => {
     const user = await ctx.users.requireByLogin(login);
-    await ctx.users.setPassword(user.id, password);
-    const revoked = await ctx.sessions.revokeAll(user.id);
+    const { sessions_revoked: revoked } = await ctx.auth.setPassword(user.id, password, 'cli');
     if (opts.json) return printJson(io, { id: user.id, login: user.login, sessions_revoked: revoked });
     io.stdout.write(`password set for ${user.login}; ${revoked} session(s) revoked\n`);
   });

@@ -199,7 +199,7 @@ export const restHost: Plugin<RestHostOptions> = {
     server.ext('onPreHandler', (request, h) => {
       const cfg = request.route.settings.plugins?.cashtrack;
       const auth = cfg?.def?.auth ?? cfg?.auth;
-      if (auth === 'manage_options' && !can(state(request).principal, 'manage_options')) {
+      if ((auth === 'manage_options' && !can(state(request).principal, 'manage_options')) || (auth === 'signed_in' && !state(request).principal)) {
         const principal = state(request).principal;
         ctx.logger.warning('auth', 'Forbidden', { route: cfg?.def?.id, user_id: principal?.user.id ?? null, ip: state(request).ip }, state(request).requestId);
         throw new ServiceError('rest_forbidden', 'Sorry, you are not allowed to do that.', principal ? 403 : 401);

@@ -29,7 +29,7 @@ declare module '@hapi/hapi' {
     cashtrack?: RestState;
   }
   interface PluginSpecificConfiguration {
-    cashtrack?: { def?: RouteDef; auth?: 'public' | 'manage_options' | 'session' };
+    cashtrack?: { def?: RouteDef; auth?: 'public' | 'manage_options' | 'signed_in' | 'session' };
   }
 }
 

@@ -9,8 +9,12 @@ import type { KeyHold } from '../../services/idempotency/index.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** `manage_options`: administrators only (every namespace route). `public`: the index documents. */
-export type Auth = 'manage_options' | 'public';
+/**
+ * `manage_options`: administrators only (every namespace route but these). `signed_in`: any
+ * authenticated user, the handler's service deciding whose data they reach (a user's own
+ * application passwords). `public`: the index documents.
+ */
+export type Auth = 'manage_options' | 'signed_in' | 'public';
 
 // biome-ignore lint/suspicious/noExplicitAny: an untyped route's input is what its Joi schema let through.
 export interface RestInput<Q = Record<string, any>, P = Record<string, any>, A = Record<string, any>> {

@@ -24,10 +24,8 @@ export interface AppPassword {
   last_ip: string | null;
 }
 
-export interface CreatedAppPassword {
-  uuid: string;
-  name: string;
-  /** Shown once, in groups of four. */
+/** The create answer: the item and its password, shown this once in groups of four. */
+export interface CreatedAppPassword extends AppPassword {
   password: string;
 }
 
@@ -84,26 +82,38 @@ export class AppPasswordService {
     let password = '';
     for (let i = 0; i < 24; i++) password += ALPHABET[randomInt(ALPHABET.length)];
     const uuid = randomUUID();
+    const now = this.deps.clock.now();
     try {
       await this.deps.db.execute('INSERT INTO app_passwords (uuid, user_id, name, hash, created_at) VALUES (?, ?, ?, ?, ?)', [
         uuid,
         user.id,
         clean,
         this.hash(password),
-        this.deps.clock.now(),
+        now,
       ]);
     } catch (err) {
       if (isUniqueViolation(err)) throw refuse(new ServiceError('application_password_duplicate_name', 'Each application name should be unique.', 409));
       throw err;
     }
     this.deps.logger.info('auth', 'Application password created', { user_id: user.id, login: user.login, uuid, name: clean, actor });
-    return { uuid, name: clean, password: chunkPassword(password) };
+    return { uuid, name: clean, password: chunkPassword(password), created: toIso(now)!, last_used: null, last_ip: null };
   }
 
   async list(user: User): Promise<AppPassword[]> {
+    return this.read(user, null);
+  }
+
+  /** One of the user's application passwords (404 rest_application_password_not_found). */
+  async get(user: User, uuid: string): Promise<AppPassword> {
+    const [item] = await this.read(user, uuid);
+    if (!item) throw new ServiceError('rest_application_password_not_found', 'Application password not found.', 404);
+    return item;
+  }
+
+  private async read(user: User, uuid: string | null): Promise<AppPassword[]> {
     const rows = await this.deps.db.select<Record<string, unknown>>(
-      'SELECT uuid, name, created_at, last_used_at, last_ip FROM app_passwords WHERE user_id = ? ORDER BY created_at, id',
-      [user.id],
+      `SELECT uuid, name, created_at, last_used_at, last_ip FROM app_passwords WHERE user_id = ?${uuid === null ? '' : ' AND uuid = ?'} ORDER BY created_at, id`,
+      uuid === null ? [user.id] : [user.id, uuid],
     );
     return rows.map((r) => ({
       uuid: String(r.uuid),
@@ -115,7 +125,8 @@ export class AppPasswordService {
   }
 
   /** Deletes one; every process sees it on its next request (the auth revision moves). */
-  async revoke(user: User, uuid: string, actor = 'system'): Promise<void> {
+  async revoke(user: User, uuid: string, actor = 'system'): Promise<AppPassword> {
+    const [previous] = await this.read(user, uuid);
     const affected = await this.deps.db.transaction(async (t) => {
       const { affected } = await this.deps.db.execute('DELETE FROM app_passwords WHERE user_id = ? AND uuid = ?', [user.id, uuid], t);
       if (affected > 0) await this.deps.settings.bumpAuthRevision(t);
@@ -127,6 +138,7 @@ export class AppPasswordService {
     }
     this.cache.clear();
     this.deps.logger.info('auth', 'Application password revoked', { user_id: user.id, login: user.login, uuid, actor });
+    return previous;
   }
 
   /**

@@ -187,6 +187,33 @@ export class AuthService {
     }
   }
 
+  /**
+   * Sets a user's login password and revokes every session they have, so whoever knew the old
+   * one is signed out: the one way `cashtrack users set-password` and `POST /users/{id}` do it.
+   */
+  async setPassword(userId: number, password: string, actor = 'system'): Promise<{ sessions_revoked: number }> {
+    await this.deps.users.require(userId);
+    await this.deps.users.setPassword(userId, password);
+    const revoked = await this.deps.sessions.revokeAll(userId);
+    this.deps.logger.info('auth', 'Login password set; sessions revoked', { user_id: userId, sessions_revoked: revoked, actor });
+    return { sessions_revoked: revoked };
+  }
+
+  /**
+   * The user whose application passwords `principal` asks for: `me` or their own id for anyone
+   * signed in, another user's id only with `manage_options` (403 rest_forbidden otherwise, before
+   * the user is looked up, so ids cannot be probed), 404 svc_user_not_found for no such user.
+   */
+  async appPasswordOwner(principal: Principal | null, id: number | 'me'): Promise<User> {
+    if (!principal) throw new ServiceError('rest_not_logged_in', 'You are not currently logged in.', 401);
+    const own = id === 'me' || id === principal.user.id;
+    if (!own && !can(principal, 'manage_options')) {
+      this.deps.logger.warning('auth', 'Forbidden: application passwords of another user', { user_id: principal.user.id, target: id });
+      throw new ServiceError('rest_forbidden', 'Sorry, you are not allowed to do that.', 403);
+    }
+    return this.deps.users.require(own ? principal.user.id : id);
+  }
+
   private async requireNonce(session: Session, nonce: string, ip: string | null): Promise<void> {
     if (this.deps.sessions.verifyNonce(nonce, session.user.id, session.uuid)) return;
     // Counted for the address only: the session token is itself a 256-bit secret.

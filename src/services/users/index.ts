@@ -1,15 +1,28 @@
 // Users and capabilities. Members are users; administrators hold `manage_options`.
-import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Clock } from '../../clock.js';
 import { Database, type Transaction } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { countByStatus, ListWhere, orderClause, pageClause, type StatusCounts } from '../../db/lists.js';
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS, type HookBus } from '../../hooks/index.js';
 import type { LogService } from '../logs/index.js';
 import type { SettingsService } from '../settings/index.js';
-import { createSchema, type CreateUserInput, type Role, type UserStatus, userSchemas } from './schemas.js';
+import { hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import {
+  createSchema,
+  type CreateUserInput,
+  ROLES,
+  type Role,
+  type UpdateUserInput,
+  USER_ORDERBY,
+  type UserCountFilters,
+  type UserFilters,
+  type UserStatus,
+  updateSchema,
+  userSchemas,
+} from './schemas.js';
 
 const CAPABILITIES: Record<Role, readonly string[]> = {
   administrator: ['manage_options'],
@@ -35,52 +48,14 @@ export interface ImportReport {
   skipped: { line: number; login: string | null; code: string; reason: string }[];
 }
 
-/** OWASP's floor for scrypt: N=2^17, r=8, p=1. Lower costs are accepted only in tests. */
-export const SCRYPT_LOG_N = 17;
-const SCRYPT_R = 8;
-const SCRYPT_P = 1;
-/** Stored hashes name their own cost; one that asks for more than this is refused as damaged. */
-const MAX_LOG_N = 22;
-const HASH_PATTERN = /^\$scrypt\$N=(\d+),r=(\d+),p=(\d+)\$([\w-]+)\$([\w-]+)$/;
-
-function scryptOptions(N: number, r: number, p: number): ScryptOptions {
-  // scrypt needs 128*r*(N+p+2) bytes (128 MiB at N=2^17, r=8); Node refuses anything above maxmem.
-  return { N, r, p, maxmem: 128 * r * (N + p + 2) + 1024 * 1024 };
-}
-
-function scrypt(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCb(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
-}
-
-/** `$scrypt$N=131072,r=8,p=1$<salt>$<hash>` (base64url): the cost travels with the hash. */
-export async function hashPassword(password: string, logN = SCRYPT_LOG_N): Promise<string> {
-  const N = 2 ** logN;
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, 32, scryptOptions(N, SCRYPT_R, SCRYPT_P));
-  return `$scrypt$N=${N},r=${SCRYPT_R},p=${SCRYPT_P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
-}
-
-/**
- * Checks `password` against a stored hash of any cost. Without a usable hash it spends the time of
- * a check at `logN` (the current cost) so that a missing user or hash is not observable.
- */
-export async function verifyPassword(password: string, stored: string | null, logN = SCRYPT_LOG_N): Promise<boolean> {
-  const m = stored?.match(HASH_PATTERN);
-  const [N, r, p] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
-  if (!m || N < 2 || N > 2 ** MAX_LOG_N || (N & (N - 1)) !== 0 || r < 1 || r > 32 || p < 1 || p > 16) {
-    await scrypt(password, Buffer.alloc(16), 32, scryptOptions(2 ** logN, SCRYPT_R, SCRYPT_P));
-    return false;
+/** The search of the users list and its counts: a prefix of the login, email or display name. */
+function userWhere(filters: { search?: string }): ListWhere {
+  const where = new ListWhere();
+  if (filters.search) {
+    const like = Database.likePrefix(filters.search);
+    where.add("(login LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!' OR display_name LIKE ? ESCAPE '!')", like, like, like);
   }
-  const expected = Buffer.from(m[5], 'base64url');
-  const key = await scrypt(password, Buffer.from(m[4], 'base64url'), expected.length, scryptOptions(N, r, p));
-  return timingSafeEqual(key, expected);
-}
-
-/** True when a stored hash is weaker than what `hashPassword(_, logN)` makes now (rehash on login). */
-export function needsRehash(stored: string, logN = SCRYPT_LOG_N): boolean {
-  const m = stored.match(HASH_PATTERN);
-  if (!m) return false;
-  return Number(m[1]) < 2 ** logN || Number(m[2]) < SCRYPT_R || Number(m[3]) < SCRYPT_P;
+  return where;
 }
 
 export const USER_COLUMNS = 'id, login, email, display_name, role, status, created_at';
@@ -286,27 +261,67 @@ export class UserService {
     return rows.length > 0;
   }
 
-  /** Users whose login, email or display name starts with `search`; paged, by login. */
-  async list(filters: { search?: string; role?: Role; page: number; per_page: number }): Promise<{ items: User[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.search) {
-      const like = Database.likePrefix(filters.search);
-      where.push("(login LIKE ? ESCAPE '!' OR email LIKE ? ESCAPE '!' OR display_name LIKE ? ESCAPE '!')");
-      params.push(like, like, like);
-    }
-    if (filters.role) where.push('role = ?'), params.push(filters.role);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const offset = (filters.page - 1) * filters.per_page;
+  /** Users whose login, email or display name starts with `search`, of some roles; paged, sorted (default by login). */
+  async list(filters: UserFilters): Promise<{ items: User[]; total: number }> {
+    const where = userWhere(filters).anyOf('role', filters.role).noneOf('role', filters.role_exclude);
+    const order = orderClause(USER_ORDERBY, filters, 'id', { orderby: 'login', order: 'asc' });
+    // MariaDB would otherwise walk the whole login index to avoid a sort, testing every row.
+    const from = filters.search && (filters.orderby ?? 'login') === 'login' ? this.deps.db.indexHint('users', 'IGNORE INDEX FOR ORDER BY (users_login)') : 'users';
     const [rows, count] = await Promise.all([
-      // MariaDB would otherwise walk the whole login index to avoid a sort, testing every row.
-      this.deps.db.select<Record<string, unknown>>(
-        `SELECT ${USER_COLUMNS} FROM ${filters.search ? this.deps.db.indexHint('users', 'IGNORE INDEX FOR ORDER BY (users_login)') : 'users'} ${clause} ORDER BY login LIMIT ${filters.per_page} OFFSET ${offset}`,
-        params,
-      ),
-      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users ${clause}`, params),
+      this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM ${from} ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users ${where.sql}`, where.params),
     ]);
     return { items: rows.map(toUser), total: toInt(count[0].n) };
+  }
+
+  /** The views row of the users list: users per role (every role, 0 included) under its search. */
+  counts(filters: UserCountFilters): Promise<StatusCounts> {
+    return countByStatus(this.deps.db, 'users', 'role', userWhere(filters), ROLES);
+  }
+
+  /**
+   * Changes a user's email, display name or role. 404 svc_user_not_found, 400 svc_invalid_user,
+   * 409 svc_user_exists (the email is taken), 409 svc_last_administrator (the change would leave no
+   * active administrator: the administrators are locked first, so two demotions at once cannot
+   * both pass). Moves the auth revision, so a cached credential is read again with its new role.
+   */
+  async update(id: number, input: Omit<UpdateUserInput, 'password'>, actor = 'system'): Promise<User> {
+    const { value, error } = updateSchema.validate(input, { errors: { wrap: { label: false } } });
+    if (error) throw new ServiceError('svc_invalid_user', error.details[0].message, 400, { field: error.details[0].path.join('.') });
+    try {
+      await this.deps.db.transaction(async (t) => {
+        const admins = await this.deps.db.select<{ id: unknown }>(
+          `SELECT id FROM users WHERE role = 'administrator' AND status = 'active'${this.deps.db.forUpdate()}`,
+          [],
+          t,
+        );
+        const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?${this.deps.db.forUpdate()}`, [id], t);
+        if (!row) throw new ServiceError('svc_user_not_found', `User ${id} not found.`, 404);
+        const user = toUser(row);
+        if (value.role === 'member' && user.role === 'administrator' && user.status === 'active' && admins.every((a) => toInt(a.id) === id)) {
+          throw new ServiceError(
+            'svc_last_administrator',
+            'This is the last active administrator: make another user an administrator first, so that someone can still manage the site.',
+            409,
+            { user_id: id },
+          );
+        }
+        const sets = Object.entries(value).filter(([, v]) => v !== undefined);
+        await this.deps.db.execute(
+          `UPDATE users SET ${sets.map(([k]) => `${k} = ?`).join(', ')}, updated_at = ? WHERE id = ?`,
+          [...sets.map(([, v]) => v), this.deps.clock.now(), id],
+          t,
+        );
+        await this.deps.settings.bumpAuthRevision(t);
+      });
+    } catch (err) {
+      if (err instanceof ServiceError) this.deps.logger.warning('users', 'User not changed', { user_id: id, code: err.code, actor });
+      if (!isUniqueViolation(err)) throw err;
+      this.deps.logger.warning('users', 'User not changed: duplicate', { user_id: id, field: 'email', actor });
+      throw new ServiceError('svc_user_exists', 'A user with this email already exists.', 409, { field: 'email' });
+    }
+    this.deps.logger.info('users', 'User changed', { user_id: id, fields: Object.keys(value), actor });
+    return (await this.get(id))!;
   }
 
   /**

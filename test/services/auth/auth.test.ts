@@ -142,7 +142,7 @@ describeEachDialect(
 
     it('upgrades a password hash made at a lower cost on the next successful login, and only then', async () => {
       const { ctx } = use();
-      const { hashPassword } = await import('../../../src/services/users/index.js');
+      const { hashPassword } = await import('../../../src/services/users/passwords.js');
       const user = await ctx.users.create({ login: 'oldtimer', email: 'oldtimer@example.com' });
       const weak = await hashPassword('the right password', 8);
       await ctx.db.execute('UPDATE users SET password_hash = ? WHERE id = ?', [weak, user.id]);

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { hashPassword, needsRehash, verifyPassword } from '../../../src/services/users/index.js';
+import { hashPassword, needsRehash, verifyPassword } from '../../../src/services/users/passwords.js';
 import { describeEachDialect } from '../../helpers/context.js';
 
 describeEachDialect('users', (use) => {
