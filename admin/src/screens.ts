@@ -18,6 +18,7 @@ export const SCREENS: Screen[] = [
   { path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) },
   { path: 'orders', label: 'Orders', component: lazy(() => import('./screens/orders')) },
   { path: 'members', label: 'Members', component: lazy(() => import('./screens/members')) },
+  { path: 'users', label: 'Users', component: lazy(() => import('./screens/users')) },
   { path: 'payouts', label: 'Payouts', component: lazy(() => import('./screens/payouts')) },
   { path: 'networks', label: 'Networks', component: lazy(() => import('./screens/networks')) },
   { path: 'shops', label: 'Shops', component: lazy(() => import('./screens/shops')) },

@@ -17,7 +17,7 @@ for (const dialect of dialects) {
       await destroyTestContext(t);
     });
 
-    it('gives every namespace route an id, manage_options (signed_in: a user\'s own application passwords only) and validation', () => {
+    it("gives every namespace route an id, manage_options (signed_in: a user's own application passwords only) and validation", () => {
       const ids = new Set<string>();
       for (const def of routeTable) {
         expect(def.id, `${def.method} ${def.path}`).toMatch(/^[a-z-]+\.[a-z-]+(\.[a-z-]+)*$/);

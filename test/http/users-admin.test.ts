@@ -45,7 +45,8 @@ describeEachDialect('users over REST', (use) => {
   });
 
   it('lists users paged and sorted, searches a prefix, filters by role, and counts per role', async () => {
-    for (const n of ['lst-a', 'lst-b', 'lst-c']) await api.post('/users', { login: n, email: `${n}@list.test`, role: n === 'lst-b' ? 'administrator' : 'member' });
+    for (const n of ['lst-a', 'lst-b', 'lst-c'])
+      await api.post('/users', { login: n, email: `${n}@list.test`, role: n === 'lst-b' ? 'administrator' : 'member' });
     const page = await api.get('/users?search=lst-&per_page=2&orderby=login&order=desc');
     expect(page.headers['x-wp-total']).toBe('3');
     expect(page.headers['x-wp-totalpages']).toBe('2');
@@ -129,7 +130,11 @@ describeEachDialect('application passwords over REST', (use) => {
     // The member uses it for their own list (`me`), then it is revoked: the next request is 401.
     const auth = basic('hana', item.password);
     expect((await as(auth, 'GET', '/users/me/application-passwords')).statusCode).toBe(200);
-    const del = await api.server.inject({ method: 'DELETE', url: `${NS}/users/${member.id}/application-passwords/${item.uuid}`, headers: { authorization: api.admin.authorization } });
+    const del = await api.server.inject({
+      method: 'DELETE',
+      url: `${NS}/users/${member.id}/application-passwords/${item.uuid}`,
+      headers: { authorization: api.admin.authorization },
+    });
     expect(del.statusCode).toBe(200);
     expect(body(del)).toEqual({ deleted: true, previous: { ...listed[0], last_used: expect.any(String), last_ip: expect.any(String) } });
     const after = await as(auth, 'GET', '/users/me/application-passwords');

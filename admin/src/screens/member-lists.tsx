@@ -1,9 +1,6 @@
-// The member's page's other tabs: their orders (GET /orders?member_id=), payouts
-// (GET /payouts?member_id=), each a list with its views row, and referrals both ways (GET /referrals).
-import { Card, CardBody, CardHeader, Notice, Spinner } from '@wordpress/components';
-import { useEffect, useMemo, useState } from 'react';
-import { api, errorMessage } from '../lib/api';
-import { Link } from '../lib/link';
+// The member's page's list tabs: their orders (GET /orders?member_id=) and payouts
+// (GET /payouts?member_id=), each a list with its views row. Referrals: member-referrals.tsx.
+import { useMemo } from 'react';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
 import type { Order } from './orders';
@@ -97,94 +94,4 @@ export function PayoutsTab({ id, query }: { id: number; query: URLSearchParams }
   );
   const list = useListData(spec, query);
   return <ListView spec={spec} query={query} list={list} />;
-}
-
-/** A referral as GET /referrals answers. */
-interface Referral {
-  id: number;
-  referrer: { id: number; login: string; display_name: string };
-  referee: { id: number; login: string; display_name: string };
-  since: string;
-  ended_at: string | null;
-  active: boolean;
-  earned: { currency: string; amount: string }[];
-}
-
-export function ReferralsTab({ id }: { id: number }) {
-  const [referredBy, setReferredBy] = useState<Referral[] | null>(null);
-  const [referred, setReferred] = useState<Referral[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    const fail = (err: unknown) => setError(errorMessage(err));
-    api<Referral[]>('/referrals', { query: { referee_id: id, per_page: 100 } }).then(setReferredBy, fail);
-    api<Referral[]>('/referrals', { query: { referrer_id: id, per_page: 100 } }).then(setReferred, fail);
-  }, [id]);
-  if (error)
-    return (
-      <Notice status="error" isDismissible={false}>
-        {error}
-      </Notice>
-    );
-  if (!referredBy || !referred) return <Spinner />;
-  return (
-    <div className="ct-cards">
-      <Card>
-        <CardHeader>
-          <h2>Referred by</h2>
-        </CardHeader>
-        <CardBody>
-          <ReferralTable referrals={referredBy} who="referrer" empty="Nobody referred this member." />
-        </CardBody>
-      </Card>
-      <Card>
-        <CardHeader>
-          <h2>Members they referred</h2>
-        </CardHeader>
-        <CardBody>
-          <ReferralTable referrals={referred} who="referee" empty="This member has referred nobody." />
-        </CardBody>
-      </Card>
-    </div>
-  );
-}
-
-function ReferralTable({ referrals, who, empty }: { referrals: Referral[]; who: 'referrer' | 'referee'; empty: string }) {
-  if (referrals.length === 0) return <p>{empty}</p>;
-  return (
-    <table className="ct-table">
-      <thead>
-        <tr>
-          <th scope="col">Member</th>
-          <th scope="col">Since</th>
-          <th scope="col">State</th>
-          <th scope="col" className="ct-num">
-            Referral credits
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {referrals.map((r) => {
-          const m = r[who];
-          return (
-            <tr key={r.id}>
-              <td>
-                <Link to={`/members/${m.id}`}>{m.display_name || m.login}</Link>
-              </td>
-              <td>{new Date(r.since).toLocaleDateString()}</td>
-              <td>{r.active ? 'Active' : `Ended ${new Date(r.ended_at ?? r.since).toLocaleDateString()}`}</td>
-              <td className="ct-num">
-                {r.earned.length === 0
-                  ? '—'
-                  : r.earned.map((e) => (
-                      <div key={e.currency}>
-                        <Money amount={e.amount} currency={e.currency} />
-                      </div>
-                    ))}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
-  );
 }

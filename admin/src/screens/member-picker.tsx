@@ -1,5 +1,6 @@
-// The member picker: a combobox over GET /lookup/users (a prefix of a login, email or display
-// name; at most 20 matches at a time), so finding one member never loads the user table.
+// The one member picker: a combobox over GET /lookup/users (a prefix of a login, email or display
+// name; at most 20 matches at a time), so finding one member never loads the user table. It
+// serves every form that names a member (orders, payouts, referrals) and the members list's finder.
 import { ComboboxControl } from '@wordpress/components';
 import { useEffect, useState } from 'react';
 import { api } from '../lib/api';

@@ -13,7 +13,8 @@ import { Money } from '../lib/money';
 import type { ScreenProps } from '../screens';
 import { type Adjusted, AdjustModal, ENTRY_TYPES, type Entry, ReverseModal, typeLabel } from './member-actions';
 import type { MemberBalance } from './members';
-import { OrdersTab, PayoutsTab, ReferralsTab } from './member-lists';
+import { OrdersTab, PayoutsTab } from './member-lists';
+import { ReferralsTab } from './member-referrals';
 
 const TABS = [
   { path: '', label: 'Ledger' },

@@ -1,16 +1,14 @@
 // Members: every member's balance per currency (GET /ledger/members), the user lookup to jump to
-// anyone (members without entries included), and each row a link to the member's page.
+// anyone (members without entries included: the one member picker), and each row a link to the member's page.
 // `/members?currency=EUR` (the overview's link) is the currency filter.
-import { ComboboxControl } from '@wordpress/components';
 import type { Field } from '@wordpress/dataviews';
-import { useEffect, useState } from 'react';
-import { api } from '../lib/api';
 import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
 import type { ScreenProps } from '../screens';
 import MemberScreen from './member';
+import { MemberPicker } from './member-picker';
 import './members.css';
 
 /** A row of GET /ledger/members: one member in one currency. */
@@ -82,44 +80,13 @@ function MembersList({ query }: { query: URLSearchParams }) {
   );
 }
 
-/** The user lookup (GET /lookup/users): any user, with or without a balance; choosing one opens their page. */
+/** The member picker as a finder: any user, with or without a balance; choosing one opens their page. */
 export function FindMember() {
-  const [search, setSearch] = useState('');
-  const [options, setOptions] = useState<{ value: string; label: string }[]>([]);
-  const [loading, setLoading] = useState(false);
-  useEffect(() => {
-    let live = true;
-    const term = search.trim();
-    if (!term) {
-      setOptions([]);
-      return;
-    }
-    setLoading(true);
-    const timer = window.setTimeout(() => {
-      api<{ id: number; label: string }[]>('/lookup/users', { query: { search: term, per_page: 20 } }).then(
-        (users) => {
-          if (!live) return;
-          setOptions(users.map((u) => ({ value: String(u.id), label: u.label })));
-          setLoading(false);
-        },
-        () => live && setLoading(false),
-      );
-    }, 200);
-    return () => {
-      live = false;
-      window.clearTimeout(timer);
-    };
-  }, [search]);
   return (
     <div className="ct-find-member">
-      <ComboboxControl
-        __next40pxDefaultSize
-        __nextHasNoMarginBottom
+      <MemberPicker
         label="Find a member (login, email or name)"
         value={null}
-        options={options}
-        isLoading={loading}
-        onFilterValueChange={setSearch}
         onChange={(value) => {
           if (value) navigate(`/members/${value}`);
         }}

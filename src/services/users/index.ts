@@ -266,7 +266,8 @@ export class UserService {
     const where = userWhere(filters).anyOf('role', filters.role).noneOf('role', filters.role_exclude);
     const order = orderClause(USER_ORDERBY, filters, 'id', { orderby: 'login', order: 'asc' });
     // MariaDB would otherwise walk the whole login index to avoid a sort, testing every row.
-    const from = filters.search && (filters.orderby ?? 'login') === 'login' ? this.deps.db.indexHint('users', 'IGNORE INDEX FOR ORDER BY (users_login)') : 'users';
+    const from =
+      filters.search && (filters.orderby ?? 'login') === 'login' ? this.deps.db.indexHint('users', 'IGNORE INDEX FOR ORDER BY (users_login)') : 'users';
     const [rows, count] = await Promise.all([
       this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM ${from} ${where.sql} ${order} ${pageClause(filters)}`, where.params),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users ${where.sql}`, where.params),

@@ -89,7 +89,7 @@ export const userRouteSchemas = {
     email: userSchemas.email,
     display_name: userSchemas.displayName,
     role: userSchemas.role.description('The last active administrator cannot be made a member (409 svc_last_administrator).'),
-    password: userSchemas.password.description("A new login password; every session of the user is revoked."),
+    password: userSchemas.password.description('A new login password; every session of the user is revoked.'),
   })
     .min(1)
     .message('Give at least one of email, display_name, role, password.'),
