@@ -249,7 +249,8 @@ function AppPasswordsCard({ user }: { user: User }) {
 function NewPassword({ name, password, login, onDismiss }: { name: string; password: string; login: string; onDismiss: () => void }) {
   const [copied, setCopied] = useState<string | null>(null);
   return (
-    <Notice status="warning" onRemove={onDismiss} className="ct-new-password">
+    // Not a Notice: a notice is also spoken through the page's live region, which would keep the password in the page.
+    <section className="ct-new-password" aria-label="New application password">
       <p>
         The application password "{name}" for {login}:
       </p>
@@ -272,7 +273,10 @@ function NewPassword({ name, password, login, onDismiss }: { name: string; passw
       <p>
         <strong>This is the only time it is shown.</strong> Copy it now and keep it safe: it cannot be seen again, only revoked.
       </p>
-    </Notice>
+      <Button variant="tertiary" size="compact" onClick={onDismiss}>
+        Done: hide it
+      </Button>
+    </section>
   );
 }
 
