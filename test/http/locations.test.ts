@@ -25,6 +25,8 @@ const CREATING_ROUTES = [
   'advertisers.page',
   'advertisers.logo',
   'webhooks.create',
+  'users.create',
+  'users.app-passwords.create',
 ] as const;
 type CreatingRoute = (typeof CREATING_ROUTES)[number];
 
@@ -101,6 +103,14 @@ describeEachDialect('Location of every 201', (use) => {
     'webhooks.create': async () => ({
       res: await api.post('/webhooks', { url: receiver.url, events: ['payout.created'] }),
       expect: (made) => ({ id: made.id }),
+    }),
+    'users.create': async () => ({
+      res: await api.post('/users', { login: `locu${++n}`, email: `locu${n}@example.com` }),
+      expect: (made) => ({ id: made.id, login: made.login }),
+    }),
+    'users.app-passwords.create': async () => ({
+      res: await api.post(`/users/${await member()}/application-passwords`, { name: 'Location check' }),
+      expect: (made) => ({ uuid: made.uuid, name: 'Location check', created: made.created }),
     }),
   };
 
