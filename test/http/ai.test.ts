@@ -63,7 +63,7 @@ describeEachDialect('AI routes', (use) => {
     expect(shown.result).toMatchObject({ id, ai: { model: 'fixture-model', outcome: 'saved', tokens: { total_tokens: 200 } } });
   });
 
-  it('keeps a dry run\'s proposal with proposal_id: the same text, no second provider call, the same answer when repeated', async () => {
+  it("keeps a dry run's proposal with proposal_id: the same text, no second provider call, the same answer when repeated", async () => {
     await api.post('/ai/settings', { base_url: fixture.baseUrl, model: 'fixture-model', api_key: KEY });
     const id = await insertCoupon(use().ctx, { title: 'Rest title before' });
     const preview = await api.post(`/ai/coupon/${id}`, { dry_run: true });
@@ -72,7 +72,12 @@ describeEachDialect('AI routes', (use) => {
     expect(Date.parse(expiresAt)).toBeGreaterThan(Date.now());
     const kept = await api.post(`/ai/coupon/${id}`, { proposal_id: proposalId });
     expect(kept.statusCode).toBe(200);
-    expect(kept.result).toMatchObject({ saved: true, proposal, proposal_id: proposalId, coupon: { id, title: proposal.title, ai_fields: ['title', 'description'] } });
+    expect(kept.result).toMatchObject({
+      saved: true,
+      proposal,
+      proposal_id: proposalId,
+      coupon: { id, title: proposal.title, ai_fields: ['title', 'description'] },
+    });
     expect(fixture.requests).toHaveLength(1);
     const again = await api.post(`/ai/coupon/${id}`, { proposal_id: proposalId.toUpperCase() });
     expect(again.statusCode).toBe(200);

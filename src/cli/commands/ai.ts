@@ -69,7 +69,9 @@ export async function shop(io: Io, id: string, opts: { dryRun?: boolean; keep?: 
   await withContext(io, async (ctx) => {
     const out = await ctx.ai.generateShop(params.id, input, 'cli');
     if (opts.json) return printJson(io, out);
-    io.stdout.write(`${out.dry_run ? 'proposal (not saved)' : `saved${out.page_id ? ` (page ${out.page_id}; undo: cashtrack pages revert ${out.page_id})` : ''}`} for advertiser ${out.id}\n`);
+    io.stdout.write(
+      `${out.dry_run ? 'proposal (not saved)' : `saved${out.page_id ? ` (page ${out.page_id}; undo: cashtrack pages revert ${out.page_id})` : ''}`} for advertiser ${out.id}\n`,
+    );
     // Each part cleaned on its own (the gate would clean the whole): an escape opened in one part cannot hide the next.
     io.stdout.write(`description  ${terminalLine(out.proposal.description)}\n\n${terminalText(out.proposal.body)}\n\n${usageLine(out.generation)}\n`);
     io.stdout.write(keepLine('shop', out));

@@ -65,7 +65,11 @@ export class AiCalls {
 
   /** A dry run's record becomes the saved one when its proposal is kept: the tokens were spent once. */
   async markSaved(id: number, actor: string, t: Transaction): Promise<boolean> {
-    const { affected } = await this.deps.db.execute("UPDATE ai_calls SET outcome = 'saved', actor = ? WHERE id = ? AND outcome = 'dry_run'", [actor.slice(0, 191), id], t);
+    const { affected } = await this.deps.db.execute(
+      "UPDATE ai_calls SET outcome = 'saved', actor = ? WHERE id = ? AND outcome = 'dry_run'",
+      [actor.slice(0, 191), id],
+      t,
+    );
     return affected > 0;
   }
 

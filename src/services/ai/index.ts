@@ -297,7 +297,17 @@ export class AiService {
       await this.deps.pages.saveBody(pageId, value.body, { description: before.description, check }, actor, t);
       await this.deps.advertisers.setDescription(id, value.description, actor, t);
       await this.keepCall('shop', id, p.call_id, usage, actor, t);
-      answer = { kind: 'shop', id, dry_run: false, saved: true, proposal: value, page_id: pageId, generation: usage, proposal_id: proposalId, expires_at: null };
+      answer = {
+        kind: 'shop',
+        id,
+        dry_run: false,
+        saved: true,
+        proposal: value,
+        page_id: pageId,
+        generation: usage,
+        proposal_id: proposalId,
+        expires_at: null,
+      };
       await this.deps.proposals.markKept(proposalId, actor, answer, t);
       kept = true;
     });
@@ -383,7 +393,8 @@ export class AiService {
         },
       );
       await this.keepCall('coupon', id, p.call_id, usage, actor, t);
-      const coupon = stored && typeof stored === 'object' ? { ...stored, ai: { model: usage.model, tokens: usage.tokens, outcome: 'saved', at: usage.at } } : stored;
+      const coupon =
+        stored && typeof stored === 'object' ? { ...stored, ai: { model: usage.model, tokens: usage.tokens, outcome: 'saved', at: usage.at } } : stored;
       answer = { kind: 'coupon', id, dry_run: false, saved: true, proposal: value, coupon, generation: usage, proposal_id: proposalId, expires_at: null };
       await this.deps.proposals.markKept(proposalId, actor, answer, t);
       kept = true;
@@ -414,12 +425,17 @@ export class AiService {
 
   /** The log line and the hook of a kept proposal (after its transaction committed). */
   private kept(kind: AiKind, id: number, usage: GenerationUsage, proposalId: string, actor: string): void {
-    this.deps.logger.write(kind === 'shop' ? 'info' : 'debug', 'ai', kind === 'shop' ? 'Shop content kept from its AI proposal' : 'Coupon rewrite kept from its AI proposal', {
-      id,
-      model: usage.model,
-      proposal_id: proposalId,
-      actor,
-    });
+    this.deps.logger.write(
+      kind === 'shop' ? 'info' : 'debug',
+      'ai',
+      kind === 'shop' ? 'Shop content kept from its AI proposal' : 'Coupon rewrite kept from its AI proposal',
+      {
+        id,
+        model: usage.model,
+        proposal_id: proposalId,
+        actor,
+      },
+    );
     this.deps.hooks.doAction(HOOKS.aiGenerated, {
       kind,
       id,

@@ -12,7 +12,11 @@ export const AI_BULK_KINDS = ['shops', 'coupons'] as const;
 export const aiSchemas = {
   itemId: Joi.object<{ id: number }, true>({ id: id().required().description("The advertiser's number (shop) or the coupon's id.") }),
   generate: Joi.object<{ dry_run: boolean; proposal_id?: string }, true>({
-    dry_run: Joi.boolean().truthy('1').falsy('0').default(false).description('Return the proposal without saving it (it is stored: keep it with `proposal_id`).'),
+    dry_run: Joi.boolean()
+      .truthy('1')
+      .falsy('0')
+      .default(false)
+      .description('Return the proposal without saving it (it is stored: keep it with `proposal_id`).'),
     proposal_id: Joi.string()
       .trim()
       .lowercase()

@@ -375,8 +375,7 @@ export class PageService {
     const page = await db.transaction(async (t) => {
       const current = await this.read(id, t, true);
       const original = current.original;
-      if (!original)
-        throw new ServiceError('svc_nothing_to_revert', `Page ${id} has no text from before an AI write to restore.`, 409, { id, kind: 'page' });
+      if (!original) throw new ServiceError('svc_nothing_to_revert', `Page ${id} has no text from before an AI write to restore.`, 409, { id, kind: 'page' });
       await db.execute('UPDATE pages SET body = ?, ai_original = NULL, updated_at = ? WHERE id = ?', [original.body, clock.now(), id], t);
       await advertisers.setDescription(current.advertiser_id, original.description, actor, t);
       return this.read(id, t);

@@ -117,7 +117,8 @@ export function pageWhere(f: PageWhere): ListWhere {
   return w;
 }
 
-export const PAGE_COLUMNS = 'id, advertiser_id, module, advertiser, title, slug, body, excerpt, status, template, author, created_at, updated_at, published_at, ai_original';
+export const PAGE_COLUMNS =
+  'id, advertiser_id, module, advertiser, title, slug, body, excerpt, status, template, author, created_at, updated_at, published_at, ai_original';
 
 /** The public address of a page from `pages.link_template`. */
 export function pageLink(template: string | null, page: { id: number; slug: string }): string | null {

@@ -18,10 +18,10 @@ async function shop(ctx: Context, description: string | null = 'Shop text before
 }
 
 async function calls(ctx: Context, kind: string, id: number): Promise<{ outcome: string; total_tokens: number }[]> {
-  const rows = await ctx.db.select<{ outcome: unknown; total_tokens: unknown }>('SELECT outcome, total_tokens FROM ai_calls WHERE kind = ? AND item_id = ? ORDER BY id', [
-    kind,
-    id,
-  ]);
+  const rows = await ctx.db.select<{ outcome: unknown; total_tokens: unknown }>(
+    'SELECT outcome, total_tokens FROM ai_calls WHERE kind = ? AND item_id = ? ORDER BY id',
+    [kind, id],
+  );
   return rows.map((r) => ({ outcome: String(r.outcome), total_tokens: Number(r.total_tokens) }));
 }
 
@@ -47,7 +47,7 @@ describeEachDialect(
       expect(preview.proposal_id).toMatch(/^[0-9a-f]{32}$/);
       expect(Date.parse(preview.expires_at!) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
       const updated: unknown[] = [];
-      ctx.hooks.addAction(HOOKS.couponUpdated, 'test-kept', (c, meta) => updated.push(meta));
+      ctx.hooks.addAction(HOOKS.couponUpdated, 'test-kept', (_c, meta) => updated.push(meta));
       const kept = await ctx.ai.rewriteCoupon(id, { proposal_id: preview.proposal_id! }, 'editor');
       ctx.hooks.wp.removeAction(HOOKS.couponUpdated, 'test-kept');
       expect(fixture.requests).toHaveLength(1);
@@ -106,7 +106,10 @@ describeEachDialect(
       const { ctx } = use();
       const id = await insertCoupon(ctx);
       const other = await insertCoupon(ctx);
-      await expect(ctx.ai.rewriteCoupon(id, { proposal_id: '0'.repeat(32) }, 'admin')).rejects.toMatchObject({ code: 'svc_ai_proposal_not_found', status: 404 });
+      await expect(ctx.ai.rewriteCoupon(id, { proposal_id: '0'.repeat(32) }, 'admin')).rejects.toMatchObject({
+        code: 'svc_ai_proposal_not_found',
+        status: 404,
+      });
       const preview = await ctx.ai.rewriteCoupon(id, { dry_run: true }, 'admin');
       await expect(ctx.ai.rewriteCoupon(other, { proposal_id: preview.proposal_id! }, 'admin')).rejects.toMatchObject({
         code: 'svc_ai_proposal_mismatch',
@@ -116,7 +119,10 @@ describeEachDialect(
       const shopId = await shop(ctx);
       await expect(ctx.ai.generateShop(shopId, { proposal_id: preview.proposal_id! }, 'admin')).rejects.toMatchObject({ code: 'svc_ai_proposal_mismatch' });
       await ctx.db.execute('UPDATE ai_proposals SET expires_at = ? WHERE id = ?', [new Date(Date.now() - 1000), preview.proposal_id]);
-      await expect(ctx.ai.rewriteCoupon(id, { proposal_id: preview.proposal_id! }, 'admin')).rejects.toMatchObject({ code: 'svc_ai_proposal_expired', status: 410 });
+      await expect(ctx.ai.rewriteCoupon(id, { proposal_id: preview.proposal_id! }, 'admin')).rejects.toMatchObject({
+        code: 'svc_ai_proposal_expired',
+        status: 410,
+      });
       expect((await ctx.coupons.get(id)).ai_fields).toEqual([]);
       // The next proposal stored prunes the expired one.
       await ctx.ai.rewriteCoupon(other, { dry_run: true }, 'admin');
@@ -151,7 +157,10 @@ describeEachDialect(
       const page = await ctx.pages.create(shopRow.module, shopRow.advertiser, { status: 'draft' }, 'admin');
       const preview = await ctx.ai.generateShop(id, { dry_run: true }, 'admin');
       await ctx.pages.update(page.id, { body: '<p>A colleague wrote this</p>' }, 'colleague');
-      await expect(ctx.ai.generateShop(id, { proposal_id: preview.proposal_id! }, 'admin')).rejects.toMatchObject({ code: 'svc_ai_proposal_stale', status: 409 });
+      await expect(ctx.ai.generateShop(id, { proposal_id: preview.proposal_id! }, 'admin')).rejects.toMatchObject({
+        code: 'svc_ai_proposal_stale',
+        status: 409,
+      });
       expect((await ctx.pages.get(page.id)).body).toBe('<p>A colleague wrote this</p>');
       const bare = await shop(ctx, null);
       const fresh = await ctx.ai.generateShop(bare, { dry_run: true }, 'admin');
