@@ -71,7 +71,10 @@ describeDaemon('the admin screens: content, log, jobs, schedules, webhooks, sett
     // Every field the API edits is here; a value it refuses is explained at its field.
     await page.getByLabel('Discount currency').fill('EURO');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.locator('.ct-field-error').filter({ hasText: /ISO 4217/ }).waitFor();
+    await page
+      .locator('.ct-field-error')
+      .filter({ hasText: /ISO 4217/ })
+      .waitFor();
     await expect.poll(() => page.getByLabel('Discount currency').getAttribute('aria-describedby')).toBeTruthy();
     expect(await violations(page)).toEqual([]);
     await page.getByLabel('Discount type').selectOption('amount');
