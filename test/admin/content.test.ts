@@ -250,7 +250,7 @@ describeDaemon('the admin screens: content, log, jobs, schedules, webhooks, sett
     expect(await violations(page)).toEqual([]);
     await page.keyboard.press('Escape');
     await confirm.waitFor({ state: 'detached' });
-    await expect.poll(() => revert.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+    await expect.poll(() => revert.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
     await page.keyboard.press('Enter');
     await confirm.getByRole('button', { name: 'Revert' }).click();
     await notice(page, /from before the AI wrote them are back/).waitFor();
