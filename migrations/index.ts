@@ -36,6 +36,8 @@ import { createCouponRefreshes } from './20261126000301-create-coupon-refreshes.
 import { createAiCalls } from './20261126000700-create-ai-calls.js';
 import { createAiTokenBudget } from './20261127001700-create-ai-token-budget.js';
 import { indexListSorts } from './20261127002000-index-list-sorts.js';
+import { createAiProposals } from './20261127002100-create-ai-proposals.js';
+import { addPagesAiOriginal } from './20261127002200-add-pages-ai-original.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -74,4 +76,6 @@ export const migrations: Migration[] = [
   createAiCalls,
   createAiTokenBudget,
   indexListSorts,
+  createAiProposals,
+  addPagesAiOriginal,
 ];

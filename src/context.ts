@@ -70,7 +70,7 @@ import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
 import { LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs/index.js';
-import { AiBudget, AiCalls, AiService, AiSettingsStore, AiUsage, couponSource, shopPages } from './services/ai/index.js';
+import { AiBudget, AiCalls, AiProposals, AiService, AiSettingsStore, AiUsage, couponSource, shopPages } from './services/ai/index.js';
 import { LogoBulkService, LogoService } from './services/logos/index.js';
 import { MediaService } from './services/media/index.js';
 import { NetworkService } from './services/networks/index.js';
@@ -306,6 +306,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     advertisers,
     store: aiSettings,
     calls: new AiCalls({ db, clock }),
+    proposals: new AiProposals({ db, clock }),
     budget: new AiBudget({ db, clock }),
     usage: aiUsage,
     coupons: couponSource({ db, clock, coupons }),

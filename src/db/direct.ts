@@ -144,7 +144,7 @@ export class SqliteDirect implements DirectDriver {
   /** SQLite: the readers (statements queue on a reader rather than wait for one) and the one writer. */
   stats(): PoolStats {
     const busyReaders = this.readers.reduce((n, r) => n + (r.busy > 0 ? 1 : 0), 0);
-    return { max: this.maxReaders + 1, open: this.readers.length + (this.writer ? 1 : 0), busy: busyReaders, waiting: 0 };
+    return { max: this.maxReaders + 1, open: this.readers.length + (this.writer !== null ? 1 : 0), busy: busyReaders, waiting: 0 };
   }
 
   async close(): Promise<void> {

@@ -68,6 +68,27 @@ describeDaemon('the admin screens: content, log, jobs, schedules, webhooks, sett
     });
     expect(await violations(page)).toEqual([]);
 
+    // Every field the API edits is here; a value it refuses is explained at its field.
+    await page.getByLabel('Discount currency').fill('EURO');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page
+      .locator('.ct-field-error')
+      .filter({ hasText: /ISO 4217/ })
+      .waitFor();
+    await expect.poll(() => page.getByLabel('Discount currency').getAttribute('aria-describedby')).toBeTruthy();
+    expect(await violations(page)).toEqual([]);
+    await page.getByLabel('Discount type').selectOption('amount');
+    await page.getByLabel('Discount value').fill('5.50');
+    await page.getByLabel('Discount currency').fill('eur');
+    await page.getByLabel('Ends').fill('2031-12-31T23:30');
+    await page.getByLabel('Regions').fill('de, fr');
+    await page.getByLabel('Exclusive to this site').check();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await notice(page, 'Coupon saved.').waitFor();
+    const fields = (await d.api('GET', `/coupons/${id}`)).body;
+    expect(fields).toMatchObject({ discount: { type: 'amount', value: '5.50', currency: 'EUR' }, exclusive: true, regions: ['DE', 'FR'] });
+    expect(Date.parse(fields.ends_at)).toBe(await page.evaluate(() => new Date('2031-12-31T23:30').getTime()));
+
     // The AI's proposal is shown first, and nothing is saved until it is kept.
     await page.getByRole('button', { name: 'Rewrite with AI…' }).click();
     const dialog = page.getByRole('dialog', { name: `AI rewrite of coupon #${id}` });
@@ -80,7 +101,8 @@ describeDaemon('the admin screens: content, log, jobs, schedules, webhooks, sett
     await notice(page, 'The AI rewrite is saved.').waitFor();
     await expect.poll(() => page.getByLabel('Title (written by the AI)').inputValue()).toMatch(/^Save more at/);
     expect((await d.api('GET', `/coupons/${id}`)).body).toMatchObject({ ai_fields: ['title', 'description'], original: { title: 'Ten percent off' } });
-    expect(fixture.requests.length).toBe(2);
+    // Kept as previewed: the provider was asked once, for the preview.
+    expect(fixture.requests.length).toBe(1);
 
     // Revert: the title goes back to the network's, the description to the administrator's edit.
     await page.getByRole('button', { name: 'Revert the AI rewrite…' }).click();
@@ -218,6 +240,22 @@ describeDaemon('the admin screens: content, log, jobs, schedules, webhooks, sett
     await dialog.getByRole('button', { name: 'Keep it' }).click();
     await notice(page, 'The AI content is saved.').waitFor();
     await expect.poll(() => page.getByRole('region', { name: 'Stored body, as visitors see it' }).textContent()).toContain('Cashback on every order');
+    expect(fixture.requests.length).toBe(1);
+
+    // Revert, with a confirmation: the body saved before the AI wrote comes back (Escape first closes the dialog, focus back on its button).
+    const revert = page.getByRole('button', { name: 'Revert the AI content…' });
+    await revert.click();
+    const confirm = page.getByRole('dialog', { name: 'Revert the AI content?' });
+    await confirm.waitFor();
+    expect(await violations(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    await expect.poll(() => revert.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
+    await confirm.getByRole('button', { name: 'Revert' }).click();
+    await notice(page, /from before the AI wrote them are back/).waitFor();
+    expect((await d.api('GET', `/pages/${made.body.id}`)).body).toMatchObject({ body: stored.body, original: null });
+    await expect.poll(() => revert.isDisabled()).toBe(true);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();

@@ -121,7 +121,7 @@ describeDaemon('the admin screens: shops', (use, dialect) => {
     }
   });
 
-  it("writes AI content for a network's shops as a bulk job, and previews one shop's content before generating and saving it", async () => {
+  it("writes AI content for a network's shops as a bulk job, and previews one shop's content before keeping it as shown", async () => {
     const d = use();
     await d.ctx.ai.configure({ base_url: provider.baseUrl, model: 'fixture-model', api_key: 'sk-admin-screens-1234' }, 'test');
     const now = new Date();
@@ -152,10 +152,14 @@ describeDaemon('the admin screens: shops', (use, dialect) => {
     await proposal.waitFor();
     expect(await proposal.textContent()).toContain('not saved');
     expect((await d.api('GET', '/advertisers/awin/9001')).body.description).toBe(before);
-    await page.getByRole('button', { name: 'Generate and save' }).click();
+    const shown = await proposal.locator('p').first().textContent();
+    const asked = provider.requests.length;
+    await page.getByRole('button', { name: 'Keep this proposal' }).click();
     // (The notice is also spoken through a live region: the text is on the page twice.)
-    await expect.poll(() => page.getByText(/^Saved: the description and the page body/).count()).toBeGreaterThan(0);
-    expect((await d.api('GET', '/advertisers/awin/9001')).body).toMatchObject({ ai: { outcome: 'saved', model: 'fixture-model' } });
+    await expect.poll(() => page.getByText(/^Saved: the description and the page body you previewed/).count()).toBeGreaterThan(0);
+    // The text shown is the text kept, and the provider was not asked again.
+    expect((await d.api('GET', '/advertisers/awin/9001')).body).toMatchObject({ description: shown, ai: { outcome: 'saved', model: 'fixture-model' } });
+    expect(provider.requests.length).toBe(asked);
     await expect.poll(() => page.getByText(/^Last generation: saved/).count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
     expect(foreign).toEqual([]);

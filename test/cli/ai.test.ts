@@ -57,6 +57,37 @@ for (const dialect of dialects) {
       expect(JSON.parse(bad.stderr)).toMatchObject({ code: 'svc_invalid_setting' });
     });
 
+    it("keeps a dry run's proposal with --keep (no second provider call), and pages revert restores a shop page the AI wrote", async () => {
+      await provider();
+      const id = await insertCoupon(ctx, { title: 'Cli title before' });
+      const preview = await runCli(['ai', 'coupon', String(id), '--dry-run'], { db });
+      expect(preview.code, preview.stderr).toBe(0);
+      const [, proposalId] = /--keep ([0-9a-f]{32})/.exec(preview.stdout) ?? [];
+      expect(proposalId).toBeTruthy();
+      const kept = await runCli(['ai', 'coupon', String(id), '--keep', proposalId, '--json'], { db });
+      expect(kept.code, kept.stderr).toBe(0);
+      expect(kept.json<Json>()).toMatchObject({ saved: true, proposal_id: proposalId });
+      expect(fixture.requests).toHaveLength(1);
+      const both = await runCli(['ai', 'coupon', String(id), '--keep', proposalId, '--dry-run'], { db });
+      expect(both.code).toBe(1);
+      expect(both.stderr).toMatch(/^rest_invalid_param: .*"dry_run" and "proposal_id" cannot be given together/);
+      const now = new Date();
+      const { insertId } = await ctx.db.execute(
+        "INSERT INTO advertisers (module, advertiser, name, status, description, last_seen_sync, created_at, updated_at) VALUES ('awin', 'cli-revert', 'Cli Revert Shop', 'active', 'By hand', 1, ?, ?)",
+        [now, now],
+      );
+      const shop = await runCli(['ai', 'shop', String(insertId)], { db });
+      expect(shop.code, shop.stderr).toBe(0);
+      const [, pageId] = /cashtrack pages revert (\d+)/.exec(shop.stdout) ?? [];
+      const reverted = await runCli(['pages', 'revert', pageId, '--json'], { db });
+      expect(reverted.code, reverted.stderr).toBe(0);
+      expect(reverted.json<Json>()).toMatchObject({ id: Number(pageId), original: null });
+      expect((await ctx.advertisers.getById(insertId!)).description).toBe('By hand');
+      const nothing = await runCli(['pages', 'revert', pageId], { db });
+      expect(nothing.code).toBe(1);
+      expect(nothing.stderr).toMatch(/^svc_nothing_to_revert: /);
+    });
+
     it('previews and rewrites a coupon, then bulk-rewrites the rest of the network', async () => {
       await provider();
       const ids = [
@@ -93,7 +124,7 @@ for (const dialect of dialects) {
       expect(preview.stdout).toContain(`proposal (not saved) for advertiser ${insertId}`);
       expect(preview.stdout).toContain('<h2>About Cli Shop</h2>');
       const saved = await runCli(['ai', 'shop', String(insertId)], { db });
-      expect(saved.stdout).toMatch(new RegExp(`saved \\(page \\d+\\) for advertiser ${insertId}`));
+      expect(saved.stdout).toMatch(new RegExp(`saved \\(page (\\d+); undo: cashtrack pages revert \\1\\) for advertiser ${insertId}`));
       const json = await runCli(['ai', 'shop', String(insertId), '--json'], { db });
       expect(json.json<Json>()).toMatchObject({ kind: 'shop', id: insertId, saved: true });
     });

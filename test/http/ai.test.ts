@@ -63,6 +63,80 @@ describeEachDialect('AI routes', (use) => {
     expect(shown.result).toMatchObject({ id, ai: { model: 'fixture-model', outcome: 'saved', tokens: { total_tokens: 200 } } });
   });
 
+  it("keeps a dry run's proposal with proposal_id: the same text, no second provider call, the same answer when repeated", async () => {
+    await api.post('/ai/settings', { base_url: fixture.baseUrl, model: 'fixture-model', api_key: KEY });
+    const id = await insertCoupon(use().ctx, { title: 'Rest title before' });
+    const preview = await api.post(`/ai/coupon/${id}`, { dry_run: true });
+    const { proposal_id: proposalId, proposal, expires_at: expiresAt } = preview.result as Json;
+    expect(proposalId).toMatch(/^[0-9a-f]{32}$/);
+    expect(Date.parse(expiresAt)).toBeGreaterThan(Date.now());
+    const kept = await api.post(`/ai/coupon/${id}`, { proposal_id: proposalId });
+    expect(kept.statusCode).toBe(200);
+    expect(kept.result).toMatchObject({
+      saved: true,
+      proposal,
+      proposal_id: proposalId,
+      coupon: { id, title: proposal.title, ai_fields: ['title', 'description'] },
+    });
+    expect(fixture.requests).toHaveLength(1);
+    const again = await api.post(`/ai/coupon/${id}`, { proposal_id: proposalId.toUpperCase() });
+    expect(again.statusCode).toBe(200);
+    expect(again.result).toEqual(kept.result);
+    expect((await api.get(`/coupons/${id}`)).result).toMatchObject({ title: proposal.title, original: { title: 'Rest title before' } });
+  });
+
+  it('answers 404, 410 and 409 for unknown, expired, foreign and stale proposals, and 400 for bad input', async () => {
+    await api.post('/ai/settings', { base_url: fixture.baseUrl, model: 'fixture-model', api_key: KEY });
+    const id = await insertCoupon(use().ctx);
+    const other = await insertCoupon(use().ctx);
+    const unknown = await api.post(`/ai/coupon/${id}`, { proposal_id: 'a'.repeat(32) });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.result).toMatchObject({ code: 'svc_ai_proposal_not_found', data: { status: 404 } });
+    const { proposal_id: proposalId } = (await api.post(`/ai/coupon/${id}`, { dry_run: true })).result as Json;
+    const foreign = await api.post(`/ai/coupon/${other}`, { proposal_id: proposalId });
+    expect(foreign.statusCode).toBe(409);
+    expect(foreign.result).toMatchObject({ code: 'svc_ai_proposal_mismatch', data: { status: 409, kind: 'coupon', id } });
+    expect((await api.post('/ai/shop/1', { proposal_id: proposalId })).result).toMatchObject({ code: 'svc_ai_proposal_mismatch' });
+    await api.post(`/coupons/${id}`, { title: 'Edited by a colleague' });
+    const stale = await api.post(`/ai/coupon/${id}`, { proposal_id: proposalId });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.result).toMatchObject({ code: 'svc_ai_proposal_stale', data: { status: 409, proposal: proposalId } });
+    expect((await api.get(`/coupons/${id}`)).result).toMatchObject({ title: 'Edited by a colleague', ai_fields: [] });
+    await use().ctx.db.execute('UPDATE ai_proposals SET expires_at = ? WHERE id = ?', [new Date(Date.now() - 60_000), proposalId]);
+    const expired = await api.post(`/ai/coupon/${id}`, { proposal_id: proposalId });
+    expect(expired.statusCode).toBe(410);
+    expect(expired.result).toMatchObject({ code: 'svc_ai_proposal_expired', data: { status: 410 } });
+    for (const body of [{ proposal_id: 'not-an-id' }, { proposal_id: proposalId, dry_run: true }, { proposal_id: 12 }]) {
+      const bad = await api.post(`/ai/coupon/${id}`, body);
+      expect(bad.statusCode).toBe(400);
+      expect(bad.result).toMatchObject({ code: 'rest_invalid_param' });
+    }
+    expect(fixture.requests).toHaveLength(1);
+  });
+
+  it('reverts a shop page the AI wrote (POST /pages/{id}/revert), and answers 409 when there is nothing to revert', async () => {
+    await api.post('/ai/settings', { base_url: fixture.baseUrl, model: 'fixture-model', api_key: KEY });
+    const now = new Date();
+    const { insertId } = await use().ctx.db.execute(
+      "INSERT INTO advertisers (module, advertiser, name, status, description, last_seen_sync, created_at, updated_at) VALUES ('awin', 'revert-1', 'Revert Shop', 'active', 'Hand description', 1, ?, ?)",
+      [now, now],
+    );
+    const made = (await api.post('/advertisers/awin/revert-1/page', { status: 'draft' })).result as Json;
+    expect(made.original).toBeNull();
+    const nothing = await api.post(`/pages/${made.id}/revert`, {});
+    expect(nothing.statusCode).toBe(409);
+    expect(nothing.result).toMatchObject({ code: 'svc_nothing_to_revert', data: { status: 409 } });
+    const generated = await api.post(`/ai/shop/${insertId}`, {});
+    expect(generated.statusCode).toBe(200);
+    const written = (await api.get(`/pages/${made.id}`)).result as Json;
+    expect(written).toMatchObject({ body: (generated.result as Json).proposal.body, original: { body: made.body, description: 'Hand description' } });
+    const reverted = await api.post(`/pages/${made.id}/revert`, {});
+    expect(reverted.statusCode).toBe(200);
+    expect(reverted.result).toMatchObject({ id: made.id, body: made.body, original: null });
+    expect((await api.get('/advertisers/awin/revert-1')).result).toMatchObject({ description: 'Hand description' });
+    expect((await api.post('/pages/99999999/revert', {})).result).toMatchObject({ code: 'svc_page_not_found', data: { status: 404 } });
+  });
+
   it('maps refused answers to 502 with the reason, and unknown items to 404', async () => {
     await api.post('/ai/settings', { base_url: fixture.baseUrl, model: 'fixture-model', api_key: KEY });
     const id = await insertCoupon(use().ctx);

@@ -1,7 +1,8 @@
-// The AI proposal shown before it is kept: the modal asks for a dry run when it opens, shows the
-// current text beside the proposal, and keeps it only when asked ("Keep it"), through the same
-// route without dry_run. Nothing is saved until then; a refusal (no provider, the budget spent,
-// a bad answer) is the API's message in words.
+// The AI proposal shown before it is kept: the modal asks for a dry run when it opens (the API
+// stores the proposal), shows the current text beside it, and keeps it only when asked ("Keep
+// it") by sending the proposal's id to the same route: exactly the text shown is saved and the
+// provider is not asked again. Nothing is saved until then; a refusal (no provider, the budget
+// spent, a bad answer, the text changed since the proposal) is the API's message in words.
 import { Button, Modal, Notice, Spinner } from '@wordpress/components';
 import { type ReactNode, useEffect, useState } from 'react';
 import { api, errorMessage } from '../lib/api';
@@ -15,6 +16,9 @@ export interface Generation<P, S = unknown> {
   proposal: P;
   coupon?: S | null;
   page_id?: number | null;
+  /** The stored proposal (a dry run's), kept with `{proposal_id}`. */
+  proposal_id: string | null;
+  expires_at: string | null;
   generation: { model: string; tokens: { prompt_tokens: number; completion_tokens: number; total_tokens: number }; attempts: number; duration_ms: number };
 }
 
@@ -29,7 +33,7 @@ export function AiPreviewModal<P, S>({
   /** '/ai/coupon/42' or '/ai/shop/7'. */
   path: string;
   renderProposal: (proposal: P) => ReactNode;
-  onKept: (result: Generation<P, S>, previewed: P) => void;
+  onKept: (result: Generation<P, S>) => void;
   onClose: () => void;
 }) {
   const [preview, setPreview] = useState<Generation<P, S> | null>(null);
@@ -46,11 +50,11 @@ export function AiPreviewModal<P, S>({
     };
   }, [path]);
   const keep = () => {
-    if (!preview || keeping) return;
+    if (!preview?.proposal_id || keeping) return;
     setKeeping(true);
     setError(null);
-    api<Generation<P, S>>(path, { method: 'POST', data: { dry_run: false } }).then(
-      (g) => onKept(g, preview.proposal),
+    api<Generation<P, S>>(path, { method: 'POST', data: { proposal_id: preview.proposal_id } }).then(
+      (g) => onKept(g),
       (err: unknown) => {
         setError(errorMessage(err));
         setKeeping(false);
@@ -74,8 +78,8 @@ export function AiPreviewModal<P, S>({
           <>
             <section aria-label="AI proposal">{renderProposal(preview.proposal)}</section>
             <p className="ct-aside">
-              Proposed by {preview.generation.model} ({preview.generation.tokens.total_tokens} tokens). Nothing is saved until you keep it; keeping asks the
-              provider once more and saves its answer, which you can revert.
+              Proposed by {preview.generation.model} ({preview.generation.tokens.total_tokens} tokens). Nothing is saved until you keep it; keeping saves
+              exactly this text, without asking the provider again, and you can revert it.
             </p>
           </>
         ) : null}
@@ -83,7 +87,7 @@ export function AiPreviewModal<P, S>({
           <Button __next40pxDefaultSize variant="tertiary" onClick={onClose} disabled={keeping}>
             Discard
           </Button>
-          <Button __next40pxDefaultSize variant="primary" onClick={keep} isBusy={keeping} disabled={!preview || keeping} accessibleWhenDisabled>
+          <Button __next40pxDefaultSize variant="primary" onClick={keep} isBusy={keeping} disabled={!preview?.proposal_id || keeping} accessibleWhenDisabled>
             Keep it
           </Button>
         </div>

@@ -3,13 +3,14 @@
 // belongs to its list: the ledger as a timeline (GET /ledger/entries, activity layout) with the
 // reversal of an entry, the member's orders (GET /orders?member_id=), payouts
 // (GET /payouts?member_id=) and referrals (GET /referrals). Credit or debit from the balances.
-import { Button, Card, CardBody, CardHeader, Notice, Spinner } from '@wordpress/components';
+import { Button, Card, CardBody, CardHeader, Spinner } from '@wordpress/components';
 import type { Field } from '@wordpress/dataviews';
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { api, errorMessage } from '../lib/api';
+import { api } from '../lib/api';
 import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
+import { ScreenNotices, useScreenNotice } from '../lib/notices';
 import type { ScreenProps } from '../screens';
 import { type Adjusted, AdjustModal, ENTRY_TYPES, type Entry, ReverseModal, typeLabel } from './member-actions';
 import type { MemberBalance } from './members';
@@ -42,8 +43,7 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
   const [balances, setBalances] = useState<MemberBalance[] | null>(null);
   // Who this is even without a balance row: the lookup by id (`Display Name (login, email)`); null: no such user.
   const [who, setWho] = useState<string | null | undefined>(undefined);
-  const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [notice, say] = useScreenNotice();
   const [adjusting, setAdjusting] = useState(false);
   const [reversing, setReversing] = useState<Entry | null>(null);
   // Bumped after a credit, debit or reversal: the balances and the ledger are read again.
@@ -53,26 +53,29 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
     api<MemberBalance[]>('/ledger/members', { query: { member_id: id, orderby: 'name', order: 'asc', per_page: 100 } }).then(
       (rows) => {
         setBalances(rows);
-        setError(null);
+        say.clearError();
       },
-      (err: unknown) => setError(errorMessage(err)),
+      (err: unknown) => say.error(err),
     );
-  }, [id, tick]);
+  }, [id, tick, say]);
   useEffect(() => {
     api<{ id: number; label: string }[]>('/lookup/users', { query: { include: id } }).then(
       (users) => setWho(users[0]?.label ?? null),
-      (err: unknown) => setError(errorMessage(err)),
+      (err: unknown) => say.error(err),
     );
-  }, [id]);
+  }, [id, say]);
   const first = balances?.[0];
   const name = first ? first.display_name || first.login : (who ?? `Member #${id}`);
   // By content: a reload that finds the same currencies keeps the ledger's fields (and its buttons, which a modal returns focus to).
   const currencyList = (balances ?? []).map((b) => b.currency).join(',');
   const currencies = useMemo(() => (currencyList ? currencyList.split(',') : []), [currencyList]);
-  const onReverse = useCallback((entry: Entry) => {
-    setDone(null);
-    setReversing(entry);
-  }, []);
+  const onReverse = useCallback(
+    (entry: Entry) => {
+      say.clear();
+      setReversing(entry);
+    },
+    [say],
+  );
 
   if (who === null)
     return (
@@ -102,23 +105,14 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
           __next40pxDefaultSize
           variant="primary"
           onClick={() => {
-            setDone(null);
+            say.clear();
             setAdjusting(true);
           }}
         >
           Credit or debit
         </Button>
       </div>
-      {error ? (
-        <Notice status="error" isDismissible={false}>
-          {error}
-        </Notice>
-      ) : null}
-      {done ? (
-        <Notice status="success" onRemove={() => setDone(null)}>
-          {done}
-        </Notice>
-      ) : null}
+      <ScreenNotices notice={notice} onDismiss={say.clear} />
       <Card className="ct-balances">
         <CardHeader>
           <h2>Balances</h2>
@@ -147,7 +141,7 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
           onDone={(result: Adjusted, type) => {
             setAdjusting(false);
             const amount = result.entry.amount.replace(/^-/, '');
-            setDone(
+            say.success(
               `${type === 'credit' ? 'Credited' : 'Debited'} ${amount} ${result.entry.currency}. Available now: ${result.balance.available} ${result.balance.currency}.`,
             );
             setTick((t) => t + 1);
@@ -160,7 +154,7 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
           onClose={() => setReversing(null)}
           onDone={({ reversal }) => {
             setReversing(null);
-            setDone(`Entry #${reversing.id} reversed by entry #${reversal.id} (${reversal.amount} ${reversal.currency}).`);
+            say.success(`Entry #${reversing.id} reversed by entry #${reversal.id} (${reversal.amount} ${reversal.currency}).`);
             setTick((t) => t + 1);
           }}
         />

@@ -1,9 +1,10 @@
 // The overview's smaller cards: the per-day table beside the chart, jobs running, postbacks per
 // network and the latest errors of the log. Each number links to the list it counts, filtered
 // with the API's own parameter names.
-import { Card, CardBody, CardHeader, Notice, Spinner } from '@wordpress/components';
+import { Card, CardBody, CardHeader, Spinner } from '@wordpress/components';
 import { useEffect, useState } from 'react';
-import { apiPage, errorMessage, type Page } from '../lib/api';
+import { apiPage, type Page } from '../lib/api';
+import { errorNotice, type ScreenNotice, ScreenNotices } from '../lib/notices';
 import { Link } from '../lib/link';
 import { Money } from '../lib/money';
 import type { ChartDay } from './overview-chart';
@@ -62,15 +63,15 @@ export function DailyTable({ days, currency }: { days: (ChartDay & { commission:
 }
 
 /** A list's first page, loaded once: its rows, its total, or the refusal in words. */
-function useFirstPage<T>(path: string, query: Record<string, unknown>): { page: Page<T> | null; error: string | null } {
+function useFirstPage<T>(path: string, query: Record<string, unknown>): { page: Page<T> | null; error: ScreenNotice | null; dismiss: () => void } {
   const [page, setPage] = useState<Page<T> | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ScreenNotice | null>(null);
   const key = JSON.stringify(query);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the query is compared by its JSON (a literal is new on every render).
   useEffect(() => {
-    apiPage<T>(path, query).then(setPage, (err: unknown) => setError(errorMessage(err)));
+    apiPage<T>(path, query).then(setPage, (err: unknown) => setError(errorNotice(err)));
   }, [path, key]);
-  return { page, error };
+  return { page, error, dismiss: () => setError(null) };
 }
 
 interface Job {
@@ -82,7 +83,7 @@ interface Job {
 /** Jobs running now (GET /jobs?status=running): the count and what they are. */
 export function JobsRunning() {
   const { page, error } = useFirstPage<Job>('/jobs', { status: 'running', per_page: 5 });
-  if (error) return <span className="ct-aside">Jobs: {error}</span>;
+  if (error) return <span className="ct-aside">Jobs: {error.text}</span>;
   if (!page) return <Spinner />;
   return (
     <>
@@ -160,7 +161,7 @@ interface LogEntry {
 
 /** The latest errors of the log (GET /logs?level=error&per_page=5). */
 export function ErrorsCard() {
-  const { page, error } = useFirstPage<LogEntry>('/logs', { level: 'error', per_page: 5 });
+  const { page, error, dismiss } = useFirstPage<LogEntry>('/logs', { level: 'error', per_page: 5 });
   return (
     <Card className="ct-wide">
       <CardHeader>
@@ -173,9 +174,7 @@ export function ErrorsCard() {
       </CardHeader>
       <CardBody>
         {error ? (
-          <Notice status="error" isDismissible={false}>
-            {error}
-          </Notice>
+          <ScreenNotices notice={error} onDismiss={dismiss} />
         ) : !page ? (
           <Spinner />
         ) : page.items.length === 0 ? (

@@ -1,7 +1,8 @@
 // Overview: what the site owes and what needs attention, each number a link to the list it counts.
-import { Card, CardBody, CardHeader, Notice, SelectControl, Spinner } from '@wordpress/components';
+import { Card, CardBody, CardHeader, SelectControl, Spinner } from '@wordpress/components';
 import { useEffect, useMemo, useState } from 'react';
-import { api, errorMessage } from '../lib/api';
+import { api } from '../lib/api';
+import { ScreenNotices, useScreenNotice } from '../lib/notices';
 import { Link } from '../lib/link';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
@@ -56,7 +57,7 @@ function everyDay(rows: OrderDay[], since: string, until: string): (ChartDay & {
 export default function OverviewScreen({ query }: ScreenProps) {
   const days = WINDOWS.includes(Number(query.get('days'))) ? Number(query.get('days')) : 30;
   const [data, setData] = useState<Overview | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [notice, say] = useScreenNotice();
   const currencies = useMemo(() => [...new Set(data?.orders.by_day.map((d) => d.currency) ?? [])].sort(), [data]);
   const asked = query.get('currency');
   const currency =
@@ -73,9 +74,9 @@ export default function OverviewScreen({ query }: ScreenProps) {
     [data, currency],
   );
   useEffect(() => {
-    setError(null);
-    api<Overview>('/overview', { query: { days } }).then(setData, (err: unknown) => setError(errorMessage(err)));
-  }, [days]);
+    say.clear();
+    api<Overview>('/overview', { query: { days } }).then(setData, (err: unknown) => say.error(err));
+  }, [days, say]);
 
   return (
     <>
@@ -90,11 +91,7 @@ export default function OverviewScreen({ query }: ScreenProps) {
           onChange={(value) => navigate(`/overview?days=${value}${asked ? `&currency=${asked}` : ''}`, true)}
         />
       </div>
-      {error ? (
-        <Notice status="error" isDismissible={false}>
-          {error}
-        </Notice>
-      ) : null}
+      <ScreenNotices notice={notice} onDismiss={say.clear} />
       {!data ? (
         <Spinner />
       ) : (

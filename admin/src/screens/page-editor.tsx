@@ -1,11 +1,14 @@
 // One shop page's editor. The body is HTML that the API sanitises on save (its allowlist: no
 // script, style, form or event attribute); the preview shows what was stored, with images left
-// out (they would load from other origins, which these screens never ask for).
-import { Button, Notice, SelectControl, Spinner, TextareaControl, TextControl } from '@wordpress/components';
+// out (they would load from other origins, which these screens never ask for). The AI content is
+// previewed before it is kept (POST /ai/shop/{id}), and reverted with a confirmation
+// (POST /pages/{id}/revert: the body and the shop's description from before the AI wrote them).
+import { Button, SelectControl, Spinner, TextareaControl, TextControl } from '@wordpress/components';
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
-import { api, errorMessage } from '../lib/api';
+import { api } from '../lib/api';
 import { Link } from '../lib/link';
+import { ScreenNotices, useScreenNotice } from '../lib/notices';
 import { navigate } from '../lib/router';
 import { AiPreviewModal } from './ai-preview';
 import { PAGE_STATUSES, type ShopPage } from './pages';
@@ -45,23 +48,25 @@ interface ShopProposal {
 export function PageEditor({ id }: { id: number }) {
   const [page, setPage] = useState<ShopPage | null>(null);
   const [form, setForm] = useState<Form | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [saved, setSaved] = useState<string | null>(null);
+  const [notice, say] = useScreenNotice();
   const [busy, setBusy] = useState(false);
-  const [modal, setModal] = useState<'ai' | 'delete' | null>(null);
+  const [modal, setModal] = useState<'ai' | 'delete' | 'revert' | null>(null);
   const [shopId, setShopId] = useState<number | null>(null);
-  const show = useCallback((p: ShopPage, words: string | null) => {
-    setPage(p);
-    setForm(formOf(p));
-    setSaved(words);
-  }, []);
+  const show = useCallback(
+    (p: ShopPage, words: string | null) => {
+      setPage(p);
+      setForm(formOf(p));
+      if (words) say.success(words);
+    },
+    [say],
+  );
   const load = useCallback(
     (words: string | null) =>
       api<ShopPage>(`/pages/${id}`).then(
         (p) => show(p, words),
-        (err: unknown) => setError(errorMessage(err)),
+        (err: unknown) => say.error(err),
       ),
-    [id, show],
+    [id, show, say],
   );
   useEffect(() => {
     void load(null);
@@ -80,13 +85,7 @@ export function PageEditor({ id }: { id: number }) {
     return (
       <>
         <h1>Page #{id}</h1>
-        {error ? (
-          <Notice status="error" isDismissible={false}>
-            {error}
-          </Notice>
-        ) : (
-          <Spinner />
-        )}
+        {notice ? <ScreenNotices notice={notice} onDismiss={say.clear} /> : <Spinner />}
       </>
     );
   const initial = formOf(page);
@@ -95,15 +94,14 @@ export function PageEditor({ id }: { id: number }) {
     event.preventDefault();
     if (!changed.length || busy) return;
     setBusy(true);
-    setError(null);
-    setSaved(null);
+    say.clear();
     api<ShopPage>(`/pages/${id}`, { method: 'POST', data: Object.fromEntries(changed.map((f) => [f, form[f]])) }).then(
       (p) => {
         show(p, p.body !== form.body ? 'Page saved. The body was cleaned on the way in: see the HTML below.' : 'Page saved.');
         setBusy(false);
       },
       (err: unknown) => {
-        setError(errorMessage(err));
+        say.error(err);
         setBusy(false);
       },
     );
@@ -114,18 +112,7 @@ export function PageEditor({ id }: { id: number }) {
         <h1>Edit page #{page.id}</h1>
         <Link to="/pages">All pages</Link>
       </div>
-      {error ? (
-        <Notice status="error" isDismissible={false}>
-          {error}
-        </Notice>
-      ) : null}
-      <div role="status">
-        {saved ? (
-          <Notice status="success" onRemove={() => setSaved(null)}>
-            {saved}
-          </Notice>
-        ) : null}
-      </div>
+      <ScreenNotices notice={notice} onDismiss={say.clear} />
       <div className="ct-editor">
         <form onSubmit={save} aria-label="Page">
           <TextControl __next40pxDefaultSize __nextHasNoMarginBottom label="Title" value={form.title} onChange={(v) => setForm({ ...form, title: v })} />
@@ -183,6 +170,10 @@ export function PageEditor({ id }: { id: number }) {
           <Button variant="secondary" onClick={() => setModal('ai')} disabled={shopId === null || busy} accessibleWhenDisabled>
             Write with AI…
           </Button>
+          <Button variant="secondary" onClick={() => setModal('revert')} disabled={!page.original || busy} accessibleWhenDisabled>
+            Revert the AI content…
+          </Button>
+          {!page.original ? <p className="ct-aside">There is no text from before an AI write to go back to.</p> : null}
           <h2>Delete</h2>
           <Button variant="secondary" isDestructive onClick={() => setModal('delete')} disabled={busy} accessibleWhenDisabled>
             Delete this page…
@@ -211,6 +202,22 @@ export function PageEditor({ id }: { id: number }) {
           }}
           onClose={() => setModal(null)}
         />
+      ) : null}
+      {modal === 'revert' ? (
+        <ActionModal<ShopPage>
+          title="Revert the AI content?"
+          submitLabel="Revert"
+          request={() => ({ path: `/pages/${page.id}/revert` })}
+          onDone={(p) => {
+            setModal(null);
+            show(p, "The page body and the shop's description from before the AI wrote them are back.");
+          }}
+          onClose={() => setModal(null)}
+        >
+          <p>
+            The page body and the shop's description go back to what they were before the AI first wrote them; anything written over them since is replaced too.
+          </p>
+        </ActionModal>
       ) : null}
       {modal === 'delete' ? (
         <ActionModal<{ deleted: boolean }>

@@ -23,6 +23,8 @@ export interface ShopPage {
   created_at: string;
   updated_at: string;
   published_at: string | null;
+  /** The shop's text from before the AI wrote over it (what revert restores), or null. */
+  original: { body: string; description: string | null } | null;
 }
 
 export const PAGE_STATUSES = [

@@ -1,5 +1,6 @@
 // A shop's logo (fetched again on demand; the sources tried when none gave an image) and its AI
-// content (a dry run shown as a proposal first, then generated and saved).
+// content (a dry run shown as a proposal first, then kept as it was shown without asking the
+// provider again, or generated and saved at once).
 import { Button, Card, CardBody, CardHeader, Notice } from '@wordpress/components';
 import { useState } from 'react';
 import { api, errorMessage, isApiError } from '../lib/api';
@@ -68,6 +69,7 @@ export function LogoCard({ shop, path, onChanged }: { shop: Detail; path: string
 
 interface Generation {
   proposal: { description: string; body: string };
+  proposal_id: string | null;
   generation: { model: string; tokens: { total_tokens: number } };
 }
 
@@ -75,16 +77,24 @@ export function AiCard({ shop, onChanged }: { shop: Detail; onChanged: () => voi
   const [say, setSay] = useState<Say>(null);
   const [busy, setBusy] = useState(false);
   const [proposal, setProposal] = useState<Generation | null>(null);
-  const generate = (dryRun: boolean) => {
+  /** A dry run, a generation saved at once, or the shown proposal kept (`keep`: no new call to the provider). */
+  const generate = (mode: 'preview' | 'save' | 'keep') => {
     setBusy(true);
     setSay(null);
-    api<Generation>(`/ai/shop/${shop.id}`, { method: 'POST', data: { dry_run: dryRun } }).then(
+    const data = mode === 'preview' ? { dry_run: true } : mode === 'keep' ? { proposal_id: proposal?.proposal_id } : {};
+    api<Generation>(`/ai/shop/${shop.id}`, { method: 'POST', data }).then(
       (g) => {
         setBusy(false);
-        if (dryRun) setProposal(g);
+        if (mode === 'preview') setProposal(g);
         else {
           setProposal(null);
-          setSay({ status: 'success', text: `Saved: the description and the page body (${g.generation.tokens.total_tokens} tokens).` });
+          setSay({
+            status: 'success',
+            text:
+              mode === 'keep'
+                ? 'Saved: the description and the page body you previewed.'
+                : `Saved: the description and the page body (${g.generation.tokens.total_tokens} tokens).`,
+          });
           onChanged();
         }
       },
@@ -114,10 +124,21 @@ export function AiCard({ shop, onChanged }: { shop: Detail; onChanged: () => voi
             </section>
           ) : null}
           <div className="ct-buttons">
-            <Button __next40pxDefaultSize variant="secondary" onClick={() => generate(true)} isBusy={busy} disabled={busy} accessibleWhenDisabled>
+            <Button __next40pxDefaultSize variant="secondary" onClick={() => generate('preview')} isBusy={busy} disabled={busy} accessibleWhenDisabled>
               Preview (dry run)
             </Button>
-            <Button __next40pxDefaultSize variant="primary" onClick={() => generate(false)} disabled={busy} accessibleWhenDisabled>
+            {proposal?.proposal_id ? (
+              <Button __next40pxDefaultSize variant="primary" onClick={() => generate('keep')} disabled={busy} accessibleWhenDisabled>
+                Keep this proposal
+              </Button>
+            ) : null}
+            <Button
+              __next40pxDefaultSize
+              variant={proposal?.proposal_id ? 'secondary' : 'primary'}
+              onClick={() => generate('save')}
+              disabled={busy}
+              accessibleWhenDisabled
+            >
               Generate and save
             </Button>
           </div>

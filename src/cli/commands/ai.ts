@@ -16,12 +16,14 @@ import { runInProcess } from '../run-job.js';
 export function register(ai: Command, run: Run): void {
   ai.command('shop <id>')
     .description("generate an advertiser's description and page body (ID: the advertiser's number, see advertisers show)")
-    .option('--dry-run', 'print the proposal without saving it')
+    .option('--dry-run', 'print the proposal without saving it (stored for a day: keep it with --keep)')
+    .option('--keep <proposal>', "save a dry run's proposal as it is, without asking the provider again")
     .addOption(json())
     .action(run(shop));
   ai.command('coupon <id>')
     .description("rewrite a coupon's title and description (the original is kept: coupons revert ID)")
-    .option('--dry-run', 'print the proposal without saving it')
+    .option('--dry-run', 'print the proposal without saving it (stored for a day: keep it with --keep)')
+    .option('--keep <proposal>', "save a dry run's proposal as it is, without asking the provider again")
     .addOption(json())
     .action(run(coupon));
   ai.command('bulk')
@@ -53,26 +55,38 @@ export function register(ai: Command, run: Run): void {
 const usageLine = (g: GenerationUsage) =>
   `${terminalLine(g.model)}: ${g.tokens.prompt_tokens} prompt + ${g.tokens.completion_tokens} completion = ${g.tokens.total_tokens} tokens, ${g.attempts} attempt(s), ${g.duration_ms} ms`;
 
-export async function shop(io: Io, id: string, opts: { dryRun?: boolean; json?: boolean }): Promise<void> {
+/** The generate options from --dry-run and --keep. */
+const generateInput = (opts: { dryRun?: boolean; keep?: string }) =>
+  validateInput(aiSchemas.generate, { dry_run: opts.dryRun ?? false, ...(opts.keep !== undefined ? { proposal_id: opts.keep } : {}) });
+
+/** The line that tells how to keep a dry run's proposal. */
+const keepLine = (kind: 'shop' | 'coupon', out: { id: number; proposal_id: string | null; expires_at: string | null }) =>
+  out.proposal_id && out.expires_at ? `keep it until ${out.expires_at}: cashtrack ai ${kind} ${out.id} --keep ${out.proposal_id}\n` : '';
+
+export async function shop(io: Io, id: string, opts: { dryRun?: boolean; keep?: string; json?: boolean }): Promise<void> {
   const params = await validateInput(aiSchemas.itemId, { id });
-  const input = await validateInput(aiSchemas.generate, { dry_run: opts.dryRun ?? false });
+  const input = await generateInput(opts);
   await withContext(io, async (ctx) => {
     const out = await ctx.ai.generateShop(params.id, input, 'cli');
     if (opts.json) return printJson(io, out);
-    io.stdout.write(`${out.dry_run ? 'proposal (not saved)' : `saved${out.page_id ? ` (page ${out.page_id})` : ''}`} for advertiser ${out.id}\n`);
+    io.stdout.write(
+      `${out.dry_run ? 'proposal (not saved)' : `saved${out.page_id ? ` (page ${out.page_id}; undo: cashtrack pages revert ${out.page_id})` : ''}`} for advertiser ${out.id}\n`,
+    );
     // Each part cleaned on its own (the gate would clean the whole): an escape opened in one part cannot hide the next.
     io.stdout.write(`description  ${terminalLine(out.proposal.description)}\n\n${terminalText(out.proposal.body)}\n\n${usageLine(out.generation)}\n`);
+    io.stdout.write(keepLine('shop', out));
   });
 }
 
-export async function coupon(io: Io, id: string, opts: { dryRun?: boolean; json?: boolean }): Promise<void> {
+export async function coupon(io: Io, id: string, opts: { dryRun?: boolean; keep?: string; json?: boolean }): Promise<void> {
   const params = await validateInput(aiSchemas.itemId, { id });
-  const input = await validateInput(aiSchemas.generate, { dry_run: opts.dryRun ?? false });
+  const input = await generateInput(opts);
   await withContext(io, async (ctx) => {
     const out = await ctx.ai.rewriteCoupon(params.id, input, 'cli');
     if (opts.json) return printJson(io, out);
     io.stdout.write(`${out.dry_run ? 'proposal (not saved)' : `saved (undo: cashtrack coupons revert ${out.id})`} for coupon ${out.id}\n`);
     io.stdout.write(`title        ${terminalLine(out.proposal.title)}\ndescription  ${terminalLine(out.proposal.description)}\n${usageLine(out.generation)}\n`);
+    io.stdout.write(keepLine('coupon', out));
   });
 }
 

@@ -56,6 +56,11 @@ export function register(pages: Command, run: Run): void {
     .addOption(json())
     .action(run(update));
   pages
+    .command('revert <id>')
+    .description("restore the page body and the shop's description from before the AI wrote them")
+    .addOption(json())
+    .action(run(revert));
+  pages
     .command('delete <id>')
     .description('delete a page for good (asks on a terminal; --yes otherwise)')
     .option('--yes', 'delete without asking')
@@ -161,6 +166,16 @@ export async function update(
     const page = await ctx.pages.update(key, patch, 'cli');
     if (opts.json) return printJson(io, page);
     io.stdout.write(`page ${page.id} updated\n`);
+    printPage(io, page, false);
+  });
+}
+
+export async function revert(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  const key = await pageId(id);
+  await withContext(io, async (ctx) => {
+    const page = await ctx.pages.revert(key, 'cli');
+    if (opts.json) return printJson(io, page);
+    io.stdout.write(`page ${page.id} reverted to its text from before the AI wrote it\n`);
     printPage(io, page, false);
   });
 }

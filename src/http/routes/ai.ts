@@ -1,5 +1,6 @@
 // AI content: POST /ai/shop/{id} (a shop's description and page body), POST /ai/coupon/{id} (a
-// coupon's title and description), both with `dry_run`; POST /ai/bulk (202 with the `ai.bulk`
+// coupon's title and description), both with `dry_run` (the proposal is stored) or `proposal_id`
+// (keep a stored proposal without asking the provider again); POST /ai/bulk (202 with the `ai.bulk`
 // job); GET and POST /ai/settings (the provider; the API key is write-only).
 import { aiSchemas } from '../../services/ai/schemas.js';
 import { none } from '../../fields.js';
@@ -11,7 +12,8 @@ export const aiRoutes: RouteDef[] = [
     method: 'POST',
     path: '/ai/shop/{id}',
     auth: 'manage_options',
-    description: "Generate an advertiser's description and page body (saved, the page created as a draft when missing; `dry_run`: only the proposal).",
+    description:
+      "Generate an advertiser's description and page body (saved, the page created as a draft when missing; `dry_run`: only the proposal, stored for 24 hours; `proposal_id`: keep a stored proposal without asking the provider again).",
     validate: { params: aiSchemas.itemId, payload: aiSchemas.generate },
     handler: ({ params, payload, actor }, ctx) => ctx.ai.generateShop(params.id, payload, actor),
   }),
@@ -20,7 +22,8 @@ export const aiRoutes: RouteDef[] = [
     method: 'POST',
     path: '/ai/coupon/{id}',
     auth: 'manage_options',
-    description: "Rewrite a coupon's title and description (the text from before is kept for revert; `dry_run`: only the proposal).",
+    description:
+      "Rewrite a coupon's title and description (the text from before is kept for revert; `dry_run`: only the proposal, stored for 24 hours; `proposal_id`: keep a stored proposal without asking the provider again).",
     validate: { params: aiSchemas.itemId, payload: aiSchemas.generate },
     handler: ({ params, payload, actor }, ctx) => ctx.ai.rewriteCoupon(params.id, payload, actor),
   }),

@@ -87,6 +87,15 @@ export const pagesRoutes: RouteDef[] = [
     handler: ({ params, payload, actor }, ctx) => ctx.pages.update(params.id, payload, actor),
   }),
   route({
+    id: 'pages.revert',
+    method: 'POST',
+    path: '/pages/{id}/revert',
+    auth: 'manage_options',
+    description: "Restore the page body and the shop's description from before the AI wrote them (409 svc_nothing_to_revert when there is none).",
+    validate: { params: pageSchemas.pageId, payload: none() },
+    handler: ({ params, actor }, ctx) => ctx.pages.revert(params.id, actor),
+  }),
+  route({
     id: 'pages.delete',
     method: 'DELETE',
     path: '/pages/{id}',

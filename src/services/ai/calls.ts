@@ -36,8 +36,9 @@ const clampInt = (n: number) => Math.max(0, Math.min(2_000_000_000, Math.floor(N
 export class AiCalls {
   constructor(private readonly deps: { db: Database; clock: Clock }) {}
 
-  async record(call: AiCallRecord, t?: Transaction): Promise<void> {
-    await this.deps.db.execute(
+  /** Inserts the record; answers its id. */
+  async record(call: AiCallRecord, t?: Transaction): Promise<number> {
+    const { insertId } = await this.deps.db.execute(
       `INSERT INTO ai_calls (kind, item_id, model, prompt_tokens, completion_tokens, total_tokens, job_id, outcome, error_code, reason, attempts, format, duration_ms, actor, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
@@ -59,6 +60,17 @@ export class AiCalls {
       ],
       t,
     );
+    return insertId ?? 0;
+  }
+
+  /** A dry run's record becomes the saved one when its proposal is kept: the tokens were spent once. */
+  async markSaved(id: number, actor: string, t: Transaction): Promise<boolean> {
+    const { affected } = await this.deps.db.execute(
+      "UPDATE ai_calls SET outcome = 'saved', actor = ? WHERE id = ? AND outcome = 'dry_run'",
+      [actor.slice(0, 191), id],
+      t,
+    );
+    return affected > 0;
   }
 
   /** Which of `ids` have a saved generation (their text is AI-written). */

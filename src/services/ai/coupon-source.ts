@@ -27,7 +27,7 @@ export function couponSource(deps: { db: Database; clock: Clock; coupons: Coupon
   const { db, clock, coupons } = deps;
   return {
     get: (id) => coupons.get(id),
-    applyRewrite: (id, text, meta, t) => coupons.applyRewrite(id, text, meta, t),
+    applyRewrite: (id, text, meta, t, check) => coupons.applyRewrite(id, text, meta, t, check),
     async idsAfter(after, filters, limit) {
       const w = where(filters, clock.now());
       const rows = await db.select<{ id: unknown; ai_fields: unknown }>(

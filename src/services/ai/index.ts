@@ -3,7 +3,8 @@
 // tags, asks the provider for structured output, sanitises it (HTML through the page sanitiser,
 // text through the text one), validates it again after the `cashtrack.ai.result` filter, and saves
 // it through the owners of the fields (advertisers, pages, coupons) together with its usage record.
-// A dry run returns the proposal and saves nothing but the usage record: tokens were spent.
+// A dry run returns the proposal and saves nothing but the usage record (tokens were spent) and the
+// proposal itself (proposals.ts), which a later request keeps without asking the provider again.
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
@@ -22,9 +23,11 @@ import type { AiCalls, AiKind } from './calls.js';
 import type { AiSettings, AiSettingsStore, AiSettingsView } from './settings.js';
 import type { AiUsage } from './usage.js';
 import type { FetchingGuard } from '../../outbound/index.js';
+import { type AiProposals, fingerprint, staleProposal } from './proposals.js';
 
 export { AiBudget, type AiBudgetDay } from './budget.js';
 export { AiCalls, type AiKind } from './calls.js';
+export { AiProposals, PROPOSAL_ID, PROPOSAL_TTL_MS } from './proposals.js';
 export { AiSettingsStore, type AiSettingsView } from './settings.js';
 export { AiUsage, type AiGeneration, type AiOverview, type AiOverviewBlock } from './usage.js';
 export { couponSource } from './coupon-source.js';
@@ -61,6 +64,8 @@ export interface CouponSource {
     text: { title: string; description: string },
     meta: { actor: string; model: string | null; [key: string]: unknown },
     t?: Transaction,
+    /** Runs on the coupon's text as stored, under its row lock, before the rewrite: throw to refuse it. */
+    check?: (current: { title: string; description: string | null }) => void,
   ): Promise<unknown>;
   /** Coupons after `after` by id matching the filters, and whether their text is AI-written. */
   idsAfter(after: number, filters: CouponWalkFilters, limit: number): Promise<{ id: number; ai: boolean }[]>;
@@ -69,8 +74,22 @@ export interface CouponSource {
 
 /** What the AI service needs of the shop pages (their service owns the table). */
 export interface ShopPages {
-  /** Writes the body of the advertiser's page, creating a draft page when it has none. */
-  saveBody(advertiserId: number, body: string, actor: string): Promise<{ page_id: number }>;
+  /** The shop's text an AI write replaces: the advertiser's description and its page's body (null without a page). */
+  state(advertiserId: number): Promise<{ description: string | null; page_id: number | null; body: string | null }>;
+  /** The advertiser's page, made as a draft from the default template when it has none. */
+  ensurePage(advertiserId: number, actor: string): Promise<number>;
+  /**
+   * Writes the AI body of the page, keeping the shop's text from before (this body and
+   * `before.description`) for revert; `before.check` runs on the page as stored, under its row
+   * lock, and may refuse. In `t` when given.
+   */
+  saveBody(
+    pageId: number,
+    body: string,
+    before: { description: string | null; check?: (current: { body: string }) => void },
+    actor: string,
+    t?: Transaction,
+  ): Promise<{ page_id: number }>;
 }
 
 export interface AiServiceDeps {
@@ -81,6 +100,8 @@ export interface AiServiceDeps {
   store: AiSettingsStore;
   /** The `ai_calls` writer (and the reads of the AI service's own runs). */
   calls: AiCalls;
+  /** The dry runs' proposals, kept without asking the provider again. */
+  proposals: AiProposals;
   /** The read model of `ai_calls` other domains show (last generations, the overview's block). */
   usage: AiUsage;
   /** The daily token budget: every call reserves on it first. */
@@ -111,6 +132,10 @@ export interface ShopGeneration {
   proposal: ShopOutput;
   page_id: number | null;
   generation: GenerationUsage;
+  /** The stored proposal: made by a dry run (keep it with `proposal_id`), or the one this answer kept. */
+  proposal_id: string | null;
+  /** Until when a dry run's proposal can be kept (null otherwise). */
+  expires_at: string | null;
 }
 
 export interface CouponGeneration {
@@ -122,6 +147,16 @@ export interface CouponGeneration {
   /** The coupon as stored after the rewrite (null on a dry run). */
   coupon: unknown;
   generation: GenerationUsage;
+  /** The stored proposal: made by a dry run (keep it with `proposal_id`), or the one this answer kept. */
+  proposal_id: string | null;
+  /** Until when a dry run's proposal can be kept (null otherwise). */
+  expires_at: string | null;
+}
+
+/** What a generation request asks: a dry run, a generation saved at once, or a dry run's proposal kept. */
+export interface GenerateOptions {
+  dry_run?: boolean;
+  proposal_id?: string;
 }
 
 /** Where a generation runs: a request (no job) or a bulk job, with its provider and signal. */
@@ -176,30 +211,37 @@ export class AiService {
    * when there is none) unless `dry_run`. 404 svc_advertiser_not_found, 503
    * svc_ai_not_configured, 502 svc_ai_provider_error or svc_ai_bad_output.
    */
-  async generateShop(id: number, options: { dry_run?: boolean }, actor: string, run: GenerationRun = {}): Promise<ShopGeneration> {
+  async generateShop(id: number, options: GenerateOptions, actor: string, run: GenerationRun = {}): Promise<ShopGeneration> {
+    if (options.proposal_id !== undefined) return this.keepShop(id, options.proposal_id, actor);
     const { provider, settings } = run.provider && run.settings ? { provider: run.provider, settings: run.settings } : await this.provider();
     const shop = await this.deps.advertisers.getById(id);
     const dryRun = options.dry_run === true;
     // The page service makes no page for an inactive advertiser: refuse before spending tokens.
-    if (!dryRun && shop.page_id === null && shop.status === 'inactive') {
-      throw new ServiceError(
-        'svc_advertiser_inactive',
-        `${shop.module}/${shop.advertiser} is inactive and has no page: the network no longer lists it, so a page would send members nowhere.`,
-        409,
-        { module: shop.module, advertiser: shop.advertiser },
-      );
-    }
+    if (!dryRun) assertPageable(shop);
     const tags = this.shopTags(shop, settings);
-    const { value, usage } = await this.generate<ShopOutput>('shop', id, settings, tags, actor, run, provider, dryRun, (raw) => {
+    const { value, usage, callId } = await this.generate<ShopOutput>('shop', id, settings, tags, actor, run, provider, dryRun, (raw) => {
       const out = { description: text(raw.description, sanitizeText), body: text(raw.body, sanitizeBody) };
       return checked('shop', out);
     });
     let pageId: number | null = null;
-    if (!dryRun) {
+    let stored: { id: string; expires_at: string } | null = null;
+    if (dryRun) {
+      const state = await this.deps.pages.state(id);
+      stored = await this.deps.proposals.store({
+        kind: 'shop',
+        item_id: id,
+        output: value,
+        generation: usage,
+        base: fingerprint([state.description, state.body]),
+        call_id: callId,
+        actor,
+      });
+    } else {
       // The page service writes in transactions of its own: the body first, then the description
       // with the usage record, so a shop counts as AI-written only once both are stored.
       try {
-        pageId = (await this.deps.pages.saveBody(id, value.body, actor)).page_id;
+        pageId = await this.deps.pages.ensurePage(id, actor);
+        await this.deps.pages.saveBody(pageId, value.body, { description: shop.description ?? null }, actor);
       } catch (err) {
         if (isServiceError(err)) await this.fail('shop', id, err, usage, actor, run);
         throw err;
@@ -207,7 +249,70 @@ export class AiService {
       await this.save('shop', id, usage, actor, run, (t) => this.deps.advertisers.setDescription(id, value.description, actor, t));
     }
     this.generated('shop', id, usage, dryRun, run);
-    return { kind: 'shop', id, dry_run: dryRun, saved: !dryRun, proposal: value, page_id: pageId, generation: usage };
+    return {
+      kind: 'shop',
+      id,
+      dry_run: dryRun,
+      saved: !dryRun,
+      proposal: value,
+      page_id: pageId,
+      generation: usage,
+      proposal_id: stored?.id ?? null,
+      expires_at: stored?.expires_at ?? null,
+    };
+  }
+
+  /**
+   * Keeps a dry run's proposal for a shop: saves exactly its text (the page body, then the
+   * description) as a generation does, without calling the provider. A proposal kept already
+   * answers what its keep answered. 404 svc_ai_proposal_not_found, 410 svc_ai_proposal_expired,
+   * 409 svc_ai_proposal_mismatch (another target), 409 svc_ai_proposal_stale (the description or
+   * page body changed since), 409 svc_advertiser_inactive.
+   */
+  private async keepShop(id: number, proposalId: string, actor: string): Promise<ShopGeneration> {
+    const first = await this.deps.proposals.find(proposalId, 'shop', id);
+    if (first.kept_at) return first.answer as ShopGeneration;
+    const shop = await this.deps.advertisers.getById(id);
+    assertPageable(shop);
+    const before = await this.deps.pages.state(id);
+    if (fingerprint([before.description, before.body]) !== first.base) throw staleProposal('shop', id, proposalId);
+    // A page made now (the shop had none) is made from the template: outside the keep's transaction, as a generation does.
+    const pageId = before.page_id ?? (await this.deps.pages.ensurePage(id, actor));
+    const value = first.output as ShopOutput;
+    const usage = first.generation as unknown as GenerationUsage;
+    let answer: ShopGeneration | null = null;
+    let kept = false;
+    await this.deps.db.transaction(async (t) => {
+      const p = await this.deps.proposals.find(proposalId, 'shop', id, t);
+      if (p.kept_at) {
+        answer = p.answer as ShopGeneration;
+        return;
+      }
+      const check =
+        before.page_id === null
+          ? undefined
+          : (current: { body: string }) => {
+              if (current.body !== before.body) throw staleProposal('shop', id, proposalId);
+            };
+      await this.deps.pages.saveBody(pageId, value.body, { description: before.description, check }, actor, t);
+      await this.deps.advertisers.setDescription(id, value.description, actor, t);
+      await this.keepCall('shop', id, p.call_id, usage, actor, t);
+      answer = {
+        kind: 'shop',
+        id,
+        dry_run: false,
+        saved: true,
+        proposal: value,
+        page_id: pageId,
+        generation: usage,
+        proposal_id: proposalId,
+        expires_at: null,
+      };
+      await this.deps.proposals.markKept(proposalId, actor, answer, t);
+      kept = true;
+    });
+    if (kept) this.kept('shop', id, usage, proposalId, actor);
+    return answer!;
   }
 
   /**
@@ -215,16 +320,28 @@ export class AiService {
    * (the text from before is kept for revert) unless `dry_run`. 404 svc_coupon_not_found, 503
    * svc_ai_not_configured, 502 svc_ai_provider_error or svc_ai_bad_output.
    */
-  async rewriteCoupon(id: number, options: { dry_run?: boolean }, actor: string, run: GenerationRun = {}): Promise<CouponGeneration> {
+  async rewriteCoupon(id: number, options: GenerateOptions, actor: string, run: GenerationRun = {}): Promise<CouponGeneration> {
+    if (options.proposal_id !== undefined) return this.keepCoupon(id, options.proposal_id, actor);
     const { provider, settings } = run.provider && run.settings ? { provider: run.provider, settings: run.settings } : await this.provider();
     const coupon = await this.deps.coupons.get(id);
     const tags = this.couponTags(coupon, settings);
     const dryRun = options.dry_run === true;
-    const { value, usage } = await this.generate<CouponOutput>('coupon', id, settings, tags, actor, run, provider, dryRun, (raw) =>
+    const { value, usage, callId } = await this.generate<CouponOutput>('coupon', id, settings, tags, actor, run, provider, dryRun, (raw) =>
       checked('coupon', { title: text(raw.title, sanitizeText), description: text(raw.description, sanitizeText) }),
     );
     let stored: unknown = null;
-    if (!dryRun) {
+    let proposal: { id: string; expires_at: string } | null = null;
+    if (dryRun) {
+      proposal = await this.deps.proposals.store({
+        kind: 'coupon',
+        item_id: id,
+        output: value,
+        generation: usage,
+        base: fingerprint([coupon.title, coupon.description]),
+        call_id: callId,
+        actor,
+      });
+    } else {
       await this.save('coupon', id, usage, actor, run, async (t) => {
         stored = await this.deps.coupons.applyRewrite(id, value, { actor, model: usage.model, tokens: usage.tokens, job_id: run.jobId ?? null }, t);
       });
@@ -232,7 +349,103 @@ export class AiService {
       if (stored && typeof stored === 'object') stored = { ...stored, ai: { model: usage.model, tokens: usage.tokens, outcome: 'saved', at: usage.at } };
     }
     this.generated('coupon', id, usage, dryRun, run);
-    return { kind: 'coupon', id, dry_run: dryRun, saved: !dryRun, proposal: value, coupon: stored, generation: usage };
+    return {
+      kind: 'coupon',
+      id,
+      dry_run: dryRun,
+      saved: !dryRun,
+      proposal: value,
+      coupon: stored,
+      generation: usage,
+      proposal_id: proposal?.id ?? null,
+      expires_at: proposal?.expires_at ?? null,
+    };
+  }
+
+  /**
+   * Keeps a dry run's proposal for a coupon: saves exactly its title and description through the
+   * coupons' `applyRewrite` (the text from before kept for revert, the hook, the log line), without
+   * calling the provider; the dry run's usage record becomes the saved one. A proposal kept already
+   * answers what its keep answered. 404 svc_ai_proposal_not_found, 410 svc_ai_proposal_expired,
+   * 409 svc_ai_proposal_mismatch (another target), 409 svc_ai_proposal_stale (the title or
+   * description changed since), 404 svc_coupon_not_found.
+   */
+  private async keepCoupon(id: number, proposalId: string, actor: string): Promise<CouponGeneration> {
+    const first = await this.deps.proposals.find(proposalId, 'coupon', id);
+    if (first.kept_at) return first.answer as CouponGeneration;
+    const value = first.output as CouponOutput;
+    const usage = first.generation as unknown as GenerationUsage;
+    let answer: CouponGeneration | null = null;
+    let kept = false;
+    await this.deps.db.transaction(async (t) => {
+      const p = await this.deps.proposals.find(proposalId, 'coupon', id, t);
+      if (p.kept_at) {
+        answer = p.answer as CouponGeneration;
+        return;
+      }
+      const stored = await this.deps.coupons.applyRewrite(
+        id,
+        value,
+        { actor, model: usage.model, tokens: usage.tokens, job_id: null, proposal_id: proposalId },
+        t,
+        (current) => {
+          if (fingerprint([current.title, current.description]) !== p.base) throw staleProposal('coupon', id, proposalId);
+        },
+      );
+      await this.keepCall('coupon', id, p.call_id, usage, actor, t);
+      const coupon =
+        stored && typeof stored === 'object' ? { ...stored, ai: { model: usage.model, tokens: usage.tokens, outcome: 'saved', at: usage.at } } : stored;
+      answer = { kind: 'coupon', id, dry_run: false, saved: true, proposal: value, coupon, generation: usage, proposal_id: proposalId, expires_at: null };
+      await this.deps.proposals.markKept(proposalId, actor, answer, t);
+      kept = true;
+    });
+    if (kept) this.kept('coupon', id, usage, proposalId, actor);
+    return answer!;
+  }
+
+  /** The dry run's usage record becomes the saved one (recorded anew, with no tokens, if it is gone). */
+  private async keepCall(kind: AiKind, id: number, callId: number | null, usage: GenerationUsage, actor: string, t: Transaction): Promise<void> {
+    if (callId !== null && (await this.deps.calls.markSaved(callId, actor, t))) return;
+    await this.deps.calls.record(
+      {
+        kind,
+        item_id: id,
+        model: usage.model,
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        job_id: null,
+        outcome: 'saved',
+        attempts: 0,
+        format: usage.format,
+        duration_ms: 0,
+        actor,
+      },
+      t,
+    );
+  }
+
+  /** The log line and the hook of a kept proposal (after its transaction committed). */
+  private kept(kind: AiKind, id: number, usage: GenerationUsage, proposalId: string, actor: string): void {
+    this.deps.logger.write(
+      kind === 'shop' ? 'info' : 'debug',
+      'ai',
+      kind === 'shop' ? 'Shop content kept from its AI proposal' : 'Coupon rewrite kept from its AI proposal',
+      {
+        id,
+        model: usage.model,
+        proposal_id: proposalId,
+        actor,
+      },
+    );
+    this.deps.hooks.doAction(HOOKS.aiGenerated, {
+      kind,
+      id,
+      model: usage.model,
+      tokens: usage.tokens,
+      dry_run: false,
+      saved: true,
+      job_id: null,
+      proposal_id: proposalId,
+    });
   }
 
   /**
@@ -272,7 +485,7 @@ export class AiService {
     provider: AiProvider,
     dryRun: boolean,
     clean: (raw: T) => T,
-  ): Promise<{ value: T; usage: GenerationUsage }> {
+  ): Promise<{ value: T; usage: GenerationUsage; callId: number | null }> {
     const started = Date.now();
     const prompts = settings.prompts[kind];
     const rendered: ChatMessage[] = [
@@ -344,8 +557,9 @@ export class AiService {
       if (!filtered || typeof filtered !== 'object' || Array.isArray(filtered))
         throw badOutput('wrong_shape', 'the cashtrack.ai.result filter returned no object.');
       const value = filtered === proposal ? proposal : clean(filtered);
+      let callId: number | null = null;
       if (dryRun)
-        await this.deps.calls.record({
+        callId = await this.deps.calls.record({
           kind,
           item_id: id,
           model: usage.model,
@@ -357,7 +571,7 @@ export class AiService {
           duration_ms: usage.duration_ms,
           actor,
         });
-      return { value, usage };
+      return { value, usage, callId };
     } catch (err) {
       if (isServiceError(err)) await this.fail(kind, id, err, usage, actor, run);
       throw err;
@@ -500,4 +714,16 @@ function validMessages(value: unknown, fallback: ChatMessage[]): ChatMessage[] {
     (m) => m && typeof m === 'object' && ['system', 'user', 'assistant'].includes((m as ChatMessage).role) && typeof (m as ChatMessage).content === 'string',
   );
   return ok ? (value as ChatMessage[]) : fallback;
+}
+
+/** 409 svc_advertiser_inactive: the page service makes no page for an inactive advertiser. */
+function assertPageable(shop: AdvertiserDetail): void {
+  if (shop.page_id === null && shop.status === 'inactive') {
+    throw new ServiceError(
+      'svc_advertiser_inactive',
+      `${shop.module}/${shop.advertiser} is inactive and has no page: the network no longer lists it, so a page would send members nowhere.`,
+      409,
+      { module: shop.module, advertiser: shop.advertiser },
+    );
+  }
 }

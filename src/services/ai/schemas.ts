@@ -4,15 +4,27 @@ import Joi from 'joi';
 import { id, networkId } from '../../fields.js';
 import { COUPON_TYPES } from '../coupons/schemas.js';
 import type { BulkInput } from './index.js';
+import { PROPOSAL_ID } from './proposals.js';
 
 /** What a bulk run writes for. */
 export const AI_BULK_KINDS = ['shops', 'coupons'] as const;
 
 export const aiSchemas = {
   itemId: Joi.object<{ id: number }, true>({ id: id().required().description("The advertiser's number (shop) or the coupon's id.") }),
-  generate: Joi.object<{ dry_run: boolean }, true>({
-    dry_run: Joi.boolean().truthy('1').falsy('0').default(false).description('Return the proposal without saving it.'),
-  }),
+  generate: Joi.object<{ dry_run: boolean; proposal_id?: string }, true>({
+    dry_run: Joi.boolean()
+      .truthy('1')
+      .falsy('0')
+      .default(false)
+      .description('Return the proposal without saving it (it is stored: keep it with `proposal_id`).'),
+    proposal_id: Joi.string()
+      .trim()
+      .lowercase()
+      .pattern(PROPOSAL_ID, '32 hex characters')
+      .description("Keep this dry run's proposal: save exactly its text, without asking the provider again."),
+  }).custom((value: { dry_run: boolean; proposal_id?: string }, helpers) =>
+    value.dry_run && value.proposal_id !== undefined ? helpers.message({ custom: '"dry_run" and "proposal_id" cannot be given together' }) : value,
+  ),
   bulk: Joi.object<BulkInput, true>({
     kind: Joi.string()
       .valid(...AI_BULK_KINDS)

@@ -282,9 +282,17 @@ export class CouponService {
    * Stores an AI rewrite of the title and/or description: the text from before the first
    * rewrite is kept (once; a second rewrite keeps the first original) with who owned it, and the
    * fields are marked AI-written so a refresh keeps them. Runs in `t` when given (the caller's
-   * usage record commits with it). 400 svc_invalid_coupon, 404 svc_coupon_not_found.
+   * usage record commits with it). `check` sees the title and description as stored, under the
+   * row lock, and may refuse (a kept AI proposal refuses when they changed since it was made).
+   * 400 svc_invalid_coupon, 404 svc_coupon_not_found.
    */
-  async applyRewrite(id: number, text: { title?: string; description?: string | null }, meta: RewriteMeta, t?: Transaction): Promise<CouponDetail> {
+  async applyRewrite(
+    id: number,
+    text: { title?: string; description?: string | null },
+    meta: RewriteMeta,
+    t?: Transaction,
+    check?: (current: { title: string; description: string | null }) => void,
+  ): Promise<CouponDetail> {
     const values = new Map<AiField, FieldValue>();
     for (const f of AI_FIELDS) if (text[f] !== undefined) values.set(f, editValue(f, text[f]));
     if (!values.size)
@@ -294,6 +302,7 @@ export class CouponService {
     const changed = await this.change(
       id,
       (state) => {
+        check?.({ title: String(state.values.title ?? ''), description: state.values.description === null ? null : String(state.values.description) });
         for (const [f, v] of values) state.rewrite(f, v);
         return [...values.keys()];
       },

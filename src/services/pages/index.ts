@@ -345,11 +345,57 @@ export class PageService {
     );
   }
 
-  private async applyUpdate(id: number, set: Record<string, unknown>, status: PageStatus | undefined, actor: string): Promise<Page> {
-    const { db, clock } = this.deps;
+  /**
+   * Writes an AI-written body, in `t` when given (the AI service's keep commits with it). The
+   * shop's text from before the first AI write (this body and `description`, the advertiser's
+   * description the caller is about to replace) is kept for `revert` unless one is kept already:
+   * a second AI write keeps the first original, as for coupons. 404 svc_page_not_found.
+   */
+  async writeAiBody(
+    id: number,
+    body: string,
+    before: { description: string | null; check?: (current: Page) => void },
+    actor: string,
+    t?: Transaction,
+  ): Promise<Page> {
+    return this.applyUpdate(id, { body: sanitizeBody(body) }, undefined, actor, t, (current) => {
+      before.check?.(publicPage(current));
+      return current.original ? {} : { ai_original: JSON.stringify({ body: current.body, description: before.description }) };
+    });
+  }
+
+  /**
+   * Restores the shop's text from before the AI wrote it: the page body and the advertiser's
+   * description, in one transaction; whatever was written over the AI text since is replaced (that
+   * is what revert asks for, as for coupons). 409 svc_nothing_to_revert when the AI has not
+   * written over this page since it was made or last reverted; 404 svc_page_not_found.
+   */
+  async revert(id: number, actor: string): Promise<Page> {
+    const { db, clock, advertisers } = this.deps;
     const page = await db.transaction(async (t) => {
       const current = await this.read(id, t, true);
-      const changes: Record<string, unknown> = { ...set };
+      const original = current.original;
+      if (!original) throw new ServiceError('svc_nothing_to_revert', `Page ${id} has no text from before an AI write to restore.`, 409, { id, kind: 'page' });
+      await db.execute('UPDATE pages SET body = ?, ai_original = NULL, updated_at = ? WHERE id = ?', [original.body, clock.now(), id], t);
+      await advertisers.setDescription(current.advertiser_id, original.description, actor, t);
+      return this.read(id, t);
+    });
+    this.deps.logger.info('pages', 'Page reverted to its text from before the AI wrote it', { page_id: id, actor });
+    return publicPage(page);
+  }
+
+  private async applyUpdate(
+    id: number,
+    set: Record<string, unknown>,
+    status: PageStatus | undefined,
+    actor: string,
+    outer?: Transaction,
+    extra?: (current: PageRow) => Record<string, unknown>,
+  ): Promise<Page> {
+    const { db, clock } = this.deps;
+    const run = async (t: Transaction) => {
+      const current = await this.read(id, t, true);
+      const changes: Record<string, unknown> = { ...set, ...extra?.(current) };
       const publishing = status === 'publish' && current.status !== 'publish';
       if (status !== undefined) changes.status = status;
       if (publishing && current.published_at === null) changes.published_at = clock.now();
@@ -359,7 +405,8 @@ export class PageService {
       const updated = await this.read(id, t);
       if (publishing) await this.deps.events.emit(t, HOOKS.pagePublished, publicPage(updated), { actor });
       return updated;
-    });
+    };
+    const page = await (outer ? run(outer) : db.transaction(run));
     this.deps.logger.info('pages', 'Page updated', { page_id: id, fields: Object.keys(set).concat(status === undefined ? [] : ['status']), actor });
     return publicPage(page);
   }

@@ -35,9 +35,32 @@ export interface Page {
   updated_at: string;
   /** When it was first published; null while it never was. */
   published_at: string | null;
+  /**
+   * The shop's text from before the first AI write since the last revert (the page body and the
+   * advertiser's description): what `POST /pages/{id}/revert` restores. Null when there is none.
+   */
+  original: AiOriginal | null;
 }
 
 /** A page with the advertiser row it belongs to (the service's own view). */
+/** What an AI write replaced: the page body and the advertiser's description. */
+export interface AiOriginal {
+  body: string;
+  description: string | null;
+}
+
+/** The stored `ai_original` column, or null when it is missing or unreadable. */
+export function aiOriginal(v: unknown): AiOriginal | null {
+  if (v === null || v === undefined || v === '') return null;
+  try {
+    const o = JSON.parse(String(v)) as Record<string, unknown>;
+    if (!o || typeof o.body !== 'string') return null;
+    return { body: o.body, description: typeof o.description === 'string' ? o.description : null };
+  } catch {
+    return null;
+  }
+}
+
 export interface PageRow extends Page {
   advertiser_id: number;
 }
@@ -94,7 +117,8 @@ export function pageWhere(f: PageWhere): ListWhere {
   return w;
 }
 
-export const PAGE_COLUMNS = 'id, advertiser_id, module, advertiser, title, slug, body, excerpt, status, template, author, created_at, updated_at, published_at';
+export const PAGE_COLUMNS =
+  'id, advertiser_id, module, advertiser, title, slug, body, excerpt, status, template, author, created_at, updated_at, published_at, ai_original';
 
 /** The public address of a page from `pages.link_template`. */
 export function pageLink(template: string | null, page: { id: number; slug: string }): string | null {
@@ -121,6 +145,7 @@ export function shapePage(r: Record<string, unknown>, linkTemplate: string | nul
     created_at: toIso(r.created_at)!,
     updated_at: toIso(r.updated_at)!,
     published_at: toIso(r.published_at),
+    original: aiOriginal(r.ai_original),
   };
 }
 

@@ -133,9 +133,8 @@ describeEachDialect(
       const id = await shop(ctx, { description: 'Before' });
       // The page service refuses the body (here: a stand-in for it that does).
       const pages = ctx.ai.deps.pages;
-      ctx.ai.deps.pages = {
-        saveBody: async () => Promise.reject(new ServiceError('svc_invalid_page', 'The body is empty once markup is removed.', 400, { field: 'body' })),
-      };
+      const refuse = async () => Promise.reject(new ServiceError('svc_invalid_page', 'The body is empty once markup is removed.', 400, { field: 'body' }));
+      ctx.ai.deps.pages = { state: pages.state, ensurePage: refuse, saveBody: refuse };
       try {
         await expect(ctx.ai.generateShop(id, {}, 'admin')).rejects.toMatchObject({ code: 'svc_invalid_page' });
       } finally {
@@ -156,8 +155,10 @@ describeEachDialect(
       // The adapter read the advertiser before that page was made.
       let reads = 0;
       const stale = { getById: async (n: number) => (reads++ === 0 ? { ...first, page_id: null } : ctx.advertisers.getById(n)) };
-      const out = await shopPages({ pages: ctx.pages, advertisers: stale }).saveBody(id, '<p>Fresh body</p>', 'admin');
-      expect(out.page_id).toBe(made.id);
+      const adapter = shopPages({ pages: ctx.pages, advertisers: stale });
+      const pageId = await adapter.ensurePage(id, 'admin');
+      expect(pageId).toBe(made.id);
+      await adapter.saveBody(pageId, '<p>Fresh body</p>', { description: null }, 'admin');
       expect((await ctx.pages.get(made.id)).body).toBe('<p>Fresh body</p>');
     });
 
