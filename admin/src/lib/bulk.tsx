@@ -109,7 +109,7 @@ export function BulkActionModal<T>({ title, items, name, request, submitLabel, d
         <div className="ct-modal-buttons">
           {phase === 'done' ? (
             <Button __next40pxDefaultSize variant="primary" onClick={onClose}>
-              Close
+              Done
             </Button>
           ) : (
             <>

@@ -61,7 +61,7 @@ export default function JobsScreen({ query }: ScreenProps) {
   const withActions = useMemo<ListSpec<Job>>(() => {
     const cancel: Action<Job> = {
       id: 'cancel',
-      label: 'Cancel',
+      label: (items) => (items.length > 1 ? 'Cancel jobs' : 'Cancel'),
       isEligible: (job) => !isJobFinal(job) && job.status !== 'cancelling',
       supportsBulk: true,
       callback: (items) => (items.length > 1 ? setBulk(items) : setCancelling(items[0] ?? null)),

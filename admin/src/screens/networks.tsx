@@ -176,7 +176,7 @@ function SwitchModal({ network, onDone, onClose }: { network: Network; onDone: (
       ) : (
         <>
           <p>Disabling stops:</p>
-          <ul className="ct-list-plain">
+          <ul>
             <li>its scheduled syncs, polls and coupon refreshes, and its part in syncs started for every network;</li>
             <li>its advertisers' tracking links (members get a refusal instead of a link).</li>
           </ul>

@@ -104,7 +104,8 @@ export default function PayoutsScreen({ query }: ScreenProps) {
     },
     {
       id: 'cancel',
-      label: 'Cancel',
+      // Many at once: "Cancel payouts", apart from the bulk bar's own Cancel (which clears the selection).
+      label: (items) => (items.length > 1 ? 'Cancel payouts' : 'Cancel'),
       isEligible: (p) => p.status === 'pending',
       // Cancel runs on many payouts with one reason; complete stays one at a time (each its own payment reference).
       supportsBulk: true,
