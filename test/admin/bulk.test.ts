@@ -47,7 +47,11 @@ describeDaemon('the admin screens: bulk actions', (use, dialect) => {
     await page.goto(`${d.url}/admin/orders?review=held`);
     const rows = page.getByRole('row').filter({ hasText: /BH-\d/ });
     await expect.poll(() => rows.count()).toBe(3);
-    for (const n of [1, 2, 3]) await rows.filter({ hasText: `BH-${n}` }).getByRole('checkbox').check();
+    for (const n of [1, 2, 3])
+      await rows
+        .filter({ hasText: `BH-${n}` })
+        .getByRole('checkbox')
+        .check();
     const posts = watchPosts(page, /\/orders\/\d+\/release$/);
     await page.locator('.dataviews-bulk-actions-footer__action-buttons').getByRole('button', { name: 'Release', exact: true }).click();
     const modal = page.getByRole('dialog', { name: 'Release 3 held orders' });
@@ -134,8 +138,14 @@ describeDaemon('the admin screens: bulk actions', (use, dialect) => {
   it("returns focus to the row's Actions button when a row action's modal closes by Escape or Cancel, on the orders and payouts lists", async () => {
     const d = use();
     const jo = await d.ctx.users.create({ login: 'jo', email: 'jo@example.com', display_name: 'Jo Member', role: 'member' });
-    await d.ctx.orders.record({ network: 'awin', transaction_id: 'FO-1', source: 'postback', sale_amount: '50.00', commission: '5.00', member_id: jo.id }, 'postback');
-    await d.ctx.orders.record({ network: 'awin', transaction_id: 'FO-2', source: 'postback', sale_amount: '60.00', commission: '6.00', member_id: jo.id }, 'postback');
+    await d.ctx.orders.record(
+      { network: 'awin', transaction_id: 'FO-1', source: 'postback', sale_amount: '50.00', commission: '5.00', member_id: jo.id },
+      'postback',
+    );
+    await d.ctx.orders.record(
+      { network: 'awin', transaction_id: 'FO-2', source: 'postback', sale_amount: '60.00', commission: '6.00', member_id: jo.id },
+      'postback',
+    );
     await d.ctx.ledger.adjust({ member_id: jo.id, type: 'credit', amount: '50.00', note: 'Earnings' }, 'test');
     await d.ctx.payouts.create({ member_id: jo.id, amount: '10.00', method: 'paypal' }, 'test');
     const { page, foreign, errors, context } = await openPage(browser, d.url);

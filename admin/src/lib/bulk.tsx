@@ -50,7 +50,19 @@ async function pool(count: number, limit: number, work: (index: number) => Promi
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
 }
 
-export function BulkActionModal<T>({ title, items, name, request, submitLabel, doneLabel, destructive, ready = true, onFinished, onClose, children }: BulkActionModalProps<T>) {
+export function BulkActionModal<T>({
+  title,
+  items,
+  name,
+  request,
+  submitLabel,
+  doneLabel,
+  destructive,
+  ready = true,
+  onFinished,
+  onClose,
+  children,
+}: BulkActionModalProps<T>) {
   // One key per row for the life of this confirmation: a second click, or a request retried, is the same request.
   const [keys] = useState(() => items.map(() => crypto.randomUUID()));
   const [phase, setPhase] = useState<'confirm' | 'running' | 'done'>('confirm');

@@ -146,8 +146,8 @@ function CouponList({ query }: { query: URLSearchParams }) {
           onClose={() => setReverting(null)}
         >
           <p>
-            The text from before the AI rewrite comes back: a field the network owned goes back to the network's latest value, text an administrator
-            had written comes back as their edit. Whatever replaced the AI text since is replaced in turn.
+            The text from before the AI rewrite comes back: a field the network owned goes back to the network's latest value, text an administrator had written
+            comes back as their edit. Whatever replaced the AI text since is replaced in turn.
           </p>
         </BulkActionModal>
       ) : null}

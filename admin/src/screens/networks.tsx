@@ -163,15 +163,13 @@ function SwitchModal({ network, onDone, onClose }: { network: Network; onDone: (
       submitLabel={on ? 'Enable the network' : 'Disable the network'}
       destructive={!on}
       request={() => ({ path: `/networks/${encodeURIComponent(network.id)}/enabled`, data: { enabled: on } })}
-      onDone={(r) =>
-        onDone(r.changed ? `${name} is ${on ? 'enabled' : 'disabled'}.` : `${name} already was ${on ? 'enabled' : 'disabled'}; nothing changed.`)
-      }
+      onDone={(r) => onDone(r.changed ? `${name} is ${on ? 'enabled' : 'disabled'}.` : `${name} already was ${on ? 'enabled' : 'disabled'}; nothing changed.`)}
       onClose={onClose}
     >
       {on ? (
         <p>
-          Scheduled syncs, polls and coupon refreshes take it up again{network.configured ? '' : ' once every required setting is set'}, and its
-          advertisers' tracking links work again.
+          Scheduled syncs, polls and coupon refreshes take it up again{network.configured ? '' : ' once every required setting is set'}, and its advertisers'
+          tracking links work again.
         </p>
       ) : (
         <>

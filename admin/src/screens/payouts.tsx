@@ -175,8 +175,20 @@ function BulkCancelModal({ payouts, onFinished, onClose }: { payouts: Payout[]; 
           </li>
         ))}
       </ul>
-      <p>Each amount is credited back to its member's balance. A cancelled payout cannot be reopened. Each payout is sent on its own; one the server refuses does not stop the others.</p>
-      <TextareaControl __nextHasNoMarginBottom label="Reason (required)" help="The same reason is kept on every payout." value={reason} onChange={setReason} maxLength={500} required rows={3} />
+      <p>
+        Each amount is credited back to its member's balance. A cancelled payout cannot be reopened. Each payout is sent on its own; one the server refuses does
+        not stop the others.
+      </p>
+      <TextareaControl
+        __nextHasNoMarginBottom
+        label="Reason (required)"
+        help="The same reason is kept on every payout."
+        value={reason}
+        onChange={setReason}
+        maxLength={500}
+        required
+        rows={3}
+      />
     </BulkActionModal>
   );
 }

@@ -218,7 +218,10 @@ export function WebhookDetail({ id, query }: { id: number; query: URLSearchParam
           onFinished={reload}
           onClose={() => setRedelivering(null)}
         >
-          <p>Each delivery is attempted again now, with its own id and body (a new timestamp and signature); a failure is retried on the schedule. One the server refuses does not stop the others.</p>
+          <p>
+            Each delivery is attempted again now, with its own id and body (a new timestamp and signature); a failure is retried on the schedule. One the server
+            refuses does not stop the others.
+          </p>
         </BulkActionModal>
       ) : null}
       {editing && webhook ? (
