@@ -65,7 +65,7 @@ describeDaemon('the admin screens: bulk actions', (use, dialect) => {
     await modal.getByRole('button', { name: 'Release 3 orders' }).dblclick();
     const outcome = modal.getByRole('list', { name: 'Outcome per row' });
     await outcome.waitFor();
-    expect(await modal.getByRole('status').textContent()).toBe('3 of 3 done, 1 refused.');
+    expect(await modal.getByRole('status').textContent()).toBe('3 of 3 done, 1 not changed.');
     const refused = await d.api('POST', `/orders/${held[1]!.id}/release`, {});
     expect(refused.status).toBe(409);
     const lines = await outcome.getByRole('listitem').allTextContents();

@@ -6,7 +6,7 @@
 // with the API's message in words for a row it refused. The list reloads once the run is over.
 import { Button, Modal, Notice } from '@wordpress/components';
 import { type ReactNode, useRef, useState } from 'react';
-import { api, errorMessage } from './api';
+import { api, errorMessage, isApiError } from './api';
 
 export const BULK_CONCURRENCY = 4;
 
@@ -36,7 +36,8 @@ export interface BulkActionModalProps<T> {
   children?: ReactNode;
 }
 
-type Outcome = { ok: true } | { ok: false; message: string };
+/** `refused`: the API answered no (nothing changed on that row); otherwise it could not be reached or failed. */
+type Outcome = { ok: true } | { ok: false; refused: boolean; message: string };
 
 /** Runs `work` on each index with at most `limit` at a time. */
 async function pool(count: number, limit: number, work: (index: number) => Promise<void>): Promise<void> {
@@ -80,7 +81,7 @@ export function BulkActionModal<T>({
         await api(path, { method, data, headers: { 'Idempotency-Key': keys[index]! } });
         outcome = { ok: true };
       } catch (err) {
-        outcome = { ok: false, message: errorMessage(err) };
+        outcome = { ok: false, refused: isApiError(err) && Number(err.data?.status) < 500, message: errorMessage(err) };
       }
       setOutcomes((all) => all.map((o, i) => (i === index ? outcome : o)));
     }).then(() => {
@@ -97,13 +98,13 @@ export function BulkActionModal<T>({
         {phase === 'confirm' ? children : null}
         {phase !== 'confirm' ? (
           <p className="ct-bulk-progress" role="status">
-            {finished} of {items.length} done{failed ? `, ${failed} refused` : ''}
+            {finished} of {items.length} done{failed ? `, ${failed} not changed` : ''}
             {phase === 'done' ? '.' : '…'}
           </p>
         ) : null}
         {phase === 'done' && failed ? (
           <Notice status="warning" isDismissible={false}>
-            {failed === items.length ? 'No row was changed.' : `${items.length - failed} changed; the others were refused and are unchanged.`}
+            {failed === items.length ? 'No row was changed.' : `${items.length - failed} changed; the others are unchanged (see below why).`}
           </Notice>
         ) : null}
         {phase === 'done' ? (
@@ -112,7 +113,7 @@ export function BulkActionModal<T>({
               const o = outcomes[i];
               return (
                 <li key={keys[i]} className={o?.ok ? undefined : 'ct-negative'}>
-                  {name(item)}: {o?.ok ? doneLabel : `refused: ${o?.message ?? ''}`}
+                  {name(item)}: {o === undefined ? '' : o.ok ? doneLabel : `${o.refused ? 'refused' : 'failed'}: ${o.message}`}
                 </li>
               );
             })}
