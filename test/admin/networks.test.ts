@@ -87,6 +87,45 @@ describeDaemon('the admin screens: networks', (use, dialect) => {
     await context.close();
   });
 
+  it('disables a network from the list after a confirmation that says what stops, and enables it again', async () => {
+    const d = use();
+    expect((await d.api('POST', '/networks/offnet', definition('https://go.test/c?s={sub_id}'))).status).toBe(201);
+    expect((await d.api('POST', '/networks/offnet/postback', { enabled: true })).status).toBe(200);
+    const { page, foreign, errors, context } = await openPage(browser, d.url);
+    await signInWithKeyboard(page, d.url, 'e2e-admin', 'correct horse battery');
+    await page.goto(`${d.url}/admin/networks?kind=custom`);
+    const row = page.getByRole('row').filter({ hasText: 'offnet' });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Actions' }).click();
+    await page.getByRole('menuitem', { name: 'Disable' }).click();
+    const modal = page.getByRole('dialog', { name: 'Disable Shop Net (offnet)?' });
+    const text = await modal.textContent();
+    expect(text).toContain('scheduled syncs, polls and coupon refreshes');
+    expect(text).toContain('tracking links');
+    expect(text).toContain('does not stop a sync or poll already running');
+    expect(text).toContain('they are on and keep arriving');
+    expect(await seriousViolations(page)).toEqual([]);
+    // Cancel changes nothing, and focus is back on the row's Actions button.
+    await modal.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await expect.poll(() => page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label'))).toBe('Actions');
+    expect((await d.api('GET', '/networks/offnet')).body).toMatchObject({ enabled: true });
+    await row.getByRole('button', { name: 'Actions' }).click();
+    await page.getByRole('menuitem', { name: 'Disable' }).click();
+    await modal.getByRole('button', { name: 'Disable the network' }).click();
+    await page.locator('.components-notice').getByText('Shop Net (offnet) is disabled.').waitFor();
+    expect((await d.api('GET', '/networks/offnet')).body).toMatchObject({ enabled: false, postbacks: { enabled: true } });
+    await expect.poll(() => row.textContent()).toMatch(/offnet.*no/);
+    await row.getByRole('button', { name: 'Actions' }).click();
+    await page.getByRole('menuitem', { name: 'Enable' }).click();
+    await page.getByRole('dialog', { name: 'Enable Shop Net (offnet)?' }).getByRole('button', { name: 'Enable the network' }).click();
+    await page.locator('.components-notice').getByText('Shop Net (offnet) is enabled.').waitFor();
+    expect((await d.api('GET', '/networks/offnet')).body).toMatchObject({ enabled: true });
+    await screenshot(page, `networks-switch-${dialect}`);
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('configures settings with the secret one write-only, rotates the secret in a modal and shows the new one once', async () => {
     const d = use();
     const settings = [

@@ -405,6 +405,46 @@ describeEachDialect(
       });
       expect((await post('/networks/pbnet/postback', {})).result).toMatchObject({ code: 'rest_missing_callback_param' });
     });
+
+    it('switches a network off and on over REST: a second switch to the same state changes nothing, and its postbacks keep their own switch', async () => {
+      const { ctx } = use();
+      expect((await post('/networks/swnet', shopnetDefinition())).statusCode).toBe(201);
+      const secret = ((await post('/networks/swnet/postback', { enabled: true })).result as Json).secret as string;
+      const off = await post('/networks/swnet/enabled', { enabled: false });
+      expect(off.statusCode).toBe(200);
+      expect(off.result).toMatchObject({ changed: true, network: { id: 'swnet', enabled: false, postbacks: { enabled: true } } });
+      expect((await ctx.networks.get('swnet')).enabled).toBe(false);
+      // Already off: 200, nothing written, nothing logged a second time.
+      const again = await post('/networks/swnet/enabled', { enabled: false });
+      expect(again.statusCode).toBe(200);
+      expect(again.result).toMatchObject({ changed: false, network: { enabled: false } });
+      await ctx.logger.flush();
+      const [logged] = await ctx.db.select<{ n: unknown }>("SELECT COUNT(*) AS n FROM logs WHERE message = 'Network disabled' AND context LIKE '%swnet%'");
+      expect(Number(logged!.n)).toBe(1);
+      // A disabled network's postbacks are still accepted while their own switch is on.
+      const pb = await getPostback(client.server, 'swnet', query({ token: secret, txn: 'SW-1', status: 'pending', amount: '10.00', payout: '1.00' }));
+      expect(pb.status).toBe(200);
+      expect((await post('/networks/swnet/enabled', { enabled: true })).result).toMatchObject({ changed: true, network: { enabled: true } });
+      // The CLI's service methods are the same switch.
+      expect((await ctx.networks.disable('swnet', 'test')).enabled).toBe(false);
+      expect((await post('/networks/swnet/enabled', { enabled: false })).result).toMatchObject({ changed: false });
+      // Unknown network, a malformed id, a missing or non-boolean body: defined refusals, nothing changes.
+      expect((await post('/networks/nosuchnet/enabled', { enabled: true })).result).toMatchObject({ code: 'svc_network_not_found', data: { status: 404 } });
+      expect((await post('/networks/Bad%20Id/enabled', { enabled: true })).statusCode).toBe(400);
+      expect((await post('/networks/swnet/enabled', {})).result).toMatchObject({ code: 'rest_missing_callback_param' });
+      expect((await post('/networks/swnet/enabled', { enabled: 'maybe' })).result).toMatchObject({ code: 'rest_invalid_param' });
+      expect((await ctx.networks.get('swnet')).enabled).toBe(false);
+      // Administrators only.
+      const member = await createActor(ctx, 'member');
+      const denied = await client.server.inject({
+        method: 'POST',
+        url: `${NS}/networks/swnet/enabled`,
+        payload: { enabled: true },
+        headers: { authorization: member.authorization },
+      });
+      expect(denied.statusCode).toBe(403);
+      expect((await ctx.networks.get('swnet')).enabled).toBe(false);
+    });
   },
   { 'postbacks.enabled': true },
 );

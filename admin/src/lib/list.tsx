@@ -4,8 +4,9 @@
 // Rows come a page at a time (X-WP-Total / X-WP-TotalPages), never the whole table.
 import { Notice } from '@wordpress/components';
 import { DataViews, type Action, type Field, type Filter, type View } from '@wordpress/dataviews';
-import { type ComponentType, useCallback, useEffect, useMemo, useState } from 'react';
+import { type ComponentType, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, apiPage, errorMessage } from './api';
+import { useFocusReturn } from './focus-return';
 import { Link } from './link';
 import { navigate } from './router';
 import '@wordpress/dataviews/build-style/style.css';
@@ -223,8 +224,11 @@ export function ListView<T>({ spec, query, list }: { spec: ListSpec<T>; query: U
     const s = q.toString();
     navigate(`${spec.screen}${s ? `?${s}` : ''}`, true);
   };
+  // A row action's modal closed by Escape or Cancel gives focus back to the row's button that opened it.
+  const root = useRef<HTMLDivElement>(null);
+  useFocusReturn(root);
   return (
-    <>
+    <div ref={root} className="ct-list">
       {spec.views ? <ViewsRow spec={spec} query={query} version={list.version} /> : null}
       {list.error ? (
         <Notice status="error" isDismissible={false}>
@@ -244,6 +248,6 @@ export function ListView<T>({ spec, query, list }: { spec: ListSpec<T>; query: U
         search={spec.search ?? false}
         config={{ perPageSizes: PAGE_SIZES }}
       />
-    </>
+    </div>
   );
 }

@@ -1,7 +1,9 @@
 // Coupons: the list (views by status as of now, search, filters by type, AI-written and edited)
 // and, at /admin/coupons/{id}, the editor: plain-text fields, each edited field given back to the
 // network on request, the AI rewrite previewed before it is kept, and revert.
-import type { Field } from '@wordpress/dataviews';
+import type { Action, Field } from '@wordpress/dataviews';
+import { useState } from 'react';
+import { BulkActionModal } from '../lib/bulk';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Link } from '../lib/link';
 import type { ScreenProps } from '../screens';
@@ -118,10 +120,37 @@ const spec: ListSpec<Coupon> = {
 
 function CouponList({ query }: { query: URLSearchParams }) {
   const list = useListData(spec, query);
+  const [reverting, setReverting] = useState<Coupon[] | null>(null);
+  const actions: Action<Coupon>[] = [
+    {
+      id: 'revert',
+      label: 'Revert the AI text',
+      isEligible: (c) => c.original !== null && c.original !== undefined,
+      supportsBulk: true,
+      callback: (items) => setReverting(items),
+    },
+  ];
   return (
     <>
       <h1>Coupons</h1>
-      <ListView spec={spec} query={query} list={list} />
+      <ListView spec={{ ...spec, actions }} query={query} list={list} />
+      {reverting ? (
+        <BulkActionModal<Coupon>
+          title={reverting.length > 1 ? `Revert ${reverting.length} coupons` : `Revert coupon #${reverting[0]!.id}`}
+          items={reverting}
+          name={(c) => `Coupon #${c.id} (${c.title})`}
+          request={(c) => ({ path: `/coupons/${c.id}/revert` })}
+          submitLabel={reverting.length > 1 ? `Revert ${reverting.length} coupons` : 'Revert'}
+          doneLabel="reverted"
+          onFinished={list.reload}
+          onClose={() => setReverting(null)}
+        >
+          <p>
+            The text from before the AI rewrite comes back: a field the network owned goes back to the network's latest value, text an administrator had written
+            comes back as their edit. Whatever replaced the AI text since is replaced in turn.
+          </p>
+        </BulkActionModal>
+      ) : null}
     </>
   );
 }

@@ -3,6 +3,7 @@
 import type { Action, Field } from '@wordpress/dataviews';
 import { useEffect, useMemo, useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
+import { BulkActionModal } from '../lib/bulk';
 import { isJobFinal, type Job, JobProgressBar } from '../lib/job-progress';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import type { ScreenProps } from '../screens';
@@ -56,12 +57,14 @@ const spec: ListSpec<Job> = {
 export default function JobsScreen({ query }: ScreenProps) {
   const list = useListData(spec, query);
   const [cancelling, setCancelling] = useState<Job | null>(null);
+  const [bulk, setBulk] = useState<Job[] | null>(null);
   const withActions = useMemo<ListSpec<Job>>(() => {
     const cancel: Action<Job> = {
       id: 'cancel',
-      label: 'Cancel',
+      label: (items) => (items.length > 1 ? 'Cancel jobs' : 'Cancel'),
       isEligible: (job) => !isJobFinal(job) && job.status !== 'cancelling',
-      callback: (items) => setCancelling(items[0] ?? null),
+      supportsBulk: true,
+      callback: (items) => (items.length > 1 ? setBulk(items) : setCancelling(items[0] ?? null)),
     };
     return { ...spec, actions: [cancel] };
   }, []);
@@ -91,6 +94,21 @@ export default function JobsScreen({ query }: ScreenProps) {
         >
           <p>A queued job is cancelled at once; a running {cancelling.type} stops at its next checkpoint. What it finished stays.</p>
         </ActionModal>
+      ) : null}
+      {bulk ? (
+        <BulkActionModal<Job>
+          title={`Cancel ${bulk.length} jobs?`}
+          items={bulk}
+          name={(job) => `Job #${job.id} (${job.type})`}
+          request={(job) => ({ path: `/jobs/${job.id}`, method: 'DELETE' })}
+          submitLabel={`Cancel ${bulk.length} jobs`}
+          doneLabel="cancelled, or stopping at its next checkpoint"
+          destructive
+          onFinished={reload}
+          onClose={() => setBulk(null)}
+        >
+          <p>Queued jobs are cancelled at once; running ones stop at their next checkpoint. What they finished stays.</p>
+        </BulkActionModal>
       ) : null}
     </>
   );

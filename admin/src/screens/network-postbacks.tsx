@@ -3,7 +3,7 @@
 // sent and answered, and the postbacks received, with views by outcome.
 import { Button, Card, CardBody, CardHeader, Notice, SelectControl, TextControl, ToggleControl } from '@wordpress/components';
 import type { Field } from '@wordpress/dataviews';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
 import { api, errorMessage } from '../lib/api';
 import { ListView, type ListSpec, useListData } from '../lib/list';
@@ -323,7 +323,8 @@ const postbackFields: Field<PostbackRecord>[] = [
   { id: 'last_seen_at', label: 'Last seen', type: 'datetime' },
 ];
 
-export function RecentPostbacks({ network, query }: { network: Network; query: URLSearchParams }) {
+/** `refresh`: a count the page raises when it sent a postback; the list reads again in place (no remount: focus and scroll stay). */
+export function RecentPostbacks({ network, query, refresh = 0 }: { network: Network; query: URLSearchParams; refresh?: number }) {
   const spec = useMemo<ListSpec<PostbackRecord>>(
     () => ({
       screen: `/networks/${encodeURIComponent(network.id)}`,
@@ -341,6 +342,10 @@ export function RecentPostbacks({ network, query }: { network: Network; query: U
     [network.id],
   );
   const list = useListData(spec, query);
+  const { reload } = list;
+  useEffect(() => {
+    if (refresh > 0) reload();
+  }, [refresh, reload]);
   return (
     <Card>
       <CardHeader>

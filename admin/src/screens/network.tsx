@@ -70,7 +70,7 @@ export function NetworkScreen({ id, query }: { id: string; query: URLSearchParam
           </div>
         ) : null}
         <div className="ct-wide">
-          <RecentPostbacks key={sent} network={network} query={query} />
+          <RecentPostbacks network={network} query={query} refresh={sent} />
         </div>
       </div>
     </>

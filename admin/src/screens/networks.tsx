@@ -1,9 +1,10 @@
 // Networks: every network with its state (GET /networks), and one network's page at
 // /admin/networks/{id} (settings, the custom network editor, postbacks). A custom network that
 // does not exist yet is made from its page: "Add a custom network" asks for its id.
-import { Button, TextControl } from '@wordpress/components';
-import type { Field } from '@wordpress/dataviews';
+import { Button, Notice, TextControl } from '@wordpress/components';
+import type { Action, Field } from '@wordpress/dataviews';
 import { useState } from 'react';
+import { ActionModal } from '../lib/action-modal';
 import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { navigate } from '../lib/router';
@@ -98,14 +99,37 @@ export default function NetworksScreen({ rest, query }: ScreenProps) {
   return <NetworksList query={query} />;
 }
 
+const switchActions = (open: (network: Network) => void): Action<Network>[] => [
+  { id: 'enable', label: 'Enable', isEligible: (n) => !n.enabled, callback: ([n]) => open(n!) },
+  { id: 'disable', label: 'Disable', isEligible: (n) => n.enabled, callback: ([n]) => open(n!) },
+];
+
 function NetworksList({ query }: { query: URLSearchParams }) {
   const list = useListData(spec, query);
   const [id, setId] = useState('');
+  const [switching, setSwitching] = useState<Network | null>(null);
+  const [done, setDone] = useState<string | null>(null);
   const valid = /^[a-z0-9_-]{1,64}$/.test(id);
   return (
     <>
       <h1>Networks</h1>
-      <ListView spec={spec} query={query} list={list} />
+      {done ? (
+        <Notice status="success" onRemove={() => setDone(null)}>
+          {done}
+        </Notice>
+      ) : null}
+      <ListView spec={{ ...spec, actions: switchActions(setSwitching) }} query={query} list={list} />
+      {switching ? (
+        <SwitchModal
+          network={switching}
+          onDone={(message) => {
+            setSwitching(null);
+            setDone(message);
+            list.reload();
+          }}
+          onClose={() => setSwitching(null)}
+        />
+      ) : null}
       <form
         className="ct-inline-form"
         onSubmit={(event) => {
@@ -126,5 +150,42 @@ function NetworksList({ query }: { query: URLSearchParams }) {
         </Button>
       </form>
     </>
+  );
+}
+
+/** Enable or disable a network (POST /networks/{id}/enabled), saying first what that starts or stops. */
+function SwitchModal({ network, onDone, onClose }: { network: Network; onDone: (message: string) => void; onClose: () => void }) {
+  const on = !network.enabled;
+  const name = `${network.name} (${network.id})`;
+  return (
+    <ActionModal<{ network: Network; changed: boolean }>
+      title={`${on ? 'Enable' : 'Disable'} ${name}?`}
+      submitLabel={on ? 'Enable the network' : 'Disable the network'}
+      destructive={!on}
+      request={() => ({ path: `/networks/${encodeURIComponent(network.id)}/enabled`, data: { enabled: on } })}
+      onDone={(r) => onDone(r.changed ? `${name} is ${on ? 'enabled' : 'disabled'}.` : `${name} already was ${on ? 'enabled' : 'disabled'}; nothing changed.`)}
+      onClose={onClose}
+    >
+      {on ? (
+        <p>
+          Scheduled syncs, polls and coupon refreshes take it up again{network.configured ? '' : ' once every required setting is set'}, and its advertisers'
+          tracking links work again.
+        </p>
+      ) : (
+        <>
+          <p>Disabling stops:</p>
+          <ul>
+            <li>its scheduled syncs, polls and coupon refreshes, and its part in syncs started for every network;</li>
+            <li>its advertisers' tracking links (members get a refusal instead of a link).</li>
+          </ul>
+          <p>
+            It does not stop a sync or poll already running (cancel that on the Jobs screen), nor its postbacks:{' '}
+            {network.postbacks.enabled
+              ? 'they are on and keep arriving, so late approvals still reach members; switch them off on the network’s page.'
+              : 'they are off already.'}
+          </p>
+        </>
+      )}
+    </ActionModal>
   );
 }

@@ -5,6 +5,7 @@
 import { SelectControl, TextareaControl, TextControl } from '@wordpress/components';
 import { useEffect, useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
+import { BulkActionModal } from '../lib/bulk';
 import { api } from '../lib/api';
 import { Money } from '../lib/money';
 import { MemberPicker } from './member-picker';
@@ -259,5 +260,50 @@ export function ManualOrderModal({ onDone, onClose }: { onDone: (order: Order) =
       />
       <NoteField value={form.note} onChange={set('note')} required help="Who asked for it and why (a claim number, the receipt)." />
     </ActionModal>
+  );
+}
+
+/** Release or decline many held orders: each its own request with the note of the single-row modal (optional there too). */
+export function BulkReviewModal({
+  kind,
+  orders,
+  onFinished,
+  onClose,
+}: {
+  kind: 'release' | 'decline';
+  orders: Order[];
+  onFinished: () => void;
+  onClose: () => void;
+}) {
+  const [note, setNote] = useState('');
+  const release = kind === 'release';
+  const n = orders.length;
+  return (
+    <BulkActionModal<Order>
+      title={`${release ? 'Release' : 'Decline'} ${n} held orders`}
+      items={orders}
+      name={(o) => `Order #${o.id} (${o.network} ${o.transaction_id})`}
+      request={(o) => ({ path: `/orders/${o.id}/${kind}`, data: noteOf(note) })}
+      submitLabel={`${release ? 'Release' : 'Decline'} ${n} orders`}
+      doneLabel={release ? 'released' : 'declined'}
+      destructive={!release}
+      onFinished={onFinished}
+      onClose={onClose}
+    >
+      <ul className="ct-bulk-rows">
+        {orders.map((o) => (
+          <li key={o.id}>
+            <Summary order={o} />
+          </li>
+        ))}
+      </ul>
+      <p>
+        {release
+          ? 'Releasing applies the effects of each order’s current status once: pending cashback enters the member’s pending balance, an approved order is credited.'
+          : 'Declining makes each order declined with no ledger effect; the network’s later reports about it are ignored.'}{' '}
+        Each order is sent on its own; one the server refuses does not stop the others.
+      </p>
+      <NoteField value={note} onChange={setNote} help="The same note is kept on every order." />
+    </BulkActionModal>
   );
 }

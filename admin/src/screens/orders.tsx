@@ -12,7 +12,7 @@ import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
 import type { ScreenProps } from '../screens';
 import { MemberPicker } from './member-picker';
-import { loadNetworks, ManualOrderModal, OrderActionModal, type OrderActionKind, orderAllows } from './order-actions';
+import { BulkReviewModal, loadNetworks, ManualOrderModal, OrderActionModal, type OrderActionKind, orderAllows } from './order-actions';
 import './orders.css';
 
 const OrderDetail = lazy(() => import('./order-detail'));
@@ -182,6 +182,7 @@ export default function OrdersScreen({ rest, query }: ScreenProps) {
 function OrdersList({ query }: { query: URLSearchParams }) {
   const list = useListData(spec, query);
   const [open, setOpen] = useState<{ kind: OrderActionKind; order: Order } | null>(null);
+  const [bulk, setBulk] = useState<{ kind: 'release' | 'decline'; orders: Order[] } | null>(null);
   const [entering, setEntering] = useState(false);
   const [done, setDone] = useState<string | null>(null);
   const memberId = query.get('member_id');
@@ -194,7 +195,12 @@ function OrdersList({ query }: { query: URLSearchParams }) {
         label: ACTION_LABELS[kind],
         isPrimary: kind === 'assign' || kind === 'release',
         isEligible: (order) => orderAllows(order, kind),
-        callback: ([order]) => setOpen({ kind, order }),
+        // Held orders are released or declined many at a time; the other actions need each order's own choice.
+        supportsBulk: kind === 'release' || kind === 'decline',
+        callback: (orders) => {
+          if (orders.length > 1 && (kind === 'release' || kind === 'decline')) setBulk({ kind, orders });
+          else setOpen({ kind, order: orders[0]! });
+        },
       }),
     ),
   ];
@@ -236,6 +242,17 @@ function OrdersList({ query }: { query: URLSearchParams }) {
       </div>
       <ListView spec={{ ...spec, actions }} query={query} list={list} />
       {open ? <OrderActionModal kind={open.kind} order={open.order} onDone={(_, message) => changed(message)} onClose={() => setOpen(null)} /> : null}
+      {bulk ? (
+        <BulkReviewModal
+          kind={bulk.kind}
+          orders={bulk.orders}
+          onFinished={() => {
+            list.reload();
+            window.dispatchEvent(new Event('cashtrack:orders-changed'));
+          }}
+          onClose={() => setBulk(null)}
+        />
+      ) : null}
       {entering ? (
         <ManualOrderModal
           onDone={(order) => {

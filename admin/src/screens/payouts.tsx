@@ -6,6 +6,7 @@ import { Notice, TextareaControl, TextControl } from '@wordpress/components';
 import type { Action, Field } from '@wordpress/dataviews';
 import { useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
+import { BulkActionModal } from '../lib/bulk';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
@@ -90,6 +91,7 @@ export default function PayoutsScreen({ query }: ScreenProps) {
   const list = useListData(spec, query);
   const [open, setOpen] = useState<Open | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [bulk, setBulk] = useState<Payout[] | null>(null);
   const memberId = query.get('member_id');
   const shown = list.items.find((p) => String(p.member_id) === memberId);
   const actions: Action<Payout>[] = [
@@ -102,9 +104,12 @@ export default function PayoutsScreen({ query }: ScreenProps) {
     },
     {
       id: 'cancel',
-      label: 'Cancel',
+      // Many at once: "Cancel payouts", apart from the bulk bar's own Cancel (which clears the selection).
+      label: (items) => (items.length > 1 ? 'Cancel payouts' : 'Cancel'),
       isEligible: (p) => p.status === 'pending',
-      callback: ([payout]) => setOpen({ kind: 'cancel', payout }),
+      // Cancel runs on many payouts with one reason; complete stays one at a time (each its own payment reference).
+      supportsBulk: true,
+      callback: (payouts) => (payouts.length > 1 ? setBulk(payouts) : setOpen({ kind: 'cancel', payout: payouts[0]! })),
     },
   ];
   const setMember = (id: string | null) => {
@@ -142,7 +147,49 @@ export default function PayoutsScreen({ query }: ScreenProps) {
           onClose={() => setOpen(null)}
         />
       ) : null}
+      {bulk ? <BulkCancelModal payouts={bulk} onFinished={list.reload} onClose={() => setBulk(null)} /> : null}
     </>
+  );
+}
+
+/** Cancel many pending payouts: the reason is required, as for one, and kept on each. */
+function BulkCancelModal({ payouts, onFinished, onClose }: { payouts: Payout[]; onFinished: () => void; onClose: () => void }) {
+  const [reason, setReason] = useState('');
+  return (
+    <BulkActionModal<Payout>
+      title={`Cancel ${payouts.length} payouts`}
+      items={payouts}
+      name={(p) => `Payout #${p.id} (${p.amount} ${p.currency} to ${p.login})`}
+      request={(p) => ({ path: `/payouts/${p.id}/cancel`, data: { reason: reason.trim() } })}
+      submitLabel={`Cancel ${payouts.length} payouts`}
+      doneLabel="cancelled, the amount is back on the balance"
+      destructive
+      ready={reason.trim().length > 0}
+      onFinished={onFinished}
+      onClose={onClose}
+    >
+      <ul className="ct-bulk-rows">
+        {payouts.map((p) => (
+          <li key={p.id}>
+            Payout #{p.id}: <Money amount={p.amount} currency={p.currency} /> to {p.display_name || p.login} ({p.login}) by {p.method}
+          </li>
+        ))}
+      </ul>
+      <p>
+        Each amount is credited back to its member's balance. A cancelled payout cannot be reopened. Each payout is sent on its own; one the server refuses does
+        not stop the others.
+      </p>
+      <TextareaControl
+        __nextHasNoMarginBottom
+        label="Reason (required)"
+        help="The same reason is kept on every payout."
+        value={reason}
+        onChange={setReason}
+        maxLength={500}
+        required
+        rows={3}
+      />
+    </BulkActionModal>
   );
 }
 

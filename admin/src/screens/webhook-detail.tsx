@@ -4,6 +4,7 @@ import { Button, Notice, Spinner } from '@wordpress/components';
 import type { Action, Field, RenderModalProps } from '@wordpress/dataviews';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, errorMessage } from '../lib/api';
+import { BulkActionModal } from '../lib/bulk';
 import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { SecretNotice, type Webhook, WebhookForm } from './webhooks';
@@ -88,6 +89,7 @@ export function WebhookDetail({ id, query }: { id: number; query: URLSearchParam
   const [editing, setEditing] = useState(false);
   const [saved, setSaved] = useState<Webhook | null>(null);
   const [busy, setBusy] = useState(false);
+  const [redelivering, setRedelivering] = useState<Delivery[] | null>(null);
   const spec = useMemo<ListSpec<Delivery>>(
     () => ({
       screen: `/webhooks/${id}`,
@@ -123,7 +125,12 @@ export function WebhookDetail({ id, query }: { id: number; query: URLSearchParam
         id: 'redeliver',
         label: 'Redeliver',
         isPrimary: true,
+        supportsBulk: true,
         callback: (items) => {
+          if (items.length > 1) {
+            setRedelivering(items);
+            return;
+          }
           const d = items[0]!;
           setOutcome(null);
           api<Delivery>(`/webhooks/deliveries/${encodeURIComponent(d.id)}/redeliver`, { method: 'POST' }).then(
@@ -200,6 +207,23 @@ export function WebhookDetail({ id, query }: { id: number; query: URLSearchParam
       ) : null}
       <h2 className="ct-section">Deliveries</h2>
       <ListView spec={withActions} query={query} list={list} />
+      {redelivering ? (
+        <BulkActionModal<Delivery>
+          title={`Redeliver ${redelivering.length} deliveries`}
+          items={redelivering}
+          name={(d) => `Delivery ${d.id} (${d.event})`}
+          request={(d) => ({ path: `/webhooks/deliveries/${encodeURIComponent(d.id)}/redeliver` })}
+          submitLabel={`Redeliver ${redelivering.length}`}
+          doneLabel="sent again (its new status is in the list)"
+          onFinished={reload}
+          onClose={() => setRedelivering(null)}
+        >
+          <p>
+            Each delivery is attempted again now, with its own id and body (a new timestamp and signature); a failure is retried on the schedule. One the server
+            refuses does not stop the others.
+          </p>
+        </BulkActionModal>
+      ) : null}
       {editing && webhook ? (
         <WebhookForm
           webhook={webhook}

@@ -51,6 +51,16 @@ export const networksRoutes: RouteDef[] = [
     handler: ({ params, payload, actor }, ctx) => ctx.networks.configure(params.id, payload.settings, actor),
   }),
   route({
+    id: 'networks.switch',
+    method: 'POST',
+    path: '/networks/{id}/enabled',
+    auth: 'manage_options',
+    description:
+      'Switch the network on or off for sync, polling and tracking links, as `cashtrack networks enable|disable` does: {network, changed}; a run already going finishes, and postbacks keep their own switch.',
+    validate: { params: networkSchemas.networkId, payload: networkSchemas.networkSwitch },
+    handler: ({ params, payload, actor }, ctx) => ctx.networks.switchNetwork(params.id, payload.enabled, actor),
+  }),
+  route({
     id: 'networks.postback-switch',
     method: 'POST',
     path: '/networks/{id}/postback',

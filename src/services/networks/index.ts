@@ -212,11 +212,30 @@ export class NetworkService {
   }
 
   async enable(id: string, actor: string): Promise<Network> {
-    return this.setFlag(id, 'enabled', true, actor);
+    return (await this.switchNetwork(id, true, actor)).network;
   }
 
   async disable(id: string, actor: string): Promise<Network> {
-    return this.setFlag(id, 'enabled', false, actor);
+    return (await this.switchNetwork(id, false, actor)).network;
+  }
+
+  /**
+   * Switches a network on or off for sync, polling and tracking links; `changed` is false when it
+   * already was (nothing is written or logged then). Switching off stops what starts afterwards:
+   * scheduled and all-network syncs, polls and coupon refreshes skip it, tracking links are 409
+   * svc_network_disabled. A run already going finishes (nothing here stops a job), and postbacks
+   * keep their own switch, so late approvals of its orders still reach members.
+   */
+  async switchNetwork(id: string, on: boolean, actor: string): Promise<{ network: Network; changed: boolean }> {
+    await this.store.resolve(id);
+    let changed = false;
+    await this.store.update(id, async (row, t) => {
+      if (row.enabled === on) return;
+      changed = true;
+      await this.deps.db.execute('UPDATE networks SET enabled = ?, updated_at = ? WHERE id = ?', [on, this.deps.clock.now(), id], t);
+    });
+    if (changed) this.deps.logger.info('networks', on ? 'Network enabled' : 'Network disabled', { network: id, actor });
+    return { network: await this.get(id), changed };
   }
 
   /**
@@ -301,15 +320,6 @@ export class NetworkService {
   /** Opens a sealed HMAC secret of a network (kept opened per process, by ciphertext). */
   openPostbackSecret(id: string, sealed: string): string {
     return this.store.targets.openSecret(id, sealed);
-  }
-
-  private async setFlag(id: string, column: 'enabled', on: boolean, actor: string): Promise<Network> {
-    await this.store.resolve(id);
-    await this.store.update(id, async (_row, t) => {
-      await this.deps.db.execute(`UPDATE networks SET ${column} = ?, updated_at = ? WHERE id = ?`, [on, this.deps.clock.now(), id], t);
-    });
-    this.deps.logger.info('networks', on ? 'Network enabled' : 'Network disabled', { network: id, actor });
-    return this.get(id);
   }
 
   private async orderCounts(networks?: string[]): Promise<Record<string, number>> {

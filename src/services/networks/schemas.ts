@@ -39,6 +39,10 @@ export const networkSchemas = {
       .required()
       .description('Setting name → value; null or "" removes the setting.'),
   }),
+  /** The network's own switch (sync, polling, tracking links). */
+  networkSwitch: Joi.object<{ enabled: boolean }, true>({
+    enabled: Joi.boolean().required().description('On or off for sync, polling and tracking links; postbacks keep their own switch.'),
+  }),
   /** The network's postback switch, with its IP allowlist. */
   postbackSwitch: Joi.object<{ enabled: boolean; ip_allowlist?: string[] | null }, true>({
     enabled: Joi.boolean().required().description('On or off; switching on a network without a postback secret generates one, returned once.'),
