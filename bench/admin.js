@@ -18,14 +18,14 @@
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
 // Chromium: CASHTRACK_CHROMIUM, else /usr/bin/chromium.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { createMysqlDatabase, mysqlServer, prng, withTimeout } from './ledger-db.js';
+import { gzipKb, initialChunks } from './lib/admin-bundle.js';
 import { startDaemon } from './lib/daemon.js';
 import { median } from './lib/fresh-db.js';
 
@@ -54,39 +54,6 @@ function parseOptions(argv, env) {
   if (!Number.isInteger(opts.runs) || opts.runs < 1 || opts.runs > 20) throw new UsageError('--runs must be 1-20');
   if (opts.only && !['sqlite', 'mysql'].includes(opts.only)) throw new UsageError('--only must be sqlite or mysql');
   return opts;
-}
-
-const gzipKb = (bytes) => gzipSync(bytes).length / 1024;
-
-// ---- (a) the bundle, read from dist/admin ------------------------------------------------------
-
-/** The chunks a chunk imports statically (`import ... from "./x.js"`, `import "./x.js"`), not `import("./x.js")`. */
-function staticImports(source) {
-  const out = new Set();
-  for (const m of source.matchAll(/(?:^|[;\n}])\s*import\s*(?:[^"'();]*?\sfrom\s*)?["']\.\/([^"']+\.js)["']/g)) out.add(m[1]);
-  for (const m of source.matchAll(/\bfrom\s*["']\.\/([^"']+\.js)["']/g)) out.add(m[1]);
-  return out;
-}
-
-/** The entry chunk + the overview chunk and their static imports, each gzipped. */
-function bundleBudget() {
-  if (!existsSync(join(DIST, 'index.html'))) throw new Error('dist/admin is missing: run `npm run build` first');
-  const html = readFileSync(join(DIST, 'index.html'), 'utf8');
-  const entry = html.match(/<script[^>]+src="\/admin\/assets\/([^"]+\.js)"/)?.[1];
-  if (!entry) throw new Error('no entry script in dist/admin/index.html');
-  const entrySource = readFileSync(join(DIST, 'assets', entry), 'utf8');
-  const overview = entrySource.match(/["']\.\/(overview-[\w-]+\.js)["']/)?.[1];
-  if (!overview) throw new Error('the entry chunk names no overview chunk');
-  const seen = new Map();
-  const visit = (file) => {
-    if (seen.has(file)) return;
-    const bytes = readFileSync(join(DIST, 'assets', file));
-    seen.set(file, gzipKb(bytes));
-    for (const dep of staticImports(bytes.toString('utf8'))) visit(dep);
-  };
-  visit(entry);
-  visit(overview);
-  return { files: [...seen.entries()].map(([file, kb]) => ({ file, kb })), kb: [...seen.values()].reduce((a, b) => a + b, 0) };
 }
 
 // ---- seeding -----------------------------------------------------------------------------------
@@ -309,7 +276,7 @@ async function main() {
   let failed = false;
   const lines = [];
   try {
-    const bundle = bundleBudget();
+    const bundle = initialChunks(DIST);
     console.log('(a) sign-in + overview JavaScript in dist/admin (entry, overview chunk, their static imports), gzipped:');
     for (const f of bundle.files) console.log(`    ${f.file.padEnd(36)} ${f.kb.toFixed(1).padStart(7)} KB`);
     lines.push(
