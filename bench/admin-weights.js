@@ -53,11 +53,13 @@ export function attribute(code, map) {
     SourceMapConsumer.GENERATED_ORDER,
   );
   const bytes = new Map();
-  const add = (pkg, n) => n > 0 && bytes.set(pkg, (bytes.get(pkg) ?? 0) + n);
+  const add = (pkg, n) => {
+    if (n > 0) bytes.set(pkg, (bytes.get(pkg) ?? 0) + n);
+  };
   lines.forEach((line, i) => {
     const segs = perLine[i].sort((a, b) => a.column - b.column);
     add(GLUE, (segs[0]?.column ?? line.length) + 1); // before the first segment, and the newline
-    segs.forEach((s, j) => add(s.pkg, (segs[j + 1]?.column ?? line.length) - s.column));
+    for (const [j, s] of segs.entries()) add(s.pkg, (segs[j + 1]?.column ?? line.length) - s.column);
   });
   return bytes;
 }
