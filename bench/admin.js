@@ -177,7 +177,12 @@ async function timeScreen(browser, url, path, ready, api) {
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     await page.goto(`${url}${path}`, { waitUntil: 'commit' });
     const handle = await page.waitForFunction(ready, null, { polling: 'raf', timeout: 30_000 }).catch(async (err) => {
-      const text = (await page.locator('main').innerText().catch(() => '')).slice(0, 300);
+      const text = (
+        await page
+          .locator('main')
+          .innerText()
+          .catch(() => '')
+      ).slice(0, 300);
       throw new Error(`${path} never got ready: ${err.message.split('\n')[0]}; errors: ${errors.join(' | ') || 'none'}; the screen: ${text}`);
     });
     const ms = await handle.jsonValue();

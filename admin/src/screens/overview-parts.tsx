@@ -10,7 +10,10 @@ import type { ChartDay } from './overview-chart';
 
 const DAY = 86_400_000;
 
-/** The orders list's bounds for one UTC day (`after` and `before` are strict). */
+/**
+ * The orders list's bounds for one UTC day (`after` and `before` are strict). The links add
+ * `held=false`: the chart counts no order held for review, nor does the list it opens.
+ */
 function dayBounds(day: string): { after: string; before: string } {
   const start = Date.parse(`${day}T00:00:00Z`);
   return { after: new Date(start - 1).toISOString(), before: new Date(start + DAY).toISOString() };
@@ -43,7 +46,7 @@ export function DailyTable({ days, currency }: { days: (ChartDay & { commission:
             <tr key={d.day}>
               <th scope="row">{d.day}</th>
               <td className="ct-num">
-                <Link to="/orders" query={{ currency, ...dayBounds(d.day) }}>
+                <Link to="/orders" query={{ currency, held: 'false', ...dayBounds(d.day) }}>
                   {d.count}
                 </Link>
               </td>

@@ -239,7 +239,7 @@ export default function OverviewScreen({ query }: ScreenProps) {
                         <th scope="row">{o.status}</th>
                         <td>{o.currency}</td>
                         <td className="ct-num">
-                          <Link to="/orders" query={{ status: o.status, currency: o.currency, after: data.orders.since }}>
+                          <Link to="/orders" query={{ status: o.status, currency: o.currency, held: 'false', after: data.orders.since }}>
                             {o.count}
                           </Link>
                         </td>
