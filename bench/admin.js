@@ -20,20 +20,19 @@
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
 // Chromium: CASHTRACK_CHROMIUM, else /usr/bin/chromium.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { createMysqlDatabase, mysqlServer, prng, withTimeout } from './ledger-db.js';
+import { prng } from './ledger-db.js';
 import { gzipKb, initialChunks } from './lib/admin-bundle.js';
 import { startDaemon } from './lib/daemon.js';
 import { median } from './lib/fresh-db.js';
+import { benchDatabases, insertRows, scratch } from './lib/run.js';
 
 const JS_BUDGET_KB = 200;
 const INTERACTIVE_MS = 1_000;
-const BATCH = 500;
 const MEMBERS = 10_000;
 const PAYOUTS = 10_000;
 const DAY = 86_400_000;
@@ -61,17 +60,6 @@ function parseOptions(argv, env) {
 }
 
 // ---- seeding -----------------------------------------------------------------------------------
-
-async function insertRows(ctx, table, columns, count, row) {
-  const one = `(${columns.map(() => '?').join(', ')})`;
-  for (let start = 0; start < count; start += BATCH) {
-    const n = Math.min(BATCH, count - start);
-    const params = [];
-    for (let i = start; i < start + n; i++) params.push(...row(i));
-    const sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: n }, () => one).join(', ')}`;
-    await withTimeout(ctx.db.execute(sql, params), 30_000, `inserting ${table} ${start + 1}-${start + n}`);
-  }
-}
 
 /**
  * `rows` orders over the last 365 days (a tenth unmatched, every 7th in EUR), 10,000 members,
@@ -180,7 +168,7 @@ async function timeScreen(browser, url, path, ready, api) {
       const text = (
         await page
           .locator('main')
-          .innerText()
+          .textContent()
           .catch(() => '')
       ).slice(0, 300);
       throw new Error(`${path} never got ready: ${err.message.split('\n')[0]}; errors: ${errors.join(' | ') || 'none'}; the screen: ${text}`);
@@ -289,25 +277,7 @@ const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
 async function main() {
   const opts = parseOptions(process.argv.slice(2), process.env);
   if (!existsSync(CHROMIUM)) throw new Error(`bench:admin needs Chromium at ${CHROMIUM} (apt-get install -y chromium), or CASHTRACK_CHROMIUM`);
-  const tmp = mkdtempSync(join(tmpdir(), 'cashtrack-bench-'));
-  const secret = randomBytes(24).toString('hex');
-  const cleanups = [() => rmSync(tmp, { recursive: true, force: true })];
-  const dataDir = join(tmp, 'data');
-  mkdirSync(dataDir);
-  let cleaning = null;
-  const runCleanups = () =>
-    (cleaning ??= (async () => {
-      for (const cleanup of cleanups)
-        await Promise.resolve()
-          .then(cleanup)
-          .catch((err) => console.error(`cleanup failed: ${err.message}`));
-    })());
-  const onSignal = (signal) => {
-    console.error(`\n${signal}: stopping`);
-    runCleanups().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const { tmp, dataDir, secret, cleanups, cleanup: runCleanups } = scratch();
   // Browser timings are wall-clock on a shared machine: say how busy it was.
   const load = loadavg().map((l) => l.toFixed(1));
   console.log(
@@ -329,18 +299,8 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     cleanups.unshift(() => browser.close());
-    const databases = [];
-    if (opts.only !== 'mysql') databases.push({ name: 'sqlite', url: `sqlite:${join(tmp, 'bench.sqlite')}` });
-    if (opts.only !== 'sqlite') {
-      try {
-        const m = await createMysqlDatabase();
-        cleanups.unshift(() => m.drop());
-        databases.push({ name: 'mysql', url: m.url });
-      } catch (err) {
-        console.log(`MariaDB skipped: ${mysqlServer().base.host} unreachable (${err.code ?? err.message})`);
-        if (opts.only === 'mysql') failed = true;
-      }
-    }
+    const { databases, missing } = await benchDatabases(tmp, opts.only, cleanups);
+    failed ||= missing;
     for (const db of databases) {
       const { scripts, results } = await benchDatabase(db, opts, browser, dataDir, secret, cleanups);
       console.log(`[${db.name}] scripts loaded from sign-in to the overview: ${scripts.files.map((f) => `${f.file} ${f.kb.toFixed(1)} KB`).join(', ')}`);
