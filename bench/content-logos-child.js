@@ -1,27 +1,13 @@
 // The cashtrack side of the logo benchmark (bench/content-logos.js), in its own process so its peak
 // RSS is its own (the fixture web runs in the parent): seeds one advertiser per logo URL, runs one
 // `logos.bulk` job to the end through the job runner, and reports the time and peak memory over IPC.
-const options = JSON.parse(process.argv[2]);
+import { childContext, options, runChild, timed } from './lib/child-context.js';
 
-const { loadConfig } = await import('../dist/src/config/index.js');
-const { buildContext, ensureSchema } = await import('../dist/src/context.js');
 const { JobRunner } = await import('../dist/src/jobs/runner.js');
 
-const config = loadConfig({
-  env: { CASHTRACK_ENV: 'production' },
-  overrides: {
-    'database.url': options.dbUrl,
-    data_dir: options.dataDir,
-    secret: options.secret,
-    'server.public_url': 'http://127.0.0.1',
-    'log.stdout': false,
-    // The fixture hosts are on loopback: allowed as a test or an intranet host would be.
-    'outbound.allow': ['127.0.0.1:*'],
-  },
-});
-const ctx = buildContext(config, { logStream: null });
-try {
-  await ensureSchema(ctx, true);
+// The fixture hosts are on loopback: allowed as a test or an intranet host would be.
+const ctx = childContext({ loopback: true });
+await runChild(ctx, async () => {
   await ctx.networks.saveCustom(
     'benchnet',
     {
@@ -40,16 +26,13 @@ try {
       chunk.flatMap((url, j) => ['benchnet', String(i + j), `Shop ${i + j}`, url, now, now]),
     );
   }
-  const started = process.hrtime.bigint();
-  const queued = await ctx.logoBulk.start({ network: 'benchnet', force: false }, 'bench');
-  await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 50 }).runPending();
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const { result: queued, seconds } = await timed(async () => {
+    const job = await ctx.logoBulk.start({ network: 'benchnet', force: false }, 'bench');
+    await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 50 }).runPending();
+    return job;
+  });
   const job = await ctx.jobs.get(queued.id);
   if (job.status !== 'done') throw new Error(`job ${job.id} ${job.status}: ${job.error ?? ''}`);
   const [{ n }] = await ctx.db.select('SELECT COUNT(*) AS n FROM media');
-  process.send({ type: 'done', seconds, result: job.result, stored: Number(n), maxRssMb: process.resourceUsage().maxRSS / 1024 });
-} catch (err) {
-  process.send({ type: 'error', message: String(err?.stack ?? err) });
-} finally {
-  await ctx.close().catch(() => {});
-}
+  return { seconds, result: job.result, stored: Number(n), maxRssMb: process.resourceUsage().maxRSS / 1024 };
+});

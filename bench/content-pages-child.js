@@ -2,24 +2,11 @@
 // RSS is its own: seeds N active advertisers (not timed), then queues a `pages.bulk` job and runs
 // it with a job runner, as the daemon would, and reports the time, the process's peak resident
 // memory and what was stored over IPC.
-const options = JSON.parse(process.argv[2]);
+import { childContext, options, runChild, timed } from './lib/child-context.js';
 
-const { loadConfig } = await import('../dist/src/config/index.js');
-const { buildContext, ensureSchema } = await import('../dist/src/context.js');
 const { JobRunner } = await import('../dist/src/jobs/runner.js');
 
-const config = loadConfig({
-  env: { CASHTRACK_ENV: 'production' },
-  overrides: {
-    'database.url': options.dbUrl,
-    data_dir: options.dataDir,
-    secret: options.secret,
-    'server.public_url': 'http://127.0.0.1',
-    'log.stdout': false,
-    'pages.link_template': 'https://shop.example/shops/%SLUG%',
-  },
-});
-const ctx = buildContext(config, { logStream: null });
+const ctx = childContext({ overrides: { 'pages.link_template': 'https://shop.example/shops/%SLUG%' } });
 
 /** Advertisers as a sync leaves them: names (a tenth of them shared, so slugs collide), domains, commissions, logos. */
 async function seed(count) {
@@ -51,18 +38,17 @@ async function seed(count) {
   }
 }
 
-try {
-  await ensureSchema(ctx, true);
+await runChild(ctx, async () => {
   await seed(options.advertisers);
-  const started = process.hrtime.bigint();
-  const queued = await ctx.pages.startBulk({ status: 'publish' }, 'bench');
-  await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const { result: queued, seconds } = await timed(async () => {
+    const job = await ctx.pages.startBulk({ status: 'publish' }, 'bench');
+    await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
+    return job;
+  });
   const job = await ctx.jobs.get(queued.id);
   const [{ n }] = await ctx.db.select('SELECT COUNT(*) AS n FROM pages');
   const [{ m }] = await ctx.db.select('SELECT COUNT(DISTINCT slug) AS m FROM pages');
-  process.send({
-    type: 'done',
+  return {
     seconds,
     status: job.status,
     error: job.error,
@@ -70,9 +56,5 @@ try {
     stored: Number(n),
     distinctSlugs: Number(m),
     maxRssMb: process.resourceUsage().maxRSS / 1024,
-  });
-} catch (err) {
-  process.send({ type: 'error', message: String(err?.stack ?? err) });
-} finally {
-  await ctx.close().catch(() => {});
-}
+  };
+});

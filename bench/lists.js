@@ -1,25 +1,10 @@
-// `npm run bench:lists`: the list routes the admin screens page through (issue 18), on 100,000
-// orders, 100,000 payouts and 100,000 ledger entries, per database: page 1 sorted by each sortable
-// column both ways, a status filter ("is any of" and "is none of"), a date range and the counts per
-// status, each through `server.inject` (the whole REST path, no port). Prints the median per query
-// against a ceiling of 100 ms (PASS/FAIL), then the query plans the services send (EXPLAIN), so an
-// index that is not used shows.
-//
-//   node bench/lists.js [--rows 100000] [--rounds 5] [--only sqlite|mysql] [--no-plans]
-//
-// MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
-// mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createMysqlDatabase, mysqlServer, prng, withTimeout } from './ledger-db.js';
+import { prng, withTimeout } from './ledger-db.js';
 import { benchAdmin, startDaemon } from './lib/daemon.js';
 import { median } from './lib/fresh-db.js';
+import { benchDatabases, insertRows, scratch } from './lib/run.js';
 import { queryPlans } from './query-plans.js';
 
 const CEILING_MS = 100;
-const BATCH = 500;
 const MEMBERS = 1_000;
 const CALL_TIMEOUT_MS = 30_000;
 const DAY = 86_400_000;
@@ -52,18 +37,6 @@ function parseOptions(argv, env) {
 }
 
 // ---- seeding -----------------------------------------------------------------------------------
-
-/** Multi-row INSERTs of `count` rows made by `row(i)` (an array of the columns' values). */
-async function insertRows(ctx, table, columns, count, row) {
-  const one = `(${columns.map(() => '?').join(', ')})`;
-  for (let start = 0; start < count; start += BATCH) {
-    const n = Math.min(BATCH, count - start);
-    const params = [];
-    for (let i = start; i < start + n; i++) params.push(...row(i));
-    const sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: n }, () => one).join(', ')}`;
-    await withTimeout(ctx.db.execute(sql, params), CALL_TIMEOUT_MS, `inserting ${table} ${start + 1}-${start + n}`);
-  }
-}
 
 async function seed(ctx, rows) {
   const rand = prng(0x11575);
@@ -270,41 +243,13 @@ function report(name, rows, results, plans) {
 
 async function main() {
   const opts = parseOptions(process.argv.slice(2), process.env);
-  const tmp = mkdtempSync(join(tmpdir(), 'cashtrack-bench-'));
-  const secret = randomBytes(24).toString('hex');
-  const cleanups = [() => rmSync(tmp, { recursive: true, force: true })];
-  const dataDir = join(tmp, 'data');
-  mkdirSync(dataDir);
-  let cleaning = null;
-  const runCleanups = () =>
-    (cleaning ??= (async () => {
-      for (const cleanup of cleanups)
-        await Promise.resolve()
-          .then(cleanup)
-          .catch((err) => console.error(`cleanup failed: ${err.message}`));
-    })());
-  const onSignal = (signal) => {
-    console.error(`\n${signal}: stopping`);
-    runCleanups().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const { tmp, dataDir, secret, cleanups, cleanup: runCleanups } = scratch();
   console.log(`cashtrack bench:lists: median of ${opts.rounds} calls per query after a warm-up call, sequential, in process; ceiling ${CEILING_MS} ms\n`);
   let failed = false;
   const verdicts = [];
   try {
-    const databases = [];
-    if (opts.only !== 'mysql') databases.push({ name: 'sqlite', url: `sqlite:${join(tmp, 'bench.sqlite')}` });
-    if (opts.only !== 'sqlite') {
-      try {
-        const m = await createMysqlDatabase();
-        cleanups.unshift(() => m.drop());
-        databases.push({ name: 'mysql', url: m.url });
-      } catch (err) {
-        console.log(`MariaDB skipped: ${mysqlServer().base.host} unreachable (${err.code ?? err.message})`);
-        if (opts.only === 'mysql') failed = true;
-      }
-    }
+    const { databases, missing } = await benchDatabases(tmp, opts.only, cleanups);
+    failed ||= missing;
     for (const db of databases) {
       const { results, plans } = await benchDatabase(db, opts, dataDir, secret, cleanups);
       report(db.name, opts.rows, results, plans);

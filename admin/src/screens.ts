@@ -12,21 +12,37 @@ export interface Screen {
   path: string;
   label: string;
   component: LazyExoticComponent<ComponentType<ScreenProps>>;
+  /** Fetches the screen's chunk (the lazy component gets the same module). */
+  load: () => Promise<unknown>;
+}
+
+function screen(path: string, label: string, load: () => Promise<{ default: ComponentType<ScreenProps> }>): Screen {
+  return { path, label, component: lazy(load), load };
 }
 
 export const SCREENS: Screen[] = [
-  { path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) },
-  { path: 'orders', label: 'Orders', component: lazy(() => import('./screens/orders')) },
-  { path: 'members', label: 'Members', component: lazy(() => import('./screens/members')) },
-  { path: 'users', label: 'Users', component: lazy(() => import('./screens/users')) },
-  { path: 'payouts', label: 'Payouts', component: lazy(() => import('./screens/payouts')) },
-  { path: 'networks', label: 'Networks', component: lazy(() => import('./screens/networks')) },
-  { path: 'shops', label: 'Shops', component: lazy(() => import('./screens/shops')) },
-  { path: 'pages', label: 'Pages', component: lazy(() => import('./screens/pages')) },
-  { path: 'coupons', label: 'Coupons', component: lazy(() => import('./screens/coupons')) },
-  { path: 'log', label: 'Log', component: lazy(() => import('./screens/log')) },
-  { path: 'jobs', label: 'Jobs', component: lazy(() => import('./screens/jobs')) },
-  { path: 'schedules', label: 'Schedules', component: lazy(() => import('./screens/schedules')) },
-  { path: 'webhooks', label: 'Webhooks', component: lazy(() => import('./screens/webhooks')) },
-  { path: 'settings', label: 'Settings', component: lazy(() => import('./screens/settings')) },
+  screen('overview', 'Overview', () => import('./screens/overview')),
+  screen('orders', 'Orders', () => import('./screens/orders')),
+  screen('members', 'Members', () => import('./screens/members')),
+  screen('users', 'Users', () => import('./screens/users')),
+  screen('payouts', 'Payouts', () => import('./screens/payouts')),
+  screen('networks', 'Networks', () => import('./screens/networks')),
+  screen('shops', 'Shops', () => import('./screens/shops')),
+  screen('pages', 'Pages', () => import('./screens/pages')),
+  screen('coupons', 'Coupons', () => import('./screens/coupons')),
+  screen('log', 'Log', () => import('./screens/log')),
+  screen('jobs', 'Jobs', () => import('./screens/jobs')),
+  screen('schedules', 'Schedules', () => import('./screens/schedules')),
+  screen('webhooks', 'Webhooks', () => import('./screens/webhooks')),
+  screen('settings', 'Settings', () => import('./screens/settings')),
 ];
+
+/**
+ * Starts fetching the chunk of the screen at `pathname` (/admin/orders → orders; /admin/ → the
+ * overview) before the session is resumed, so the screen's code arrives with it rather than after.
+ */
+export function preloadScreen(pathname: string): void {
+  const segment = pathname.replace(/^\/admin\/?/, '').split('/')[0] || 'overview';
+  const found = SCREENS.find((s) => s.path === segment);
+  if (found) void found.load();
+}

@@ -287,6 +287,40 @@ describeEachDialect('orders over REST', (use) => {
     expect((await get('/orders?review=maybe')).statusCode).toBe(400);
   });
 
+  it('filters orders held for review in or out (?held=true|false), on the list and its counts', async () => {
+    const { ctx } = use();
+    const id = await member();
+    const report = (commission: string, extra: Json = {}) => ({
+      network: 'awin',
+      transaction_id: `HELD-${++seq}`,
+      source: 'poll' as const,
+      member_id: id,
+      sale_amount: '0',
+      commission,
+      status: 'pending' as const,
+      ...extra,
+    });
+    // Above the review ceiling: held; the second released, the third declined on review; the last never held.
+    const [held, released, declined, plain] = await ctx.orders.recordMany(
+      [report('1500.00'), report('1600.00'), report('1700.00', { status: 'approved' }), report('10.00')],
+      'system',
+    );
+    expect((await post(`/orders/${released.id}/release`, {})).statusCode).toBe(200);
+    expect((await post(`/orders/${declined.id}/decline`, {})).statusCode).toBe(200);
+    const ids = async (q: string) => ((await get(`/orders?member_id=${id}&${q}`)).result as Json[]).map((o) => o.id);
+    expect(await ids('held=false')).toEqual([plain.id, declined.id, released.id]);
+    expect(await ids('held=0&status=pending')).toEqual([plain.id, released.id]);
+    expect(await ids('held=true')).toEqual([held.id]);
+    expect(await ids('held=1')).toEqual(await ids('review=held'));
+    expect(await ids('held=false&review=held')).toEqual([]);
+    const notHeld = await get(`/orders/counts?member_id=${id}&held=false`);
+    expect(notHeld.statusCode).toBe(200);
+    expect(notHeld.result).toMatchObject({ total: 3, statuses: { pending: 2, declined: 1 } });
+    expect((await get(`/orders/counts?member_id=${id}&held=true`)).result).toMatchObject({ total: 1, statuses: { pending: 1 } });
+    expect((await get('/orders?held=maybe')).statusCode).toBe(400);
+    expect((await get('/orders/counts?held=maybe')).statusCode).toBe(400);
+  });
+
   it('answers 401 without credentials and 403 to a member', async () => {
     const memberActor = await createActor(use().ctx, 'member');
     expect((await api.server.inject({ url: `${NS}/orders` })).statusCode).toBe(401);

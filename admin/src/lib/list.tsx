@@ -2,14 +2,21 @@
 // page) lives in the URL query under the API's own parameter names, so the address bar, a copied
 // link and the API request are one and the same; column choices are kept per list in localStorage.
 // Rows come a page at a time (X-WP-Total / X-WP-TotalPages), never the whole table.
-import { Notice } from '@wordpress/components';
-import { DataViews, type Action, type Field, type Filter, type View } from '@wordpress/dataviews';
-import { type ComponentType, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+//
+// DataViews itself (with what it takes of @wordpress/components and @wordpress/ui, the biggest
+// chunk of the app) is in list-table.tsx, loaded on demand: a list screen's own chunk is small, so
+// its requests (the rows, the views row's counts) start while DataViews still loads, not after it;
+// and the shell (app.tsx) fetches that chunk when the browser is idle, so a list opened from the
+// menu usually finds it loaded.
+import { Notice, Spinner } from '@wordpress/components';
+import type { Action, Field, Filter, View } from '@wordpress/dataviews';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, apiPage, errorMessage } from './api';
 import { useFocusReturn } from './focus-return';
 import { Link } from './link';
 import { navigate } from './router';
-import '@wordpress/dataviews/build-style/style.css';
+
+const ListTable = lazy(() => import('./list-table'));
 
 /** How one filterable field maps to the API: `status=a,b` (is any of) and `status_exclude=a,b` (is none of). */
 export interface FilterParam {
@@ -209,9 +216,6 @@ function ViewsRow<T>({ spec, query, version }: { spec: ListSpec<T>; query: URLSe
   );
 }
 
-// DataViews' props depend on whether the item type has an id, which a generic list cannot tell the compiler.
-const ListDataViews = DataViews as unknown as ComponentType<Record<string, unknown>>;
-
 /** A list screen's body: the views row, DataViews over the API, and the refusal of a bad request in words. */
 export function ListView<T>({ spec, query, list }: { spec: ListSpec<T>; query: URLSearchParams; list: ListState<T> }) {
   const view = useMemo(() => viewFromQuery(spec, query), [spec, query]);
@@ -235,19 +239,9 @@ export function ListView<T>({ spec, query, list }: { spec: ListSpec<T>; query: U
           {list.error}
         </Notice>
       ) : null}
-      <ListDataViews
-        getItemId={spec.getItemId ?? ((item: T) => String((item as { id: unknown }).id))}
-        data={list.items}
-        fields={spec.fields}
-        view={view}
-        onChangeView={onChangeView}
-        isLoading={list.loading}
-        paginationInfo={{ totalItems: list.total, totalPages: list.totalPages }}
-        defaultLayouts={spec.activity ? { activity: {} } : { table: {} }}
-        actions={spec.actions ?? []}
-        search={spec.search ?? false}
-        config={{ perPageSizes: PAGE_SIZES }}
-      />
+      <Suspense fallback={<Spinner />}>
+        <ListTable spec={spec as ListSpec<unknown>} view={view} onChangeView={onChangeView} list={list as ListState<unknown>} pageSizes={PAGE_SIZES} />
+      </Suspense>
     </div>
   );
 }

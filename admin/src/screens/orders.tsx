@@ -56,6 +56,11 @@ const REVIEW = [
   { value: 'declined', label: 'Declined on review' },
 ];
 
+const HELD = [
+  { value: 'false', label: 'Not held' },
+  { value: 'true', label: 'Held' },
+];
+
 const MATCHING = [
   { value: 'true', label: 'Unmatched' },
   { value: 'false', label: 'Matched' },
@@ -104,6 +109,16 @@ const fields: Field<Order>[] = [
       item.review ? <span className={`ct-review is-${item.review.state}`}>{REVIEW.find((r) => r.value === item.review?.state)?.label}</span> : null,
   },
   {
+    // The overview's figures leave held orders out; its links carry held=false. A primary filter:
+    // always in sight, so a list opened from there shows it (and the filters bar with the others).
+    id: 'held',
+    label: 'Held',
+    enableSorting: false,
+    elements: HELD,
+    filterBy: { operators: ['is'], isPrimary: true },
+    getValue: ({ item }) => (item.review?.state === 'held' ? 'true' : 'false'),
+  },
+  {
     id: 'unmatched',
     label: 'Matching',
     enableSorting: false,
@@ -127,6 +142,7 @@ const spec: ListSpec<Order> = {
     { field: 'status', kind: 'any' },
     { field: 'network', kind: 'any' },
     { field: 'review', kind: 'is' },
+    { field: 'held', kind: 'is' },
     { field: 'unmatched', kind: 'is' },
     { field: 'currency', kind: 'is' },
   ],

@@ -1,17 +1,21 @@
 // The overview's smaller cards: the per-day table beside the chart, jobs running, postbacks per
 // network and the latest errors of the log. Each number links to the list it counts, filtered
 // with the API's own parameter names.
-import { Card, CardBody, CardHeader, Spinner } from '@wordpress/components';
+import { Spinner } from '@wordpress/components';
 import { useEffect, useState } from 'react';
 import { apiPage, type Page } from '../lib/api';
 import { errorNotice, type ScreenNotice, ScreenNotices } from '../lib/notices';
 import { Link } from '../lib/link';
 import { Money } from '../lib/money';
+import { FigureTable, SummaryCard } from './overview-card';
 import type { ChartDay } from './overview-chart';
 
 const DAY = 86_400_000;
 
-/** The orders list's bounds for one UTC day (`after` and `before` are strict). */
+/**
+ * The orders list's bounds for one UTC day (`after` and `before` are strict). The links add
+ * `held=false`: the chart counts no order held for review, nor does the list it opens.
+ */
 function dayBounds(day: string): { after: string; before: string } {
   const start = Date.parse(`${day}T00:00:00Z`);
   return { after: new Date(start - 1).toISOString(), before: new Date(start + DAY).toISOString() };
@@ -24,40 +28,24 @@ export function DailyTable({ days, currency }: { days: (ChartDay & { commission:
     // A scrolling box is reached with the keyboard to scroll it (WCAG 2.1.1; axe scrollable-region-focusable).
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled without a mouse.
     <section className="ct-daily-table" tabIndex={0} aria-label={`Orders per day in ${currency}`}>
-      <table className="ct-table">
-        <thead>
-          <tr>
-            <th scope="col">Day (UTC)</th>
-            <th scope="col" className="ct-num">
-              Orders
-            </th>
-            <th scope="col" className="ct-num">
-              Commission
-            </th>
-            <th scope="col" className="ct-num">
-              Cashback
-            </th>
+      <FigureTable columns={[{ label: 'Day (UTC)' }, { label: 'Orders', num: true }, { label: 'Commission', num: true }, { label: 'Cashback', num: true }]}>
+        {rows.map((d) => (
+          <tr key={d.day}>
+            <th scope="row">{d.day}</th>
+            <td className="ct-num">
+              <Link to="/orders" query={{ currency, held: 'false', ...dayBounds(d.day) }}>
+                {d.count}
+              </Link>
+            </td>
+            <td className="ct-num">
+              <Money amount={d.commission} />
+            </td>
+            <td className="ct-num">
+              <Money amount={d.cashback} />
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((d) => (
-            <tr key={d.day}>
-              <th scope="row">{d.day}</th>
-              <td className="ct-num">
-                <Link to="/orders" query={{ currency, ...dayBounds(d.day) }}>
-                  {d.count}
-                </Link>
-              </td>
-              <td className="ct-num">
-                <Money amount={d.commission} />
-              </td>
-              <td className="ct-num">
-                <Money amount={d.cashback} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </FigureTable>
     </section>
   );
 }
@@ -110,45 +98,27 @@ const OUTCOMES = ['accepted', 'duplicate', 'rejected', 'error'] as const;
 /** Postbacks per network and outcome over the window, each count a link to that network's postbacks. */
 export function PostbacksCard({ networks, since, days }: { networks: PostbackCounts[]; since: string; days: number }) {
   return (
-    <Card className="ct-postbacks">
-      <CardHeader>
-        <h2>Postbacks, last {days} days</h2>
-      </CardHeader>
-      <CardBody>
-        {networks.length === 0 ? (
-          <p>No postbacks in this period.</p>
-        ) : (
-          <table className="ct-table">
-            <thead>
-              <tr>
-                <th scope="col">Network</th>
-                {OUTCOMES.map((o) => (
-                  <th key={o} scope="col" className="ct-num">
-                    {o[0].toUpperCase() + o.slice(1)}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {networks.map((n) => (
-                <tr key={n.network}>
-                  <th scope="row">
-                    <Link to={`/networks/${encodeURIComponent(n.network)}`}>{n.network}</Link>
-                  </th>
-                  {OUTCOMES.map((o) => (
-                    <td key={o} className={o === 'rejected' && n[o] > 0 ? 'ct-num ct-negative' : 'ct-num'}>
-                      <Link to={`/networks/${encodeURIComponent(n.network)}`} query={{ outcome: o, test: 'false', after: since }}>
-                        {n[o]}
-                      </Link>
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </CardBody>
-    </Card>
+    <SummaryCard className="ct-postbacks" title={`Postbacks, last ${days} days`}>
+      <FigureTable
+        columns={[{ label: 'Network' }, ...OUTCOMES.map((o) => ({ label: o[0].toUpperCase() + o.slice(1), num: true }))]}
+        empty={networks.length === 0 ? 'No postbacks in this period.' : null}
+      >
+        {networks.map((n) => (
+          <tr key={n.network}>
+            <th scope="row">
+              <Link to={`/networks/${encodeURIComponent(n.network)}`}>{n.network}</Link>
+            </th>
+            {OUTCOMES.map((o) => (
+              <td key={o} className={o === 'rejected' && n[o] > 0 ? 'ct-num ct-negative' : 'ct-num'}>
+                <Link to={`/networks/${encodeURIComponent(n.network)}`} query={{ outcome: o, test: 'false', after: since }}>
+                  {n[o]}
+                </Link>
+              </td>
+            ))}
+          </tr>
+        ))}
+      </FigureTable>
+    </SummaryCard>
   );
 }
 
@@ -163,33 +133,33 @@ interface LogEntry {
 export function ErrorsCard() {
   const { page, error, dismiss } = useFirstPage<LogEntry>('/logs', { level: 'error', per_page: 5 });
   return (
-    <Card className="ct-wide">
-      <CardHeader>
-        <h2>Latest errors</h2>
-        {page ? (
+    <SummaryCard
+      className="ct-wide"
+      title="Latest errors"
+      aside={
+        page ? (
           <Link to="/log" query={{ level: 'error' }}>
             <strong>{page.total}</strong> errors in the log
           </Link>
-        ) : null}
-      </CardHeader>
-      <CardBody>
-        {error ? (
-          <ScreenNotices notice={error} onDismiss={dismiss} />
-        ) : !page ? (
-          <Spinner />
-        ) : page.items.length === 0 ? (
-          <p>No errors in the log.</p>
-        ) : (
-          <ul className="ct-errors">
-            {page.items.map((e) => (
-              <li key={e.id}>
-                <time dateTime={e.time}>{e.time.replace('T', ' ').slice(0, 19)}</time> <span className="ct-aside">{e.source}</span>{' '}
-                <Link to={`/log/${e.id}`}>{e.message}</Link>
-              </li>
-            ))}
-          </ul>
-        )}
-      </CardBody>
-    </Card>
+        ) : null
+      }
+    >
+      {error ? (
+        <ScreenNotices notice={error} onDismiss={dismiss} />
+      ) : !page ? (
+        <Spinner />
+      ) : page.items.length === 0 ? (
+        <p>No errors in the log.</p>
+      ) : (
+        <ul className="ct-errors">
+          {page.items.map((e) => (
+            <li key={e.id}>
+              <time dateTime={e.time}>{e.time.replace('T', ' ').slice(0, 19)}</time> <span className="ct-aside">{e.source}</span>{' '}
+              <Link to={`/log/${e.id}`}>{e.message}</Link>
+            </li>
+          ))}
+        </ul>
+      )}
+    </SummaryCard>
   );
 }

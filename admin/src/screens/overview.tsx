@@ -1,5 +1,5 @@
 // Overview: what the site owes and what needs attention, each number a link to the list it counts.
-import { Card, CardBody, CardHeader, SelectControl, Spinner } from '@wordpress/components';
+import { SelectControl, Spinner } from '@wordpress/components';
 import { useEffect, useMemo, useState } from 'react';
 import { api } from '../lib/api';
 import { ScreenNotices, useScreenNotice } from '../lib/notices';
@@ -7,6 +7,7 @@ import { Link } from '../lib/link';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
 import type { ScreenProps } from '../screens';
+import { FigureTable, SummaryCard } from './overview-card';
 import { type ChartDay, DailyChart } from './overview-chart';
 import { DailyTable, ErrorsCard, JobsRunning, type PostbackCounts, PostbacksCard } from './overview-parts';
 import './overview.css';
@@ -96,88 +97,62 @@ export default function OverviewScreen({ query }: ScreenProps) {
         <Spinner />
       ) : (
         <div className="ct-cards">
-          <Card>
-            <CardHeader>
-              <h2>What members are owed</h2>
-            </CardHeader>
-            <CardBody>
-              {data.liabilities.length === 0 ? (
-                <p>No balances yet.</p>
-              ) : (
-                <table className="ct-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Currency</th>
-                      <th scope="col" className="ct-num">
-                        Available
-                      </th>
-                      <th scope="col" className="ct-num">
-                        Pending
-                      </th>
-                      <th scope="col" className="ct-num">
-                        Overdrawn
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.liabilities.map((l) => (
-                      <tr key={l.currency}>
-                        <th scope="row">{l.currency}</th>
-                        <td className="ct-num">
-                          <Link to="/members" query={{ currency: l.currency }}>
-                            <Money amount={l.available} />
-                          </Link>
-                        </td>
-                        <td className="ct-num">
-                          <Money amount={l.pending} />
-                        </td>
-                        <td className="ct-num">
-                          <Money amount={l.overdrawn} /> ({l.members_overdrawn})
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </CardBody>
-          </Card>
-          <Card>
-            <CardHeader>
-              <h2>Needs attention</h2>
-            </CardHeader>
-            <CardBody>
-              <ul className="ct-counts">
-                <li>
-                  <Link to="/orders" query={{ review: 'held' }}>
-                    <strong>{data.held_orders.count}</strong> held orders
-                  </Link>
-                </li>
-                <li>
-                  <Link to="/orders" query={{ unmatched: 'true' }}>
-                    <strong>{data.unmatched_orders.count}</strong> unmatched orders
-                  </Link>
-                </li>
-                <li>
-                  <Link to="/payouts" query={{ status: 'pending' }}>
-                    <strong>{data.payouts.pending.count}</strong> payouts waiting
-                  </Link>
-                  {data.payouts.pending.by_currency.map((p) => (
-                    <span key={p.currency} className="ct-aside">
-                      {' '}
-                      <Money amount={p.amount} currency={p.currency} />
-                    </span>
-                  ))}
-                </li>
-                <li>
-                  <JobsRunning />
-                </li>
-              </ul>
-            </CardBody>
-          </Card>
-          <Card className="ct-wide">
-            <CardHeader>
-              <h2>Orders and cashback per day</h2>
-              {currencies.length > 1 ? (
+          <SummaryCard title="What members are owed">
+            <FigureTable
+              columns={[{ label: 'Currency' }, { label: 'Available', num: true }, { label: 'Pending', num: true }, { label: 'Overdrawn', num: true }]}
+              empty={data.liabilities.length === 0 ? 'No balances yet.' : null}
+            >
+              {data.liabilities.map((l) => (
+                <tr key={l.currency}>
+                  <th scope="row">{l.currency}</th>
+                  <td className="ct-num">
+                    <Link to="/members" query={{ currency: l.currency }}>
+                      <Money amount={l.available} />
+                    </Link>
+                  </td>
+                  <td className="ct-num">
+                    <Money amount={l.pending} />
+                  </td>
+                  <td className="ct-num">
+                    <Money amount={l.overdrawn} /> ({l.members_overdrawn})
+                  </td>
+                </tr>
+              ))}
+            </FigureTable>
+          </SummaryCard>
+          <SummaryCard title="Needs attention">
+            <ul className="ct-counts">
+              <li>
+                <Link to="/orders" query={{ review: 'held' }}>
+                  <strong>{data.held_orders.count}</strong> held orders
+                </Link>
+              </li>
+              <li>
+                <Link to="/orders" query={{ unmatched: 'true' }}>
+                  <strong>{data.unmatched_orders.count}</strong> unmatched orders
+                </Link>
+              </li>
+              <li>
+                <Link to="/payouts" query={{ status: 'pending' }}>
+                  <strong>{data.payouts.pending.count}</strong> payouts waiting
+                </Link>
+                {data.payouts.pending.by_currency.map((p) => (
+                  <span key={p.currency} className="ct-aside">
+                    {' '}
+                    <Money amount={p.amount} currency={p.currency} />
+                  </span>
+                ))}
+              </li>
+              <li>
+                <JobsRunning />
+              </li>
+            </ul>
+          </SummaryCard>
+          <SummaryCard
+            className="ct-wide"
+            title="Orders and cashback per day"
+            aside={
+              currencies.length > 1 ? (
                 <SelectControl
                   __next40pxDefaultSize
                   __nextHasNoMarginBottom
@@ -186,102 +161,72 @@ export default function OverviewScreen({ query }: ScreenProps) {
                   options={currencies.map((c) => ({ value: c, label: c }))}
                   onChange={(value) => navigate(`/overview?days=${days}&currency=${value}`, true)}
                 />
-              ) : null}
-            </CardHeader>
-            <CardBody>
-              {currencies.length === 0 ? (
-                <p>No orders in this period.</p>
-              ) : (
-                <div className="ct-daily">
-                  <DailyChart
-                    days={series}
-                    currency={currency}
-                    label={`Orders and cashback in ${currency} per day over the last ${data.orders.days} days; the table beside it gives the figures.`}
-                  />
-                  <DailyTable days={series} currency={currency} />
-                </div>
-              )}
-            </CardBody>
-          </Card>
-          <Card className="ct-wide">
-            <CardHeader>
-              <h2>Orders recorded in the last {data.orders.days} days</h2>
-            </CardHeader>
-            <CardBody>
-              {data.orders.by_status.length === 0 ? (
-                <p>No orders in this period.</p>
-              ) : (
-                <table className="ct-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Status</th>
-                      <th scope="col">Currency</th>
-                      <th scope="col" className="ct-num">
-                        Orders
-                      </th>
-                      <th scope="col" className="ct-num">
-                        Sales
-                      </th>
-                      <th scope="col" className="ct-num">
-                        Commission
-                      </th>
-                      <th scope="col" className="ct-num">
-                        Cashback
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.orders.by_status.map((o) => (
-                      <tr key={`${o.status}-${o.currency}`}>
-                        <th scope="row">{o.status}</th>
-                        <td>{o.currency}</td>
-                        <td className="ct-num">
-                          <Link to="/orders" query={{ status: o.status, currency: o.currency, after: data.orders.since }}>
-                            {o.count}
-                          </Link>
-                        </td>
-                        <td className="ct-num">
-                          <Money amount={o.sale_amount} />
-                        </td>
-                        <td className="ct-num">
-                          <Money amount={o.commission} />
-                        </td>
-                        <td className="ct-num">
-                          <Money amount={o.cashback} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </CardBody>
-          </Card>
-          <Card>
-            <CardHeader>
-              <h2>Members</h2>
-            </CardHeader>
-            <CardBody>
-              <p>
-                <Link to="/members">
-                  <strong>{data.members.total}</strong> members
-                </Link>
-                , {data.members.with_balance} with a balance
-              </p>
-            </CardBody>
-          </Card>
+              ) : null
+            }
+          >
+            {currencies.length === 0 ? (
+              <p>No orders in this period.</p>
+            ) : (
+              <div className="ct-daily">
+                <DailyChart
+                  days={series}
+                  currency={currency}
+                  label={`Orders and cashback in ${currency} per day over the last ${data.orders.days} days; the table beside it gives the figures.`}
+                />
+                <DailyTable days={series} currency={currency} />
+              </div>
+            )}
+          </SummaryCard>
+          <SummaryCard className="ct-wide" title={`Orders recorded in the last ${data.orders.days} days`}>
+            <FigureTable
+              columns={[
+                { label: 'Status' },
+                { label: 'Currency' },
+                { label: 'Orders', num: true },
+                { label: 'Sales', num: true },
+                { label: 'Commission', num: true },
+                { label: 'Cashback', num: true },
+              ]}
+              empty={data.orders.by_status.length === 0 ? 'No orders in this period.' : null}
+            >
+              {data.orders.by_status.map((o) => (
+                <tr key={`${o.status}-${o.currency}`}>
+                  <th scope="row">{o.status}</th>
+                  <td>{o.currency}</td>
+                  <td className="ct-num">
+                    <Link to="/orders" query={{ status: o.status, currency: o.currency, held: 'false', after: data.orders.since }}>
+                      {o.count}
+                    </Link>
+                  </td>
+                  <td className="ct-num">
+                    <Money amount={o.sale_amount} />
+                  </td>
+                  <td className="ct-num">
+                    <Money amount={o.commission} />
+                  </td>
+                  <td className="ct-num">
+                    <Money amount={o.cashback} />
+                  </td>
+                </tr>
+              ))}
+            </FigureTable>
+          </SummaryCard>
+          <SummaryCard title="Members">
+            <p>
+              <Link to="/members">
+                <strong>{data.members.total}</strong> members
+              </Link>
+              , {data.members.with_balance} with a balance
+            </p>
+          </SummaryCard>
           <PostbacksCard networks={data.postbacks.by_network} since={data.orders.since} days={data.orders.days} />
           {data.ai ? (
-            <Card>
-              <CardHeader>
-                <h2>AI spend, last {data.ai.days} days</h2>
-              </CardHeader>
-              <CardBody>
-                <p>
-                  {data.ai.configured ? `${data.ai.model ?? ''}: ` : 'Not configured. '}
-                  <strong>{data.ai.tokens.total_tokens.toLocaleString('en')}</strong> tokens in {data.ai.calls} calls
-                </p>
-              </CardBody>
-            </Card>
+            <SummaryCard title={`AI spend, last ${data.ai.days} days`}>
+              <p>
+                {data.ai.configured ? `${data.ai.model ?? ''}: ` : 'Not configured. '}
+                <strong>{data.ai.tokens.total_tokens.toLocaleString('en')}</strong> tokens in {data.ai.calls} calls
+              </p>
+            </SummaryCard>
           ) : null}
           <ErrorsCard />
         </div>

@@ -48,6 +48,9 @@ const listFilters = {
   review: Joi.string()
     .valid(...REVIEW_STATES)
     .description('Only orders held for review (held), or released or declined after it.'),
+  held: flag().description(
+    'true: only orders held for review (as review=held); false: only orders not held (never reviewed, released or declined after review), what the overview counts per day.',
+  ),
   search: Joi.string().trim().min(1).max(191).description('Prefix of the network transaction id or the merchant order ref.'),
   ...dateRange('orders recorded (created_at)'),
 };

@@ -145,6 +145,8 @@ export interface OrderWhere {
   currency?: OneOrMany<string>;
   unmatched?: boolean;
   review?: ReviewState;
+  /** true: only orders held for review; false: every other one (what the overview's per-day figures count). */
+  held?: boolean;
   search?: string;
   after?: Date;
   before?: Date;
@@ -171,6 +173,7 @@ export function orderWhere(f: OrderWhere): ListWhere {
     .after('o.created_at', f.after)
     .before('o.created_at', f.before);
   if (f.unmatched !== undefined) w.add(f.unmatched ? 'o.member_id IS NULL' : 'o.member_id IS NOT NULL');
+  if (f.held !== undefined) w.add(f.held ? "o.review = 'held'" : "(o.review IS NULL OR o.review <> 'held')");
   if (f.search) {
     const like = Database.likePrefix(f.search.trim());
     // transaction_id is ASCII-only on MariaDB: comparing it with other characters is an error there.
