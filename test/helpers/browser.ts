@@ -97,6 +97,10 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   await page.evaluate(source);
   const violations = await page.evaluate(async () => {
     const page = globalThis as any;
+    // A modal or a notice that is still fading in has its text at part opacity, which axe measures
+    // as low contrast: what is judged is the screen once it has settled, as a user reads it.
+    const running = (page.document.getAnimations() as { finished: Promise<unknown> }[]).map((a) => a.finished.catch(() => null));
+    await Promise.race([Promise.all(running), new Promise((r) => setTimeout(r, 5_000))]);
     const result: { violations: AxeViolation[] } = await page.axe.run(page.document, { resultTypes: ['violations'] });
     return result.violations;
   });
