@@ -123,6 +123,24 @@ describeEachDialect(
       expect(c3.items[0]).toMatchObject({ click: { id: annClick }, evidence: { click_time_match: true } });
     });
 
+    it('refuses a bad token with svc_click_link_invalid and its reason', async () => {
+      const { ctx } = use();
+      const link = await ctx.advertisers.trackingLink('shopnet', 'shoes', { member: m.ann });
+      const [payload, mac] = link.go_token!.split('.');
+      await expect(ctx.clicks.go(`${payload}.${mac.replace(/^./, mac[0] === 'A' ? 'B' : 'A')}`, { ip: null, userAgent: null })).rejects.toMatchObject({
+        code: 'svc_click_link_invalid',
+        status: 404,
+        data: { reason: 'forged' },
+      });
+      const hats = await ctx.advertisers.trackingLink('shopnet', 'hats', { member: m.ann });
+      await ctx.db.execute("UPDATE advertisers SET status = 'inactive' WHERE advertiser = 'hats'");
+      await expect(ctx.clicks.go(hats.go_token!, { ip: null, userAgent: null })).rejects.toMatchObject({
+        code: 'svc_click_link_invalid',
+        data: { reason: 'svc_advertiser_inactive' },
+      });
+      await ctx.db.execute("UPDATE advertisers SET status = 'active' WHERE advertiser = 'hats'");
+    });
+
     it('has no candidates for a shop nobody clicked, nor after the sale', async () => {
       const { ctx } = use();
       const early = await ctx.orders.record(
