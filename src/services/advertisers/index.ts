@@ -68,6 +68,9 @@ export interface TrackingLink {
 /** The link as the link routes answer it: the direct link and, beside it, the `/go/{token}` link that logs the click. */
 export type MemberLink = TrackingLink & Partial<GoLink>;
 
+/** How long a click's reads (the shop, its network, the member) are kept: a change reaches clicks this late at most. */
+export const CLICK_READS_MS = 1000;
+
 /** Syncs, lists and looks up advertisers; sets per-advertiser cashback. */
 export class AdvertiserService {
   constructor(private readonly deps: AdvertiserServiceDeps) {}
@@ -171,13 +174,18 @@ export class AdvertiserService {
   ): Promise<MemberLink> {
     const target = parseLinkTarget(input.url);
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
-    const [row] = await this.deps.db.select<Record<string, unknown>>(
-      'SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?',
-      [module, advertiser],
+    // A click (`click_id`) is on the member's way to the shop: what it reads is kept a moment
+    // (CLICK_READS_MS), so a burst of clicks reads each shop, network and member once.
+    const fresh = input.click_id === undefined;
+    const [row] = await this.cached(fresh, `a\0${module}\0${advertiser}`, () =>
+      this.deps.db.select<Record<string, unknown>>(
+        'SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?',
+        [module, advertiser],
+      ),
     );
     if (!row) throw notFound(module, advertiser);
-    const member = await this.deps.users.resolveMember(input.member);
-    const { module: network, settings } = await this.deps.networks.requireUsable(module);
+    const member = await this.cached(fresh, `m\0${input.member}`, () => this.deps.users.resolveMember(input.member));
+    const { module: network, settings } = await this.cached(fresh, `n\0${module}`, () => this.deps.networks.requireUsable(module));
     if (row.status === 'inactive') {
       throw new ServiceError(
         'svc_advertiser_inactive',
@@ -216,6 +224,23 @@ export class AdvertiserService {
     this.deps.logger.debug('advertisers', 'Tracking link built', { module, advertiser, member_id: member.id, deeplink: target !== null });
     const go = this.deps.clickTokens?.link({ member_id: member.id, network: module, advertiser, coupon_id: input.coupon ?? null, url: link.target });
     return go ? { ...link, ...go } : link;
+  }
+
+  private readonly reads = new Map<string, { at: number; value: Promise<unknown> }>();
+
+  /** `read()`, or for a click (`fresh` false) its answer of the last CLICK_READS_MS (refusals are not kept). */
+  private cached<T>(fresh: boolean, key: string, read: () => Promise<T>): Promise<T> {
+    if (fresh) return read();
+    const now = Date.now();
+    const kept = this.reads.get(key);
+    if (kept && now - kept.at < CLICK_READS_MS) return kept.value as Promise<T>;
+    if (this.reads.size > 10_000) {
+      for (const [k, r] of this.reads) if (now - r.at >= CLICK_READS_MS) this.reads.delete(k);
+    }
+    const value = read();
+    this.reads.set(key, { at: now, value });
+    void value.catch(() => this.reads.get(key)?.value === value && this.reads.delete(key));
+    return value;
   }
 
   /** 404 svc_advertiser_not_found unless the advertiser is on file (active or not). */

@@ -3,15 +3,16 @@
 // later names its click, its member and the cashback rule shown at the click. Tokens are made by
 // the link routes (tokens.ts); what is kept of the client is reduced (device.ts). Clicks are
 // written in groups (the postbacks' BatchQueue): many clicks, one transaction. A reload within
-// `clicks.repeat_seconds` (same member, shop, coupon and deep link) is the same click. The face
+// `clicks.repeat_seconds` (same member, shop, coupon and deep link) is the same click (in this
+// process: a second daemon behind a balancer may log the reload as a click of its own). The face
 // other domains use is `get`, `list`, `candidates` and the read model `ClickLookup`.
 import type { Clock } from '../../clock.js';
 import { BatchQueue } from '../../db/batch-queue.js';
 import type { Database } from '../../db/database.js';
 import { ServiceError } from '../../errors.js';
 import type { Transaction } from '../../db/transaction.js';
-import type { AdvertiserService } from '../advertisers/index.js';
-import { encodeRule, type CashbackRuleService } from '../cashback/index.js';
+import { CLICK_READS_MS, type AdvertiserService } from '../advertisers/index.js';
+import { encodeRule, type CashbackRuleService, type ScopedCashbackRule } from '../cashback/index.js';
 import type { LogService } from '../logs/index.js';
 import { rankCandidates, type CandidateOrder, type Candidates } from './candidates.js';
 import { addressPrefix, userAgentHash } from './device.js';
@@ -77,6 +78,7 @@ export class ClickService {
   private readonly queue: BatchQueue<Pending>;
   /** The clicks of the last `repeat_seconds`, by member, shop, coupon and deep link (oldest first). */
   private readonly recent = new Map<string, Recent>();
+  private readonly rules = new Map<string, { at: number; rule: Promise<ScopedCashbackRule> }>();
 
   constructor(private readonly deps: ClickServiceDeps) {
     this.store = new ClickStore(deps.db);
@@ -108,15 +110,7 @@ export class ClickService {
   }
 
   private async click(grant: Exclude<ReturnType<ClickTokens['read']>, string>, client: ClickClient, now: Date): Promise<string> {
-    const since = new Date(now.getTime() - this.deps.config.repeat_seconds * 1000);
-    // Another process (or this one before a restart) may have stored the same click moments ago.
-    const earlier =
-      this.deps.config.repeat_seconds > 0
-        ? (await this.store.recentOf(grant.member_id, since)).find(
-            (c) => c.network === grant.network && c.advertiser === grant.advertiser && c.coupon_id === grant.coupon_id && c.url === grant.url,
-          )
-        : undefined;
-    const id = earlier?.id ?? newClickId(now);
+    const id = newClickId(now);
     let link: Awaited<ReturnType<AdvertiserService['trackingLink']>>;
     try {
       link = await this.deps.advertisers.trackingLink(grant.network, grant.advertiser, { member: grant.member_id, url: grant.url, click_id: id });
@@ -130,8 +124,7 @@ export class ClickService {
       });
       throw linkRefused(err.code);
     }
-    if (earlier) return link.url;
-    const rule = await this.deps.cashback.resolve(grant.network, grant.advertiser);
+    const rule = await this.ruleOf(grant.network, grant.advertiser, now.getTime());
     const row: ClickRow = {
       id,
       member_id: grant.member_id,
@@ -162,6 +155,18 @@ export class ClickService {
       if (items.length === 1) return items[0].reject(err);
       await Promise.all(items.map((i) => this.write([i])));
     }
+  }
+
+  /** The rule shown on the shop now; kept a second (CLICK_READS_MS), as the other reads of a click. */
+  private ruleOf(network: string, advertiser: string, now: number): Promise<ScopedCashbackRule> {
+    const key = `${network}\0${advertiser}`;
+    const kept = this.rules.get(key);
+    if (kept && now - kept.at < CLICK_READS_MS) return kept.rule;
+    if (this.rules.size > 10_000) this.rules.clear();
+    const rule = this.deps.cashback.resolve(network, advertiser);
+    this.rules.set(key, { at: now, rule });
+    void rule.catch(() => this.rules.get(key)?.rule === rule && this.rules.delete(key));
+    return rule;
   }
 
   private forgetOld(now: number): void {

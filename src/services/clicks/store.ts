@@ -130,15 +130,6 @@ export class ClickStore {
     return out;
   }
 
-  /** A member's clicks since `since`, newest first (the repeat check of a reload). */
-  async recentOf(memberId: number, since: Date): Promise<ClickRow[]> {
-    const rows = await this.db.select<Record<string, unknown>>(
-      `SELECT ${COLUMNS} FROM clicks c WHERE c.member_id = ? AND c.created_at >= ? ORDER BY c.created_at DESC LIMIT 50`,
-      [memberId, since],
-    );
-    return rows.map(toClickRow);
-  }
-
   async get(id: string): Promise<Click | null> {
     const [row] = await this.db.select<Record<string, unknown>>(`SELECT ${SHOWN} FROM clicks c ${JOINS} WHERE c.id = ?`, [id]);
     return row ? shape(row) : null;

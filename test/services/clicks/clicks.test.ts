@@ -132,13 +132,17 @@ describeEachDialect(
         status: 404,
         data: { reason: 'forged' },
       });
-      const hats = await ctx.advertisers.trackingLink('shopnet', 'hats', { member: m.ann });
-      await ctx.db.execute("UPDATE advertisers SET status = 'inactive' WHERE advertiser = 'hats'");
-      await expect(ctx.clicks.go(hats.go_token!, { ip: null, userAgent: null })).rejects.toMatchObject({
+      // A shop no click has read yet (a click's reads are kept a second).
+      await ctx.db.execute(
+        "INSERT INTO advertisers (module, advertiser, name, categories, countries, status, last_seen_sync, created_at, updated_at) VALUES ('shopnet', 'caps', 'Caps', '[]', '[]', 'active', 1, ?, ?)",
+        [clock.now(), clock.now()],
+      );
+      const caps = await ctx.advertisers.trackingLink('shopnet', 'caps', { member: m.ann });
+      await ctx.db.execute("UPDATE advertisers SET status = 'inactive' WHERE advertiser = 'caps'");
+      await expect(ctx.clicks.go(caps.go_token!, { ip: null, userAgent: null })).rejects.toMatchObject({
         code: 'svc_click_link_invalid',
         data: { reason: 'svc_advertiser_inactive' },
       });
-      await ctx.db.execute("UPDATE advertisers SET status = 'active' WHERE advertiser = 'hats'");
     });
 
     it('has no candidates for a shop nobody clicked, nor after the sale', async () => {
