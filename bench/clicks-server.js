@@ -35,7 +35,8 @@ async function start(options) {
         advertisers.push(id);
       }
       const members = [];
-      for (let i = 0; i < options.members; i++) members.push((await ctx.users.create({ login: `clicker${i}`, email: `clicker${i}@localhost.invalid` }, 'bench')).id);
+      for (let i = 0; i < options.members; i++)
+        members.push((await ctx.users.create({ login: `clicker${i}`, email: `clicker${i}@localhost.invalid` }, 'bench')).id);
       await ctx.logger.flush();
       return { members, advertisers };
     },

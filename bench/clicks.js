@@ -91,7 +91,9 @@ async function main() {
     redirects += found;
     other += bad + result.errors + result.timeouts;
     runs.push({ rate: found / opts.duration, p50: result.latency.p50, p99: result.latency.p99, bad: bad + result.errors + result.timeouts });
-    console.log(`run ${r + 1}: ${(found / opts.duration).toFixed(0)} clicks/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, other answers ${bad}`);
+    console.log(
+      `run ${r + 1}: ${(found / opts.duration).toFixed(0)} clicks/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, other answers ${bad}`,
+    );
   }
   await handle.stop();
   const direct = await openDirect(dbUrl);
