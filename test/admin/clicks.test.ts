@@ -68,7 +68,7 @@ describeDaemon('the admin screens: clicks', (use, dialect) => {
     expect(await seriousViolations(page)).toEqual([]);
     await page.keyboard.press('Escape');
     await modal.waitFor({ state: 'detached' });
-    await expect.poll(() => assign.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => assign.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
     await page.keyboard.press('Enter');
     await modal.getByRole('button', { name: 'Assign' }).click();
     await page.locator('.components-notice').getByText(`Order #${order.id} is now Erin Clicker's.`).waitFor();
