@@ -35,6 +35,8 @@ import { createCoupons } from './20261126000300-create-coupons.js';
 import { createCouponRefreshes } from './20261126000301-create-coupon-refreshes.js';
 import { createAiCalls } from './20261126000700-create-ai-calls.js';
 import { createAiTokenBudget } from './20261127001700-create-ai-token-budget.js';
+import { createClicks } from './20261127100000-create-clicks.js';
+import { addOrdersClickId } from './20261127100001-add-orders-click-id.js';
 import { indexListSorts } from './20261127002000-index-list-sorts.js';
 import { createAiProposals } from './20261127002100-create-ai-proposals.js';
 import { addPagesAiOriginal } from './20261127002200-add-pages-ai-original.js';
@@ -78,4 +80,6 @@ export const migrations: Migration[] = [
   indexListSorts,
   createAiProposals,
   addPagesAiOriginal,
+  createClicks,
+  addOrdersClickId,
 ];

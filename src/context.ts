@@ -27,6 +27,7 @@
 //   coupons, coupon_refreshes      services/coupons/ (read by CouponCounts, coupons/counts.ts)
 //   orders                         services/orders/ (its SQL in store.ts; read by OrderCounts,
 //                                  orders/counts.ts)
+//   clicks                         services/clicks/ (its SQL in store.ts; read by ClickLookup)
 //   postbacks                      services/postbacks/records.ts
 //   postback_rejections            services/postbacks/throttle.ts
 //   jobs                           services/jobs/
@@ -64,6 +65,8 @@ import { AdvertiserCounts, AdvertiserService } from './services/advertisers/inde
 import { CouponCounts, CouponService } from './services/coupons/index.js';
 import { AppPasswordService, AuthService, AuthThrottle, PasswordCheckGate, SessionService } from './services/auth/index.js';
 import { CashbackRuleService } from './services/cashback/index.js';
+import { ClickLookup, ClickService } from './services/clicks/index.js';
+import { ClickTokens } from './click-tokens.js';
 import { IdempotencyService, type HoldInTransaction } from './services/idempotency/index.js';
 import { JobService } from './services/jobs/index.js';
 import { JobRegistry, type JobType } from './jobs/registry.js';
@@ -119,6 +122,8 @@ export interface Context {
   cashback: CashbackRuleService;
   referrals: ReferralService;
   orders: OrderService;
+  /** Members' clicks through `/go/{token}`. */
+  clicks: ClickService;
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService<JobRegistry>;
@@ -228,7 +233,20 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     settings,
   });
   const media = new MediaService({ db, clock, selfUrl });
-  const advertisers = new AdvertiserService({ db, clock, logger, networks, cashback, users, jobs, mediaUrl: (name) => media.urlOf(name), aiUsage });
+  const clickTokens = new ClickTokens({ key: keys.clickToken, clock, selfUrl, ttlSeconds: config.clicks.token_ttl_seconds });
+  const advertisers = new AdvertiserService({
+    db,
+    clock,
+    logger,
+    networks,
+    cashback,
+    users,
+    jobs,
+    mediaUrl: (name) => media.urlOf(name),
+    aiUsage,
+    clickTokens,
+  });
+  const clicks = new ClickService({ db, clock, logger, tokens: clickTokens, deviceKey: keys.clickDevice, advertisers, cashback, config: config.clicks });
   const logos = new LogoService({ db, logger, hooks, events, advertisers, media, outbound, limits: config.logos });
   const logoBulk = new LogoBulkService({ logos, advertisers, media, jobs, networks, limits: config.logos });
   const orders = new OrderService({
@@ -243,6 +261,8 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     advertisers,
     jobs,
     users,
+    clicks: new ClickLookup({ db }),
+    ratePolicy: config.cashback.rate_policy,
     currency: config.currency,
     referralShare: config.referrals.share_percent,
     reviewAbove: config.orders.review_above,
@@ -336,6 +356,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     cashback,
     referrals,
     orders,
+    clicks,
     networks,
     postbacks,
     jobs,

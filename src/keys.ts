@@ -8,6 +8,10 @@ export interface Keys {
   appPassword: Buffer;
   session: Buffer;
   postback: Buffer;
+  /** HMAC-SHA256 key of the `/go/{token}` click tokens. */
+  clickToken: Buffer;
+  /** HMAC key of a click's user-agent hash (the raw user agent is never stored). */
+  clickDevice: Buffer;
   /** AES-256-GCM key for secrets the daemon must read back (HMAC postback secrets, network credentials). */
   secretBox: Buffer;
 }
@@ -19,6 +23,8 @@ export function deriveKeys(secret: string): Keys {
     appPassword: derive('app-password'),
     session: derive('session'),
     postback: derive('postback'),
+    clickToken: derive('click-token'),
+    clickDevice: derive('click-device'),
     secretBox: derive('secret-box'),
   };
 }

@@ -10,6 +10,7 @@ import { routeTable } from './http/routes/index.js';
 import { registerPlainRoutes } from './http/plain-routes.js';
 import { sessionRoutes } from './http/session-routes.js';
 import { postbackRoutes } from './http/postback-routes.js';
+import { clickRoutes } from './http/click-routes.js';
 import { mediaRoutes } from './http/media-routes.js';
 import { adminRoutes } from './http/admin-routes.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -41,7 +42,14 @@ export async function createServer(ctx: Context, options: ServerOptions = {}): P
   server.state(SESSION_COOKIE, { encoding: 'none', strictHeader: true, ignoreErrors: true, isHttpOnly: true, isSameSite: 'Lax', path: '/' });
   await server.register({ plugin: restHost, options: { ctx, routes: routeTable } });
   // The routes outside the namespace, each table listed here so the compiler checks the wiring.
-  registerPlainRoutes(server, [...sessionRoutes(ctx), ...postbackRoutes(ctx), ...healthRoutes(ctx), ...mediaRoutes(ctx), ...adminRoutes(ctx)]);
+  registerPlainRoutes(server, [
+    ...sessionRoutes(ctx),
+    ...postbackRoutes(ctx),
+    ...clickRoutes(ctx),
+    ...healthRoutes(ctx),
+    ...mediaRoutes(ctx),
+    ...adminRoutes(ctx),
+  ]);
   // The test postback calls this daemon at its own address once it listens.
   server.ext('onPostStart', () => ctx.selfUrl.setListening(server.info.uri));
   server.ext('onPostStop', () => ctx.selfUrl.setListening(null));

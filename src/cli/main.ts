@@ -39,6 +39,7 @@ const GROUPS: { name: string; description: string; command?: true; load: () => P
     load: () => import('./commands/overview.js'),
   },
   { name: 'orders', description: 'orders from the networks or entered by hand, and their cashback', load: () => import('./commands/orders.js') },
+  { name: 'clicks', description: "members' clicks through /go/ to the shops, and what was kept of each", load: () => import('./commands/clicks.js') },
   {
     name: 'referrals',
     description: "who referred whom; referrers earn a share of their referees' approved cashback",

@@ -36,6 +36,8 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_LOG_STDOUT: 'log.stdout',
   CASHTRACK_CASHBACK_DEFAULT_TYPE: 'cashback.default_type',
   CASHTRACK_CASHBACK_DEFAULT_VALUE: 'cashback.default_value',
+  CASHTRACK_CASHBACK_RATE_POLICY: 'cashback.rate_policy',
+  CASHTRACK_CLICKS_RETENTION_DAYS: 'clicks.retention_days',
   CASHTRACK_REFERRAL_SHARE_PERCENT: 'referrals.share_percent',
   CASHTRACK_PAYOUT_MINIMUM: 'payouts.minimum',
   CASHTRACK_ORDERS_REVIEW_ABOVE: 'orders.review_above',

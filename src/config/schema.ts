@@ -190,6 +190,18 @@ export const schema = Joi.object({
       .pattern(/^\d{1,15}(\.\d{1,6})?$/)
       .message('{{#label}} must be a decimal number such as 50 or 12.5')
       .required(),
+    rate_policy: Joi.string().valid('order', 'click', 'best').required(),
+  }).required(),
+  clicks: Joi.object({
+    retention_days: Joi.number().integer().min(1).max(3650).required(),
+    token_ttl_seconds: Joi.number().integer().min(60).max(31_536_000).required(),
+    repeat_seconds: Joi.number().integer().min(0).max(600).required(),
+    cookie_days: Joi.number().integer().min(1).max(365).required(),
+    cookie_days_by_network: Joi.object()
+      .pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, Joi.number().integer().min(1).max(365))
+      .required(),
+    batch_max: Joi.number().integer().min(1).max(1000).required(),
+    batches_in_flight: Joi.number().integer().min(1).max(64).required(),
   }).required(),
   referrals: Joi.object({
     share_percent: Joi.string()

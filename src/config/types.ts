@@ -53,7 +53,27 @@ export interface Config {
   };
   log: { level: 'debug' | 'info'; retention_days: number; stdout: boolean };
   /** Member share when neither the network nor the advertiser has a rule. */
-  cashback: { default_type: CashbackType; default_value: string };
+  /**
+   * `rate_policy`: the rule an order that came through a click is paid by: `order` (the rule when
+   * the order arrives), `click` (the rule shown at the click) or `best` (the better of the two for
+   * the member on that order).
+   */
+  cashback: { default_type: CashbackType; default_value: string; rate_policy: 'order' | 'click' | 'best' };
+  /**
+   * Clicks through `/go/{token}`: kept `retention_days` (the nightly prune), tokens valid
+   * `token_ttl_seconds`, a reload within `repeat_seconds` is the same click, and an order's
+   * candidates are the clicks within `cookie_days` before the sale (per network in
+   * `cookie_days_by_network`).
+   */
+  clicks: {
+    retention_days: number;
+    token_ttl_seconds: number;
+    repeat_seconds: number;
+    cookie_days: number;
+    cookie_days_by_network: Record<string, number>;
+    batch_max: number;
+    batches_in_flight: number;
+  };
   /** The referrer's share of the referee's approved cashback, in percent. */
   referrals: { share_percent: string };
   /** Smallest payout, a decimal string in the site currency. */

@@ -207,6 +207,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
           subIdParam: 'subid',
           maxSubId: 50,
           targetParam: 'ulp',
+          memberParam: 'subid1',
         },
         input,
       );

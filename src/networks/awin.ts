@@ -197,8 +197,10 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
       const mid = encodeURIComponent(String(input.advertiser_id).trim());
       const aff = encodeURIComponent(publisher_id);
       // Parameter names must be lower case in links (§1.5); Awin wants `ued` last.
-      if (!target) return `${links}/awclick.php?mid=${mid}&id=${aff}&clickref=${encodeURIComponent(subId)}`;
-      return `${links}/cread.php?awinmid=${mid}&awinaffid=${aff}&clickref=${encodeURIComponent(subId)}&ued=${encodeURIComponent(target)}`;
+      // The member beside a click id, in the second click reference.
+      const refs = `clickref=${encodeURIComponent(subId)}${input.member_ref ? `&clickref2=${encodeURIComponent(checkSubId(input.member_ref, 50, 'Awin'))}` : ''}`;
+      if (!target) return `${links}/awclick.php?mid=${mid}&id=${aff}&${refs}`;
+      return `${links}/cread.php?awinmid=${mid}&awinaffid=${aff}&${refs}&ued=${encodeURIComponent(target)}`;
     },
 
     parsePostback(query, body) {

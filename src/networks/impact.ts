@@ -259,6 +259,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
           subIdParam: 'subId1',
           maxSubId: 100,
           targetParam: 'u',
+          memberParam: 'subId2',
         },
         input,
       );

@@ -75,6 +75,8 @@ export interface TemplateLinkSpec {
   maxSubId: number;
   /** The query parameter that carries a deep link's target. */
   targetParam: string;
+  /** The query parameter that carries the member beside a click id (`member_ref`). */
+  memberParam?: string;
 }
 
 /**
@@ -84,7 +86,7 @@ export interface TemplateLinkSpec {
  */
 export function linkFromTemplate(
   spec: TemplateLinkSpec,
-  input: { advertiser_id: string; sub_id: string; url: string | null; tracking_template?: string | null },
+  input: { advertiser_id: string; sub_id: string; url: string | null; tracking_template?: string | null; member_ref?: string | null },
 ): string {
   const template = input.tracking_template?.trim();
   if (!template) throw new ServiceError('svc_tracking_link_unavailable', spec.missing, 409, { network: spec.network, advertiser: input.advertiser_id });
@@ -95,6 +97,7 @@ export function linkFromTemplate(
     throw new ServiceError('svc_tracking_link_unavailable', spec.notUrl, 409, { network: spec.network, advertiser: input.advertiser_id });
   }
   url.searchParams.set(spec.subIdParam, checkSubId(input.sub_id, spec.maxSubId, spec.name));
+  if (spec.memberParam && input.member_ref) url.searchParams.set(spec.memberParam, checkSubId(input.member_ref, spec.maxSubId, spec.name));
   const target = checkTarget(input.url);
   if (target) url.searchParams.set(spec.targetParam, target);
   return url.toString();

@@ -175,8 +175,13 @@ export interface NetworkModule {
    * The tracking link that credits `sub_id` for a visit to `url` at `advertiser_id`.
    * `tracking_template` is the advertiser's stored `tracking_template` from sync: networks whose
    * links carry a per-programme hash (Admitad's `gotolink`, impact.com's `TrackingLink`) need it.
+   * `member_ref` (the member's id beside a click id in `sub_id`) goes in the network's second
+   * sub-id field where it has one (Awin clickref2, Admitad subid1, impact.com subId2).
    */
-  trackingLink(settings: ModuleSettings, input: { advertiser_id: string; sub_id: string; url: string | null; tracking_template?: string | null }): string;
+  trackingLink(
+    settings: ModuleSettings,
+    input: { advertiser_id: string; sub_id: string; url: string | null; tracking_template?: string | null; member_ref?: string | null },
+  ): string;
   /** Reads the fields of one postback in the network's documented format (query and body). */
   parsePostback(query: Record<string, string | string[] | undefined>, body: unknown): PostbackFields;
   /** The network's status words → ours; unknown words are refused by the caller. */

@@ -137,6 +137,10 @@ for (const dialect of dialects) {
         member: { id: annId, login: 'ann' },
         sub_id: String(annId),
         deeplink: true,
+        target,
+        go_token: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/),
+        go_url: null,
+        go_expires_at: expect.any(String),
       });
     });
 

@@ -183,6 +183,10 @@ describeEachDialect('tracking links over REST', (use) => {
       member: { id: ann.id, login: 'ann' },
       sub_id: String(ann.id),
       deeplink: true,
+      target,
+      go_token: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/),
+      go_url: null,
+      go_expires_at: expect.any(String),
     });
   });
 

@@ -71,7 +71,7 @@ describeEachDialect(
       const done = await ctx.jobs.get(job.id);
       expect(done).toMatchObject({
         status: 'done',
-        progress: { total: 8, done: 8, failed: 0 },
+        progress: { total: 9, done: 9, failed: 0 },
         result: {
           deleted: {
             logs: expect.any(Number),
@@ -82,6 +82,7 @@ describeEachDialect(
             auth_throttle: 1,
             schedule_runs: 1,
             webhook_deliveries: 1,
+            clicks: 0,
           },
         },
       });

@@ -267,6 +267,10 @@ describe('Admitad: links, postbacks, coupons', () => {
       admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-000123', url: 'https://example-store.test/shoes?a=1', tracking_template: template }),
     ).toBe(`${template}?subid=u-000123&ulp=https%3A%2F%2Fexample-store.test%2Fshoes%3Fa%3D1`);
     expect(admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-1', url: null, tracking_template: template })).toBe(`${template}?subid=u-1`);
+    // Through a click: the click id in subid, the member beside it in subid1.
+    expect(admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'c1kf0q9s2a7b3c4d5e6', member_ref: '42', url: null, tracking_template: template })).toBe(
+      `${template}?subid=c1kf0q9s2a7b3c4d5e6&subid1=42`,
+    );
     expect(() => admitad.trackingLink({}, { advertiser_id: '6115', sub_id: 'u-1', url: null })).toThrow(
       expect.objectContaining({ code: 'svc_tracking_link_unavailable', status: 409 }),
     );

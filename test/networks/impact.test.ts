@@ -203,6 +203,10 @@ describe('impact.com: links, postbacks, coupons', () => {
     expect(
       impact.trackingLink({}, { advertiser_id: '15745', sub_id: 'u-000123', url: 'https://www.example-gear.test/tents', tracking_template: template }),
     ).toBe(`${template}?subId1=u-000123&u=https%3A%2F%2Fwww.example-gear.test%2Ftents`);
+    // Through a click: the click id in subId1, the member beside it in subId2.
+    expect(impact.trackingLink({}, { advertiser_id: '15745', sub_id: 'c1kf0q9s2a7b3c4d5e6', member_ref: '42', url: null, tracking_template: template })).toBe(
+      `${template}?subId1=c1kf0q9s2a7b3c4d5e6&subId2=42`,
+    );
     expect(() => impact.trackingLink({}, { advertiser_id: '15745', sub_id: 'u', url: null, tracking_template: null })).toThrow(
       expect.objectContaining({ code: 'svc_tracking_link_unavailable' }),
     );

@@ -59,19 +59,50 @@ function noteOf(note: string): { note?: string } {
   return trimmed ? { note: trimmed } : {};
 }
 
+/** A candidate owner of an unmatched order (GET /orders/{id}/candidates): the member and their click. */
+export interface Suggestion {
+  member: { id: number; login: string; display_name: string };
+  click: { id: string; created_at: string };
+  gap_seconds: number;
+  evidence: { click_time_match: boolean; same_address: boolean; last_click: boolean };
+}
+
+/** "12 min before the sale", "3 h", "2 days". */
+export function gapText(seconds: number): string {
+  if (seconds < 90) return `${seconds} s before the sale`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min before the sale`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h before the sale`;
+  return `${Math.round(seconds / 86_400)} days before the sale`;
+}
+
+/** The evidence of a candidate, in words. */
+export function evidenceText(s: Suggestion): string {
+  const parts = [`clicked ${gapText(s.gap_seconds)}`];
+  if (s.evidence.click_time_match) parts.push("at the network's click time");
+  if (s.evidence.same_address) parts.push("from the network's click address");
+  if (s.evidence.last_click) parts.push('the last click on the shop');
+  return parts.join(', ');
+}
+
 export function OrderActionModal({
   kind,
   order,
+  suggestion,
   onDone,
   onClose,
 }: {
   kind: OrderActionKind;
   order: Order;
+  /** For assign: the member the modal opens with, and the click recorded when that member is kept. */
+  suggestion?: Suggestion;
   onDone: (order: Order, message: string) => void;
   onClose: () => void;
 }) {
   const [note, setNote] = useState('');
-  const [member, setMember] = useState<{ id: string; label: string | null } | null>(null);
+  const suggested = suggestion
+    ? { id: String(suggestion.member.id), label: `${suggestion.member.display_name || suggestion.member.login} (${suggestion.member.login})` }
+    : null;
+  const [member, setMember] = useState<{ id: string; label: string | null } | null>(suggested);
   const moves = nextStatuses(order.status);
   const [status, setStatus] = useState<Order['status']>(moves[0]);
   if (kind === 'assign') {
@@ -80,13 +111,27 @@ export function OrderActionModal({
         title={`Assign order #${order.id}`}
         submitLabel="Assign"
         ready={member !== null}
-        request={() => ({ path: `/orders/${order.id}/assign`, data: { member_id: Number(member?.id), ...noteOf(note) } })}
+        request={() => ({
+          path: `/orders/${order.id}/assign`,
+          data: {
+            member_id: Number(member?.id),
+            ...(suggestion && member?.id === String(suggestion.member.id) ? { click_id: suggestion.click.id } : {}),
+            ...noteOf(note),
+          },
+        })}
         onDone={(o) => onDone(o, `Order #${o.id} is now ${o.member?.display_name || o.member?.login}'s.`)}
         onClose={onClose}
       >
         <Summary order={order} />
+        {suggestion ? (
+          <p>
+            Best candidate: <strong>{suggested?.label}</strong>, {evidenceText(suggestion)} (click <code>{suggestion.click.id}</code>, recorded on the order if
+            you keep this member).
+          </p>
+        ) : null}
         <MemberPicker
           value={member?.id ?? null}
+          initialLabel={suggested?.label}
           onChange={(id, label) => setMember(id ? { id, label } : null)}
           help="Type the start of a login, email or name. The order's cashback follows its status: pending enters the member's pending balance, approved is credited."
         />

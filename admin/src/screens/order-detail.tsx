@@ -54,6 +54,7 @@ export default function OrderDetail({ id }: { id: string }) {
     ['Advertiser', order.advertiser ?? '—'],
     ['Member', order.member ? `${order.member.display_name || order.member.login} (${order.member.login})` : 'Unmatched'],
     ['Sub id', order.sub_id ?? '—'],
+    ['Click', order.click_id ? <code key="k">{order.click_id}</code> : '—'],
     ['Status', order.status],
     ['Source', order.source],
     ['Sale amount', <Money key="s" amount={order.sale_amount} currency={order.currency} />],

@@ -4,7 +4,7 @@
 // /admin/orders/{id} is one order's page.
 import { Button, Notice } from '@wordpress/components';
 import type { Action, Field } from '@wordpress/dataviews';
-import { lazy, Suspense, useEffect, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { api } from '../lib/api';
 import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
@@ -12,7 +12,16 @@ import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
 import type { ScreenProps } from '../screens';
 import { MemberPicker } from './member-picker';
-import { BulkReviewModal, loadNetworks, ManualOrderModal, OrderActionModal, type OrderActionKind, orderAllows } from './order-actions';
+import {
+  BulkReviewModal,
+  evidenceText,
+  loadNetworks,
+  ManualOrderModal,
+  OrderActionModal,
+  type OrderActionKind,
+  orderAllows,
+  type Suggestion,
+} from './order-actions';
 import './orders.css';
 
 const OrderDetail = lazy(() => import('./order-detail'));
@@ -30,6 +39,8 @@ export interface Order {
   cashback: string;
   currency: string;
   cashback_rule?: { type: string; value: string; currency: string | null };
+  /** The click the order came from (its sub-id was a click id, or it was assigned with one). */
+  click_id?: string | null;
   status: 'pending' | 'approved' | 'declined';
   source: string;
   review: { state: string; reason: string; reviewed_by?: string | null; reviewed_at?: string | null } | null;
@@ -183,6 +194,34 @@ function Queues({ query }: { query: URLSearchParams }) {
   );
 }
 
+/** The best candidate owner of an unmatched order, with the one action that assigns it to them. */
+function BestCandidate({ order, onAssign }: { order: Order; onAssign: (s: Suggestion) => void }) {
+  const [best, setBest] = useState<Suggestion | null | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    api<{ items: Suggestion[] }>(`/orders/${order.id}/candidates`).then(
+      (c) => live && setBest(c.items[0] ?? null),
+      () => live && setBest(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [order.id]);
+  if (best === undefined) return <span className="ct-aside">…</span>;
+  if (best === null) return <span className="ct-aside">No click</span>;
+  const name = best.member.display_name || best.member.login;
+  return (
+    <span className="ct-candidate">
+      <span title={evidenceText(best)}>
+        {name} <span className="ct-aside">({evidenceText(best)})</span>
+      </span>{' '}
+      <Button variant="secondary" size="compact" onClick={() => onAssign(best)}>
+        Assign to {name}
+      </Button>
+    </span>
+  );
+}
+
 const ACTION_LABELS: Record<OrderActionKind, string> = { assign: 'Assign', release: 'Release', decline: 'Decline', status: 'Change status' };
 
 export default function OrdersScreen({ rest, query }: ScreenProps) {
@@ -197,8 +236,33 @@ export default function OrdersScreen({ rest, query }: ScreenProps) {
 
 function OrdersList({ query }: { query: URLSearchParams }) {
   const list = useListData(spec, query);
-  const [open, setOpen] = useState<{ kind: OrderActionKind; order: Order } | null>(null);
+  const [open, setOpen] = useState<{ kind: OrderActionKind; order: Order; suggestion?: Suggestion } | null>(null);
   const [bulk, setBulk] = useState<{ kind: 'release' | 'decline'; orders: Order[] } | null>(null);
+  // The unmatched queue shows each order's best candidate (its clicks) and assigns to it in one action.
+  const unmatched = query.get('unmatched') === 'true';
+  // The fields stay the same objects between renders: a new render function would remount the cells
+  // (and lose the focus a closed modal returns to its button).
+  const shown = useMemo<ListSpec<Order>>(
+    () =>
+      unmatched
+        ? {
+            ...spec,
+            columnsKey: '/orders/unmatched',
+            columns: ['network', 'transaction_id', 'commission', 'created_at', 'candidate'],
+            fields: [
+              ...fields,
+              {
+                id: 'candidate',
+                label: 'Best candidate',
+                enableSorting: false,
+                filterBy: false,
+                render: ({ item }) => <BestCandidate order={item} onAssign={(suggestion) => setOpen({ kind: 'assign', order: item, suggestion })} />,
+              },
+            ],
+          }
+        : spec,
+    [unmatched],
+  );
   const [entering, setEntering] = useState(false);
   const [done, setDone] = useState<string | null>(null);
   const memberId = query.get('member_id');
@@ -256,8 +320,16 @@ function OrdersList({ query }: { query: URLSearchParams }) {
           onChange={(id) => setMember(id)}
         />
       </div>
-      <ListView spec={{ ...spec, actions }} query={query} list={list} />
-      {open ? <OrderActionModal kind={open.kind} order={open.order} onDone={(_, message) => changed(message)} onClose={() => setOpen(null)} /> : null}
+      <ListView spec={{ ...shown, actions }} query={query} list={list} />
+      {open ? (
+        <OrderActionModal
+          kind={open.kind}
+          order={open.order}
+          suggestion={open.suggestion}
+          onDone={(_, message) => changed(message)}
+          onClose={() => setOpen(null)}
+        />
+      ) : null}
       {bulk ? (
         <BulkReviewModal
           kind={bulk.kind}

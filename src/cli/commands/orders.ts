@@ -68,8 +68,9 @@ export function register(orders: Command, run: Run): void {
     .addOption(json())
     .action(run(update));
   orders
-    .command('assign <id> <member>')
+    .command('assign <id> [member]')
     .description('give an unmatched order its member (id or login) and apply the effects of its status')
+    .option('--click <click_id>', "the candidate click that is the evidence (recorded on the order; the member may be left out: the click's)")
     .option('--note <text>', 'why')
     .option('--idempotency-key <key>', 'run at most once for this key')
     .addOption(json())
@@ -256,12 +257,21 @@ export async function update(
   });
 }
 
-export async function assign(io: Io, id: string, member: string, opts: { note?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
+export async function assign(
+  io: Io,
+  id: string,
+  member: string | undefined,
+  opts: { click?: string; note?: string; idempotencyKey?: string; json?: boolean },
+): Promise<void> {
   const params = await validateInput(orderSchemas.orderId, { id });
   await withContext(io, async (ctx) => {
-    const payload = await validateInput(orderSchemas.assign, { member_id: await memberId(ctx, member), note: opts.note });
+    const payload = await validateInput(orderSchemas.assign, {
+      member_id: member === undefined ? undefined : await memberId(ctx, member),
+      click_id: opts.click,
+      note: opts.note,
+    });
     const { result, replayed } = await idempotently(ctx, opts.idempotencyKey, 'orders.assign', { params, payload }, 200, (once) =>
-      ctx.orders.assign(params.id, payload.member_id, 'cli', once, payload.note ?? null),
+      ctx.orders.assign(params.id, payload.member_id ?? null, 'cli', once, payload.note ?? null, payload.click_id ?? null),
     );
     if (opts.json) return printJson(io, result);
     printChange(io, result, replayed);

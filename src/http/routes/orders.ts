@@ -66,10 +66,21 @@ export const ordersRoutes: RouteDef[] = [
     path: '/orders/{id}/assign',
     auth: 'manage_options',
     idempotent: true,
-    description: 'Give an unmatched order its member and apply the ledger effects of its status.',
+    description:
+      'Give an unmatched order its member (or a candidate click, whose member it is: the order records the click) and apply the ledger effects of its status.',
     validate: { params: orderSchemas.orderId, payload: orderSchemas.assign },
     handler: ({ params, payload, actor, idempotency }, ctx) =>
-      ctx.orders.assign(params.id, payload.member_id, actor, idempotency?.once(200), payload.note ?? null),
+      ctx.orders.assign(params.id, payload.member_id ?? null, actor, idempotency?.once(200), payload.note ?? null, payload.click_id ?? null),
+  }),
+  route({
+    id: 'orders.candidates',
+    method: 'GET',
+    path: '/orders/{id}/candidates',
+    auth: 'manage_options',
+    description:
+      "The members whose clicks could have made the order (same shop, within the network's cookie window before the sale), ranked, each with the click as evidence.",
+    validate: { params: orderSchemas.orderId, query: none() },
+    handler: async ({ params }, ctx) => ctx.clicks.candidates(await ctx.orders.get(params.id)),
   }),
   route({
     id: 'orders.release',

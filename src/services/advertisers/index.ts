@@ -19,6 +19,7 @@ import { checkTargetDomain, parseLinkTarget } from '../../networks/tracking-link
 import type { Job, JobService } from '../jobs/index.js';
 import type { UserService } from '../users/index.js';
 import type { AiUsage } from '../ai/index.js';
+import type { ClickTokens, GoLink } from '../../click-tokens.js';
 import { COLUMNS, json, notFound, shape, type Advertiser, type AdvertiserDetail, type AdvertiserStatus } from './rows.js';
 import { syncAdvertisers, type SyncCounts, type SyncOptions } from './sync.js';
 import type { StatusCounts } from '../../db/lists.js';
@@ -46,6 +47,8 @@ export interface AdvertiserServiceDeps {
   mediaUrl?: (name: string | null) => string | null;
   /** The last AI generation of each advertiser: the AI domain's read model (the AI service owns those records). */
   aiUsage: Pick<AiUsage, 'lastFor'>;
+  /** Signs the `/go/{token}` link answered beside the direct link; without it there is none. */
+  clickTokens?: Pick<ClickTokens, 'link'>;
 }
 
 /** A tracking link crediting a member, as `GET /advertisers/{module}/{advertiser}/link` answers it. */
@@ -58,7 +61,15 @@ export interface TrackingLink {
   sub_id: string;
   /** Whether the link lands on a target URL rather than the advertiser's home page. */
   deeplink: boolean;
+  /** The target URL the link lands on (null: the advertiser's home page). */
+  target: string | null;
 }
+
+/** The link as the link routes answer it: the direct link and, beside it, the `/go/{token}` link that logs the click. */
+export type MemberLink = TrackingLink & Partial<GoLink>;
+
+/** How long a click's reads (the shop, its network, the member) are kept: a change reaches clicks this late at most. */
+export const CLICK_READS_MS = 1000;
 
 /** Syncs, lists and looks up advertisers; sets per-advertiser cashback. */
 export class AdvertiserService {
@@ -156,16 +167,25 @@ export class AdvertiserService {
    * advertiser's domain (400 svc_invalid_url), and a link the module cannot build (409
    * svc_tracking_link_unavailable, svc_deeplink_unsupported).
    */
-  async trackingLink(module: string, advertiser: string, input: { member: string | number; url?: string | null }): Promise<TrackingLink> {
+  async trackingLink(
+    module: string,
+    advertiser: string,
+    input: { member: string | number; url?: string | null; coupon?: number | null; click_id?: string },
+  ): Promise<MemberLink> {
     const target = parseLinkTarget(input.url);
     if (typeof module !== 'string' || typeof advertiser !== 'string' || module.length > 64 || advertiser.length > 128) throw notFound(module, advertiser);
-    const [row] = await this.deps.db.select<Record<string, unknown>>(
-      'SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?',
-      [module, advertiser],
+    // A click (`click_id`) is on the member's way to the shop: what it reads is kept a moment
+    // (CLICK_READS_MS), so a burst of clicks reads each shop, network and member once.
+    const fresh = input.click_id === undefined;
+    const [row] = await this.cached(fresh, `a\0${module}\0${advertiser}`, () =>
+      this.deps.db.select<Record<string, unknown>>(
+        'SELECT module, advertiser, domain, site_url, tracking_template, status FROM advertisers WHERE module = ? AND advertiser = ?',
+        [module, advertiser],
+      ),
     );
     if (!row) throw notFound(module, advertiser);
-    const member = await this.deps.users.resolveMember(input.member);
-    const { module: network, settings } = await this.deps.networks.requireUsable(module);
+    const member = await this.cached(fresh, `m\0${input.member}`, () => this.deps.users.resolveMember(input.member));
+    const { module: network, settings } = await this.cached(fresh, `n\0${module}`, () => this.deps.networks.requireUsable(module));
     if (row.status === 'inactive') {
       throw new ServiceError(
         'svc_advertiser_inactive',
@@ -177,10 +197,12 @@ export class AdvertiserService {
     if (member.status !== 'active') throw new ServiceError('svc_member_disabled', `Member ${member.login} is disabled.`, 409, { member_id: member.id });
     const domain = row.domain === null || row.domain === undefined ? (row.site_url ? String(row.site_url) : null) : String(row.domain);
     if (target) checkTargetDomain(target, domain);
-    const subId = String(member.id);
+    // Through a click, the sub id is the click id and the member goes beside it where the network has a second field.
+    const subId = input.click_id ?? String(member.id);
     const url = network.trackingLink(settings, {
       advertiser_id: advertiser,
       sub_id: subId,
+      member_ref: input.click_id ? String(member.id) : null,
       url: target ? target.toString() : null,
       tracking_template: row.tracking_template === null || row.tracking_template === undefined ? null : String(row.tracking_template),
     });
@@ -189,8 +211,36 @@ export class AdvertiserService {
         network: module,
         advertiser,
       });
+    const link: MemberLink = {
+      url,
+      module,
+      advertiser,
+      member: { id: member.id, login: member.login },
+      sub_id: subId,
+      deeplink: target !== null,
+      target: target ? target.toString() : null,
+    };
+    if (input.click_id) return link;
     this.deps.logger.debug('advertisers', 'Tracking link built', { module, advertiser, member_id: member.id, deeplink: target !== null });
-    return { url, module, advertiser, member: { id: member.id, login: member.login }, sub_id: subId, deeplink: target !== null };
+    const go = this.deps.clickTokens?.link({ member_id: member.id, network: module, advertiser, coupon_id: input.coupon ?? null, url: link.target });
+    return go ? { ...link, ...go } : link;
+  }
+
+  private readonly reads = new Map<string, { at: number; value: Promise<unknown> }>();
+
+  /** `read()`, or for a click (`fresh` false) its answer of the last CLICK_READS_MS (refusals are not kept). */
+  private cached<T>(fresh: boolean, key: string, read: () => Promise<T>): Promise<T> {
+    if (fresh) return read();
+    const now = Date.now();
+    const kept = this.reads.get(key);
+    if (kept && now - kept.at < CLICK_READS_MS) return kept.value as Promise<T>;
+    if (this.reads.size > 10_000) {
+      for (const [k, r] of this.reads) if (now - r.at >= CLICK_READS_MS) this.reads.delete(k);
+    }
+    const value = read();
+    this.reads.set(key, { at: now, value });
+    void value.catch(() => this.reads.get(key)?.value === value && this.reads.delete(key));
+    return value;
   }
 
   /** 404 svc_advertiser_not_found unless the advertiser is on file (active or not). */

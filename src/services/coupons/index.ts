@@ -34,7 +34,7 @@ import { editValue, fromColumn, sameValue, toColumn, type FieldValue } from './v
 import { Database as DatabaseClass } from '../../db/database.js';
 import { ListWhere, orderClause, pageClause, valuesOf, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import { toInt } from '../../db/values.js';
-import type { AdvertiserService, TrackingLink } from '../advertisers/index.js';
+import type { AdvertiserService, MemberLink } from '../advertisers/index.js';
 import type { Job, JobService } from '../jobs/index.js';
 import type { NetworkService } from '../networks/index.js';
 import { CouponRefresher, type RefreshCounts, type RefreshOptions } from './refresh.js';
@@ -112,10 +112,10 @@ export interface CouponServiceDeps {
 }
 
 /** A member's link to a coupon: the advertiser's tracking link, landing on the coupon's page when the network allows it. */
-export interface CouponLink extends TrackingLink {
+export type CouponLink = MemberLink & {
   coupon: number;
   code: string;
-}
+};
 
 /** What `applyRewrite` is told about the rewrite (stored with the hook and the log line). */
 export interface RewriteMeta {
@@ -189,12 +189,15 @@ export class CouponService {
     const extra = { coupon: coupon.id, code: coupon.code };
     if (coupon.landing_url) {
       try {
-        return { ...(await this.deps.advertisers.trackingLink(coupon.network, coupon.advertiser, { member, url: coupon.landing_url })), ...extra };
+        return {
+          ...(await this.deps.advertisers.trackingLink(coupon.network, coupon.advertiser, { member, url: coupon.landing_url, coupon: coupon.id })),
+          ...extra,
+        };
       } catch (err) {
         if (!(err instanceof ServiceError) || !['svc_invalid_url', 'svc_deeplink_unsupported'].includes(err.code)) throw err;
       }
     }
-    return { ...(await this.deps.advertisers.trackingLink(coupon.network, coupon.advertiser, { member })), ...extra };
+    return { ...(await this.deps.advertisers.trackingLink(coupon.network, coupon.advertiser, { member, coupon: coupon.id })), ...extra };
   }
 
   /** One coupon with the network's latest values of its edited fields and its raw record; 404 svc_coupon_not_found. */

@@ -16,7 +16,7 @@ import type { Applied, OrderChange, OrderServiceDeps, UpdateInput } from './type
 /** Makes an administrator's changes to orders (see `OrderService.update`, `assign`, `release`, `declineHeld`). */
 export class OrderAdmin {
   constructor(
-    private readonly deps: Pick<OrderServiceDeps, 'db' | 'clock' | 'logger' | 'users'>,
+    private readonly deps: Pick<OrderServiceDeps, 'db' | 'clock' | 'logger' | 'users' | 'clicks'>,
     private readonly reader: OrderReader,
     private readonly effects: OrderEffects,
     private readonly changes: OrderChanges,
@@ -60,14 +60,37 @@ export class OrderAdmin {
     );
   }
 
-  async assign(id: number, memberId: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
-    const refused = (code: string) => this.deps.logger.warning('orders', 'Order assignment refused', { code, order_id: id, member_id: memberId, actor });
+  async assign(
+    id: number,
+    member: number | null,
+    actor: string,
+    once?: Once<OrderChange>,
+    note?: string | null,
+    clickId: string | null = null,
+  ): Promise<OrderChange> {
+    const refused = (code: string) =>
+      this.deps.logger.warning('orders', 'Order assignment refused', { code, order_id: id, member_id: member, click_id: clickId?.slice(0, 40), actor });
     return this.changeOne(
       id,
       once,
       refused,
-      () => optionalText(note, 'note', 500),
+      () => {
+        if (member === null && clickId === null) throw invalid('member_id', 'member_id or click_id is required.');
+        return optionalText(note, 'note', 500);
+      },
       async (row, text, t) => {
+        const click = clickId === null ? null : ((await this.deps.clicks.byIds([clickId], t)).get(clickId) ?? null);
+        if (clickId !== null && !click) throw new ServiceError('svc_click_not_found', `Click ${clickId.slice(0, 40)} not found.`, 404);
+        const memberId = member ?? click!.member_id;
+        if (click && click.member_id !== memberId)
+          throw new ServiceError('svc_click_mismatch', `Click ${click.id} is member ${click.member_id}'s, not member ${memberId}'s.`, 409, {
+            click_member_id: click.member_id,
+          });
+        if (click && (click.network !== row.network || click.advertiser !== row.advertiser))
+          throw new ServiceError('svc_click_mismatch', `Click ${click.id} was on ${click.network}/${click.advertiser}, not on this order's shop.`, 409, {
+            network: click.network,
+            advertiser: click.advertiser,
+          });
         await this.deps.users.requireMemberId(memberId, t);
         let applied: Applied = { row, changes: [], ignored: [], events: [] };
         if (row.member_id === memberId) {
@@ -76,9 +99,10 @@ export class OrderAdmin {
           throw new ServiceError('svc_order_already_assigned', `Order ${id} already belongs to member ${row.member_id}.`, 409, { member_id: row.member_id });
         } else {
           const now = this.deps.clock.now();
-          await this.deps.db.execute('UPDATE orders SET member_id = ?, updated_at = ? WHERE id = ?', [memberId, now, id], t);
-          const assigned = { ...row, member_id: memberId, updated_at: now };
-          const context = { order_id: id, member_id: memberId, status: row.status, actor };
+          const clickOf = click ? click.id : row.click_id;
+          await this.deps.db.execute('UPDATE orders SET member_id = ?, click_id = ?, updated_at = ? WHERE id = ?', [memberId, clickOf, now, id], t);
+          const assigned = { ...row, member_id: memberId, click_id: clickOf, updated_at: now };
+          const context = { order_id: id, member_id: memberId, status: row.status, actor, ...(click ? { click_id: click.id } : {}) };
           await this.effects.enter(assigned, actor, text ?? 'assigned by an administrator', t, context);
           applied = {
             row: assigned,

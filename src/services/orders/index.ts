@@ -8,7 +8,8 @@
 import type { Transaction } from '../../db/transaction.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { ServiceError } from '../../errors.js';
-import { checkAdvertiser, checkNetwork, ruleKey } from '../cashback/index.js';
+import { checkAdvertiser, checkNetwork, decodeRule, ruleKey, type CashbackRuleService } from '../cashback/index.js';
+import type { CashbackRule } from '../../cashback-rule.js';
 import type { Once } from '../idempotency/index.js';
 import { OrderEffects } from './effects.js';
 import { aboutReport, checkStatus, invalid, membersOf, prepareReport, type OrderReport, type RecordInput } from './reports.js';
@@ -29,6 +30,36 @@ export { ORDER_ORDERBY } from './store.js';
 
 /** The filters of `GET /orders/counts`: the list's, without paging, sort and the status ones. */
 export type OrderCountFilters = Omit<OrderWhere, 'status' | 'status_exclude'>;
+
+/**
+ * The rule an order's cashback is computed with (`cashback.rate_policy`): `order`, the rule in
+ * force when the order arrives (also when there is no click); `click`, the rule shown at the click
+ * (the order's rule when the click has none); `best`, of the two the one giving the member more
+ * on this order (the order's rule on a tie, or when the click's flat rule is in another currency).
+ */
+export function choosePolicyRule(
+  policy: 'order' | 'click' | 'best',
+  orderRule: CashbackRule,
+  clickRule: CashbackRule | null,
+  amounts: { sale: number; commission: number; currency: string },
+  cashback: Pick<CashbackRuleService, 'compute'>,
+): CashbackRule {
+  if (policy === 'order' || clickRule === null) return orderRule;
+  if (policy === 'click') return clickRule;
+  let atClick: number;
+  try {
+    atClick = cashback.compute(clickRule, amounts);
+  } catch {
+    return orderRule;
+  }
+  let atOrder: number;
+  try {
+    atOrder = cashback.compute(orderRule, amounts);
+  } catch {
+    return clickRule;
+  }
+  return atClick > atOrder ? clickRule : orderRule;
+}
 
 /** The filters as any caller may pass them (the schemas check them too; jobs and scripts may not have). */
 function checkFilters(filters: OrderWhere): void {
@@ -144,8 +175,14 @@ export class OrderService {
     if (reports.length === 0) return [];
     try {
       await this.checkReferences(reports);
+      // A sub id that is a click id of the report's network names its click: the member and the rule shown at the click.
+      const found = await this.deps.clicks.byIds(reports.filter((r) => r.memberId === null && r.subId !== null).map((r) => r.subId!));
+      const clicks = reports.map((r) => {
+        const c = r.memberId === null && r.subId !== null ? found.get(r.subId) : undefined;
+        return c && c.network === r.network ? c : null;
+      });
       const [members, rules, ceilings] = await Promise.all([
-        membersOf(this.deps.users, reports),
+        membersOf(this.deps.users, reports, clicks),
         this.deps.cashback.resolveMany(reports.map((r) => ({ network: r.network, advertiser: r.advertiser }))),
         this.review.ceilings(reports.filter((r) => r.source !== 'manual').map((r) => r.network)),
       ]);
@@ -170,7 +207,14 @@ export class OrderService {
               [...creators.values()].map((i) => ({
                 report: reports[i],
                 memberId: members[i],
-                rule: rules.get(ruleKey(reports[i].network, reports[i].advertiser))!,
+                rule: choosePolicyRule(
+                  this.deps.ratePolicy ?? 'order',
+                  rules.get(ruleKey(reports[i].network, reports[i].advertiser))!,
+                  decodeRule(clicks[i]?.cashback_rule),
+                  reports[i].amounts,
+                  this.deps.cashback,
+                ),
+                clickId: clicks[i]?.id ?? null,
                 held: holds[i],
               })),
               t,
@@ -214,9 +258,12 @@ export class OrderService {
   /**
    * Gives an unmatched order its member and applies the ledger effects of its current status.
    * 409 svc_order_already_assigned when it has another member; the same member again is a duplicate.
+   * With `clickId` (a candidate's click, `GET /orders/{id}/candidates`) the order records the
+   * click, and the member may be left out (the click's); 404 svc_click_not_found, 409
+   * svc_click_mismatch when the click is another member's or another shop's.
    */
-  assign(id: number, memberId: number, actor: string, once?: Once<OrderChange>, note?: string | null): Promise<OrderChange> {
-    return this.admin.assign(id, memberId, actor, once, note);
+  assign(id: number, memberId: number | null, actor: string, once?: Once<OrderChange>, note?: string | null, clickId?: string | null): Promise<OrderChange> {
+    return this.admin.assign(id, memberId, actor, once, note, clickId ?? null);
   }
 
   /**

@@ -5,6 +5,7 @@ import { ServiceError } from '../../errors.js';
 import { currencyExponent, parseAmount } from '../../money.js';
 import { ASCII_ID, checkAdvertiser, checkNetwork } from '../cashback/index.js';
 import { redact } from '../logs/index.js';
+import type { ClickRow } from '../clicks/index.js';
 import type { UserService } from '../users/index.js';
 import { ORDER_SOURCES, ORDER_STATUSES, type OrderSource, type OrderStatus } from './states.js';
 
@@ -143,9 +144,14 @@ export function prepareReport(input: RecordInput, actor: string, siteCurrency: s
  * Each report's member: `member_id` when given (404 when unknown); else the sub id: digits are
  * a user id, anything else a login; no match, null. One query for all the ids.
  */
-export async function membersOf(users: Pick<UserService, 'existingIds' | 'idByLogin'>, reports: OrderReport[]): Promise<(number | null)[]> {
+export async function membersOf(
+  users: Pick<UserService, 'existingIds' | 'idByLogin'>,
+  reports: OrderReport[],
+  clicks: (ClickRow | null)[] = [],
+): Promise<(number | null)[]> {
   const ids = new Set<number>();
-  for (const r of reports) {
+  for (const [i, r] of reports.entries()) {
+    if (r.memberId === null && clicks[i]) continue;
     if (r.memberId !== null) ids.add(r.memberId);
     else if (r.subId && /^\d{1,15}$/.test(r.subId)) ids.add(Number(r.subId));
   }
@@ -157,7 +163,9 @@ export async function membersOf(users: Pick<UserService, 'existingIds' | 'idByLo
     return logins.get(login)!;
   };
   return Promise.all(
-    reports.map(async (r) => {
+    reports.map(async (r, i) => {
+      // A sub id that is a click id of this network: the click's member.
+      if (r.memberId === null && clicks[i]) return clicks[i]!.member_id;
       if (r.memberId !== null) {
         if (!known.has(r.memberId)) throw new ServiceError('svc_member_not_found', `Member ${r.memberId} not found.`, 404, { member_id: r.memberId });
         return r.memberId;

@@ -92,10 +92,16 @@ export const orderSchemas = {
     currency: currency(),
     note: note().min(1).description('Why; kept on the order and added to the ledger entries it posts.'),
   }).or('status', 'sale_amount', 'commission', 'currency', 'note'),
-  assign: Joi.object<{ member_id: number; note?: string }, true>({
-    member_id: id().required(),
+  assign: Joi.object<{ member_id?: number; click_id?: string; note?: string }, true>({
+    member_id: id().description("The member (may be left out with click_id: the click's member)."),
+    click_id: Joi.string()
+      .trim()
+      .lowercase()
+      .max(40)
+      .pattern(/^c[0-9a-v]{18}$/, 'click id')
+      .description("The click that is the evidence (a candidate's, GET /orders/{id}/candidates): recorded on the order."),
     note: note().min(1),
-  }),
+  }).or('member_id', 'click_id'),
   review: Joi.object<{ note?: string }, true>({
     note: note().min(1).description('Why; kept on the order (and, on a release, added to the ledger entries it posts).'),
   }),

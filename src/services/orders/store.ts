@@ -10,7 +10,7 @@ import { ListWhere, orderClause, pageClause, type OneOrMany } from '../../db/lis
 import type { Transaction } from '../../db/transaction.js';
 import { toDate, toInt, toIso } from '../../db/values.js';
 import { formatAmount, toMinor } from '../../money.js';
-import { ASCII_ID, decodeRule, encodeRule, type CashbackRuleService, type ScopedCashbackRule } from '../cashback/index.js';
+import { ASCII_ID, decodeRule, encodeRule, type CashbackRuleService } from '../cashback/index.js';
 import type { OrderReport } from './reports.js';
 import type { OrderSource, OrderStatus, ReviewReason, ReviewState } from './states.js';
 
@@ -27,6 +27,7 @@ export interface OrderRow {
   currency: string;
   cashback: number;
   cashback_rule: string | null;
+  click_id: string | null;
   status: OrderStatus;
   source: OrderSource;
   review: ReviewState | null;
@@ -62,6 +63,8 @@ export interface Order {
   /** The member's cashback, computed when the order was recorded (and on a correction while pending). */
   cashback: string;
   cashback_rule: CashbackRule | null;
+  /** The click the order came from (its sub id was the click id, or it was assigned with the click). */
+  click_id: string | null;
   status: OrderStatus;
   source: OrderSource;
   /**
@@ -84,7 +87,7 @@ export interface Order {
 }
 
 export const ORDER_COLUMNS =
-  'o.id, o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.status, o.source, o.review, o.review_reason, o.reviewed_by, o.reviewed_at, o.clicked_at, o.event_at, o.status_changed_at, o.note, o.created_at, o.updated_at';
+  'o.id, o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.click_id, o.status, o.source, o.review, o.review_reason, o.reviewed_by, o.reviewed_at, o.clicked_at, o.event_at, o.status_changed_at, o.note, o.created_at, o.updated_at';
 
 export function toOrderRow(r: Record<string, unknown>): OrderRow {
   const nullable = (v: unknown) => (v === null || v === undefined ? null : String(v));
@@ -101,6 +104,7 @@ export function toOrderRow(r: Record<string, unknown>): OrderRow {
     currency: String(r.currency),
     cashback: toMinor(r.cashback),
     cashback_rule: nullable(r.cashback_rule),
+    click_id: nullable(r.click_id),
     status: r.status as OrderStatus,
     source: r.source as OrderSource,
     review: nullable(r.review) as ReviewState | null,
@@ -214,12 +218,12 @@ export function shapeReview(row: OrderRow): Order['review'] {
  */
 export async function insertOrders(
   deps: { db: Database; clock: Clock; cashback: CashbackRuleService },
-  news: { report: OrderReport; memberId: number | null; rule: ScopedCashbackRule; held: ReviewReason | null }[],
+  news: { report: OrderReport; memberId: number | null; rule: CashbackRule; clickId: string | null; held: ReviewReason | null }[],
   t: Transaction,
 ): Promise<OrderRow[]> {
   const now = deps.clock.now();
   const rows = news.map(
-    ({ report: r, memberId, rule, held }): OrderRow => ({
+    ({ report: r, memberId, rule, clickId, held }): OrderRow => ({
       id: 0,
       network: r.network,
       transaction_id: r.transactionId,
@@ -232,6 +236,7 @@ export async function insertOrders(
       currency: r.amounts.currency,
       cashback: deps.cashback.compute(rule, r.amounts),
       cashback_rule: encodeRule(rule),
+      click_id: clickId,
       status: r.status,
       source: r.source,
       review: held ? 'held' : null,
@@ -262,6 +267,7 @@ export async function insertOrders(
       'currency',
       'cashback',
       'cashback_rule',
+      'click_id',
       'status',
       'source',
       'review',
@@ -288,6 +294,7 @@ export async function insertOrders(
       o.currency,
       o.cashback,
       o.cashback_rule,
+      o.click_id,
       o.status,
       o.source,
       o.review,
@@ -436,6 +443,7 @@ export class OrderReader {
         currency: o.currency,
         cashback: formatAmount(o.cashback, o.currency),
         cashback_rule: decodeRule(o.cashback_rule),
+        click_id: o.click_id,
         status: o.status,
         source: o.source,
         review: shapeReview(o),

@@ -1,5 +1,6 @@
 // The order service's types: what callers pass in and get back, its dependencies, and what one
 // change to one order carries until its transaction commits.
+import type { ClickLookup } from '../clicks/index.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { AdvertiserService } from '../advertisers/index.js';
@@ -58,6 +59,10 @@ export interface OrderServiceDeps {
   advertisers: Pick<AdvertiserService, 'requireAdvertiser'>;
   /** Members of reports and assignments are users: read through their owner. */
   users: Pick<UserService, 'existingIds' | 'idByLogin' | 'requireMemberId'>;
+  /** Clicks named by reports' sub ids (their member and rule), and by an assignment. */
+  clicks: Pick<ClickLookup, 'byIds'>;
+  /** `cashback.rate_policy`: the rule of an order that came through a click (see `choosePolicyRule`). */
+  ratePolicy?: 'order' | 'click' | 'best';
   /** Poll jobs are queued here (`startPoll`). */
   jobs: Pick<JobService, 'enqueue'>;
   /** The site currency (default of an order's currency). */

@@ -4,7 +4,7 @@
 import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Transaction } from '../../db/transaction.js';
-import { BatchQueue } from './batches.js';
+import { BatchQueue } from '../../db/batch-queue.js';
 import type { NetworkService } from '../networks/index.js';
 import type { OrderOutcome, OrderReport, OrderService, OrderStatus } from '../orders/index.js';
 import type { NewPostbackRecord, PostbackRecord, PostbackStore } from './records.js';
