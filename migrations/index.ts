@@ -36,6 +36,8 @@ import { createCouponRefreshes } from './20261126000301-create-coupon-refreshes.
 import { createAiCalls } from './20261126000700-create-ai-calls.js';
 import { createAiTokenBudget } from './20261127001700-create-ai-token-budget.js';
 import { indexListSorts } from './20261127002000-index-list-sorts.js';
+import { createClaims } from './20261127110000-create-claims.js';
+import { addMediaPrivate } from './20261127110001-add-media-private.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -74,4 +76,6 @@ export const migrations: Migration[] = [
   createAiCalls,
   createAiTokenBudget,
   indexListSorts,
+  createClaims,
+  addMediaPrivate,
 ];

@@ -26,7 +26,9 @@
 //   pages                          services/pages/
 //   coupons, coupon_refreshes      services/coupons/ (read by CouponCounts, coupons/counts.ts)
 //   orders                         services/orders/ (its SQL in store.ts; read by OrderCounts,
-//                                  orders/counts.ts)
+//                                  orders/counts.ts, and by OrderMatches, orders/matches.ts, for claims)
+//   claims                         services/claims/ (listens to cashtrack.order.recorded to match
+//                                  claims to arriving orders; assigns orders through OrderService)
 //   postbacks                      services/postbacks/records.ts
 //   postback_rejections            services/postbacks/throttle.ts
 //   jobs                           services/jobs/
@@ -77,7 +79,9 @@ import { NetworkService } from './services/networks/index.js';
 import { OutboundGuard } from './outbound/index.js';
 import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
-import { OrderCounts, OrderService } from './services/orders/index.js';
+import { OrderCounts, OrderMatches, OrderService } from './services/orders/index.js';
+import { ClaimService } from './services/claims/index.js';
+import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
 import { PayoutService } from './services/payouts/index.js';
@@ -119,6 +123,8 @@ export interface Context {
   cashback: CashbackRuleService;
   referrals: ReferralService;
   orders: OrderService;
+  /** Missing-cashback claims (matched, filed, followed). */
+  claims: ClaimService;
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService<JobRegistry>;
@@ -248,6 +254,28 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     reviewAbove: config.orders.review_above,
     configuredNetworks: config.networks,
   });
+  const claims = new ClaimService({
+    db,
+    clock,
+    logger,
+    hooks,
+    events,
+    users,
+    advertisers,
+    networks,
+    orders,
+    orderMatches: new OrderMatches({ db }),
+    media,
+    jobs,
+    currency: config.currency,
+    settings: {
+      tolerancePercent: config.claims.amount_tolerance_percent,
+      windowDays: config.claims.match_window_days,
+      warnDays: config.claims.warn_days,
+      deadlineDays: config.claims.deadline_days,
+    },
+    exportDir: join(config.data_dir, 'exports'),
+  });
   const schedules = new ScheduleService({
     db,
     clock,
@@ -335,6 +363,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     cashback,
     referrals,
     orders,
+    claims,
     networks,
     postbacks,
     jobs,
@@ -353,6 +382,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     ai,
     async close() {
       postbacks.close();
+      await claims.idle();
       await webhookSender.stop();
       await logger.close().catch(() => {});
       await db.close();

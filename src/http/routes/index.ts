@@ -1,6 +1,7 @@
 // Every route group of the svc/v1 namespace, listed explicitly so the compiler checks the wiring.
 import type { RouteDef } from '../rest/types.js';
 import { advertisersRoutes } from './advertisers.js';
+import { claimsRoutes } from './claims.js';
 import { couponsRoutes } from './coupons.js';
 import { aiRoutes } from './ai.js';
 import { jobsRoutes } from './jobs.js';
@@ -25,6 +26,7 @@ export const routeTable: RouteDef[] = [
   ...payoutsRoutes,
   ...overviewRoutes,
   ...ordersRoutes,
+  ...claimsRoutes,
   ...referralsRoutes,
   ...jobsRoutes,
   ...networksRoutes,
