@@ -142,7 +142,8 @@ describeEachDialect('claims over REST', (use) => {
     expect(await codes(claim(id, { receipt: Buffer.from('%PDF-1.4 not an image').toString('base64') }))).toEqual([400, 'svc_claim_receipt_not_image']);
     expect(await codes(claim(id, { receipt: 'not base64 at all!' }))).toEqual([400, 'svc_claim_receipt_not_image']);
     expect(await codes({ member_id: id })).toEqual([400, 'rest_missing_callback_param']);
-    expect((await get('/claims/999999')).statusCode).toBe(404);
+    const missing = await get('/claims/999999');
+    expect([missing.statusCode, (missing.result as Json).code]).toEqual([404, 'svc_claim_not_found']);
     expect((await get('/claims?member_id=' + id)).headers['x-wp-total']).toBe('0');
   });
 
