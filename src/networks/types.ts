@@ -61,6 +61,8 @@ export interface NetworkClaim {
 export interface ClaimAnswer {
   /** The network's own reference of the claim (its inquiry or lost-order id). */
   network_ref: string;
+  /** Our reference of the claim, when the answer was found by it rather than by `network_ref`. */
+  reference?: string;
   /** `submitted`: not decided yet; `incomplete`: the network wants more from support. */
   status: 'submitted' | 'approved' | 'declined' | 'incomplete';
   /** The network's status word, as it said it. */
@@ -79,6 +81,7 @@ export interface FiledClaim {
   network_ref: string | null;
   advertiser_id: string;
   order_ref: string;
+  purchased_at: Date;
   submitted_at: Date;
 }
 

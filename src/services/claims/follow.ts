@@ -56,12 +56,13 @@ export class ClaimFollow {
             network_ref: r.network_ref,
             advertiser_id: r.advertiser,
             order_ref: r.order_ref,
+            purchased_at: r.purchased_at,
             submitted_at: r.submitted_at ?? r.created_at,
           })),
         );
         const byRef = new Map(answers.map((a) => [a.network_ref, a]));
         for (const row of rows) {
-          const answer = (row.network_ref ? byRef.get(row.network_ref) : undefined) ?? answers.find((a) => a.network_ref === String(row.id));
+          const answer = answers.find((a) => a.reference === String(row.id)) ?? (row.network_ref ? byRef.get(row.network_ref) : undefined);
           counts.checked++;
           if (!answer) continue;
           const outcome = await this.apply(row, answer, module.name, actor);
