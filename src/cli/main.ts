@@ -40,6 +40,11 @@ const GROUPS: { name: string; description: string; command?: true; load: () => P
   },
   { name: 'orders', description: 'orders from the networks or entered by hand, and their cashback', load: () => import('./commands/orders.js') },
   {
+    name: 'claims',
+    description: "members' missing-cashback claims: matched to orders, filed with the networks, followed to the answer",
+    load: () => import('./commands/claims.js'),
+  },
+  {
     name: 'referrals',
     description: "who referred whom; referrers earn a share of their referees' approved cashback",
     load: () => import('./commands/referrals.js'),
