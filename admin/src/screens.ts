@@ -17,6 +17,7 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { path: 'overview', label: 'Overview', component: lazy(() => import('./screens/overview')) },
   { path: 'orders', label: 'Orders', component: lazy(() => import('./screens/orders')) },
+  { path: 'claims', label: 'Claims', component: lazy(() => import('./screens/claims')) },
   { path: 'members', label: 'Members', component: lazy(() => import('./screens/members')) },
   { path: 'payouts', label: 'Payouts', component: lazy(() => import('./screens/payouts')) },
   { path: 'networks', label: 'Networks', component: lazy(() => import('./screens/networks')) },

@@ -144,7 +144,7 @@ describeEachDialect('claims over REST', (use) => {
     expect(await codes({ member_id: id })).toEqual([400, 'rest_missing_callback_param']);
     const missing = await get('/claims/999999');
     expect([missing.statusCode, (missing.result as Json).code]).toEqual([404, 'svc_claim_not_found']);
-    expect((await get('/claims?member_id=' + id)).headers['x-wp-total']).toBe('0');
+    expect((await get(`/claims?member_id=${id}`)).headers['x-wp-total']).toBe('0');
   });
 
   it('keeps the receipt private: served to administrators by the claim route, never on /media', async () => {

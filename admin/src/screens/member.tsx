@@ -14,6 +14,7 @@ import type { ScreenProps } from '../screens';
 import { type Adjusted, AdjustModal, ENTRY_TYPES, type Entry, ReverseModal, typeLabel } from './member-actions';
 import type { MemberBalance } from './members';
 import { OrdersTab, PayoutsTab, ReferralsTab } from './member-lists';
+import { FileClaimModal } from './claim-file';
 
 const TABS = [
   { path: '', label: 'Ledger' },
@@ -44,6 +45,7 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [adjusting, setAdjusting] = useState(false);
+  const [claiming, setClaiming] = useState(false);
   const [reversing, setReversing] = useState<Entry | null>(null);
   // Bumped after a credit, debit or reversal: the balances and the ledger are read again.
   const [tick, setTick] = useState(0);
@@ -97,16 +99,14 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
             </p>
           ) : null}
         </div>
-        <Button
-          __next40pxDefaultSize
-          variant="primary"
-          onClick={() => {
-            setDone(null);
-            setAdjusting(true);
-          }}
-        >
-          Credit or debit
-        </Button>
+        <div className="ct-buttons">
+          <Button __next40pxDefaultSize variant="secondary" onClick={() => (setDone(null), setClaiming(true))}>
+            File a claim
+          </Button>
+          <Button __next40pxDefaultSize variant="primary" onClick={() => (setDone(null), setAdjusting(true))}>
+            Credit or debit
+          </Button>
+        </div>
       </div>
       {error ? (
         <Notice status="error" isDismissible={false}>
@@ -137,6 +137,17 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
         {tab === 'payouts' ? <PayoutsTab id={id} query={query} /> : null}
         {tab === 'referrals' ? <ReferralsTab id={id} /> : null}
       </section>
+      {claiming ? (
+        <FileClaimModal
+          memberId={String(id)}
+          memberName={name}
+          currency={first?.currency ?? ''}
+          onClose={() => setClaiming(false)}
+          onDone={(c) => (
+            setClaiming(false), setDone(`${c.duplicate ? 'Already on file' : 'Filed'}: claim #${c.id} is ${c.status}${c.reason ? ` (${c.reason})` : ''}.`)
+          )}
+        />
+      ) : null}
       {adjusting ? (
         <AdjustModal
           memberId={id}
