@@ -88,7 +88,7 @@ const spec: ListSpec<Claim> = {
   screen: '/claims',
   path: '/claims',
   fields,
-  columns: ['member', 'advertiser', 'order_ref', 'amount', 'status', 'reason', 'deadline_at'],
+  columns: ['id', 'member', 'advertiser', 'order_ref', 'amount', 'status', 'reason', 'deadline_at'],
   sort: { field: 'id', direction: 'desc' },
   filters: [
     { field: 'status', kind: 'any' },
