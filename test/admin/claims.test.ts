@@ -69,7 +69,7 @@ describeDaemon('the admin screens: claims', (use, dialect) => {
     await modal.waitFor();
     await page.keyboard.press('Escape');
     await modal.waitFor({ state: 'detached' });
-    expect(await fileButton.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => fileButton.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
 
     const posts = watchPosts(page, /\/claims$/);
     await page.keyboard.press('Enter');
@@ -106,7 +106,7 @@ describeDaemon('the admin screens: claims', (use, dialect) => {
     await page.getByRole('heading', { level: 1, name: `Claim #${withReceipt.body.id}` }).waitFor();
     const img = page.getByRole('img', { name: `Receipt of claim ${withReceipt.body.id} for order R-100` });
     await img.waitFor();
-    expect(await img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBe(120);
+    expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(120);
     await screenshot(page, `claim-page-${dialect}`);
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Match to an order' }).click();
