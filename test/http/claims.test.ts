@@ -1,5 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { HOOKS } from '../../src/hooks/index.js';
+import { JobRunner } from '../../src/jobs/runner.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { adminClient } from '../helpers/http.js';
 import { image } from '../helpers/images.js';
@@ -210,5 +211,17 @@ describeEachDialect('claims over REST', (use) => {
     const open = await get(`/claims?status=open&network=shopnet&search=ORD-`);
     expect(open.statusCode).toBe(200);
     expect((await get('/claims?status=lost')).statusCode).toBe(400);
+  });
+
+  it('starts a claims poll job with 202, and refuses a second while it is queued', async () => {
+    const first = await post('/claims/poll', {});
+    expect(first.statusCode).toBe(202);
+    expect(first.result).toMatchObject({ type: 'claims.poll', status: 'queued' });
+    const second = await post('/claims/poll', {});
+    expect([second.statusCode, (second.result as Json).code]).toEqual([409, 'svc_job_already_running']);
+    const { ctx } = use();
+    await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
+    const job = await ctx.jobs.get((first.result as Json).id);
+    expect(job).toMatchObject({ status: 'done', actor: expect.any(String), result: { checked: 0, approved: 0, declined: 0, expired: 0, failed: 0 } });
   });
 });

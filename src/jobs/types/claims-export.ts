@@ -10,7 +10,7 @@ export const claimsExport: JobType<Record<string, never>> = {
   params: Joi.object({}),
   async run(ctx, job) {
     job.setTotal(1);
-    const result = await ctx.claims.export();
+    const result = await ctx.claims.export(`job:${job.id}`);
     job.progress({ done: 1 });
     return result;
   },

@@ -11,7 +11,7 @@ export const claimsPoll: JobType<Record<string, never>> = {
   params: Joi.object({}),
   async run(ctx, job) {
     job.setTotal(1);
-    const counts = await ctx.claims.poll();
+    const counts = await ctx.claims.poll(`job:${job.id}`);
     job.progress({ done: 1 });
     return { ...counts };
   },
