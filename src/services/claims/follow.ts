@@ -104,7 +104,13 @@ export class ClaimFollow {
     const approved = (await this.claims.store.row(row.id))!;
     const order = answer.transaction_id ? await this.deps.orderMatches.byTransaction(row.network, answer.transaction_id) : null;
     if (order && (order.member_id === null || order.member_id === row.member_id)) await this.claims.link(approved, order, 'network', actor);
-    else if (!order) {
+    else if (order)
+      await this.claims.move(
+        row.id,
+        { set: { reason: `Approved by ${name}; its order ${order.id} belongs to member ${order.member_id}: support decides.` } },
+        actor,
+      );
+    else {
       const m = await findMatch(approved, this.deps.orderMatches, this.deps.settings);
       if (m.kind === 'own' || m.kind === 'unmatched') await this.claims.link(approved, m.order, m.by, actor);
       else await this.claims.move(row.id, { set: { reason: `Approved by ${name}; its order is linked when the network reports it.` } }, actor);

@@ -186,7 +186,16 @@ export class ClaimService {
           currency,
           actor,
         });
-        await this.process(created.id, actor);
+        // The claim is taken whatever happens next: a failure to match or file leaves it open for support (and the poll).
+        try {
+          await this.process(created.id, actor);
+        } catch (err) {
+          this.deps.logger.warning('claims', 'Matching or filing a new claim failed', {
+            claim_id: created.id,
+            code: isServiceError(err) ? err.code : undefined,
+            error: (err as Error).message,
+          });
+        }
       }
       return { ...(await this.get(created.id)), duplicate: created.duplicate };
     } catch (err) {
