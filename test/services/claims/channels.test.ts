@@ -217,6 +217,10 @@ describeEachDialect(
         declineReason: null,
         ...extra,
       });
+      // A tracked transaction with the claim's reference is no answer to the query.
+      awin.transactions.push(query(0, a, 'approved', { transactionQueryId: 0, type: 'Commission group transaction' }));
+      await poll();
+      expect(await get(a.id)).toMatchObject({ status: 'submitted' });
       awin.transactions.push(query(1, a, 'approved'), query(2, b, 'declined', { declineReason: 'Order returned' }));
       expect(await poll()).toMatchObject({ approved: 1, declined: 1 });
       expect(await get(a.id)).toMatchObject({ status: 'approved', network_ref: '880001' });
