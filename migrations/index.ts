@@ -40,6 +40,8 @@ import { addOrdersClickId } from './20261127100001-add-orders-click-id.js';
 import { indexListSorts } from './20261127002000-index-list-sorts.js';
 import { createAiProposals } from './20261127002100-create-ai-proposals.js';
 import { addPagesAiOriginal } from './20261127002200-add-pages-ai-original.js';
+import { createClaims } from './20261127110000-create-claims.js';
+import { addMediaPrivate } from './20261127110001-add-media-private.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -82,4 +84,6 @@ export const migrations: Migration[] = [
   addPagesAiOriginal,
   createClicks,
   addOrdersClickId,
+  createClaims,
+  addMediaPrivate,
 ];

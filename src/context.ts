@@ -26,8 +26,10 @@
 //   pages                          services/pages/
 //   coupons, coupon_refreshes      services/coupons/ (read by CouponCounts, coupons/counts.ts)
 //   orders                         services/orders/ (its SQL in store.ts; read by OrderCounts,
-//                                  orders/counts.ts)
+//                                  orders/counts.ts, and by OrderMatches, orders/matches.ts, for claims)
 //   clicks                         services/clicks/ (its SQL in store.ts; read by ClickLookup)
+//   claims                         services/claims/ (listens to cashtrack.order.recorded to match
+//                                  claims to arriving orders; assigns orders through OrderService)
 //   postbacks                      services/postbacks/records.ts
 //   postback_rejections            services/postbacks/throttle.ts
 //   jobs                           services/jobs/
@@ -80,7 +82,9 @@ import { NetworkService } from './services/networks/index.js';
 import { OutboundGuard } from './outbound/index.js';
 import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
-import { OrderCounts, OrderService } from './services/orders/index.js';
+import { OrderCounts, OrderMatches, OrderService } from './services/orders/index.js';
+import { ClaimService } from './services/claims/index.js';
+import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
 import { PayoutService } from './services/payouts/index.js';
@@ -124,6 +128,8 @@ export interface Context {
   orders: OrderService;
   /** Members' clicks through `/go/{token}`. */
   clicks: ClickService;
+  /** Missing-cashback claims (matched, filed, followed). */
+  claims: ClaimService;
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService<JobRegistry>;
@@ -268,6 +274,28 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     reviewAbove: config.orders.review_above,
     configuredNetworks: config.networks,
   });
+  const claims = new ClaimService({
+    db,
+    clock,
+    logger,
+    hooks,
+    events,
+    users,
+    advertisers,
+    networks,
+    orders,
+    orderMatches: new OrderMatches({ db }),
+    media,
+    jobs,
+    currency: config.currency,
+    settings: {
+      tolerancePercent: config.claims.amount_tolerance_percent,
+      windowDays: config.claims.match_window_days,
+      warnDays: config.claims.warn_days,
+      deadlineDays: config.claims.deadline_days,
+    },
+    exportDir: join(config.data_dir, 'exports'),
+  });
   const schedules = new ScheduleService({
     db,
     clock,
@@ -357,6 +385,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     referrals,
     orders,
     clicks,
+    claims,
     networks,
     postbacks,
     jobs,
@@ -375,6 +404,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     ai,
     async close() {
       postbacks.close();
+      await claims.idle();
       await webhookSender.stop();
       await logger.close().catch(() => {});
       await db.close();

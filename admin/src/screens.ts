@@ -23,6 +23,7 @@ function screen(path: string, label: string, load: () => Promise<{ default: Comp
 export const SCREENS: Screen[] = [
   screen('overview', 'Overview', () => import('./screens/overview')),
   screen('orders', 'Orders', () => import('./screens/orders')),
+  screen('claims', 'Claims', () => import('./screens/claims')),
   screen('clicks', 'Clicks', () => import('./screens/clicks')),
   screen('members', 'Members', () => import('./screens/members')),
   screen('users', 'Users', () => import('./screens/users')),

@@ -41,6 +41,11 @@ const GROUPS: { name: string; description: string; command?: true; load: () => P
   { name: 'orders', description: 'orders from the networks or entered by hand, and their cashback', load: () => import('./commands/orders.js') },
   { name: 'clicks', description: "members' clicks through /go/ to the shops, and what was kept of each", load: () => import('./commands/clicks.js') },
   {
+    name: 'claims',
+    description: "members' missing-cashback claims: matched to orders, filed with the networks, followed to the answer",
+    load: () => import('./commands/claims.js'),
+  },
+  {
     name: 'referrals',
     description: "who referred whom; referrers earn a share of their referees' approved cashback",
     load: () => import('./commands/referrals.js'),

@@ -219,6 +219,12 @@ export const schema = Joi.object({
   orders: Joi.object({
     review_above: Joi.string().allow(null).max(1000).custom(ceilingText).required(),
   }).required(),
+  claims: Joi.object({
+    amount_tolerance_percent: Joi.number().min(0).max(50).required(),
+    match_window_days: Joi.number().integer().min(0).max(60).required(),
+    warn_days: Joi.number().integer().min(0).max(365).required(),
+    deadline_days: Joi.object().pattern(Joi.string().max(64), Joi.number().integer().min(1).max(3650)).required(),
+  }).required(),
   coupons: Joi.object({
     max_removed_share: Joi.number().min(0).max(1).required(),
   }).required(),

@@ -3,7 +3,7 @@
 import type { CashbackType } from '../cashback-rule.js';
 
 /** The configurable schedules (`schedules.<name>`); src/jobs/schedules.ts says what each runs. */
-export const SCHEDULE_NAMES = ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune'] as const;
+export const SCHEDULE_NAMES = ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune', 'claims_poll', 'claims_export'] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
 /** The schedules that run once per network, and take per-network overrides. */
 export const PER_NETWORK_SCHEDULES: readonly ScheduleName[] = ['advertisers_sync', 'orders_poll'];
@@ -84,6 +84,12 @@ export interface Config {
    * own `review_above` setting overrides it.
    */
   orders: { review_above: string | null };
+  /**
+   * Missing-cashback claims: the matching rule's tolerance (percent of the claimed amount) and
+   * window (days either side of the purchase), the days a claim has per network before it
+   * expires (`default` for networks not named), and the days before that it is warned about.
+   */
+  claims: { amount_tolerance_percent: number; match_window_days: number; warn_days: number; deadline_days: Record<string, number> };
   /**
    * Coupon refreshes: a full refresh refuses to mark more than `max_removed_share` (0..1) of a
    * network's coupons removed at once unless forced (a network dropping them all is more often

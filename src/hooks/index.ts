@@ -33,6 +33,12 @@ export const HOOKS = {
   couponUpdated: 'cashtrack.coupon.updated',
   /** A refresh found a coupon past its end (or ending before it starts) that was active or scheduled. */
   couponExpired: 'cashtrack.coupon.expired',
+  /** A missing-cashback claim was made, `(claim, { actor })`. */
+  claimCreated: 'cashtrack.claim.created',
+  /** A claim moved to another status, `(claim, { from, to, actor })`. */
+  claimStatusChanged: 'cashtrack.claim.status_changed',
+  /** A live claim is within `claims.warn_days` of its deadline (once per claim), `(claim, { actor })`. */
+  claimDeadlineNear: 'cashtrack.claim.deadline_near',
   /** Filter: an order's cashback in minor units, `(amount, { rule, order })`. */
   cashbackAmount: 'cashtrack.cashback.amount',
   /** Filter: the chat messages of an AI generation before they are sent, `(messages, { kind, id, job_id })`. */

@@ -21,6 +21,8 @@ export const scheduleDefinitions: ScheduleDefinition[] = [
   },
   // The job comes with the coupons feature: until this build registers it, the schedule is listed as unavailable.
   { name: 'coupons_refresh', job: 'coupons.refresh', description: 'Refresh the coupons of every network.' },
+  { name: 'claims_poll', job: 'claims.poll', description: "Read the networks' answers to filed claims, and expire claims past their deadline." },
+  { name: 'claims_export', job: 'claims.export', description: 'Write the claims file of each network that takes claims as a batch file (Awin).' },
   {
     name: 'maintenance_prune',
     job: 'maintenance.prune',

@@ -9,7 +9,17 @@ import { RateLimiters } from './rate-limit.js';
 import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import { linkFromTemplate } from './tracking-links.js';
 import { discountFromText } from './coupon-values.js';
-import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
+import type {
+  ClaimAnswer,
+  ClaimChannel,
+  ListPage,
+  ModuleRuntime,
+  NetworkAdvertiser,
+  NetworkCoupon,
+  NetworkModule,
+  NetworkTransaction,
+  TransactionStatus,
+} from './types.js';
 import {
   absoluteUrl,
   commissionRange,
@@ -49,9 +59,47 @@ const POSTBACK_TEMPLATE = ['action_id', 'status', 'order_id', 'order_sum', 'paym
 
 type Page = { results: unknown[]; count: number };
 
+/** The scopes of the lost-orders tool (offered to cashback services): its own token, so the sync's scopes stay as set. */
+const CLAIM_SCOPE = 'lost_orders manage_lost_orders';
+
+/** Lost-order statuses: `processing` until the advertiser decides. */
+const LOST_ORDER_STATUS: Record<string, ClaimAnswer['status']> = { processing: 'submitted', accepted: 'approved', rejected: 'declined' };
+
+/** A lost order as Admitad answers it (create and read). */
+function lostOrderAnswer(body: Rec): ClaimAnswer {
+  const id = text(body.id);
+  const word = text(body.status) ?? '';
+  const status = LOST_ORDER_STATUS[word.toLowerCase()];
+  if (!id || !status)
+    throw new NetworkError('svc_network_bad_response', `Admitad answered a lost order without an id or with an unknown status "${word.slice(0, 40)}".`, {
+      network: 'admitad',
+    });
+  const comment = text(body.comment);
+  return {
+    network_ref: id,
+    status,
+    network_status: word,
+    reason: status === 'declined' ? (comment ? `Admitad rejected the lost order: ${comment}` : 'Admitad rejected the lost order.') : null,
+    transaction_id: null,
+    deadline: null,
+  };
+}
+
+function dmy(d: Date): string {
+  return dmyTime(d).slice(0, 10);
+}
+
 /** Builds an Admitad module; `builtInModules` holds the production instance. */
 export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule {
   const http = new NetworkHttp({ network: 'admitad', name: 'Admitad', retry: options.retry, timeoutMs: options.timeoutMs, maxBodyBytes: options.maxBodyBytes });
+  // Creating a lost order twice would file the claim twice: one attempt, the claims poll files it again.
+  const createHttp = new NetworkHttp({
+    network: 'admitad',
+    name: 'Admitad',
+    retry: { ...options.retry, attempts: 1 },
+    timeoutMs: options.timeoutMs,
+    maxBodyBytes: options.maxBodyBytes,
+  });
   const tokens = new AdmitadTokens(http);
   // The publisher API publishes no limit (§2.1): no client-side pacing, 429s are backed off.
   const limiters = new RateLimiters({ default: null, ...options.rateLimits });
@@ -92,6 +140,67 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
       }
     }
   }
+
+  /**
+   * A call of the lost-orders tool with its own token (scope `lost_orders manage_lost_orders`): a
+   * multipart create or a GET of one lost order. A 401 renews the token once. A create is not
+   * retried by the client on a 5xx answer (it may have been taken): the claims poll files it again.
+   */
+  async function claimCall(rt: ModuleRuntime, path: string, multipart?: NonNullable<Parameters<NetworkHttp['json']>[1]['multipart']>): Promise<Rec> {
+    const a = { ...account(rt), scope: rt.settings.claims_scope?.trim() || CLAIM_SCOPE };
+    const url = buildUrl(a.base, path, { language: a.language });
+    for (let round = 1; ; round++) {
+      const access = await tokens.token(rt, a);
+      try {
+        const res = await (multipart ? createHttp : http).json(rt, {
+          method: multipart ? 'POST' : 'GET',
+          url,
+          headers: { Authorization: `Bearer ${access}` },
+          multipart,
+          bucket: limiters.bucket('default', a.clientId),
+          secrets: tokens.secrets(a),
+        });
+        return obj(res.data);
+      } catch (err) {
+        if (round === 1 && isNetworkError(err, 'svc_network_unauthorized') && err.upstreamStatus === 401) {
+          tokens.reject(a, access);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  const claims: ClaimChannel = {
+    kind: 'api',
+    needsReceipt: true,
+    async submit(rt, claim) {
+      if (!claim.receipt) throw new NetworkError('svc_network_bad_request', 'Admitad takes a lost order only with the receipt.', { network: 'admitad' });
+      const a = account(rt);
+      const body = await claimCall(rt, '/lost_orders/create/', {
+        fields: {
+          advcampaign: claim.advertiser_id,
+          website: a.websiteId,
+          order_id: claim.order_ref.slice(0, 100),
+          order_date: dmy(claim.purchased_at),
+          order_price: claim.amount,
+          comment: (claim.note?.trim() || `Missing cashback claim ${claim.reference}`).slice(0, 512),
+          appeal_id: claim.reference.slice(0, 100),
+          estimated_reward: claim.expected_commission ?? '0',
+        },
+        files: [{ name: 'receipt', filename: claim.receipt.filename, type: claim.receipt.type, data: claim.receipt.data }],
+      });
+      return lostOrderAnswer(body);
+    },
+    async answers(rt, filed) {
+      const out: ClaimAnswer[] = [];
+      for (const f of filed) {
+        if (!f.network_ref || !/^\d{1,20}$/.test(f.network_ref)) continue;
+        out.push(lostOrderAnswer(await claimCall(rt, `/lost_orders/${f.network_ref}/`)));
+      }
+      return out;
+    },
+  };
 
   /**
    * Walks a limit/offset list from `offset` to the end reported by `_meta.count`; each page comes
@@ -135,6 +244,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
       { name: 'website_id', description: 'Ad space (website) id, w_id.', required: true, secret: false },
       { name: 'scope', description: `OAuth scopes (default "${DEFAULT_SCOPE}").`, required: false, secret: false },
       { name: 'language', description: 'Language of names and descriptions (default en).', required: false, secret: false },
+      { name: 'claims_scope', description: `OAuth scopes of the lost-orders tool, for claims (default "${CLAIM_SCOPE}").`, required: false, secret: false },
       {
         name: 'base_url',
         description: `API base URL (default ${ADMITAD_API}); client_secret is bound to its origin.`,
@@ -148,6 +258,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     limits: { maxWindowDays: 90, maxLookbackDays: null },
     statusMap: STATUS_MAP,
     postbackTemplate: POSTBACK_TEMPLATE,
+    claims,
 
     isConfigured: (settings) => hasSettings(settings, REQUIRED),
 

@@ -8,6 +8,9 @@ import { PER_MINUTE, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
 import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import type {
+  ClaimAnswer,
+  ClaimChannel,
+  NetworkClaim,
   ModuleRuntime,
   ModuleSettings,
   NetworkAdvertiser,
@@ -103,6 +106,36 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
     limits: { maxWindowDays: 31, maxLookbackDays: null },
     statusMap: STATUS_MAP,
     postbackTemplate: POSTBACK_TEMPLATE,
+    // Transaction queries (claims) go in batches: `claims.export` writes the upload file; the
+    // answers are the query transactions the transactions API then lists (`transactionQueryId`).
+    claims: {
+      kind: 'file',
+      exportFile: (settings, claims) => transactionQueriesFile(settings, claims),
+      async answers(rt, filed) {
+        if (filed.length === 0) return [];
+        const from = new Date(Math.min(...filed.map((f) => f.purchased_at.getTime())) - 86_400_000);
+        const byOrder = new Map(filed.map((f) => [`${f.advertiser_id}\0${f.order_ref}`, f]));
+        const out: ClaimAnswer[] = [];
+        for await (const page of module.listTransactions(rt, { from, to: rt.now() })) {
+          for (const t of page) {
+            const raw = obj(t.raw);
+            const query = text(raw.transactionQueryId);
+            const f = byOrder.get(`${t.advertiser_id ?? ''}\0${t.merchant_ref ?? ''}`);
+            if (!f || !query || query === '0') continue;
+            out.push({
+              network_ref: query,
+              reference: f.reference,
+              status: t.status === 'pending' ? 'submitted' : t.status,
+              network_status: text(raw.commissionStatus) ?? t.status,
+              reason: t.status === 'declined' ? (text(raw.declineReason) ?? null) : null,
+              transaction_id: t.transaction_id,
+              deadline: null,
+            });
+          }
+        }
+        return out;
+      },
+    } satisfies ClaimChannel,
 
     isConfigured: (settings) => hasSettings(settings, REQUIRED),
 
@@ -343,5 +376,52 @@ function fromPromotion(p: Rec): NetworkCoupon {
     exclusive: voucher.exclusive === true,
     regions: regions.all === true ? [] : countryCodes(list(regions.list).map((r) => obj(r).countryCode)),
     raw: p,
+  };
+}
+
+/** A CSV field: quoted when it holds a comma, a quote or a line break (inner quotes doubled). */
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+/**
+ * Awin's transaction-queries upload file (the documented data specification): one `untracked`
+ * query per claim, `enquiry_id` our claim id, the click reference (the click, else the member),
+ * the date as `YYYY-MM-DD HH:MM:SS` (UTC), the member as the customer reference and the shop's
+ * order reference.
+ */
+function transactionQueriesFile(
+  settings: ModuleSettings,
+  claims: NetworkClaim[],
+): { filename: string; contentType: string; body: string; references: string[] } {
+  const { publisher_id } = requireSettings(settings, ['publisher_id'], 'awin', 'Awin');
+  const header = ['enquiry_id', 'merchant_id', 'type', 'click_ref', 'amount', 'commission', 'date', 'customer_reference', 'reference', 'description'];
+  const lines = [header.join(',')];
+  for (const c of claims) {
+    const date = `${c.purchased_at.toISOString().slice(0, 10)} ${c.purchased_at.toISOString().slice(11, 19)}`;
+    lines.push(
+      [
+        c.reference,
+        c.advertiser_id,
+        'untracked',
+        c.click_ref ?? c.customer_ref,
+        c.amount,
+        c.expected_commission ?? '0.00',
+        date,
+        c.customer_ref,
+        c.order_ref,
+        (c.note ?? '').replace(/\s+/g, ' ').slice(0, 255),
+      ]
+        .map(csvField)
+        .join(','),
+    );
+  }
+  const refs = claims.map((c) => c.reference);
+  const ids = refs.map(Number).sort((a, b) => a - b);
+  return {
+    filename: `awin-transaction-queries-${publisher_id.replace(/[^A-Za-z0-9_-]/g, '')}-${ids[0]}-${ids[ids.length - 1]}.csv`,
+    contentType: 'text/csv',
+    body: `${lines.join('\r\n')}\r\n`,
+    references: refs,
   };
 }

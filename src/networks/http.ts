@@ -42,6 +42,8 @@ export interface HttpRequest {
   headers?: Record<string, string>;
   form?: Record<string, string>;
   json?: unknown;
+  /** A multipart/form-data body: text fields, then files (a claim's receipt). */
+  multipart?: { fields: Record<string, string>; files: { name: string; filename: string; type: string; data: Buffer }[] };
   /** The client-side quota this call spends from. */
   bucket?: CallQuota | null;
   /** Exact secret values to scrub from excerpts (tokens, client secrets, Basic credentials). */
@@ -142,8 +144,12 @@ export class NetworkHttp {
     const secrets = [...(rt.secrets ?? []), ...(req.secrets ?? [])];
     const where = `${method} ${safePath(req.url, secrets)}`;
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'cashtrack', ...req.headers };
-    let body: string | undefined;
-    if (req.form) {
+    let body: string | Buffer | undefined;
+    if (req.multipart) {
+      const boundary = `cashtrack-${attempt}-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+      headers['Content-Type'] = `multipart/form-data; boundary=${boundary}`;
+      body = multipartBody(boundary, req.multipart);
+    } else if (req.form) {
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(req.form).toString();
     } else if (req.json !== undefined) {
@@ -250,4 +256,23 @@ function parseBody(text: string, contentType: string | null): Parsed {
   } catch {
     return { ok: false, what: 'invalid or truncated JSON' };
   }
+}
+
+/** A multipart/form-data body (RFC 7578): each field, then each file, as its own part. */
+export function multipartBody(boundary: string, input: NonNullable<HttpRequest['multipart']>): Buffer {
+  const quote = (v: string) => v.replace(/[\r\n"]/g, '_');
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(input.fields))
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n${value}\r\n`));
+  for (const f of input.files) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(f.name)}"; filename="${quote(f.filename)}"\r\nContent-Type: ${f.type}\r\n\r\n`,
+      ),
+      f.data,
+      Buffer.from('\r\n'),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(parts);
 }

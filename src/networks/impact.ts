@@ -9,7 +9,17 @@ import { PER_HOUR, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
 import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import { linkFromTemplate } from './tracking-links.js';
-import type { ListPage, ModuleRuntime, NetworkAdvertiser, NetworkCoupon, NetworkModule, NetworkTransaction, TransactionStatus } from './types.js';
+import type {
+  ClaimAnswer,
+  ClaimChannel,
+  ListPage,
+  ModuleRuntime,
+  NetworkAdvertiser,
+  NetworkCoupon,
+  NetworkModule,
+  NetworkTransaction,
+  TransactionStatus,
+} from './types.js';
 import {
   absoluteUrl,
   commissionRange,
@@ -67,6 +77,13 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     maxBodyBytes: options.maxBodyBytes,
   });
   // Hourly quotas per account (§4.1): performance detail (/Actions) 500, everything else 1,000.
+  const createHttp = new NetworkHttp({
+    network: 'impact',
+    name: 'impact.com',
+    retry: { ...options.retry, attempts: 1 },
+    timeoutMs: options.timeoutMs,
+    maxBodyBytes: options.maxBodyBytes,
+  });
   const limiters = new RateLimiters({ default: { limit: 1000, perMs: PER_HOUR }, actions: { limit: 500, perMs: PER_HOUR }, ...options.rateLimits });
 
   async function call(rt: ModuleRuntime, group: 'default' | 'actions', path: string, query: Record<string, string | number | undefined> = {}): Promise<Rec> {
@@ -81,6 +98,56 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     });
     return obj(res.data);
   }
+
+  /**
+   * Action inquiries (impact.com's claims): created form-encoded, read one at a time. A create is
+   * sent once (not retried on a 5xx answer: it may have been taken; the claims poll files it again).
+   */
+  async function inquiryCall(rt: ModuleRuntime, path: string, form?: Record<string, string>): Promise<Rec> {
+    const s = requireSettings(rt.settings, REQUIRED, 'impact', 'impact.com');
+    const credentials = Buffer.from(`${s.account_sid}:${s.auth_token}`).toString('base64');
+    const base = `${baseUrl(rt.settings, IMPACT_API, 'impact')}/Mediapartners/${encodeURIComponent(s.account_sid)}`;
+    const res = await (form ? createHttp : http).json(rt, {
+      method: form ? 'POST' : 'GET',
+      url: buildUrl(base, path),
+      headers: { Authorization: `Basic ${credentials}` },
+      form,
+      bucket: limiters.bucket('default', s.account_sid),
+      secrets: [s.auth_token, credentials],
+    });
+    return obj(res.data);
+  }
+
+  const claims: ClaimChannel = {
+    kind: 'api',
+    async submit(rt, claim) {
+      const form: Record<string, string> = {
+        CampaignId: claim.advertiser_id,
+        OrderId: claim.order_ref,
+        TransactionDate: isoUtc(claim.purchased_at),
+        TransactionAmount: claim.amount,
+        InquiryType: 'UNTRACKED',
+        MediaPartnerInquiryId: claim.reference,
+        CustomerId: claim.customer_ref,
+      };
+      if (claim.expected_commission !== null) form.ExpectedPayout = claim.expected_commission;
+      if (claim.note) form.InquiryNotes = claim.note.slice(0, 1000);
+      const created = await inquiryCall(rt, '/ActionInquiries', form);
+      const id = /\/ActionInquiries\/([^/?#]+)$/.exec(text(created.Uri) ?? '')?.[1];
+      if (text(created.Status)?.toUpperCase() !== 'OK' || !id)
+        throw new NetworkError('svc_network_bad_response', 'impact.com answered the action inquiry without its Uri.', { network: 'impact' });
+      // The inquiry as impact.com keeps it: its resolution deadline among others.
+      return inquiryAnswer(await inquiryCall(rt, `/ActionInquiries/${encodeURIComponent(id)}`), id);
+    },
+    async answers(rt, filed) {
+      const out: ClaimAnswer[] = [];
+      for (const f of filed) {
+        if (!f.network_ref) continue;
+        out.push(inquiryAnswer(await inquiryCall(rt, `/ActionInquiries/${encodeURIComponent(f.network_ref)}`), f.network_ref));
+      }
+      return out;
+    },
+  };
 
   /** Walks `Page` from `first` to `@numpages`, yielding each page's `key` array and the number of the next page (null after the last). */
   async function* pages(
@@ -168,6 +235,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
     limits: { maxWindowDays: 45, maxLookbackDays: LOOKBACK_DAYS },
     statusMap: STATUS_MAP,
     postbackTemplate: POSTBACK_TEMPLATE,
+    claims,
 
     isConfigured: (settings) => hasSettings(settings, REQUIRED),
 
@@ -416,4 +484,30 @@ function dealDiscount(r: Rec): NetworkCoupon['discount'] {
   if (type.includes('SHIPPING') || (text(r.DealType) ?? '').toUpperCase() === 'FREE_SHIPPING')
     return { type: 'free_shipping', value: null, currency: null, text: 'Free shipping' };
   return null;
+}
+
+/** ResolutionStatus of an action inquiry: `INCOMPLETE` wants more from the partner. */
+const INQUIRY_STATUS: Record<string, ClaimAnswer['status']> = { UNRESOLVED: 'submitted', VALID: 'approved', DECLINED: 'declined', INCOMPLETE: 'incomplete' };
+
+/** An action inquiry as impact.com shows it (numbers and dates as strings). */
+function inquiryAnswer(body: Rec, id: string): ClaimAnswer {
+  const word = (text(body.ResolutionStatus) ?? '').toUpperCase();
+  const status = INQUIRY_STATUS[word];
+  if (!status)
+    throw new NetworkError(
+      'svc_network_bad_response',
+      `impact.com answered action inquiry ${id.slice(0, 40)} with the unknown status "${word.slice(0, 40)}".`,
+      {
+        network: 'impact',
+      },
+    );
+  const reject = text(body.RejectReason);
+  return {
+    network_ref: text(body.Id) ?? id,
+    status,
+    network_status: word,
+    reason: status === 'declined' || status === 'incomplete' ? (reject ?? null) : null,
+    transaction_id: status === 'approved' ? text(body.ActionId) : null,
+    deadline: parseDate(body.ResolutionDeadlineDate),
+  };
 }

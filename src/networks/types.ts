@@ -39,6 +39,66 @@ export interface NetworkTransaction {
   raw: unknown;
 }
 
+/** A missing-cashback claim as a network's claim channel files it. Amounts are decimal strings. */
+export interface NetworkClaim {
+  /** Our claim id, sent as the network's "your own reference" field where it has one. */
+  reference: string;
+  advertiser_id: string;
+  order_ref: string;
+  purchased_at: Date;
+  amount: string;
+  currency: string;
+  /** The commission the site expects (the advertiser's rate applied), when known. */
+  expected_commission: string | null;
+  /** The member, as the customer reference (an id, never a name or an address). */
+  customer_ref: string;
+  click_ref: string | null;
+  note: string | null;
+  receipt: { data: Buffer; type: string; filename: string } | null;
+}
+
+/** The network's word on a filed claim. */
+export interface ClaimAnswer {
+  /** The network's own reference of the claim (its inquiry or lost-order id). */
+  network_ref: string;
+  /** Our reference of the claim, when the answer was found by it rather than by `network_ref`. */
+  reference?: string;
+  /** `submitted`: not decided yet; `incomplete`: the network wants more from support. */
+  status: 'submitted' | 'approved' | 'declined' | 'incomplete';
+  /** The network's status word, as it said it. */
+  network_status: string;
+  /** Why it was declined (or is incomplete), in the network's words. */
+  reason: string | null;
+  /** The transaction the network created for an approved claim, when it says. */
+  transaction_id: string | null;
+  /** The network's own resolution deadline, when it gives one. */
+  deadline: Date | null;
+}
+
+/** A filed claim whose answer is to be read. */
+export interface FiledClaim {
+  reference: string;
+  network_ref: string | null;
+  advertiser_id: string;
+  order_ref: string;
+  purchased_at: Date;
+  submitted_at: Date;
+}
+
+/**
+ * A network's claim channel: an API that takes one claim at a time (`submit`), or a batch upload
+ * file (`exportFile`) the site sends in by hand or FTP; `answers` reads what the network decided.
+ */
+export interface ClaimChannel {
+  kind: 'api' | 'file';
+  /** The channel refuses a claim without a receipt (Admitad). */
+  needsReceipt?: boolean;
+  submit?(rt: ModuleRuntime, claim: NetworkClaim): Promise<ClaimAnswer>;
+  exportFile?(settings: ModuleSettings, claims: NetworkClaim[]): { filename: string; contentType: string; body: string; references: string[] };
+  /** The answers to these filed claims; a claim the network says nothing of yet is left out. */
+  answers(rt: ModuleRuntime, claims: FiledClaim[]): Promise<ClaimAnswer[]>;
+}
+
 export const DISCOUNT_TYPES = ['percent', 'amount', 'free_shipping', 'other'] as const;
 export type DiscountType = (typeof DISCOUNT_TYPES)[number];
 
@@ -192,4 +252,6 @@ export interface NetworkModule {
    * authentication parameters.
    */
   postbackTemplate?: string;
+  /** How the network takes missing-cashback claims, when it has a channel publishers can use. */
+  claims?: ClaimChannel;
 }

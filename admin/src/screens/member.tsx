@@ -16,6 +16,7 @@ import { type Adjusted, AdjustModal, ENTRY_TYPES, type Entry, ReverseModal, type
 import type { MemberBalance } from './members';
 import { OrdersTab, PayoutsTab } from './member-lists';
 import { ReferralsTab } from './member-referrals';
+import { FileClaimModal } from './claim-file';
 
 const TABS = [
   { path: '', label: 'Ledger' },
@@ -45,6 +46,7 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
   const [who, setWho] = useState<string | null | undefined>(undefined);
   const [notice, say] = useScreenNotice();
   const [adjusting, setAdjusting] = useState(false);
+  const [claiming, setClaiming] = useState(false);
   const [reversing, setReversing] = useState<Entry | null>(null);
   // Bumped after a credit, debit or reversal: the balances and the ledger are read again.
   const [tick, setTick] = useState(0);
@@ -101,16 +103,28 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
             </p>
           ) : null}
         </div>
-        <Button
-          __next40pxDefaultSize
-          variant="primary"
-          onClick={() => {
-            say.clear();
-            setAdjusting(true);
-          }}
-        >
-          Credit or debit
-        </Button>
+        <div className="ct-buttons">
+          <Button
+            __next40pxDefaultSize
+            variant="secondary"
+            onClick={() => {
+              say.clear();
+              setClaiming(true);
+            }}
+          >
+            File a claim
+          </Button>
+          <Button
+            __next40pxDefaultSize
+            variant="primary"
+            onClick={() => {
+              say.clear();
+              setAdjusting(true);
+            }}
+          >
+            Credit or debit
+          </Button>
+        </div>
       </div>
       <ScreenNotices notice={notice} onDismiss={say.clear} />
       <Card className="ct-balances">
@@ -132,6 +146,18 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
         {tab === 'payouts' ? <PayoutsTab id={id} query={query} /> : null}
         {tab === 'referrals' ? <ReferralsTab id={id} /> : null}
       </section>
+      {claiming ? (
+        <FileClaimModal
+          memberId={String(id)}
+          memberName={name}
+          currency={first?.currency ?? ''}
+          onClose={() => setClaiming(false)}
+          onDone={(c) => {
+            setClaiming(false);
+            say.success(`${c.duplicate ? 'Already on file' : 'Filed'}: claim #${c.id} is ${c.status}${c.reason ? ` (${c.reason})` : ''}.`);
+          }}
+        />
+      ) : null}
       {adjusting ? (
         <AdjustModal
           memberId={id}

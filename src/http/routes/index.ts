@@ -2,6 +2,7 @@
 import type { RouteDef } from '../rest/types.js';
 import { advertisersRoutes } from './advertisers.js';
 import { clicksRoutes } from './clicks.js';
+import { claimsRoutes } from './claims.js';
 import { couponsRoutes } from './coupons.js';
 import { aiRoutes } from './ai.js';
 import { jobsRoutes } from './jobs.js';
@@ -27,6 +28,7 @@ export const routeTable: RouteDef[] = [
   ...overviewRoutes,
   ...ordersRoutes,
   ...clicksRoutes,
+  ...claimsRoutes,
   ...referralsRoutes,
   ...jobsRoutes,
   ...networksRoutes,

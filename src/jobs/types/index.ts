@@ -7,5 +7,7 @@ import { aiBulk } from './ai-bulk.js';
 import { maintenancePrune } from './maintenance-prune.js';
 import { ordersPoll } from './orders-poll.js';
 import { pagesBulk } from './pages-bulk.js';
+import { claimsExport } from './claims-export.js';
+import { claimsPoll } from './claims-poll.js';
 
-export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk];
+export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk, claimsPoll, claimsExport];

@@ -67,15 +67,18 @@ export class MediaService {
    * returns it, with `created` telling whether this call wrote it. Run it in the transaction that
    * also writes the reference to it, so neither exists without the other.
    */
-  async store(image: ProcessedImage, sourceUrl: string | null, t: Transaction): Promise<Media & { created: boolean }> {
+  async store(image: ProcessedImage, sourceUrl: string | null, t: Transaction, options: { private?: boolean } = {}): Promise<Media & { created: boolean }> {
     const { db, clock } = this.deps;
     const now = clock.now();
     const source = sourceUrl === null ? null : sourceUrl.slice(0, 2000);
+    const hidden = options.private === true;
     const { affected } = await db.execute(
-      db.insertIgnore('media', ['sha256', 'type', 'ext', 'width', 'height', 'bytes', 'data', 'source_url', 'fetched_at', 'created_at']),
-      [image.sha256, image.type, image.ext, image.width, image.height, image.bytes, image.data, source, now, now],
+      db.insertIgnore('media', ['sha256', 'type', 'ext', 'width', 'height', 'bytes', 'data', 'source_url', 'fetched_at', 'created_at', 'private']),
+      [image.sha256, image.type, image.ext, image.width, image.height, image.bytes, image.data, source, now, now, hidden],
       t,
     );
+    // The same bytes stored publicly (a logo) are public: they are no secret once published.
+    if (!hidden && affected === 0) await db.execute('UPDATE media SET private = ? WHERE sha256 = ? AND private = ?', [false, image.sha256, true], t);
     const media = await this.find(image.sha256, t);
     if (!media) throw new ServiceError('svc_internal_error', 'The stored image could not be read back.', 500);
     return { ...media, created: affected === 1 };
@@ -92,9 +95,22 @@ export class MediaService {
   async file(sha256: string, ext: string): Promise<MediaFile> {
     const type = Object.hasOwn(MEDIA_EXTENSIONS, ext) ? MEDIA_EXTENSIONS[ext] : undefined;
     if (!type || !SHA256.test(sha256)) throw notFound();
-    const [row] = await this.deps.db.select<{ type: unknown; data: unknown }>('SELECT type, data FROM media WHERE sha256 = ? AND ext = ?', [sha256, ext]);
+    const [row] = await this.deps.db.select<{ type: unknown; data: unknown }>('SELECT type, data FROM media WHERE sha256 = ? AND ext = ? AND private = ?', [
+      sha256,
+      ext,
+      false,
+    ]);
     if (!row || !Buffer.isBuffer(row.data)) throw notFound();
     return { sha256, type: String(row.type), data: row.data };
+  }
+
+  /** A private file (a claim's receipt) by its name `<sha256>.<ext>`, for administrators' routes only; null when there is none. */
+  async privateFile(name: string): Promise<(MediaFile & { width: number; height: number }) | null> {
+    const m = FILE_NAME.exec(name);
+    if (!m) return null;
+    const [row] = await this.deps.db.select<Record<string, unknown>>('SELECT type, data, width, height FROM media WHERE sha256 = ? AND ext = ?', [m[1], m[2]]);
+    if (!row || !Buffer.isBuffer(row.data)) return null;
+    return { sha256: m[1], type: String(row.type), data: row.data, width: toInt(row.width), height: toInt(row.height) };
   }
 
   /** How many media files there are and their total size (the bulk logos state). */

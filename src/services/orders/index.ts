@@ -25,6 +25,7 @@ import { OrderChanges } from './changes.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 export { OrderCounts } from './counts.js';
+export { OrderMatches, type OrderMatch } from './matches.js';
 export type { Order, OrderFilters, OrderWhere } from './store.js';
 export { ORDER_ORDERBY } from './store.js';
 
