@@ -63,7 +63,7 @@ const STATUS_MAP: Record<string, TransactionStatus> = {
   REVERSED: 'declined',
 };
 
-const POSTBACK_TEMPLATE = ['ActionId', 'Status', 'Amount', 'Payout', 'Currency', 'SubId1', 'CampaignId', 'OID', 'EventDate']
+const POSTBACK_TEMPLATE = ['ActionId', 'Status', 'Amount', 'Payout', 'Currency', 'SubId1', 'SubId2', 'CampaignId', 'OID', 'EventDate']
   .map((m) => `${m}={${m}}`)
   .join('&');
 
@@ -342,6 +342,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
         commission: ['Payout'],
         currency: ['Currency'],
         sub_id: ['SubId1'],
+        member_ref: ['SubId2'],
         advertiser_id: ['CampaignId'],
         merchant_ref: ['OID', 'Oid'],
         event_time: ['EventDate'],
@@ -427,6 +428,7 @@ function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
     advertiser_id: text(a.CampaignId),
     merchant_ref: text(a.Oid),
     sub_id: text(a.SubId1),
+    member_ref: text(a.SubId2),
     sale_amount: sale,
     commission,
     currency,

@@ -31,6 +31,8 @@ export interface NetworkTransaction {
   advertiser_id: string | null;
   merchant_ref: string | null;
   sub_id: string | null;
+  /** The member fallback field beside a click id (Awin clickRef2, Admitad subid1, impact.com SubId2), when the module reads one. */
+  member_ref?: string | null;
   sale_amount: string;
   commission: string;
   currency: string;
@@ -150,6 +152,8 @@ export interface PostbackFields {
   commission?: string;
   currency?: string;
   sub_id?: string;
+  /** The member fallback field (see `NetworkTransaction.member_ref`). */
+  member_ref?: string;
   advertiser_id?: string;
   merchant_ref?: string;
   event_time?: string;
