@@ -6,7 +6,7 @@ import { NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { RateLimiters } from './rate-limit.js';
-import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, claimWords, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import { linkFromTemplate } from './tracking-links.js';
 import { discountFromText } from './coupon-values.js';
 import type {
@@ -184,7 +184,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
           order_id: claim.order_ref.slice(0, 100),
           order_date: dmy(claim.purchased_at),
           order_price: claim.amount,
-          comment: (claim.note?.trim() || `Missing cashback claim ${claim.reference}`).slice(0, 512),
+          comment: claimWords(claim, `Missing cashback claim ${claim.reference}`, 512)!,
           appeal_id: claim.reference.slice(0, 100),
           estimated_reward: claim.expected_commission ?? '0',
         },

@@ -6,7 +6,7 @@ import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, parsePostbackJson, pickFields, type PostbackQuery } from './postback.js';
 import { PER_MINUTE, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
-import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, checkSubId, claimWords, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import type {
   ClaimAnswer,
   ClaimChannel,
@@ -412,7 +412,7 @@ function transactionQueriesFile(
         date,
         c.customer_ref,
         c.order_ref,
-        (c.note ?? '').replace(/\s+/g, ' ').slice(0, 255),
+        (claimWords(c, null, 255) ?? '').replace(/\s+/g, ' '),
       ]
         .map(csvField)
         .join(','),

@@ -7,7 +7,7 @@ import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { PER_HOUR, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
-import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, claimWords, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import { linkFromTemplate } from './tracking-links.js';
 import type {
   ClaimAnswer,
@@ -131,7 +131,8 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
         CustomerId: claim.customer_ref,
       };
       if (claim.expected_commission !== null) form.ExpectedPayout = claim.expected_commission;
-      if (claim.note) form.InquiryNotes = claim.note.slice(0, 1000);
+      const notes = claimWords(claim, null, 1000);
+      if (notes) form.InquiryNotes = notes;
       const created = await inquiryCall(rt, '/ActionInquiries', form);
       const id = /\/ActionInquiries\/([^/?#]+)$/.exec(text(created.Uri) ?? '')?.[1];
       if (text(created.Status)?.toUpperCase() !== 'OK' || !id)

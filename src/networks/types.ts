@@ -55,6 +55,8 @@ export interface NetworkClaim {
   /** The member, as the customer reference (an id, never a name or an address). */
   customer_ref: string;
   click_ref: string | null;
+  /** When the member clicked (the claim's click, on file), or null. */
+  clicked_at: Date | null;
   note: string | null;
   receipt: { data: Buffer; type: string; filename: string } | null;
 }
