@@ -71,7 +71,9 @@ export function mapStatus(rt: ModuleRuntime, network: string, map: Record<string
  */
 export function claimWords(claim: NetworkClaim, fallback: string | null, max: number): string | null {
   const note = claim.note?.trim() || fallback;
-  const click = claim.clicked_at ? `Clicked through our link at ${claim.clicked_at.toISOString().slice(0, 19)}Z${claim.click_ref ? ` (click ${claim.click_ref})` : ''}.` : null;
+  const click = claim.clicked_at
+    ? `Clicked through our link at ${claim.clicked_at.toISOString().slice(0, 19)}Z${claim.click_ref ? ` (click ${claim.click_ref})` : ''}.`
+    : null;
   const text = [note, click].filter(Boolean).join(' ');
   if (!text) return null;
   // The click sentence is the evidence: the note gives way to it when both do not fit.

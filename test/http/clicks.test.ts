@@ -254,7 +254,7 @@ describeEachDialect(
       expect(await ctx.orders.get(unknown.body.order_id)).toMatchObject({ member: null, click_id: null });
     });
 
-    it("gives an order whose click id is not on file the member of the fallback field, without a click, by postback and by poll", async () => {
+    it('gives an order whose click id is not on file the member of the fallback field, without a click, by postback and by poll', async () => {
       const { ctx } = use();
       const pruned = 'c0000000001bbbbbbbb';
       const notify = (transactionId: string, refs: Record<string, string>) =>

@@ -311,7 +311,10 @@ describe('Admitad: links, postbacks, coupons', () => {
     expect(admitad.statusMap[admitad.parsePostback({ status: 'approved_but_stalled' }, undefined).status!]).toBe('pending');
     // subid1 (the member fallback) when the publisher adds it to the postback URL: no documented macro, so not in the template.
     expect(admitad.postbackTemplate).not.toContain('subid1');
-    expect(admitad.parsePostback({ action_id: '1', subid: 'c1kf0q9s2a7b3c4d5e6', subid1: '42' }, undefined)).toMatchObject({ sub_id: 'c1kf0q9s2a7b3c4d5e6', member_ref: '42' });
+    expect(admitad.parsePostback({ action_id: '1', subid: 'c1kf0q9s2a7b3c4d5e6', subid1: '42' }, undefined)).toMatchObject({
+      sub_id: 'c1kf0q9s2a7b3c4d5e6',
+      member_ref: '42',
+    });
   });
 
   it('reads POST bodies, drops unreplaced macros, refuses conflicting repeats', () => {

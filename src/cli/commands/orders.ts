@@ -77,7 +77,7 @@ export function register(orders: Command, run: Run): void {
     .action(run(assign));
   orders
     .command('candidates <id>')
-    .description("the members whose clicks could have made an order, strongest evidence first (GET /orders/{id}/candidates)")
+    .description('the members whose clicks could have made an order, strongest evidence first (GET /orders/{id}/candidates)')
     .addOption(json())
     .action(run(candidates));
   orders
@@ -212,7 +212,9 @@ export async function candidates(io: Io, id: string, opts: { json?: boolean }): 
         clicked_at: c.click.created_at,
         gap: `${c.gap_seconds}s`,
         evidence:
-          [c.evidence.click_time_match && 'click time', c.evidence.same_address && 'address', c.evidence.last_click && 'last click'].filter(Boolean).join(', ') || '-',
+          [c.evidence.click_time_match && 'click time', c.evidence.same_address && 'address', c.evidence.last_click && 'last click']
+            .filter(Boolean)
+            .join(', ') || '-',
         clicks: c.clicks,
         devices: c.devices,
       })),

@@ -42,7 +42,9 @@ describeEachDialect(
       await addAdvertiser(ctx, 'impact', '15745');
       await addAdvertiser(ctx, 'awin', '1001');
       // Commissions as the networks state them: a range (its lower end counts), a flat one in the claim's currency.
-      await ctx.db.execute("UPDATE advertisers SET commission_type = 'percent', commission_min = '4', commission_max = '8' WHERE module = 'admitad' AND advertiser = '6000'");
+      await ctx.db.execute(
+        "UPDATE advertisers SET commission_type = 'percent', commission_min = '4', commission_max = '8' WHERE module = 'admitad' AND advertiser = '6000'",
+      );
       await ctx.db.execute("UPDATE advertisers SET commission_type = 'flat', commission_max = '3.50', commission_currency = 'USD' WHERE module = 'impact'");
       await ctx.db.execute("UPDATE advertisers SET commission_type = 'percent', commission_max = '5' WHERE module = 'awin'");
     });
@@ -83,7 +85,7 @@ describeEachDialect(
       throw new Error('not refused');
     };
 
-    it('takes a given click of the member on the shop, and refuses an unknown one, another member\'s, another shop\'s', async () => {
+    it("takes a given click of the member on the shop, and refuses an unknown one, another member's, another shop's", async () => {
       const { ctx } = use();
       const ann = await member();
       const bob = await member();
@@ -93,7 +95,10 @@ describeEachDialect(
       const otherShop = await click(ann, 'admitad', '6001', at);
       const count = async () => Number((await ctx.db.select<{ n: unknown }>('SELECT COUNT(*) AS n FROM claims'))[0].n);
       const before = await count();
-      expect(await refused(claim(ann, { network: 'admitad', advertiser: '6000', click_id: 'c0000000000aaaaaaaa' }))).toEqual({ code: 'svc_click_not_found', status: 404 });
+      expect(await refused(claim(ann, { network: 'admitad', advertiser: '6000', click_id: 'c0000000000aaaaaaaa' }))).toEqual({
+        code: 'svc_click_not_found',
+        status: 404,
+      });
       expect(await refused(claim(ann, { network: 'admitad', advertiser: '6000', click_id: bobs }))).toEqual({ code: 'svc_click_mismatch', status: 409 });
       expect(await refused(claim(ann, { network: 'admitad', advertiser: '6000', click_id: otherShop }))).toEqual({ code: 'svc_click_mismatch', status: 409 });
       expect(await count()).toBe(before);
@@ -159,7 +164,7 @@ describeEachDialect(
       expect(filed).toMatchObject({ status: 'submitted', click_id: clickId });
       const inquiry = impact.inquiries.at(-1)!;
       expect(inquiry).toMatchObject({ MediaPartnerInquiryId: String(filed.id), ExpectedPayout: '3.50' });
-      expect(inquiry.Comments[0].Comment).toBe(`Clicked through our link at ${at.toISOString().slice(0, 19)}Z (click ${clickId}).`);
+      expect((inquiry.Comments as { Comment: string }[])[0].Comment).toBe(`Clicked through our link at ${at.toISOString().slice(0, 19)}Z (click ${clickId}).`);
       // A flat commission in another currency is no estimate: the field is left out.
       const eur = await claim(id, { network: 'impact', advertiser: '15745', currency: 'EUR', amount: '10.00' });
       expect(eur.status).toBe('submitted');
