@@ -72,7 +72,8 @@ for (const dialect of dialects) {
       const missing = await cli(['orders', 'candidates', '999999']);
       expect(missing.code).not.toBe(0);
       expect(missing.stderr).toContain('svc_order_not_found');
-      expect((await cli(['orders', 'candidates', 'x'])).code).not.toBe(0);
+      const word = await cli(['orders', 'candidates', 'x']);
+      expect([word.code, word.stderr]).toEqual([1, expect.stringContaining('rest_invalid_param')]);
     });
 
     it('assigns an unmatched order with --click and no member: the click is recorded', async () => {
