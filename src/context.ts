@@ -284,6 +284,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     advertisers,
     networks,
     orders,
+    clicks,
     orderMatches: new OrderMatches({ db }),
     media,
     jobs,

@@ -6,7 +6,7 @@ import { NetworkHttp, buildUrl } from './http.js';
 import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { RateLimiters } from './rate-limit.js';
-import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, claimWords, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import { linkFromTemplate } from './tracking-links.js';
 import { discountFromText } from './coupon-values.js';
 import type {
@@ -184,7 +184,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
           order_id: claim.order_ref.slice(0, 100),
           order_date: dmy(claim.purchased_at),
           order_price: claim.amount,
-          comment: (claim.note?.trim() || `Missing cashback claim ${claim.reference}`).slice(0, 512),
+          comment: claimWords(claim, `Missing cashback claim ${claim.reference}`, 512)!,
           appeal_id: claim.reference.slice(0, 100),
           estimated_reward: claim.expected_commission ?? '0',
         },
@@ -333,6 +333,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
         commission: ['payment_sum'],
         currency: ['currency'],
         sub_id: ['subid'],
+        member_ref: ['subid1'],
         advertiser_id: ['offer_id'],
         merchant_ref: ['order_id'],
         event_time: ['time'],
@@ -411,6 +412,7 @@ function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
     advertiser_id: text(a.advcampaign_id),
     merchant_ref: text(a.order_id),
     sub_id: text(a.subid),
+    member_ref: text(a.subid1),
     sale_amount: decimalAmount(a.cart, currency),
     commission: decimalAmount(a.payment, currency),
     currency,

@@ -6,7 +6,7 @@ import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, parsePostbackJson, pickFields, type PostbackQuery } from './postback.js';
 import { PER_MINUTE, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
-import { baseUrl, checkSubId, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, checkSubId, claimWords, checkTarget, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import type {
   ClaimAnswer,
   ClaimChannel,
@@ -58,7 +58,7 @@ const STATUS_MAP: Record<string, TransactionStatus> = { pending: 'pending', appr
  * postback is `pending` unless the publisher adds a `status` parameter of their own. Parameter
  * names are the macro names, so the URL reads `transactionId=!!!transactionId!!!&…`.
  */
-const POSTBACK_TEMPLATE = ['transactionId', 'transactionDate', 'transactionAmount', 'transactionCurrency', 'commission', 'merchantId', 'clickRef']
+const POSTBACK_TEMPLATE = ['transactionId', 'transactionDate', 'transactionAmount', 'transactionCurrency', 'commission', 'merchantId', 'clickRef', 'clickRef2']
   .map((m) => `${m}=!!!${m}!!!`)
   .join('&');
 
@@ -267,6 +267,7 @@ export function parseAwinPostback(query: PostbackQuery, body: unknown): Postback
     commission: ['commission'],
     currency: ['transactionCurrency'],
     sub_id: ['clickRef'],
+    member_ref: ['clickRef2'],
     advertiser_id: ['merchantId'],
     merchant_ref: ['orderRef'],
     event_time: ['transactionDate'],
@@ -347,6 +348,7 @@ function fromTransaction(rt: ModuleRuntime, t: Rec): NetworkTransaction | null {
     advertiser_id: text(t.advertiserId),
     merchant_ref: text(t.orderRef),
     sub_id: text(obj(t.clickRefs).clickRef),
+    member_ref: text(obj(t.clickRefs).clickRef2),
     sale_amount: decimalAmount(sale.amount, currency),
     commission: decimalAmount(commission.amount, currency),
     currency,
@@ -410,7 +412,7 @@ function transactionQueriesFile(
         date,
         c.customer_ref,
         c.order_ref,
-        (c.note ?? '').replace(/\s+/g, ' ').slice(0, 255),
+        (claimWords(c, null, 255) ?? '').replace(/\s+/g, ' '),
       ]
         .map(csvField)
         .join(','),

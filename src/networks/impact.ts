@@ -7,7 +7,7 @@ import { NetworkError, isNetworkError } from './network-error.js';
 import { PostbackParams, pickFields } from './postback.js';
 import { PER_HOUR, RateLimiters } from './rate-limit.js';
 import { discountFromText, walkPosition } from './coupon-values.js';
-import { baseUrl, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
+import { baseUrl, claimWords, hasSettings, mapStatus, requireSettings, type ModuleOptions } from './module-support.js';
 import { linkFromTemplate } from './tracking-links.js';
 import type {
   ClaimAnswer,
@@ -63,7 +63,7 @@ const STATUS_MAP: Record<string, TransactionStatus> = {
   REVERSED: 'declined',
 };
 
-const POSTBACK_TEMPLATE = ['ActionId', 'Status', 'Amount', 'Payout', 'Currency', 'SubId1', 'CampaignId', 'OID', 'EventDate']
+const POSTBACK_TEMPLATE = ['ActionId', 'Status', 'Amount', 'Payout', 'Currency', 'SubId1', 'SubId2', 'CampaignId', 'OID', 'EventDate']
   .map((m) => `${m}={${m}}`)
   .join('&');
 
@@ -131,7 +131,8 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
         CustomerId: claim.customer_ref,
       };
       if (claim.expected_commission !== null) form.ExpectedPayout = claim.expected_commission;
-      if (claim.note) form.InquiryNotes = claim.note.slice(0, 1000);
+      const notes = claimWords(claim, null, 1000);
+      if (notes) form.InquiryNotes = notes;
       const created = await inquiryCall(rt, '/ActionInquiries', form);
       const id = /\/ActionInquiries\/([^/?#]+)$/.exec(text(created.Uri) ?? '')?.[1];
       if (text(created.Status)?.toUpperCase() !== 'OK' || !id)
@@ -342,6 +343,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
         commission: ['Payout'],
         currency: ['Currency'],
         sub_id: ['SubId1'],
+        member_ref: ['SubId2'],
         advertiser_id: ['CampaignId'],
         merchant_ref: ['OID', 'Oid'],
         event_time: ['EventDate'],
@@ -427,6 +429,7 @@ function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
     advertiser_id: text(a.CampaignId),
     merchant_ref: text(a.Oid),
     sub_id: text(a.SubId1),
+    member_ref: text(a.SubId2),
     sale_amount: sale,
     commission,
     currency,

@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js';
 import type { RetryPolicy } from './http.js';
 import { NetworkError } from './network-error.js';
 import type { RateLimit } from './rate-limit.js';
-import type { ModuleRuntime, ModuleSettings, TransactionStatus } from './types.js';
+import type { ModuleRuntime, ModuleSettings, NetworkClaim, TransactionStatus } from './types.js';
 
 /** Knobs a factory takes; production uses the defaults (documented limits, 1 s backoff). */
 export interface ModuleOptions {
@@ -61,6 +61,24 @@ export function mapStatus(rt: ModuleRuntime, network: string, map: Record<string
     status: key.slice(0, 40),
   });
   return null;
+}
+
+/**
+ * The free-text words of a claim as a network's claim form takes them: the note (else `fallback`)
+ * and, when the claim has its click, the click time and id. None of the claim formats (Admitad
+ * lost orders, impact.com action inquiries, Awin transaction queries) has a field of its own for
+ * the click time, so it goes with the words the network's reviewer reads. At most `max` characters.
+ */
+export function claimWords(claim: NetworkClaim, fallback: string | null, max: number): string | null {
+  const note = claim.note?.trim() || fallback;
+  const click = claim.clicked_at
+    ? `Clicked through our link at ${claim.clicked_at.toISOString().slice(0, 19)}Z${claim.click_ref ? ` (click ${claim.click_ref})` : ''}.`
+    : null;
+  const text = [note, click].filter(Boolean).join(' ');
+  if (!text) return null;
+  // The click sentence is the evidence: the note gives way to it when both do not fit.
+  if (text.length <= max || !click || !note) return text.slice(0, max);
+  return `${note.slice(0, Math.max(0, max - click.length - 2))}… ${click}`.slice(0, max);
 }
 
 /** Checks a tracking-link sub id: required, and no longer than the network keeps. */

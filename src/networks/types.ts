@@ -31,6 +31,8 @@ export interface NetworkTransaction {
   advertiser_id: string | null;
   merchant_ref: string | null;
   sub_id: string | null;
+  /** The member fallback field beside a click id (Awin clickRef2, Admitad subid1, impact.com SubId2), when the module reads one. */
+  member_ref?: string | null;
   sale_amount: string;
   commission: string;
   currency: string;
@@ -53,6 +55,8 @@ export interface NetworkClaim {
   /** The member, as the customer reference (an id, never a name or an address). */
   customer_ref: string;
   click_ref: string | null;
+  /** When the member clicked (the claim's click, on file), or null. */
+  clicked_at: Date | null;
   note: string | null;
   receipt: { data: Buffer; type: string; filename: string } | null;
 }
@@ -150,6 +154,8 @@ export interface PostbackFields {
   commission?: string;
   currency?: string;
   sub_id?: string;
+  /** The member fallback field (see `NetworkTransaction.member_ref`). */
+  member_ref?: string;
   advertiser_id?: string;
   merchant_ref?: string;
   event_time?: string;

@@ -32,7 +32,10 @@ describeDaemon('the admin screens: claims', (use, dialect) => {
     await d.ctx.networks.saveCustom('shopnet', shopnetDefinition({ name: 'Shop Net' }), 'test');
     await addAdvertiser(d.ctx, 'shopnet', 'shop-1');
     const erin = await d.ctx.users.create({ login: 'erin', email: 'erin@example.com', display_name: 'Erin Member', role: 'member' });
+    const link = await d.ctx.advertisers.trackingLink('shopnet', 'shop-1', { member: String(erin.id) });
+    const clickId = new URL(await d.ctx.clicks.go(link.go_token!, { ip: '203.0.113.9', userAgent: 'Browser test' })).searchParams.get('subid')!;
     const withReceipt = await d.api('POST', '/claims', {
+      click_id: clickId,
       member_id: erin.id,
       network: 'shopnet',
       advertiser: 'shop-1',
@@ -107,6 +110,8 @@ describeDaemon('the admin screens: claims', (use, dialect) => {
     const img = page.getByRole('img', { name: `Receipt of claim ${withReceipt.body.id} for order R-100` });
     await img.waitFor();
     expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(120);
+    // The click is the evidence: when, and the rate shown then.
+    await page.getByText(new RegExp(`rate shown 50% of commission \\(click ${clickId}\\)`)).waitFor();
     await screenshot(page, `claim-page-${dialect}`);
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Match to an order' }).click();

@@ -90,5 +90,29 @@ for (const dialect of dialects) {
       const declineOpen = await runCli(['claims', 'decline', '999'], { db });
       expect(declineOpen.code).toBe(2);
     });
+
+    it("takes the member's click as evidence and shows it; refuses another member's click or a word that is no click id", async () => {
+      const dee = (await ctx.users.create({ login: 'dee', email: 'dee@example.com' })).id;
+      const cleo = (await ctx.users.idByLogin('cleo'))!;
+      const at = new Date('2026-11-20T09:30:00Z');
+      const insert = async (id: string, member: number) =>
+        ctx.db.execute(
+          "INSERT INTO clicks (id, member_id, network, advertiser, coupon_id, url, cashback_rule, ip_prefix, ua_hash, created_at) VALUES (?, ?, 'awin', '1001', NULL, NULL, 'percent_commission:50', NULL, NULL, ?)",
+          [id, member, at],
+        );
+      await insert('c1kf0q9s2a7b3c4d5e6', cleo);
+      await insert('c1kf0q9s2a7b3c4d5e7', dee);
+      const theirs = await runCli([...base, '--order-ref', 'CLI-6', '--click-id', 'c1kf0q9s2a7b3c4d5e7'], { db });
+      expect([theirs.code, theirs.stderr]).toEqual([1, expect.stringContaining('svc_click_mismatch')]);
+      const word = await runCli([...base, '--order-ref', 'CLI-7', '--click-id', 'yesterday'], { db });
+      expect([word.code, word.stderr]).toEqual([1, expect.stringContaining('rest_invalid_param')]);
+      // None given: cleo's latest click on the shop before the purchase.
+      const taken = await runCli([...base, '--order-ref', 'CLI-8', '--json'], { db });
+      expect(taken.code, taken.stderr).toBe(0);
+      const claim = taken.json<Json>();
+      expect(claim).toMatchObject({ click_id: 'c1kf0q9s2a7b3c4d5e6', click: { created_at: at.toISOString() } });
+      const shown = await runCli(['claims', 'show', String(claim.id)], { db });
+      expect(shown.stdout).toMatch(/click\s+c1kf0q9s2a7b3c4d5e6 at 2026-11-20T09:30:00.000Z, rate shown percent_commission 50/);
+    });
   });
 }

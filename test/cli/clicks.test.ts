@@ -1,4 +1,4 @@
-// `cashtrack clicks list|show` and `orders assign --click`: the click schemas and service,
+// `cashtrack clicks list|show`, `orders candidates` and `orders assign --click`: the click schemas and service,
 // in-process, on clicks made through the service as /go/ makes them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildContext, type Context } from '../../src/context.js';
@@ -56,6 +56,24 @@ for (const dialect of dialects) {
       expect(missing.code).not.toBe(0);
       expect(missing.stderr).toContain('svc_click_not_found');
       expect((await cli(['clicks', 'show', 'nope'])).code).not.toBe(0);
+    });
+
+    it('answers the candidates of an unmatched order as GET /orders/{id}/candidates does', async () => {
+      const res = await cli(['orders', 'candidates', String(orderId), '--json']);
+      expect(res.code, res.stderr).toBe(0);
+      const answer = res.json<Json>();
+      expect(answer).toEqual(JSON.parse(JSON.stringify(await ctx.clicks.candidates(await ctx.orders.get(orderId)))));
+      expect(answer).toMatchObject({ order_id: orderId, window_days: 30, items: [{ member: { login: 'gia' }, click: { id: clickId }, clicks: 1 }] });
+      const table = await cli(['orders', 'candidates', String(orderId)]);
+      expect(table.code).toBe(0);
+      expect(table.stdout).toMatch(new RegExp(`^1\\s+gia \\(id \\d+\\)\\s+${clickId}\\s`, 'm'));
+      expect(table.stdout).toContain('last click');
+      expect(table.stdout).toContain(`cashtrack orders assign ${orderId} --click <click>`);
+      const missing = await cli(['orders', 'candidates', '999999']);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('svc_order_not_found');
+      const word = await cli(['orders', 'candidates', 'x']);
+      expect([word.code, word.stderr]).toEqual([1, expect.stringContaining('rest_invalid_param')]);
     });
 
     it('assigns an unmatched order with --click and no member: the click is recorded', async () => {

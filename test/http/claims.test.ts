@@ -76,6 +76,32 @@ describeEachDialect('claims over REST', (use) => {
     ]);
   });
 
+  it("answers a claim with its click as evidence, and refuses a click that is no click id, unknown, or another member's", async () => {
+    const { ctx } = use();
+    const id = await member();
+    const other = await member();
+    const link = await ctx.advertisers.trackingLink('shopnet', 'shop-1', { member: String(id) });
+    const location = new URL(await ctx.clicks.go(link.go_token!, { ip: '192.0.2.10', userAgent: 'claims test' }));
+    const clickId = [...location.searchParams.values()].find((v) => /^c[0-9a-v]{18}$/.test(v))!;
+    expect(clickId).toBeDefined();
+    const bad = await post('/claims', claim(id, { click_id: 'not-a-click', purchased_at: new Date().toISOString() }));
+    expect(bad.statusCode).toBe(400);
+    expect((bad.result as Json).code).toBe('rest_invalid_param');
+    const unknown = await post('/claims', claim(id, { click_id: 'c0000000000aaaaaaaa', purchased_at: new Date().toISOString() }));
+    expect(unknown.statusCode).toBe(404);
+    expect((unknown.result as Json).code).toBe('svc_click_not_found');
+    const theirs = await post('/claims', claim(other, { click_id: clickId, purchased_at: new Date().toISOString() }));
+    expect(theirs.statusCode).toBe(409);
+    expect((theirs.result as Json).code).toBe('svc_click_mismatch');
+    // None given: the member's click before the purchase is attached; the answer shows when, and the rate shown.
+    const res = await post('/claims', claim(id, { purchased_at: new Date(Date.now() + 1000).toISOString() }));
+    expect(res.statusCode).toBe(201);
+    const body = res.result as Json;
+    expect(body).toMatchObject({ click_id: clickId, click: { id: clickId, cashback_rule: { type: expect.any(String), value: expect.any(String) } } });
+    expect(Date.parse(body.click.created_at)).toBeLessThanOrEqual(Date.parse(body.purchased_at));
+    expect(((await get(`/claims/${body.id}`)).result as Json).click).toEqual(body.click);
+  });
+
   it('matches by amount within the tolerance and the date window when the order has no reference, and only a single candidate', async () => {
     const id = await member();
     const order = await unmatchedOrder({ merchant_ref: undefined, sale_amount: '87.30', event_at: new Date('2026-11-18T12:00:00Z') });

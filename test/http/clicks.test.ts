@@ -254,6 +254,63 @@ describeEachDialect(
       expect(await ctx.orders.get(unknown.body.order_id)).toMatchObject({ member: null, click_id: null });
     });
 
+    it('gives an order whose click id is not on file the member of the fallback field, without a click, by postback and by poll', async () => {
+      const { ctx } = use();
+      const pruned = 'c0000000001bbbbbbbb';
+      const notify = (transactionId: string, refs: Record<string, string>) =>
+        getPostback(
+          server,
+          'awin',
+          query({
+            token: pbToken,
+            transactionId,
+            transactionAmount: '40.00',
+            transactionCurrency: 'GBP',
+            commission: '4.00',
+            merchantId: '1001',
+            ...refs,
+          }),
+        );
+      // By postback: the unknown click id with bob in clickRef2.
+      const sent = await notify('777201', { clickRef: pruned, clickRef2: String(members.bob) });
+      expect(sent.status).toBe(200);
+      expect(await ctx.orders.get(sent.body.order_id)).toMatchObject({ member: { id: members.bob }, click_id: null, sub_id: pruned, cashback: '2.00' });
+      // A fallback naming no member, or one that is not a member id, leaves the order unmatched.
+      const nobody = await notify('777202', { clickRef: pruned, clickRef2: '999999' });
+      expect(await ctx.orders.get(nobody.body.order_id)).toMatchObject({ member: null, click_id: null });
+      const word = await notify('777203', { clickRef: pruned, clickRef2: 'bob' });
+      expect(await ctx.orders.get(word.body.order_id)).toMatchObject({ member: null, click_id: null });
+      // The fallback is read only beside a click id: an old-style sub id keeps today's matching.
+      const legacy = await notify('777204', { clickRef: 'no-such-login', clickRef2: String(members.bob) });
+      expect(await ctx.orders.get(legacy.body.order_id)).toMatchObject({ member: null });
+      // A click on file wins over the fallback field.
+      const { clickId } = await clickThrough('alice');
+      const both = await notify('777205', { clickRef: clickId, clickRef2: String(members.bob) });
+      expect(await ctx.orders.get(both.body.order_id)).toMatchObject({ member: { id: members.alice }, click_id: clickId });
+
+      // By poll: the same rule on the transactions API's clickRefs.
+      const at = new Date(Date.now() - 3_600_000);
+      fixture.transactions.push({
+        id: 777_206,
+        advertiserId: 1001,
+        publisherId: Number(fixture.publisherId),
+        commissionStatus: 'pending',
+        commissionAmount: { amount: 6, currency: 'GBP' },
+        saleAmount: { amount: 60, currency: 'GBP' },
+        clickRefs: { clickRef: pruned, clickRef2: String(members.alice) },
+        clickDate: localUtc(new Date(at.getTime() - 60_000)),
+        transactionDate: localUtc(at),
+        orderRef: 'ORD-777206',
+        type: 'Commission group transaction',
+      });
+      const queued = await ctx.jobs.enqueue('orders.poll', { network: 'awin', since: new Date(Date.now() - 2 * 86_400_000) }, 'test');
+      await new JobRunner({ ctx, jobs: ctx.jobs, concurrency: 1, leaseMs: 60_000, pollIntervalMs: 20 }).runPending();
+      expect((await ctx.jobs.get(queued.id)).status).toBe('done');
+      const [row] = await ctx.db.select<{ id: unknown }>("SELECT id FROM orders WHERE network = 'awin' AND transaction_id = '777206'");
+      expect(await ctx.orders.get(Number(row.id))).toMatchObject({ member: { id: members.alice }, click_id: null, sub_id: pruned, cashback: '3.00' });
+      expect(await ctx.ledger.verify()).toEqual([]);
+    });
+
     it('lists clicks with filters, paging and sort, and 404s an unknown click', async () => {
       const all = await api('/clicks?per_page=100');
       expect(all.statusCode).toBe(200);

@@ -192,8 +192,11 @@ describe('Admitad: actions', () => {
 
   it('maps statuses (approved_but_stalled stays pending), amounts, sub id and dates', async () => {
     const { rt, admitad } = await start({ actions: 4 });
+    fixture.actions[1].subid1 = '42';
     const all = (await collect(admitad.listTransactions(rt, RANGE))).flat();
     expect(all.map((t) => t.status)).toEqual(['pending', 'approved', 'declined', 'pending']);
+    // subid1: the member fallback field beside a click id.
+    expect(all.map((t) => t.member_ref)).toEqual([null, '42', null, null]);
     const raw = fixture.actions[0];
     expect(all[0]).toMatchObject({
       transaction_id: '807000000',
@@ -306,6 +309,12 @@ describe('Admitad: links, postbacks, coupons', () => {
       event_time: '2024-03-01T09:45:22.000Z',
     });
     expect(admitad.statusMap[admitad.parsePostback({ status: 'approved_but_stalled' }, undefined).status!]).toBe('pending');
+    // subid1 (the member fallback) when the publisher adds it to the postback URL: no documented macro, so not in the template.
+    expect(admitad.postbackTemplate).not.toContain('subid1');
+    expect(admitad.parsePostback({ action_id: '1', subid: 'c1kf0q9s2a7b3c4d5e6', subid1: '42' }, undefined)).toMatchObject({
+      sub_id: 'c1kf0q9s2a7b3c4d5e6',
+      member_ref: '42',
+    });
   });
 
   it('reads POST bodies, drops unreplaced macros, refuses conflicting repeats', () => {

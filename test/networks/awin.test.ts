@@ -216,6 +216,7 @@ describe('Awin: links, postbacks, offers', () => {
               commission: '2.40',
               merchantId: '1001',
               clickRef: 'u-000123',
+              clickRef2: '42',
             })[m] ?? '',
         ),
       ),
@@ -227,6 +228,7 @@ describe('Awin: links, postbacks, offers', () => {
       commission: '2.40',
       currency: 'GBP',
       sub_id: 'u-000123',
+      member_ref: '42',
       advertiser_id: '1001',
       event_time: '2024-03-01T10:40:00.000Z',
     });

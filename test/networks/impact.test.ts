@@ -82,8 +82,11 @@ describe('impact.com: actions', () => {
 
   it('maps states, dotted ids, string amounts and offset dates', async () => {
     const { rt } = await start({ actions: 5 });
+    fixture.actions[1].SubId2 = '42';
     const all = (await collect(impact.listTransactions(rt, RANGE))).flat();
     expect(all.map((t) => t.status)).toEqual(['pending', 'approved', 'declined', 'pending', 'approved']);
+    // SubId2: the member fallback field beside a click id ('' is none).
+    expect(all.map((t) => t.member_ref)).toEqual([null, '42', null, null, null]);
     const raw = fixture.actions[0];
     expect(all[0]).toMatchObject({
       transaction_id: '15745.4636.158000',
@@ -220,6 +223,7 @@ describe('impact.com: links, postbacks, coupons', () => {
       Payout: '6.00',
       Currency: 'USD',
       SubId1: 'u-000123',
+      SubId2: '42',
       CampaignId: '15745',
       OID: 'EG-40112',
       EventDate: '2024-03-01T09:31:00-08:00',
@@ -232,6 +236,7 @@ describe('impact.com: links, postbacks, coupons', () => {
       commission: '6.00',
       currency: 'USD',
       sub_id: 'u-000123',
+      member_ref: '42',
       advertiser_id: '15745',
       merchant_ref: 'EG-40112',
       event_time: '2024-03-01T17:31:00.000Z',

@@ -1,5 +1,5 @@
 // One claim (GET /claims/{id}): its evidence (the member's order reference, purchase and amount,
-// the receipt image, the order it ended on), how it was filed, the network's reference and answer,
+// the receipt image, the click with its time and the rate shown then, the order it ended on), how it was filed, the network's reference and answer,
 // its deadline, and the actions it allows now: decline with the reason, match to an order.
 import { Button, Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, TextControl } from '@wordpress/components';
 import { useCallback, useEffect, useState } from 'react';
@@ -8,6 +8,7 @@ import { api, errorMessage } from '../lib/api';
 import { Link } from '../lib/link';
 import { Money } from '../lib/money';
 import { CLAIM_STATUSES, type Claim } from './claims';
+import { ruleText } from './clicks';
 
 interface Receipt {
   type: string;
@@ -60,7 +61,14 @@ export default function ClaimDetail({ id }: { id: string }) {
     ['Shop’s order reference', claim.order_ref],
     ['Purchased', when(claim.purchased_at)],
     ['Amount', <Money key="a" amount={claim.amount} currency={claim.currency} />],
-    ['Click', claim.click_id ?? '—'],
+    [
+      'Click',
+      claim.click
+        ? `${when(claim.click.created_at)}, rate shown ${ruleText(claim.click.cashback_rule)} (click ${claim.click.id})`
+        : claim.click_id
+          ? `${claim.click_id} (no longer on file)`
+          : 'None',
+    ],
     ['Note', claim.note ?? '—'],
     ['Order', claim.order_id === null ? 'None yet' : <Link key="o" to={`/orders/${claim.order_id}`}>{`Order #${claim.order_id}`}</Link>],
     ['Claimed', `${when(claim.created_at)} by ${claim.actor}`],

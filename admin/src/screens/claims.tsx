@@ -25,6 +25,8 @@ export interface Claim {
   note: string | null;
   receipt: boolean;
   click_id: string | null;
+  /** The click as evidence (null: none, or pruned). */
+  click: { id: string; created_at: string; cashback_rule: { type: string; value: string; currency: string | null } | null } | null;
   status: 'open' | 'submitted' | 'matched' | 'approved' | 'declined' | 'expired';
   reason: string | null;
   order_id: number | null;

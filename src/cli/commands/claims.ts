@@ -74,7 +74,12 @@ function printClaim(io: Io, c: Claim): void {
       ['file', c.export_file],
       ['deadline', c.deadline_at],
       ['receipt', c.receipt ? 'yes (GET /claims/{id}/receipt)' : 'no'],
-      ['click', c.click_id],
+      [
+        'click',
+        c.click
+          ? `${c.click.id} at ${c.click.created_at}${c.click.cashback_rule ? `, rate shown ${c.click.cashback_rule.type} ${c.click.cashback_rule.value}${c.click.cashback_rule.currency ? ` ${c.click.cashback_rule.currency}` : ''}` : ''}`
+          : c.click_id && `${c.click_id} (no longer on file)`,
+      ],
       ['note', c.note],
       ['made', `${c.created_at} by ${c.actor}`],
     ],

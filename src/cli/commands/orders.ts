@@ -1,4 +1,4 @@
-// `cashtrack orders list|show|create|update|assign|release|decline|poll`: the order schemas and
+// `cashtrack orders list|show|create|update|assign|candidates|release|decline|poll`: the order schemas and
 // services, in-process.
 import { Option, type Command } from 'commander';
 import { ORDER_ORDERBY, type Order, type OrderChange } from '../../services/orders/index.js';
@@ -75,6 +75,11 @@ export function register(orders: Command, run: Run): void {
     .option('--idempotency-key <key>', 'run at most once for this key')
     .addOption(json())
     .action(run(assign));
+  orders
+    .command('candidates <id>')
+    .description('the members whose clicks could have made an order, strongest evidence first (GET /orders/{id}/candidates)')
+    .addOption(json())
+    .action(run(candidates));
   orders
     .command('release <id>')
     .description('release an order held for review: the ledger effects of its current status apply, once')
@@ -188,6 +193,34 @@ export async function show(io: Io, id: string, opts: { json?: boolean }): Promis
     const order = await ctx.orders.get(params.id);
     if (opts.json) return printJson(io, order);
     printOrder(io, order);
+  });
+}
+
+/** The members whose clicks could have made the order: the service call of `GET /orders/{id}/candidates`. */
+export async function candidates(io: Io, id: string, opts: { json?: boolean }): Promise<void> {
+  const params = await validateInput(orderSchemas.orderId, { id });
+  await withContext(io, async (ctx) => {
+    const answer = await ctx.clicks.candidates(await ctx.orders.get(params.id));
+    if (opts.json) return printJson(io, answer);
+    io.stdout.write(`order ${answer.order_id}: sale at ${answer.sale_at}, clicks within ${answer.window_days} day(s) before it\n`);
+    printTable(
+      io,
+      answer.items.map((c, i) => ({
+        rank: i + 1,
+        member: `${c.member.login} (id ${c.member.id})`,
+        click: c.click.id,
+        clicked_at: c.click.created_at,
+        gap: `${c.gap_seconds}s`,
+        evidence:
+          [c.evidence.click_time_match && 'click time', c.evidence.same_address && 'address', c.evidence.last_click && 'last click']
+            .filter(Boolean)
+            .join(', ') || '-',
+        clicks: c.clicks,
+        devices: c.devices,
+      })),
+      ['rank', 'member', 'click', 'clicked_at', 'gap', 'evidence', 'clicks', 'devices'],
+    );
+    if (answer.items.length > 0) io.stdout.write(`assign one with: cashtrack orders assign ${answer.order_id} --click <click>\n`);
   });
 }
 

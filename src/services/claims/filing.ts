@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isServiceError } from '../../errors.js';
-import { formatAmount } from '../../money.js';
+import { applyRate, formatAmount, parseAmount, parsePercent } from '../../money.js';
 import type { ClaimChannel, NetworkClaim, NetworkModule } from '../../networks/types.js';
 import type { ClaimService, ClaimServiceDeps } from './index.js';
 import type { ClaimRow } from './store.js';
@@ -65,9 +65,10 @@ export class ClaimFiling {
     }
   }
 
-  /** The claim as the network's channel takes it (with the receipt's bytes). */
+  /** The claim as the network's channel takes it (with the receipt's bytes, the click's time and the expected commission). */
   async networkClaim(row: ClaimRow): Promise<NetworkClaim> {
     const file = row.receipt ? await this.deps.media.privateFile(row.receipt) : null;
+    const click = row.click_id ? ((await this.deps.clicks.rows([row.click_id])).get(row.click_id) ?? null) : null;
     return {
       reference: String(row.id),
       advertiser_id: row.advertiser,
@@ -75,12 +76,43 @@ export class ClaimFiling {
       purchased_at: row.purchased_at,
       amount: formatAmount(row.amount, row.currency),
       currency: row.currency,
-      expected_commission: null,
+      expected_commission: await this.expectedCommission(row),
       customer_ref: String(row.member_id),
       click_ref: row.click_id,
+      clicked_at: click?.created_at ?? null,
       note: row.note,
       receipt: file ? { data: file.data, type: file.type, filename: `receipt-${row.id}.${file.type === 'image/jpeg' ? 'jpg' : file.type.slice(6)}` } : null,
     };
+  }
+
+  /**
+   * What the site expects the network to pay for the claimed purchase: the claimed amount at the
+   * advertiser's commission as the network states it now (synced into the advertiser). A percent
+   * commission with a range counts at its lower end (the network's reviewer is never asked for
+   * more than the programme's lowest rate); a flat one is its amount when it is in the claim's
+   * currency (no currency is converted). Null when the network states no commission, a mixed one,
+   * or one that cannot be read. Not from the cashback rule: that is the member's share of the
+   * commission (or of the sale), and gives the commission back for no rule type but
+   * `percent_commission`, and the click keeps only the rule, not the commission.
+   */
+  async expectedCommission(row: Pick<ClaimRow, 'network' | 'advertiser' | 'amount' | 'currency'>): Promise<string | null> {
+    let commission: { type: string; min: string | null; max: string | null; currency: string | null } | null;
+    try {
+      commission = (await this.deps.advertisers.get(row.network, row.advertiser)).commission;
+    } catch (err) {
+      if (isServiceError(err)) return null;
+      throw err;
+    }
+    const value = commission?.min ?? commission?.max ?? null;
+    if (!commission || value === null) return null;
+    try {
+      if (commission.type === 'percent') return formatAmount(applyRate(row.amount, parsePercent(value)), row.currency);
+      if (commission.type === 'flat' && commission.currency === row.currency)
+        return formatAmount(parseAmount(value, row.currency, { allowZero: true }), row.currency);
+    } catch (err) {
+      if (!isServiceError(err)) throw err;
+    }
+    return null;
   }
 
   /**

@@ -19,6 +19,7 @@ import { formatAmount, parseAmount } from '../../money.js';
 import type { StatusCounts } from '../../db/lists.js';
 import type { AdvertiserService } from '../advertisers/index.js';
 import type { Once } from '../idempotency/index.js';
+import type { ClickService } from '../clicks/index.js';
 import type { JobService } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
 import { processImage, type MediaService } from '../media/index.js';
@@ -52,7 +53,9 @@ export interface ClaimServiceDeps {
   hooks: HookBus;
   events: WebhookEvents;
   users: Pick<UserService, 'requireMemberId'>;
-  advertisers: Pick<AdvertiserService, 'requireAdvertiser'>;
+  advertisers: Pick<AdvertiserService, 'requireAdvertiser' | 'get'>;
+  /** The claim's click: the one given, checked, else the member's latest in the cookie window. */
+  clicks: Pick<ClickService, 'latestOf' | 'rows'>;
   networks: NetworkService;
   orders: Pick<OrderService, 'assign'>;
   orderMatches: OrderMatches;
@@ -135,6 +138,7 @@ export class ClaimService {
       await this.deps.users.requireMemberId(input.member_id);
       await this.deps.networks.module(input.network);
       await this.deps.advertisers.requireAdvertiser(input.network, input.advertiser);
+      const clickId = await this.clickOf(input);
       const receipt = input.receipt === undefined ? null : await this.receipt(input.receipt);
       const row = {
         member_id: input.member_id,
@@ -145,7 +149,7 @@ export class ClaimService {
         amount,
         currency,
         note: input.note ?? null,
-        click_id: input.click_id ?? null,
+        click_id: clickId,
         status: 'open' as const,
         reason: 'Not matched or filed yet.',
         channel: null,
@@ -415,6 +419,33 @@ export class ClaimService {
       currency: order.currency,
     });
     for (const id of ids) await this.match(id, 'claims');
+  }
+
+  /**
+   * The claim's click: a given `click_id` must be a click on file of the claim's member on the
+   * claim's shop (404 svc_click_not_found, 409 svc_click_mismatch, as an order's assignment
+   * checks it); none given, the member's latest click on the shop within the network's cookie
+   * window before the purchase (the window of an order's candidates), or null.
+   */
+  private async clickOf(input: ClaimCreateInput): Promise<string | null> {
+    if (input.click_id === undefined || input.click_id === null) {
+      const latest = await this.deps.clicks.latestOf(input.member_id, input.network, input.advertiser, input.purchased_at);
+      return latest?.id ?? null;
+    }
+    const click = (await this.deps.clicks.rows([input.click_id])).get(input.click_id);
+    if (!click) throw new ServiceError('svc_click_not_found', `Click ${input.click_id.slice(0, 40)} not found.`, 404, { field: 'click_id' });
+    if (click.member_id !== input.member_id)
+      throw new ServiceError('svc_click_mismatch', `Click ${click.id} is member ${click.member_id}'s, not member ${input.member_id}'s.`, 409, {
+        field: 'click_id',
+        click_member_id: click.member_id,
+      });
+    if (click.network !== input.network || click.advertiser !== input.advertiser)
+      throw new ServiceError('svc_click_mismatch', `Click ${click.id} was on ${click.network}/${click.advertiser}, not on this claim's shop.`, 409, {
+        field: 'click_id',
+        network: click.network,
+        advertiser: click.advertiser,
+      });
+    return click.id;
   }
 
   /** A receipt as the media pipeline stores it; 400 svc_claim_receipt_not_image otherwise. */

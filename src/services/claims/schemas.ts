@@ -90,9 +90,12 @@ export const claimSchemas = {
     receipt: Joi.string().max(RECEIPT_MAX).description('The receipt image (PNG, JPEG, GIF or WebP), base64 or a data: URL. Shown to administrators only.'),
     click_id: Joi.string()
       .trim()
-      .max(64)
-      .pattern(/^[\x21-\x7e]+$/, 'printable ASCII')
-      .description('The click the member came through, when known.'),
+      .lowercase()
+      .max(40)
+      .pattern(/^c[0-9a-v]{18}$/, 'click id')
+      .description(
+        "The click the member came through, when known: a click of this member on this shop. Left out: the member's latest click on the shop within the network's cookie window before the purchase, if any.",
+      ),
   }),
   update: Joi.object<ClaimUpdateInput, true>({
     note: Joi.string().trim().max(1000),

@@ -6,6 +6,8 @@ import { countByStatus, ListWhere, orderClause, pageClause, type StatusCounts } 
 import type { Transaction } from '../../db/transaction.js';
 import { toDate, toInt, toIso } from '../../db/values.js';
 import { formatAmount, toMinor } from '../../money.js';
+import type { CashbackRule } from '../../cashback-rule.js';
+import { decodeRule } from '../cashback/index.js';
 import { CLAIM_ORDERBY, type ClaimFilters, type ClaimWhere } from './schemas.js';
 import { CLAIM_STATUSES, type ClaimStatus } from './states.js';
 
@@ -52,6 +54,8 @@ export interface Claim {
   /** Whether a receipt image is on file (GET /claims/{id}/receipt serves it). */
   receipt: boolean;
   click_id: string | null;
+  /** The click as evidence: when the member clicked and the cashback rule shown then; null when there is none or it was pruned. */
+  click: { id: string; created_at: string; cashback_rule: CashbackRule | null } | null;
   status: ClaimStatus;
   reason: string | null;
   order_id: number | null;
@@ -71,6 +75,10 @@ export interface Claim {
 
 const COLUMNS =
   'c.id, c.member_id, c.network, c.advertiser, c.order_ref, c.purchased_at, c.amount, c.currency, c.note, c.receipt, c.click_id, c.status, c.reason, c.order_id, c.channel, c.network_ref, c.network_status, c.export_file, c.deadline_at, c.warned_at, c.submitted_at, c.resolved_at, c.checked_at, c.actor, c.created_at, c.updated_at';
+
+/** The claim's click as evidence (read for display: the clicks domain writes them; a pruned click reads as none). */
+const SHOWN = `${COLUMNS}, u.login AS member_login, u.display_name AS member_display_name, k.id AS click_found, k.created_at AS click_created_at, k.cashback_rule AS click_cashback_rule`;
+const CLICK_JOIN = 'LEFT JOIN clicks k ON k.id = c.click_id';
 
 const nullable = (v: unknown) => (v === null || v === undefined ? null : String(v));
 
@@ -119,6 +127,10 @@ function shape(r: Record<string, unknown>): Claim {
     note: c.note,
     receipt: c.receipt !== null,
     click_id: c.click_id,
+    click:
+      r.click_found === null || r.click_found === undefined
+        ? null
+        : { id: String(r.click_found), created_at: toDate(r.click_created_at)!.toISOString(), cashback_rule: decodeRule(nullable(r.click_cashback_rule)) },
     status: c.status,
     reason: c.reason,
     order_id: c.order_id,
@@ -220,8 +232,8 @@ export class ClaimStore {
   async byIds(ids: number[], t?: Transaction): Promise<Claim[]> {
     if (ids.length === 0) return [];
     const rows = await this.db.select<Record<string, unknown>>(
-      `SELECT ${COLUMNS}, u.login AS member_login, u.display_name AS member_display_name FROM claims c JOIN users u ON u.id = c.member_id
-       WHERE c.id IN (${ids.map(() => '?').join(', ')})`,
+      `SELECT ${SHOWN} FROM claims c JOIN users u ON u.id = c.member_id
+       ${CLICK_JOIN} WHERE c.id IN (${ids.map(() => '?').join(', ')})`,
       ids,
       t,
     );
@@ -233,7 +245,7 @@ export class ClaimStore {
     const where = claimWhere(f);
     const [rows, count] = await Promise.all([
       this.db.select<Record<string, unknown>>(
-        `SELECT ${COLUMNS}, u.login AS member_login, u.display_name AS member_display_name FROM claims c JOIN users u ON u.id = c.member_id
+        `SELECT ${SHOWN} FROM claims c JOIN users u ON u.id = c.member_id ${CLICK_JOIN}
          ${where.sql} ${orderClause(CLAIM_ORDERBY, f, 'c.id', { orderby: 'id', order: 'desc' })} ${pageClause(f)}`,
         where.params,
       ),

@@ -195,11 +195,30 @@ export class ClickService {
    * candidates.ts). Empty for an order without an advertiser.
    */
   async candidates(order: CandidateOrder): Promise<Candidates> {
-    const days = this.deps.config.cookie_days_by_network[order.network] ?? this.deps.config.cookie_days;
     const saleAt = new Date(order.event_at ?? order.created_at);
-    const from = new Date(saleAt.getTime() - days * 86_400_000);
+    const { from, days } = this.cookieWindow(order.network, saleAt);
     const clicks = order.advertiser ? await this.store.ofShopBetween(order.network, order.advertiser, from, saleAt, 1000) : [];
     return rankCandidates(order, clicks, saleAt, days);
+  }
+
+  /**
+   * The network's cookie window before a sale at `at`: `clicks.cookie_days_by_network`, else
+   * `clicks.cookie_days`. The one window the candidates of an order and the click of a claim read.
+   */
+  cookieWindow(network: string, at: Date): { from: Date; days: number } {
+    const days = this.deps.config.cookie_days_by_network[network] ?? this.deps.config.cookie_days;
+    return { from: new Date(at.getTime() - days * 86_400_000), days };
+  }
+
+  /** The member's latest click on the shop within the network's cookie window before `at` (a claim's evidence), or null. */
+  latestOf(memberId: number, network: string, advertiser: string, at: Date): Promise<ClickRow | null> {
+    return this.store.latestOfMember(memberId, network, advertiser, this.cookieWindow(network, at).from, at);
+  }
+
+  /** The rows of these click ids on file, keyed by id (ids that are no click id are skipped). */
+  rows(ids: string[], t?: Transaction): Promise<Map<string, ClickRow>> {
+    const valid = ids.filter(isClickId);
+    return valid.length === 0 ? Promise.resolve(new Map()) : this.store.rowsByIds(valid, t);
   }
 
   /** Deletes clicks older than `clicks.retention_days` (the nightly prune); answers how many. */

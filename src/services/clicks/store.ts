@@ -168,6 +168,15 @@ export class ClickStore {
     return rows.map(shape);
   }
 
+  /** A member's latest click on one shop between `from` and `to`, or null. */
+  async latestOfMember(memberId: number, network: string, advertiser: string, from: Date, to: Date): Promise<ClickRow | null> {
+    const [row] = await this.db.select<Record<string, unknown>>(
+      `SELECT ${COLUMNS} FROM clicks c WHERE c.member_id = ? AND c.network = ? AND c.advertiser = ? AND c.created_at >= ? AND c.created_at <= ? ORDER BY c.created_at DESC, c.id DESC LIMIT 1`,
+      [memberId, network, advertiser, from, to],
+    );
+    return row ? toClickRow(row) : null;
+  }
+
   /** Deletes the clicks made before `before`; answers how many. */
   async pruneBefore(before: Date): Promise<number> {
     const { affected } = await this.db.execute('DELETE FROM clicks WHERE created_at < ?', [before]);

@@ -84,6 +84,7 @@ function reportOf(network: string, t: NetworkTransaction): RecordInput {
     advertiser: t.advertiser_id,
     merchant_ref: t.merchant_ref,
     sub_id: t.sub_id,
+    member_ref: t.member_ref ?? null,
     sale_amount: t.sale_amount,
     commission: t.commission,
     currency: t.currency,

@@ -5,7 +5,7 @@ import { ServiceError } from '../../errors.js';
 import { currencyExponent, parseAmount } from '../../money.js';
 import { ASCII_ID, checkAdvertiser, checkNetwork } from '../cashback/index.js';
 import { redact } from '../logs/index.js';
-import type { ClickRow } from '../clicks/index.js';
+import { isClickId, type ClickRow } from '../clicks/index.js';
 import type { UserService } from '../users/index.js';
 import { ORDER_SOURCES, ORDER_STATUSES, type OrderSource, type OrderStatus } from './states.js';
 
@@ -20,6 +20,11 @@ export interface RecordInput {
   member_id?: number | null;
   /** Digits: a user id. Anything else: a login. No match: the order is kept unmatched. */
   sub_id?: string | null;
+  /**
+   * The network's member fallback field beside a click id (Awin clickRef2, Admitad subid1,
+   * impact.com SubId2): a member id, read only when `sub_id` is a click id not on file.
+   */
+  member_ref?: string | null;
   advertiser?: string | null;
   merchant_ref?: string | null;
   sale_amount: string | number;
@@ -47,6 +52,8 @@ export interface OrderReport {
   /** The member given explicitly (its existence is checked when recording), else null. */
   memberId: number | null;
   subId: string | null;
+  /** The member fallback field when it is a member id (digits), else null. */
+  memberRef: number | null;
   advertiser: string | null;
   merchantRef: string | null;
   note: string | null;
@@ -132,6 +139,7 @@ export function prepareReport(input: RecordInput, actor: string, siteCurrency: s
     advertiser: checkAdvertiser(input.advertiser, 'svc_invalid_order'),
     merchantRef: optionalText(input.merchant_ref, 'merchant_ref', 191),
     subId: optionalText(input.sub_id, 'sub_id', 191),
+    memberRef: typeof input.member_ref === 'string' && /^\d{1,15}$/.test(input.member_ref.trim()) ? Number(input.member_ref.trim()) : null,
     note: optionalText(input.note, 'note', 500),
     clickedAt: checkDate(input.clicked_at, 'clicked_at'),
     eventAt: checkDate(input.event_at, 'event_at'),
@@ -141,9 +149,17 @@ export function prepareReport(input: RecordInput, actor: string, siteCurrency: s
 }
 
 /**
- * Each report's member: `member_id` when given (404 when unknown); else the sub id: digits are
- * a user id, anything else a login; no match, null. One query for all the ids.
+ * Each report's member: `member_id` when given (404 when unknown); else the click its sub id names
+ * (`clicks[i]`, the click's member); else, when the sub id is a click id that is not on file
+ * (pruned, or made by another site's link), the member id in the network's fallback field
+ * (`memberRef`) when that member exists; else the sub id: digits are a user id, anything else a
+ * login; no match, null. One query for all the ids. The one place an order's member is resolved.
  */
+/** A report whose sub id is a click id we do not hold (the caller found no click), with a member id in the fallback field. */
+function fallsBack(r: OrderReport): boolean {
+  return r.subId !== null && isClickId(r.subId) && r.memberRef !== null;
+}
+
 export async function membersOf(
   users: Pick<UserService, 'existingIds' | 'idByLogin'>,
   reports: OrderReport[],
@@ -153,6 +169,7 @@ export async function membersOf(
   for (const [i, r] of reports.entries()) {
     if (r.memberId === null && clicks[i]) continue;
     if (r.memberId !== null) ids.add(r.memberId);
+    else if (fallsBack(r)) ids.add(r.memberRef!);
     else if (r.subId && /^\d{1,15}$/.test(r.subId)) ids.add(Number(r.subId));
   }
   const known = await users.existingIds([...ids]);
@@ -171,6 +188,8 @@ export async function membersOf(
         return r.memberId;
       }
       if (!r.subId) return null;
+      // An unknown click id: the member the fallback field names, when there is one (no click).
+      if (fallsBack(r)) return known.has(r.memberRef!) ? r.memberRef : null;
       if (/^\d{1,15}$/.test(r.subId)) return known.has(Number(r.subId)) ? Number(r.subId) : null;
       return byLogin(r.subId);
     }),

@@ -31,7 +31,7 @@ const amount = amountField().description('Decimal string in the order currency, 
 const status = Joi.string().valid(...ORDER_STATUSES);
 
 /** A manual order as the route and `cashtrack orders create` take it: amounts as decimal strings. */
-export type OrderCreateInput = Omit<RecordInput, 'source' | 'raw' | 'sale_amount' | 'commission' | 'clicked_at' | 'event_at'> & {
+export type OrderCreateInput = Omit<RecordInput, 'source' | 'raw' | 'member_ref' | 'sale_amount' | 'commission' | 'clicked_at' | 'event_at'> & {
   sale_amount: string;
   commission: string;
   clicked_at?: Date;

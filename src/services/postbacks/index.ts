@@ -250,6 +250,7 @@ export class PostbackService {
         source: 'postback' as const,
         status: values.status,
         sub_id: values.sub_id,
+        member_ref: values.member_ref,
         advertiser: values.advertiser,
         merchant_ref: values.merchant_ref,
         sale_amount: values.sale_amount,

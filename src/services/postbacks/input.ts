@@ -108,6 +108,8 @@ export interface PostbackValues {
   commission: string;
   currency: string;
   sub_id: string | null;
+  /** The member fallback field, when it is a member id (digits); anything else there is ignored, never refused. */
+  member_ref: string | null;
   advertiser: string | null;
   merchant_ref: string | null;
   event_at: Date | null;
@@ -203,6 +205,7 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
 
   const subId = get('sub_id');
   if (subId !== null && !SUB_ID.test(subId)) throw invalid('sub_id', `sub_id must be 1 to 191 letters, digits and . _ @ + : ~ = / - (got "${shown(subId)}").`);
+  const memberRef = typeof fields.member_ref === 'string' ? fields.member_ref.trim() || null : null;
   const advertiser = get('advertiser_id');
   if (advertiser !== null && !ADVERTISER_ID.test(advertiser))
     throw invalid('advertiser_id', `advertiser_id must be 1 to 128 letters, digits, spaces and . _ : / + = @ ~ - (got "${shown(advertiser)}").`);
@@ -218,6 +221,7 @@ export function checkFields(fields: PostbackFields, module: NetworkModule, param
     commission: commission === null ? roundDecimal('0', currencyExponent(code))! : amount('commission', commission, code, params),
     currency: code,
     sub_id: subId,
+    member_ref: memberRef !== null && /^\d{1,15}$/.test(memberRef) ? memberRef : null,
     advertiser,
     merchant_ref: ref,
     event_at: time === null ? null : eventTime(time, invalid),
