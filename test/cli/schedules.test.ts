@@ -30,10 +30,12 @@ for (const dialect of dialects) {
         ['advertisers_sync', false],
         ['orders_poll', false],
         ['coupons_refresh', false],
+        ['claims_poll', false],
+        ['claims_export', false],
         ['maintenance_prune', true],
       ]);
       // Every six hours in Tokyo (UTC+9): 03:00, 09:00, 15:00 or 21:00 UTC.
-      expect(new Date(json[3].next_due).getUTCHours() % 6).toBe(3);
+      expect(new Date(json[5].next_due).getUTCHours() % 6).toBe(3);
     });
 
     it('runs a schedule now, then skips it while its job is queued, and shows the last run', async () => {
@@ -49,7 +51,7 @@ for (const dialect of dialects) {
       const third = await runCli(['schedules', 'run', 'maintenance_prune'], { db });
       expect(third.stdout).toMatch(/^maintenance_prune: job \d+ queued \(a daemon runs it, or: cashtrack jobs run-pending\)\n$/);
       const listed = (await runCli(['schedules', 'list', '--json'], { db })).json<Json[]>();
-      expect(listed[3].last_run).toMatchObject({ status: 'queued', job_status: 'queued' });
+      expect(listed.find((s) => s.name === 'maintenance_prune')?.last_run).toMatchObject({ status: 'queued', job_status: 'queued' });
       const none = await runCli(['schedules', 'run', 'orders_poll'], { db });
       expect(none.stdout).toBe('orders_poll: no network to run for (none is enabled and configured)\n');
     });
@@ -91,7 +93,7 @@ for (const dialect of dialects) {
       const unknown = await runCli(['schedules', 'run', 'nightly'], { db });
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(
-        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, maintenance_prune\)\./,
+        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, claims_poll, claims_export, maintenance_prune\)\./,
       );
       const json = await runCli(['schedules', 'run', 'maintenance_prune', '--network', 'awin', '--json'], { db });
       expect(json.code).toBe(1);

@@ -27,6 +27,7 @@ const CREATING_ROUTES = [
   'webhooks.create',
   'users.create',
   'users.app-passwords.create',
+  'claims.create',
 ] as const;
 type CreatingRoute = (typeof CREATING_ROUTES)[number];
 
@@ -89,6 +90,21 @@ describeEachDialect('Location of every 201', (use) => {
       expect: (made) => ({ id: made.id, referee: { id: made.referee.id }, active: true }),
     }),
     'networks.save': async () => ({ res: await api.post('/networks/locnet', shopnetDefinition()), expect: () => ({ id: 'locnet' }) }),
+    'claims.create': async () => {
+      await addShop(use().ctx, 'awin', 'loc-claim');
+      return {
+        res: await api.post('/claims', {
+          member_id: await member(),
+          network: 'awin',
+          advertiser: 'loc-claim',
+          order_ref: `LOC-CLAIM-${++n}`,
+          purchased_at: '2026-01-10T12:00:00Z',
+          amount: '40.00',
+          currency: 'GBP',
+        }),
+        expect: (made) => ({ id: made.id, order_ref: made.order_ref }),
+      };
+    },
     'advertisers.page': async () => {
       await addShop(use().ctx, 'awin', 'loc-page');
       return { res: await api.post('/advertisers/awin/loc-page/page', {}), expect: (made) => ({ id: made.id }) };
