@@ -319,6 +319,24 @@ export class ClaimService {
   }
 
   /**
+   * Assigns an order without a member to the claim's member, recording the claim's click as the
+   * order's when it has one. A click pruned (or found not to fit the order) since the claim was
+   * made does not stop the match: the order is then assigned without it.
+   */
+  private async assignOrder(orderId: number, row: ClaimRow, actor: string): Promise<void> {
+    const note = `Missing-cashback claim ${row.id}`;
+    if (row.click_id !== null) {
+      try {
+        await this.deps.orders.assign(orderId, row.member_id, actor, undefined, note, row.click_id);
+        return;
+      } catch (err) {
+        if (!isServiceError(err) || !['svc_click_not_found', 'svc_click_mismatch'].includes(err.code)) throw err;
+      }
+    }
+    await this.deps.orders.assign(orderId, row.member_id, actor, undefined, note);
+  }
+
+  /**
    * Ties a claim to an order that is (or becomes) its member's: an order without a member is
    * assigned first, with the claim as the reason. A claim the network approved keeps its status.
    */
@@ -326,7 +344,7 @@ export class ClaimService {
     let reason: string;
     if (order.member_id === row.member_id) reason = `Order ${order.id} was already tracked for the member.`;
     else {
-      await this.deps.orders.assign(order.id, row.member_id, actor, undefined, `Missing-cashback claim ${row.id}`);
+      await this.assignOrder(order.id, row, actor);
       reason = `Order ${order.id} was assigned to the member (matched by ${by.replace('_', ' ')}).`;
     }
     if (row.status === 'approved') await this.move(row.id, { set: { order_id: order.id } }, actor);

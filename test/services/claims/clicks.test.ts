@@ -136,6 +136,48 @@ describeEachDialect(
       expect(await claim(cleo, { network: 'impact', advertiser: '15745', purchased_at: sale })).toMatchObject({ click_id: null, click: null });
     });
 
+    it("records the claim's click on the unmatched order it is matched to, and matches without it once the click is pruned", async () => {
+      const { ctx } = use();
+      const order = async (ref: string) => {
+        return ctx.orders.record(
+          {
+            network: 'admitad',
+            transaction_id: `KT-${++seq}`,
+            advertiser: '6001',
+            merchant_ref: ref,
+            sale_amount: '75.00',
+            commission: '3.00',
+            currency: 'USD',
+            status: 'pending',
+            event_at: purchasedAt(),
+            source: 'poll',
+          },
+          'poll',
+        );
+      };
+      const clickOf = async (orderId: number) =>
+        (await ctx.db.select<{ member_id: unknown; click_id: string | null }>('SELECT member_id, click_id FROM orders WHERE id = ?', [orderId]))[0];
+      const ann = await member();
+      const at = new Date(purchasedAt().getTime() - 3_600_000);
+      const own = await click(ann, 'admitad', '6001', at);
+      const first = await order('KREF-1');
+      const matched = await claim(ann, { network: 'admitad', advertiser: '6001', order_ref: 'KREF-1', click_id: own });
+      await ctx.claims.idle();
+      expect(await ctx.claims.get(matched.id)).toMatchObject({ status: 'matched', order_id: first.id, click_id: own });
+      expect(await clickOf(first.id)).toMatchObject({ click_id: own });
+      expect(Number((await clickOf(first.id)).member_id)).toBe(ann);
+      // The claim came first and its click was pruned before the order arrived: matched all the same, with no click.
+      const bob = await member();
+      const gone = await click(bob, 'admitad', '6001', at);
+      const early = await claim(bob, { network: 'admitad', advertiser: '6001', order_ref: 'KREF-2', click_id: gone });
+      await ctx.db.execute('DELETE FROM clicks WHERE id = ?', [gone]);
+      const second = await order('KREF-2');
+      await ctx.claims.idle();
+      expect(await ctx.claims.get(early.id)).toMatchObject({ status: 'matched', order_id: second.id });
+      expect(await clickOf(second.id)).toMatchObject({ click_id: null });
+      expect(Number((await clickOf(second.id)).member_id)).toBe(bob);
+    });
+
     it('files an Admitad lost order with the estimated reward and the click time', async () => {
       const id = await member();
       const at = new Date(purchasedAt().getTime() - 1_800_000);
