@@ -7,6 +7,7 @@ import { ActionModal } from '../lib/action-modal';
 import { api, errorMessage } from '../lib/api';
 import { Link } from '../lib/link';
 import { Money } from '../lib/money';
+import { ScreenNotices, useScreenNotice } from '../lib/notices';
 import { CLAIM_STATUSES, type Claim } from './claims';
 import { ruleText } from './clicks';
 
@@ -28,7 +29,7 @@ export default function ClaimDetail({ id }: { id: string }) {
   const [receipt, setReceipt] = useState<Receipt | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<'decline' | 'match' | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [notice, say] = useScreenNotice();
   const load = useCallback(() => {
     api<Claim>(`/claims/${encodeURIComponent(id)}`).then(
       (c) => {
@@ -103,11 +104,7 @@ export default function ClaimDetail({ id }: { id: string }) {
       <p>
         <Link to="/claims">All claims</Link>
       </p>
-      {done ? (
-        <Notice status="success" onRemove={() => setDone(null)}>
-          {done}
-        </Notice>
-      ) : null}
+      <ScreenNotices notice={notice} onDismiss={say.clear} />
       <Notice status={claim.status === 'open' || claim.status === 'expired' ? 'warning' : 'info'} isDismissible={false}>
         {status}
         {claim.reason ? `: ${claim.reason}` : ''}
@@ -157,7 +154,7 @@ export default function ClaimDetail({ id }: { id: string }) {
           onClose={() => setOpen(null)}
           onDone={(c, message) => {
             setOpen(null);
-            setDone(message);
+            say.success(message);
             setClaim(c);
           }}
         />

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
 import { api, errorMessage } from '../lib/api';
 import { Link } from '../lib/link';
+import { ScreenNotices, useScreenNotice } from '../lib/notices';
 import type { ScreenProps } from '../screens';
 import { ROLES, type User } from './users';
 
@@ -94,7 +95,7 @@ function ProfileCard({ user, onSaved }: { user: User; onSaved: (user: User) => v
   const [role, setRole] = useState<string>(user.role);
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState<{ status: 'success' | 'error'; text: string } | null>(null);
+  const [notice, say] = useScreenNotice();
   const changes: Record<string, string> = {};
   if (displayName.trim() !== user.display_name) changes.display_name = displayName.trim();
   if (email.trim() !== user.email) changes.email = email.trim();
@@ -104,20 +105,17 @@ function ProfileCard({ user, onSaved }: { user: User; onSaved: (user: User) => v
     event.preventDefault();
     if (busy || Object.keys(changes).length === 0) return;
     setBusy(true);
-    setNotice(null);
+    say.clear();
     api<User>(`/users/${user.id}`, { method: 'POST', data: changes }).then(
       (saved) => {
         setBusy(false);
         setPassword('');
-        setNotice({
-          status: 'success',
-          text: changes.password ? 'Saved. The new login password is set and every session of this user was signed out.' : 'Saved.',
-        });
+        say.success(changes.password ? 'Saved. The new login password is set and every session of this user was signed out.' : 'Saved.');
         onSaved(saved);
       },
       (err: unknown) => {
         setBusy(false);
-        setNotice({ status: 'error', text: errorMessage(err) });
+        say.error(err);
       },
     );
   };
@@ -128,11 +126,7 @@ function ProfileCard({ user, onSaved }: { user: User; onSaved: (user: User) => v
       </CardHeader>
       <CardBody>
         <form className="ct-modal-form" onSubmit={submit}>
-          {notice ? (
-            <Notice status={notice.status} isDismissible={false}>
-              {notice.text}
-            </Notice>
-          ) : null}
+          <ScreenNotices notice={notice} onDismiss={say.clear} />
           <TextControl __next40pxDefaultSize __nextHasNoMarginBottom label="Display name" value={displayName} onChange={setDisplayName} />
           <TextControl __next40pxDefaultSize __nextHasNoMarginBottom label="Email" type="email" value={email} onChange={setEmail} />
           <SelectControl __next40pxDefaultSize __nextHasNoMarginBottom label="Role" value={role} options={ROLES} onChange={setRole} />
