@@ -42,6 +42,7 @@ import { createAiProposals } from './20261127002100-create-ai-proposals.js';
 import { addPagesAiOriginal } from './20261127002200-add-pages-ai-original.js';
 import { createClaims } from './20261127110000-create-claims.js';
 import { addMediaPrivate } from './20261127110001-add-media-private.js';
+import { createNetworkPayments } from './20261127140000-create-network-payments.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -86,4 +87,5 @@ export const migrations: Migration[] = [
   addOrdersClickId,
   createClaims,
   addMediaPrivate,
+  createNetworkPayments,
 ];
