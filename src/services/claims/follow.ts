@@ -15,6 +15,8 @@ import type { ClaimRow } from './store.js';
 const DAY = 86_400_000;
 
 export interface PollCounts {
+  /** Live claims without an order that an order on file now answers (see `rematch`). */
+  matched: number;
   checked: number;
   approved: number;
   declined: number;
@@ -33,8 +35,9 @@ export class ClaimFollow {
   ) {}
 
   async poll(actor: string): Promise<PollCounts> {
-    const counts: PollCounts = { checked: 0, approved: 0, declined: 0, reopened: 0, filed: 0, warned: 0, expired: 0, failed: 0 };
+    const counts: PollCounts = { matched: 0, checked: 0, approved: 0, declined: 0, reopened: 0, filed: 0, warned: 0, expired: 0, failed: 0 };
     const { store } = this.claims;
+    counts.matched = await this.rematch(actor);
     // Filings that failed: once more.
     for (const row of await store.inStatus(['open'], { channel: 'api' })) {
       if (row.network_status !== FILING_FAILED) continue;
@@ -76,6 +79,24 @@ export class ClaimFollow {
     }
     await this.deadlines(actor, counts);
     return counts;
+  }
+
+  /**
+   * A claim is matched to an arriving order by the `cashtrack.order.recorded` listener; if that
+   * run failed (the database was away, the daemon stopped), nothing else would look again until
+   * the network answered. So each poll runs the matching rule once more for the live claims that
+   * have no order and links those an order of ours now answers. Cases left to support
+   * (another member's order, several candidates) keep the reason the first run wrote.
+   */
+  private async rematch(actor: string): Promise<number> {
+    let matched = 0;
+    for (const row of await this.claims.store.inStatus(['open', 'submitted'], { withoutOrder: true })) {
+      const m = await findMatch(row, this.deps.orderMatches, this.deps.settings);
+      if (m.kind !== 'own' && m.kind !== 'unmatched') continue;
+      await this.claims.link(row, m.order, m.by, actor);
+      matched++;
+    }
+    return matched;
   }
 
   /** Acts on one answer of the network; answers what the claim became. */

@@ -272,9 +272,14 @@ export class ClaimStore {
   }
 
   /** Claims in `statuses` of these networks (the poll's and the export's work), oldest first. */
-  async inStatus(statuses: ClaimStatus[], where: { network?: string; channel?: 'api' | 'file'; unexported?: boolean } = {}, limit = 500): Promise<ClaimRow[]> {
+  async inStatus(
+    statuses: ClaimStatus[],
+    where: { network?: string; channel?: 'api' | 'file'; unexported?: boolean; withoutOrder?: boolean } = {},
+    limit = 500,
+  ): Promise<ClaimRow[]> {
     const w = new ListWhere().anyOf('c.status', statuses).eq('c.network', where.network).eq('c.channel', where.channel);
     if (where.unexported) w.add('c.export_file IS NULL');
+    if (where.withoutOrder) w.add('c.order_id IS NULL');
     const rows = await this.db.select<Record<string, unknown>>(`SELECT ${COLUMNS} FROM claims c ${w.sql} ORDER BY c.id LIMIT ${limit}`, w.params);
     return rows.map(toClaimRow);
   }

@@ -5,7 +5,7 @@
 // the commission the site expects, from the advertiser's commission.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { newClickId } from '../../../src/services/clicks/ids.js';
 import { isServiceError } from '../../../src/errors.js';
 import { startAdmitadFixture, type AdmitadFixture } from '../../fixtures/networks/admitad.js';
@@ -176,6 +176,42 @@ describeEachDialect(
       expect(await ctx.claims.get(early.id)).toMatchObject({ status: 'matched', order_id: second.id });
       expect(await clickOf(second.id)).toMatchObject({ click_id: null });
       expect(Number((await clickOf(second.id)).member_id)).toBe(bob);
+    });
+
+    it('matches on the next poll a claim whose order arrived while matching failed', async () => {
+      const { ctx } = use();
+      const ann = await member();
+      const early = await claim(ann, { network: 'admitad', advertiser: '6001', order_ref: 'KREF-LATE' });
+      await ctx.claims.idle();
+      expect(await ctx.claims.get(early.id)).toMatchObject({ status: 'open', order_id: null });
+      // The order arrives, and the listener's run fails (the database went away for a moment).
+      const failed = vi.spyOn(ctx.claims.store, 'candidatesFor').mockRejectedValueOnce(new Error('connection lost'));
+      const order = await ctx.orders.record(
+        {
+          network: 'admitad',
+          transaction_id: `KT-${++seq}`,
+          advertiser: '6001',
+          merchant_ref: 'KREF-LATE',
+          sale_amount: '75.00',
+          commission: '3.00',
+          currency: 'USD',
+          status: 'pending',
+          event_at: purchasedAt(),
+          source: 'poll',
+        },
+        'poll',
+      );
+      await ctx.claims.idle();
+      expect(failed).toHaveBeenCalledTimes(1);
+      failed.mockRestore();
+      expect(await ctx.claims.get(early.id)).toMatchObject({ status: 'open', order_id: null });
+      const counts = await ctx.claims.poll('test');
+      expect(counts.matched).toBeGreaterThanOrEqual(1);
+      expect(await ctx.claims.get(early.id)).toMatchObject({ status: 'matched', order_id: order.id });
+      // Once matched it is not matched again.
+      const again = await ctx.claims.poll('test');
+      expect(await ctx.claims.get(early.id)).toMatchObject({ status: 'matched', order_id: order.id });
+      expect(again.matched).toBe(0);
     });
 
     it('files an Admitad lost order with the estimated reward and the click time', async () => {
