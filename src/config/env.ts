@@ -92,6 +92,7 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_WEBHOOKS_CONCURRENCY: 'webhooks.concurrency',
   CASHTRACK_WEBHOOKS_POLL_INTERVAL_MS: 'webhooks.poll_interval_ms',
   CASHTRACK_WEBHOOKS_TIMEOUT_MS: 'webhooks.timeout_ms',
+  CASHTRACK_WEBHOOKS_LEASE_MARGIN_MS: 'webhooks.lease_margin_ms',
   CASHTRACK_WEBHOOKS_DISABLE_AFTER_FAILURES: 'webhooks.disable_after_failures',
   CASHTRACK_WEBHOOKS_RETENTION_DAYS: 'webhooks.retention_days',
 };

@@ -347,6 +347,7 @@ export const schema = Joi.object({
     concurrency: Joi.number().integer().min(1).max(64).required(),
     poll_interval_ms: Joi.number().integer().min(10).max(600_000).required(),
     timeout_ms: Joi.number().integer().min(100).max(120_000).required(),
+    lease_margin_ms: Joi.number().integer().min(1000).max(600_000).required(),
     retry_schedule_seconds: Joi.array()
       .items(
         Joi.number()

@@ -177,6 +177,8 @@ export interface Config {
     poll_interval_ms: number;
     /** One attempt, connection and answer, at most. */
     timeout_ms: number;
+    /** A claimed delivery is its sender's for timeout_ms plus this, to record the outcome; past it, another sender may try it. */
+    lease_margin_ms: number;
     /** Seconds before the 1st, 2nd, ... retry (each spread by ±20%); past the last, a delivery is dead. */
     retry_schedule_seconds: number[];
     /** Failed attempts in a row that disable a subscription. */

@@ -36,6 +36,8 @@ export interface SenderSettings {
   concurrency: number;
   poll_interval_ms: number;
   timeout_ms: number;
+  /** What a claimed delivery's hold adds to timeout_ms, for recording the outcome. */
+  lease_margin_ms: number;
   /** Seconds to wait after the 1st, 2nd, ... failed attempt; past the last, the delivery is dead. */
   retry_schedule_seconds: number[];
   /** Failed attempts in a row that disable a subscription. */
@@ -78,7 +80,7 @@ export class WebhookSender {
 
   /** How long a claimed delivery stays a sender's before another may attempt it. */
   get leaseMs(): number {
-    return this.deps.settings.timeout_ms + 30_000;
+    return this.deps.settings.timeout_ms + this.deps.settings.lease_margin_ms;
   }
 
   /** Starts the loop: a pass now, after each commit that queued deliveries, and every poll interval. */

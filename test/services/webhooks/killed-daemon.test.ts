@@ -92,8 +92,8 @@ for (const dialect of dialects) {
       for (const w of items) await t.ctx.webhooks.remove(w.id, 'test');
       receiver.received.length = 0;
       // The attempt hangs for up to 2 s (the kill comes well before); the dead sender's hold on the
-      // delivery (timeout + 30 s) is then the only wait.
-      const env = { CASHTRACK_WEBHOOKS_TIMEOUT_MS: '2000', CASHTRACK_WEBHOOKS_POLL_INTERVAL_MS: '200' };
+      // delivery (timeout + the lease margin, 3 s here) is then the only wait.
+      const env = { CASHTRACK_WEBHOOKS_TIMEOUT_MS: '2000', CASHTRACK_WEBHOOKS_POLL_INTERVAL_MS: '200', CASHTRACK_WEBHOOKS_LEASE_MARGIN_MS: '3000' };
       const first = await serve(env);
       const hook = (await (await call(first.url, '/webhooks', { url: receiver.url, events: ['ledger.entry_posted'] })).json()) as { id: number };
       receiver.answers.push('hang');
