@@ -44,7 +44,10 @@ export async function sepaSettings(io: Io, opts: { set?: string[]; unset?: strin
     const changed = Object.keys(values).length > 0;
     const view = changed ? await ctx.sepaSettings.configure(values, 'cli') : await ctx.sepaSettings.view();
     if (opts.json) return printJson(io, view);
-    if (changed) io.stdout.write(`SEPA debtor account configured (${Object.keys(values).join(', ')}); ${view.configured ? 'ready' : `still missing ${view.missing.join(', ')}`}\n`);
+    if (changed)
+      io.stdout.write(
+        `SEPA debtor account configured (${Object.keys(values).join(', ')}); ${view.configured ? 'ready' : `still missing ${view.missing.join(', ')}`}\n`,
+      );
     else printView(io, view);
   });
 }

@@ -411,5 +411,16 @@ export class PayoutService {
 
 // SEPA credit transfer files: destinations, pain.001, pain.002 and the debtor account (issue 20).
 export { SepaSettingsStore, type SepaSettingsView } from './sepa-settings.js';
-export { pain001, sepaDestination, sepaMessageId, SEPA_VERSIONS, type BatchItem, type ItemResult, type SepaBatch, type SepaDebtor, type SepaDestination, type SepaVersion } from './sepa.js';
+export {
+  pain001,
+  sepaDestination,
+  sepaMessageId,
+  SEPA_VERSIONS,
+  type BatchItem,
+  type ItemResult,
+  type SepaBatch,
+  type SepaDebtor,
+  type SepaDestination,
+  type SepaVersion,
+} from './sepa.js';
 export { pain002, type StatusReport } from './sepa-report.js';

@@ -147,12 +147,12 @@ export function pain002(xml: string, itemRefs: readonly string[] = []): StatusRe
       if (!ref || !outcome) continue;
       const result: ItemResult = { item_ref: ref, ...outcome, reference: text(tx.AcctSvcrRef) ?? text(tx.StsId) };
       const before = results.get(ref);
-      if (before && before.outcome !== result.outcome) throw invalid(`it gives the item ${ref.slice(0, 35)} two outcomes (${before.outcome} and ${result.outcome}).`);
+      if (before && before.outcome !== result.outcome)
+        throw invalid(`it gives the item ${ref.slice(0, 35)} two outcomes (${before.outcome} and ${result.outcome}).`);
       results.set(ref, result);
     }
   }
   const fallback = paymentOutcome ?? groupOutcome;
-  if (fallback)
-    for (const ref of itemRefs) if (!results.has(ref)) results.set(ref, { item_ref: ref, ...fallback, reference: null });
+  if (fallback) for (const ref of itemRefs) if (!results.has(ref)) results.set(ref, { item_ref: ref, ...fallback, reference: null });
   return { original_msg_id: original, version: `pain.002.001.${version}`, group_status: groupStatus, results: [...results.values()] };
 }

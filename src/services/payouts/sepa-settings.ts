@@ -91,8 +91,9 @@ export class SepaSettingsStore {
   private check(field: Name, value: string): string {
     switch (field) {
       case 'name':
-        if (value.length > 140 || /[\u0000-\u001f\u007f]/.test(value)) throw invalidSetting(field, 'must be at most 140 characters, without control characters.');
-        if (!sepaText(value)) throw invalidSetting(field, 'has no letter or digit of the SEPA character set (Latin letters, digits, / - ? : ( ) . , \' +).');
+        if (value.length > 140 || [...value].some((c) => c < ' ' || c === '\u007f'))
+          throw invalidSetting(field, 'must be at most 140 characters, without control characters.');
+        if (!sepaText(value)) throw invalidSetting(field, "has no letter or digit of the SEPA character set (Latin letters, digits, / - ? : ( ) . , ' +).");
         return value;
       case 'iban': {
         const out = checkIban(value);

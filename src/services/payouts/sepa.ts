@@ -67,9 +67,7 @@ export const SEPA_MAX_MINOR = 99_999_999_999;
  * which have IBAN prefixes of their own): a transfer to a SEPA country outside it (Switzerland,
  * the United Kingdom, Monaco, San Marino, ...) must name the creditor's bank by its BIC.
  */
-const EEA = new Set(
-  'AT BE BG CY CZ DE DK EE ES FI FR GR HR HU IE IS IT LI LT LU LV MT NL NO PL PT RO SE SI SK GF GP MQ RE YT PM BL MF AX'.split(' '),
-);
+const EEA = new Set('AT BE BG CY CZ DE DK EE ES FI FR GR HR HU IE IS IT LI LT LU LV MT NL NO PL PT RO SE SI SK GF GP MQ RE YT PM BL MF AX'.split(' '));
 
 /**
  * A BIC as both schemas take it: the 2009 schema (pain.001.001.03) refuses a location code starting
@@ -79,11 +77,11 @@ const BIC = /^[A-Z]{6}[A-Z2-9][A-NP-Z0-9]([A-Z0-9]{3})?$/;
 
 const IBAN_ERRORS: Partial<Record<ValidationErrorsIBAN, string>> = {
   [ValidationErrorsIBAN.NoIBANCountry]: 'does not start with a known country code',
-  [ValidationErrorsIBAN.WrongBBANLength]: "has the wrong length for its country",
+  [ValidationErrorsIBAN.WrongBBANLength]: 'has the wrong length for its country',
   [ValidationErrorsIBAN.WrongBBANFormat]: "does not have its country's format",
   [ValidationErrorsIBAN.ChecksumNotNumber]: 'has check digits that are not digits',
   [ValidationErrorsIBAN.WrongIBANChecksum]: 'has wrong check digits (a typo?)',
-  [ValidationErrorsIBAN.WrongAccountBankBranchChecksum]: "has a wrong national check digit",
+  [ValidationErrorsIBAN.WrongAccountBankBranchChecksum]: 'has a wrong national check digit',
   [ValidationErrorsIBAN.QRIBANNotAllowed]: 'is a QR-IBAN, which only takes QR bills',
 };
 
@@ -238,10 +236,16 @@ export function pain001(batch: SepaBatch, debtor: SepaDebtor, items: readonly Ba
     const tx = payment.ele('CdtTrfTxInf');
     tx.ele('PmtId').ele('EndToEndId').txt(item.item_ref);
     tx.ele('Amt').ele('InstdAmt', { Ccy: 'EUR' }).txt(formatAmount(item.amount_minor, 'EUR'));
-    if (to.bic) tx.ele('CdtrAgt').ele('FinInstnId').ele(v09 ? 'BICFI' : 'BIC').txt(to.bic);
+    if (to.bic)
+      tx.ele('CdtrAgt')
+        .ele('FinInstnId')
+        .ele(v09 ? 'BICFI' : 'BIC')
+        .txt(to.bic);
     tx.ele('Cdtr').ele('Nm').txt(to.name);
     tx.ele('CdtrAcct').ele('Id').ele('IBAN').txt(to.iban);
-    tx.ele('RmtInf').ele('Ustrd').txt(sepaText(`${debtorName} payout ${item.payout_id}`, 140));
+    tx.ele('RmtInf')
+      .ele('Ustrd')
+      .txt(sepaText(`${debtorName} payout ${item.payout_id}`, 140));
   }
   return root.end({ prettyPrint: true });
 }

@@ -24,7 +24,14 @@ const batch = { id: 12, created_at: '2026-11-27T14:05:09.123Z' };
 /** Several items: an IBAN-only EEA creditor, one with a BIC, one outside the EEA, odd names. */
 const items: BatchItem[] = [
   item(),
-  item({ payout_id: 8, item_ref: 'B12-P8', amount: '0.01', amount_minor: 1, details: 'FR14 2004 1010 0505 0001 3M02 606 BNPAFRPPXXX', display_name: 'Zoë Ŀéger' }),
+  item({
+    payout_id: 8,
+    item_ref: 'B12-P8',
+    amount: '0.01',
+    amount_minor: 1,
+    details: 'FR14 2004 1010 0505 0001 3M02 606 BNPAFRPPXXX',
+    display_name: 'Zoë Ŀéger',
+  }),
   item({
     payout_id: 9,
     item_ref: 'B12-P9',
@@ -70,7 +77,7 @@ describe('SEPA destinations', () => {
     [{ details: 'paypal: anna@example.com' }, 'not an IBAN'],
     [{ details: 'US12345678901234567890' }, 'known country code'],
     [{ details: 'BR1800360305000010009795493C1' }, 'outside SEPA'],
-    [{ details: 'CH9300762011623852957' }, 'needs the bank\'s BIC'],
+    [{ details: 'CH9300762011623852957' }, "needs the bank's BIC"],
     [{ details: 'DE89370400440532013000 COBADE1F' }, 'not a BIC'],
     [{ details: 'DE89370400440532013000 DEUTDE01XXX' }, 'not a BIC'],
     [{ details: '{"iban": 42}' }, 'without an "iban" text'],
@@ -120,7 +127,11 @@ describe('pain.001', () => {
     expect(txs[0]).toMatchObject({ Amt: { InstdAmt: { '#text': '12.50', '@_Ccy': 'EUR' } }, Cdtr: { Nm: 'Anna Mueller' } });
     expect(txs[0].CdtrAgt).toBeUndefined();
     expect(txs[1]).toMatchObject({ Amt: { InstdAmt: { '#text': '0.01' } }, CdtrAgt: { FinInstnId: { BICFI: 'BNPAFRPPXXX' } }, Cdtr: { Nm: 'Zoe Leger' } });
-    expect(txs[2]).toMatchObject({ CdtrAgt: { FinInstnId: { BICFI: 'UBSWCHZH80A' } }, Cdtr: { Nm: 'Juerg Strasse' }, CdtrAcct: { Id: { IBAN: 'CH9300762011623852957' } } });
+    expect(txs[2]).toMatchObject({
+      CdtrAgt: { FinInstnId: { BICFI: 'UBSWCHZH80A' } },
+      Cdtr: { Nm: 'Juerg Strasse' },
+      CdtrAcct: { Id: { IBAN: 'CH9300762011623852957' } },
+    });
     expect(txs[3]).toMatchObject({ Cdtr: { Nm: 'bob- script' }, RmtInf: { Ustrd: 'Cashback GmbH + Co. KG payout 10' } });
   });
 
