@@ -27,7 +27,7 @@ function printView(io: Io, v: SepaSettingsView): void {
       ['bic', v.bic],
       ['version', `pain.001.001.${v.version}`],
     ],
-    12,
+    14,
   );
 }
 

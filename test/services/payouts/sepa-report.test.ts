@@ -22,6 +22,7 @@ describe('pain.002 status reports', () => {
     expect(await schemaErrors(groupOnly('RJCT', '<StsRsnInf><Rsn><Cd>FF01</Cd></Rsn></StsRsnInf>'), 'pain.002.001.10')).toEqual([]);
     // And the schema check can fail: a status code longer than the four letters codes have.
     expect(await schemaErrors(V10.replace('<TxSts>RJCT</TxSts>', '<TxSts>REJECTED</TxSts>'), 'pain.002.001.10')).not.toEqual([]);
+    expect(await schemaErrors(V03.replace('<p:TxSts>ACCP</p:TxSts>', '<p:TxSts>PAID</p:TxSts>'), 'pain.002.001.03')).not.toEqual([]);
   });
 
   it('reads a pain.002.001.10 report with one rejected item', () => {

@@ -94,6 +94,10 @@ describe('SEPA destinations', () => {
     expect(sepaText('Ääkkönen Øster-Ærø, Łódź — “Straße” & Söhne_1 ')).toBe("Aeaekkoenen Oster-AEro, Lodz - 'Strasse' + Soehne-1");
     expect(sepaText('José Núñez Çelik Dvořák Ångström')).toBe('Jose Nunez Celik Dvorak Angstroem');
     expect(sepaText('a\u0000b\tc😀d <e>')).toBe('a b c d e');
+    // The mapping table of docs/operations.md.
+    expect(sepaText('ẞ æÆœŒøØłŁđĐðÐþÞıħŀ')).toBe('SS aeAEoeOEoOlLdDdDthTHihl');
+    expect(sepaText('ﬁ Ａ² ő ş x@y#z*€%')).toBe('fi A2 o s x y z');
+    expect(sepaText('"“”„‚‘’«»´` –—‐_ [x]{y}')).toBe("''''''''''' ---- (x)(y)");
     expect(sepaText('x'.repeat(80))).toHaveLength(70);
     expect(isSepaText(sepaText('€ ½ ¿ «» ©'))).toBe(true);
     expect(isSepaReference('B12-P7')).toBe(true);
@@ -142,6 +146,7 @@ describe('pain.001', () => {
     expect(PmtInf.ReqdExctnDt).toBe('2026-11-30');
     expect(PmtInf.DbtrAgt).toEqual({ FinInstnId: { Othr: { Id: 'NOTPROVIDED' } } });
     expect(PmtInf.CdtTrfTxInf[1].CdtrAgt).toEqual({ FinInstnId: { BIC: 'BNPAFRPPXXX' } });
+    expect(await schemaErrors(xml.replace('<ChrgBr>SLEV</ChrgBr>', '<ChrgBr>NONE</ChrgBr>'), 'pain.001.001.03')).not.toEqual([]);
     // The other version's file is not this one's.
     expect(await schemaErrors(xml, 'pain.001.001.09')).not.toEqual([]);
   });
