@@ -198,6 +198,11 @@ export function pain001(batch: SepaBatch, debtor: SepaDebtor, items: readonly Ba
   const date = batch.execution_date ?? created.toISOString().slice(0, 10);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new RangeError(`batch ${batch.id} has an execution date that is not YYYY-MM-DD`);
   const debtorName = sepaText(debtor.name);
+  // The settings store checks both as they are stored; a debtor from anywhere else is checked here.
+  const debtorIban = checkIban(debtor.iban);
+  const missing = [...(debtorName ? [] : ['name']), ...('reason' in debtorIban ? ['iban'] : [])];
+  if (missing.length)
+    throw new ServiceError('svc_sepa_not_configured', `The SEPA debtor account is not usable: set a valid ${missing.join(' and ')}.`, 409, { missing });
   const total = formatAmount(
     checked.reduce((sum, c) => sum + BigInt(c.item.amount_minor), 0n),
     'EUR',
@@ -229,7 +234,11 @@ export function pain001(batch: SepaBatch, debtor: SepaDebtor, items: readonly Ba
   if (v09) payment.ele('ReqdExctnDt').ele('Dt').txt(date);
   else payment.ele('ReqdExctnDt').txt(date);
   payment.ele('Dbtr').ele('Nm').txt(debtorName);
-  payment.ele('DbtrAcct').ele('Id').ele('IBAN').txt(debtor.iban);
+  payment
+    .ele('DbtrAcct')
+    .ele('Id')
+    .ele('IBAN')
+    .txt((debtorIban as { iban: string }).iban);
   agent(payment, 'DbtrAgt', debtor.bic);
   payment.ele('ChrgBr').txt('SLEV');
   for (const { item, to } of checked) {

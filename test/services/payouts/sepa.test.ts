@@ -177,11 +177,17 @@ describe('pain.001', () => {
     expect(await schemaErrors(xml, 'pain.001.001.09')).toEqual([]);
   });
 
-  it('refuses an empty batch and an item that cannot go by SEPA', () => {
+  it('refuses an empty batch, an item that cannot go by SEPA and a debtor account that is not one', () => {
     expect(() => pain001(batch, debtor, [])).toThrow(expect.objectContaining({ code: 'svc_sepa_empty_batch', status: 409 }));
     expect(() => pain001(batch, debtor, [item(), item({ payout_id: 99, currency: 'USD' })])).toThrow(
       expect.objectContaining({ code: 'svc_sepa_item_invalid', status: 409, data: expect.objectContaining({ payout_id: 99 }) }),
     );
     expect(() => pain001(batch, debtor, [item(), item()])).toThrow(expect.objectContaining({ code: 'svc_sepa_item_invalid' }));
+    expect(() => pain001(batch, { name: '李', iban: 'DE02 1203 0000 0000 2020 51' }, [item()])).toThrow(
+      expect.objectContaining({ code: 'svc_sepa_not_configured', data: { missing: ['name'] } }),
+    );
+    expect(() => pain001(batch, { ...debtor, iban: 'DE03120300000000202051' }, [item()])).toThrow(
+      expect.objectContaining({ code: 'svc_sepa_not_configured', data: { missing: ['iban'] } }),
+    );
   });
 });
