@@ -408,3 +408,19 @@ export class PayoutService {
     if (affected !== 1) throw new ServiceError('svc_payout_closed', `Payout ${id} is no longer pending; it cannot change again.`, 409);
   }
 }
+
+// SEPA credit transfer files: destinations, pain.001, pain.002 and the debtor account (issue 20).
+export { SepaSettingsStore, type SepaSettingsView } from './sepa-settings.js';
+export {
+  pain001,
+  sepaDestination,
+  sepaMessageId,
+  SEPA_VERSIONS,
+  type BatchItem,
+  type ItemResult,
+  type SepaBatch,
+  type SepaDebtor,
+  type SepaDestination,
+  type SepaVersion,
+} from './sepa.js';
+export { pain002, type StatusReport } from './sepa-report.js';
