@@ -17,7 +17,8 @@
 //   settings                       services/settings/ (revisions: auth, networks)
 //   idempotency_keys               services/idempotency/
 //   balances, ledger_entries       services/ledger/ (counters row 'balances')
-//   payouts                        services/payouts/
+//   payouts                        services/payouts/ (settings rows 'payouts_paypal',
+//                                  'payouts_paypal_client_secret' through SettingsService)
 //   referrals                      services/referrals/ (counters row 'referral_changes')
 //   networks                       services/networks/
 //   cashback_rules                 services/cashback/
@@ -87,7 +88,7 @@ import { ClaimService } from './services/claims/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
-import { PayoutService } from './services/payouts/index.js';
+import { PayoutService, PayPalSettings } from './services/payouts/index.js';
 import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
 import { SecretValues } from './secret-values.js';
@@ -122,6 +123,8 @@ export interface Context {
   idempotency: IdempotencyService;
   ledger: LedgerService;
   payouts: PayoutService;
+  /** The PayPal Payouts account (settings rows 'payouts_paypal*') and its API client. */
+  paypal: PayPalSettings;
   overview: OverviewService;
   cashback: CashbackRuleService;
   referrals: ReferralService;
@@ -204,6 +207,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const idempotency = new IdempotencyService({ db, clock, holdInTransaction: config.env === 'test' ? options.holdInTransaction : null });
   const ledger = new LedgerService({ db, clock, logger, users, events, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
+  const paypal = new PayPalSettings({ settings, keys, secrets, logger, guard: outbound, clock });
   // The read models other domains show (see the header): read-only, before the services using them.
   const orderCounts = new OrderCounts({ db });
   const advertiserCounts = new AdvertiserCounts({ db });
@@ -381,6 +385,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     idempotency,
     ledger,
     payouts,
+    paypal,
     overview,
     cashback,
     referrals,

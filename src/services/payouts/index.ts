@@ -408,3 +408,19 @@ export class PayoutService {
     if (affected !== 1) throw new ServiceError('svc_payout_closed', `Payout ${id} is no longer pending; it cannot change again.`, 409);
   }
 }
+
+export { PayPalSettings, PAYPAL_SETTING_NAMES, type PayPalSettingsView } from './paypal-settings.js';
+export {
+  PayPalPayouts,
+  PAYPAL_BASE_URLS,
+  PAYPAL_MAX_ITEMS,
+  PAYPAL_TRANSACTION_STATUSES,
+  toItemResults,
+  type PayPalBatchCreated,
+  type PayPalBatchRead,
+  type PayPalCredentials,
+  type PayPalEnvironment,
+  type PayPalItemRead,
+  type PayPalItemResult,
+  type PayPalPayoutItem,
+} from './paypal.js';

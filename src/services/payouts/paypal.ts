@@ -157,7 +157,7 @@ function describeError(answer: Answer): { name: string | null; text: string; deb
 
 /** The payout_batch_id from the HATEOAS link PayPal adds to its duplicate sender_batch_id answer. */
 export function duplicateBatchId(body: Json | null): string | null {
-  if (!body || body.name !== 'USER_BUSINESS_ERROR' || !Array.isArray(body.details)) return null;
+  if (body?.name !== 'USER_BUSINESS_ERROR' || !Array.isArray(body.details)) return null;
   const detail = body.details.find((d) => isObject(d) && String(d.field).toUpperCase() === DUPLICATE_FIELD);
   if (!isObject(detail)) return null;
   const links = [...(Array.isArray(detail.link) ? detail.link : []), ...(Array.isArray(body.links) ? body.links : [])];
