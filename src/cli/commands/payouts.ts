@@ -204,7 +204,10 @@ export async function paypalSettings(
   await withContext(io, async (ctx) => {
     const view = payload ? await ctx.paypal.configure(payload, 'cli') : await ctx.paypal.view();
     if (opts.json) return printJson(io, view);
-    if (changing) io.stdout.write(`PayPal Payouts settings stored (${Object.keys(values).join(', ')}); ${view.configured ? 'ready' : `still missing ${view.missing.join(', ')}`}\n`);
+    if (changing)
+      io.stdout.write(
+        `PayPal Payouts settings stored (${Object.keys(values).join(', ')}); ${view.configured ? 'ready' : `still missing ${view.missing.join(', ')}`}\n`,
+      );
     else printPayPal(io, view);
   });
 }

@@ -4,6 +4,9 @@ import { OutboundGuard } from '../../../src/outbound/index.js';
 import { SecretValues } from '../../../src/secret-values.js';
 import { PAYPAL_TRANSACTION_STATUSES, PayPalPayouts, toItemResults, type PayPalItemRead, type PayPalPayoutItem } from '../../../src/services/payouts/paypal.js';
 import { startPayPalFixture, type PayPalFixture } from '../../fixtures/paypal.js';
+import { runCli, CLI_SECRET } from '../../helpers/cli.js';
+import { describeEachDialect } from '../../helpers/context.js';
+import { adminClient } from '../../helpers/http.js';
 
 const guard = new OutboundGuard({ allow: ['127.0.0.1:*'], ports: [80, 443] });
 const noWait = async () => {};
@@ -234,3 +237,116 @@ describe('toItemResults', () => {
     expect(toItemResults([read('SOMETHING_NEW')])[0].outcome).toBe('pending');
   });
 });
+
+const SECRET = 'EFp-Very-Secret-PayPal-Client-0042';
+
+describeEachDialect(
+  'PayPal Payouts settings',
+  (use) => {
+    let fx: PayPalFixture;
+    const http = adminClient(use);
+    beforeAll(async () => {
+      fx = await startPayPalFixture({ clientSecret: SECRET });
+    });
+    afterAll(async () => {
+      await fx.close();
+    });
+
+    it('answers 503 svc_paypal_not_configured naming what to set while nothing is stored', async () => {
+      const { ctx } = use();
+      expect(await ctx.paypal.view()).toMatchObject({
+        configured: false,
+        missing: ['client_id', 'client_secret'],
+        environment: 'sandbox',
+        base_url: 'https://api-m.sandbox.paypal.com',
+        client_secret_set: false,
+      });
+      const err = await ctx.paypal.client().catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'svc_paypal_not_configured', status: 503, data: { missing: ['client_id', 'client_secret'] } });
+      expect((err as Error).message).toContain('cashtrack payouts paypal-settings');
+    });
+
+    it('stores the client secret sealed, never shows or logs it, and pays through the stored account', async () => {
+      const { ctx } = use();
+      const view = await ctx.paypal.configure({ client_id: fx.clientId, client_secret: SECRET, base_url: fx.url }, 'admin');
+      expect(view).toMatchObject({ configured: true, missing: [], client_secret_set: true, base_url: fx.url, base_url_override: fx.url });
+      expect(JSON.stringify(view)).not.toContain(SECRET);
+      const stored = await ctx.db.select<{ name: string; value: string }>("SELECT name, value FROM settings WHERE name LIKE 'payouts_paypal%'");
+      expect(stored.map((r) => r.name).sort()).toEqual(['payouts_paypal', 'payouts_paypal_client_secret']);
+      expect(JSON.stringify(stored)).not.toContain(SECRET);
+      const client = await ctx.paypal.client();
+      expect(await ctx.paypal.client()).toBe(client);
+      const created = await client.createBatch(`settings-batch-${Date.now()}`, [item(1, 'stored@example.com')]);
+      expect(fx.batches.has(created.payout_batch_id)).toBe(true);
+      ctx.logger.info('payouts', `echo ${SECRET}`);
+      await ctx.logger.flush();
+      const logs = await ctx.db.select<{ message: string; context: string | null }>("SELECT message, context FROM logs WHERE source = 'payouts'");
+      expect(logs.some((l) => l.message.includes('[redacted]'))).toBe(true);
+      expect(JSON.stringify(logs)).not.toContain(SECRET);
+    });
+
+    it('refuses unknown settings, bad values, and a move to another origin without the secret', async () => {
+      const { ctx } = use();
+      await ctx.paypal.configure({ client_id: fx.clientId, client_secret: SECRET, base_url: fx.url }, 'admin');
+      await expect(ctx.paypal.configure({ colour: 'blue' }, 'admin')).rejects.toMatchObject({ code: 'svc_unknown_setting', status: 400 });
+      await expect(ctx.paypal.configure({ environment: 'staging' }, 'admin')).rejects.toMatchObject({
+        code: 'svc_invalid_setting',
+        data: { field: 'environment' },
+      });
+      await expect(ctx.paypal.configure({ base_url: 'ftp://x' }, 'admin')).rejects.toMatchObject({ code: 'svc_invalid_setting', data: { field: 'base_url' } });
+      await expect(ctx.paypal.configure({ client_secret: 'has space' }, 'admin')).rejects.toMatchObject({
+        code: 'svc_invalid_setting',
+        data: { field: 'client_secret' },
+      });
+      await expect(ctx.paypal.configure({ base_url: null, environment: 'live' }, 'admin')).rejects.toMatchObject({
+        code: 'svc_secret_origin_changed',
+        status: 400,
+      });
+      const live = await ctx.paypal.configure({ base_url: null, environment: 'live', client_secret: 'live-secret-value' }, 'admin');
+      expect(live).toMatchObject({ environment: 'live', base_url: 'https://api-m.paypal.com', base_url_override: null, configured: true });
+      const removed = await ctx.paypal.configure({ client_secret: null }, 'admin');
+      expect(removed).toMatchObject({ configured: false, missing: ['client_secret'], client_secret_set: false });
+    });
+
+    it('GET and POST /payouts/paypal/settings show and store the account; the secret never comes back', async () => {
+      const res = await http.post('/payouts/paypal/settings', { client_id: fx.clientId, client_secret: SECRET, base_url: fx.url, environment: 'sandbox' });
+      expect(res.statusCode).toBe(200);
+      expect(res.payload).not.toContain(SECRET);
+      expect(JSON.parse(res.payload)).toMatchObject({ configured: true, client_secret_set: true });
+      const got = await http.get('/payouts/paypal/settings');
+      expect(got.statusCode).toBe(200);
+      expect(JSON.parse(got.payload)).toMatchObject({ configured: true, client_id: fx.clientId, base_url: fx.url });
+      expect(got.payload).not.toContain(SECRET);
+      const bad = await http.post('/payouts/paypal/settings', { environment: 'staging' });
+      expect(bad.statusCode).toBe(400);
+      expect(JSON.parse(bad.payload)).toMatchObject({ code: 'svc_invalid_setting' });
+      expect((await http.post('/payouts/paypal/settings', {})).statusCode).toBe(400);
+    });
+
+    it('cashtrack payouts paypal-settings stores the secret from the environment only and never prints it', async () => {
+      const { db } = use();
+      const onLine = await runCli(['payouts', 'paypal-settings', '--set', `client_secret=${SECRET}`], { db });
+      expect(onLine.code).toBe(2);
+      expect(onLine.stderr).toContain('--client-secret-stdin');
+      const set = await runCli(
+        ['payouts', 'paypal-settings', '--set', `client_id=${fx.clientId}`, '--set', `base_url=${fx.url}`, '--client-secret-env', 'PP_SECRET'],
+        {
+          db,
+          env: { PP_SECRET: SECRET },
+        },
+      );
+      expect(set.code, set.stderr).toBe(0);
+      expect(set.stdout).toContain('ready');
+      const shown = await runCli(['payouts', 'paypal-settings'], { db });
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(/client_secret\s+set/);
+      expect(shown.stdout + shown.stderr + set.stdout + set.stderr).not.toContain(SECRET);
+      const json = await runCli(['payouts', 'paypal-settings', '--json'], { db });
+      expect(json.json()).toMatchObject({ configured: true, client_id: fx.clientId });
+      const bad = await runCli(['payouts', 'paypal-settings', '--set', 'environment=staging'], { db });
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain('svc_invalid_setting');
+    });
+  },
+  { secret: CLI_SECRET, 'outbound.allow': ['127.0.0.1:*'] },
+);
