@@ -20,7 +20,8 @@ import { PAYPAL_BASE_URLS, PayPalPayouts, paypalNotConfigured, type PayPalEnviro
 const STORED = 'payouts_paypal';
 const STORED_SECRET = 'payouts_paypal_client_secret';
 const SECRET_AAD = 'payouts.paypal:client_secret';
-const NO_SPACE = /^[^\s\u0000-\u001f\u007f]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+const NO_SPACE = /^[^\s\x00-\x1f\x7f]+$/;
 
 /** Every setting but the secret, with its check; values are text on the way in. */
 const SETTABLE: Record<string, Joi.Schema> = {
