@@ -41,6 +41,8 @@ describe('PayPal Payouts client against the local PayPal fixture', () => {
     fx.dropNextCreates = 0;
     fx.failNextCalls = 0;
     fx.settleAfterReads = 1;
+    fx.htmlNextCalls = 0;
+    fx.duplicateLink = true;
   });
 
   it('creates a batch and reads every item back: two denied with PayPal’s reason, the rest paid once each', async () => {
@@ -109,6 +111,28 @@ describe('PayPal Payouts client against the local PayPal fixture', () => {
     // Its status is read from the batch found (the second read: PayPal has finished it).
     expect(dup).toEqual({ payout_batch_id: first.payout_batch_id, batch_status: 'SUCCESS', duplicate: true });
     expect(fx.paid.get('gus@example.com')).toBe(1);
+  });
+
+  it('refuses to guess when PayPal names a duplicate sender_batch_id without linking the batch', async () => {
+    clock = new ManualClock();
+    secrets = new SecretValues();
+    await client().createBatch('batch-dup-2', [item(1, 'gil@example.com')]);
+    fx.duplicateLink = false;
+    const err = await client()
+      .createBatch('batch-dup-2', [item(1, 'gil@example.com')])
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'svc_paypal_duplicate_batch', status: 409, data: { sender_batch_id: 'batch-dup-2' } });
+    expect(fx.paid.get('gil@example.com')).toBe(1);
+  });
+
+  it('answers svc_paypal_bad_response when PayPal (or a proxy before it) answers something that is not its JSON', async () => {
+    clock = new ManualClock();
+    secrets = new SecretValues();
+    const pp = client();
+    const { payout_batch_id } = await pp.createBatch('batch-html-1', [item(1, 'hap@example.com')]);
+    fx.htmlNextCalls = 1;
+    await expect(pp.readBatch(payout_batch_id)).rejects.toMatchObject({ code: 'svc_paypal_bad_response', status: 502 });
+    expect((await pp.readBatch(payout_batch_id)).items).toHaveLength(1);
   });
 
   it('retries a 503 with the same request and gives up with svc_paypal_unavailable after the attempts', async () => {
