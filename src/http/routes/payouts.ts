@@ -69,7 +69,7 @@ export const payoutsRoutes: RouteDef[] = [
     handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.cancel(params.id, payload, actor, idempotency?.once(200)),
   }),
   route({
-    id: 'payouts.paypal_settings',
+    id: 'payouts.paypal.settings',
     method: 'GET',
     path: '/payouts/paypal/settings',
     auth: 'manage_options',
@@ -78,7 +78,7 @@ export const payoutsRoutes: RouteDef[] = [
     handler: (_input, ctx) => ctx.paypal.view(),
   }),
   route({
-    id: 'payouts.paypal_configure',
+    id: 'payouts.paypal.configure',
     method: 'POST',
     path: '/payouts/paypal/settings',
     auth: 'manage_options',
