@@ -17,7 +17,8 @@
 //   settings                       services/settings/ (revisions: auth, networks)
 //   idempotency_keys               services/idempotency/
 //   balances, ledger_entries       services/ledger/ (counters row 'balances')
-//   payouts                        services/payouts/ (settings row 'payouts_sepa' through SettingsService)
+//   payouts                        services/payouts/ (settings rows 'payouts_sepa', 'payouts_paypal',
+//                                  'payouts_paypal_client_secret' through SettingsService)
 //   referrals                      services/referrals/ (counters row 'referral_changes')
 //   networks                       services/networks/
 //   cashback_rules                 services/cashback/
@@ -87,7 +88,7 @@ import { ClaimService } from './services/claims/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
-import { PayoutService, SepaSettingsStore } from './services/payouts/index.js';
+import { PayoutService, PayPalSettings, SepaSettingsStore } from './services/payouts/index.js';
 import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
 import { SecretValues } from './secret-values.js';
@@ -124,6 +125,8 @@ export interface Context {
   payouts: PayoutService;
   /** The site's own account for SEPA payout files (settings row 'payouts_sepa'). */
   sepaSettings: SepaSettingsStore;
+  /** The PayPal Payouts account (settings rows 'payouts_paypal*') and its API client. */
+  paypal: PayPalSettings;
   overview: OverviewService;
   cashback: CashbackRuleService;
   referrals: ReferralService;
@@ -207,6 +210,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const ledger = new LedgerService({ db, clock, logger, users, events, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
   const sepaSettings = new SepaSettingsStore({ settings, logger });
+  const paypal = new PayPalSettings({ settings, keys, secrets, logger, guard: outbound, clock });
   // The read models other domains show (see the header): read-only, before the services using them.
   const orderCounts = new OrderCounts({ db });
   const advertiserCounts = new AdvertiserCounts({ db });
@@ -385,6 +389,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     ledger,
     payouts,
     sepaSettings,
+    paypal,
     overview,
     cashback,
     referrals,

@@ -1,10 +1,12 @@
 // Settings: the AI provider and its prompts (GET/POST /ai/settings). The API key is write-only:
 // the screen says whether one is set and lets it be replaced, never shows it. Today's spend
-// against the daily token budget is shown beside.
+// against the daily token budget is shown beside; the PayPal Payouts account below
+// (GET/POST /payouts/paypal/settings, ./paypal-settings.tsx).
 import { Button, Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, TextControl } from '@wordpress/components';
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, errorMessage } from '../lib/api';
 import type { ScreenProps } from '../screens';
+import { PayPalSettingsPanel } from './paypal-settings';
 import './content.css';
 
 interface AiSettingsView {
@@ -212,6 +214,9 @@ export default function SettingsScreen(_props: ScreenProps) {
             </dl>
           </CardBody>
         </Card>
+      </div>
+      <div className="ct-editor">
+        <PayPalSettingsPanel />
       </div>
     </>
   );

@@ -1,11 +1,14 @@
-// `cashtrack payouts list|show|create|complete|cancel|sepa-settings`: the payout schemas and service, in-process.
+// `cashtrack payouts list|show|create|complete|cancel|sepa-settings|paypal-settings`: the payout schemas and
+// service, in-process. The PayPal client secret is read from standard input or an environment
+// variable, never from the command line (shell history, the process list), and never printed.
 import { Option, type Command } from 'commander';
-import type { Payout } from '../../services/payouts/index.js';
+import type { Payout, PayPalSettingsView } from '../../services/payouts/index.js';
+import { dict } from '../../objects.js';
 import { PAYOUT_ORDERBY, PAYOUT_STATUSES, payoutSchemas } from '../../services/payouts/schemas.js';
-import { memberId, printFields, printJson, validateInput, withContext, type Io } from '../io.js';
+import { memberId, printFields, printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
-import { commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 import { registerSepa } from './payouts-sepa.js';
+import { collect, commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(payouts: Command, run: Run): void {
   listCommand(
@@ -56,6 +59,15 @@ export function register(payouts: Command, run: Run): void {
     .addOption(json())
     .action(run(cancel));
   registerSepa(payouts, run);
+  payouts
+    .command('paypal-settings')
+    .description('show the PayPal Payouts account, or store some of it; the client secret only from standard input or the environment')
+    .option('--set <key=value>', 'a setting: client_id, environment (sandbox or live), base_url (repeatable)', collect)
+    .option('--unset <key>', 'remove a setting (repeatable; client_secret removes the stored secret)', collect)
+    .option('--client-secret-stdin', 'read the client secret from standard input')
+    .option('--client-secret-env <VAR>', 'take the client secret from environment variable VAR')
+    .addOption(json())
+    .action(run(paypalSettings));
 }
 
 const replayNote = (replayed: boolean) => (replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : '');
@@ -161,4 +173,58 @@ export async function cancel(io: Io, id: string, opts: { reason: string; idempot
       `payout ${payout.id} cancelled: ${payout.amount} ${payout.currency} credited back to ${payout.login}; available balance ${balance.available} ${balance.currency}${replayNote(replayed)}\n`,
     );
   });
+}
+
+export async function paypalSettings(
+  io: Io,
+  opts: { set?: string[]; unset?: string[]; clientSecretStdin?: boolean; clientSecretEnv?: string; json?: boolean },
+): Promise<void> {
+  // Keys typed by the operator: `--set __proto__=x` is a (refused) setting name, nothing more.
+  const values = dict<string | null>();
+  for (const pair of opts.set ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new UsageError(`--set expects key=value, got "${pair.slice(0, 64)}"`);
+    const key = pair.slice(0, eq);
+    if (key === 'client_secret')
+      throw new UsageError('client_secret is a secret: pass it with --client-secret-stdin or --client-secret-env VAR, never on the command line');
+    values[key] = pair.slice(eq + 1);
+  }
+  for (const key of opts.unset ?? []) values[key] = null;
+  if (opts.clientSecretStdin && opts.clientSecretEnv) throw new UsageError('give --client-secret-stdin or --client-secret-env, not both');
+  if (opts.clientSecretEnv) {
+    const v = io.env[opts.clientSecretEnv];
+    if (v === undefined || v === '') throw new UsageError(`--client-secret-env ${opts.clientSecretEnv}: the environment variable is not set`);
+    values.client_secret = v;
+  }
+  if (opts.clientSecretStdin) {
+    const v = (await readStdin(io)).replace(/\r?\n$/, '');
+    if (!v) throw new UsageError('--client-secret-stdin: standard input is empty');
+    values.client_secret = v;
+  }
+  const changing = Object.keys(values).length > 0;
+  const payload = changing ? await validateInput(payoutSchemas.paypalSettings, values) : null;
+  await withContext(io, async (ctx) => {
+    const view = payload ? await ctx.paypal.configure(payload, 'cli') : await ctx.paypal.view();
+    if (opts.json) return printJson(io, view);
+    if (changing)
+      io.stdout.write(
+        `PayPal Payouts settings stored (${Object.keys(values).join(', ')}); ${view.configured ? 'ready' : `still missing ${view.missing.join(', ')}`}\n`,
+      );
+    else printPayPal(io, view);
+  });
+}
+
+function printPayPal(io: Io, s: PayPalSettingsView): void {
+  printFields(
+    io,
+    [
+      ['configured', s.configured ? 'yes' : `no (set ${s.missing.join(', ')})`],
+      ['client_id', s.client_id],
+      ['client_secret', s.client_secret_set ? 'set' : 'not set'],
+      ['environment', s.environment],
+      ['base_url', `${s.base_url}${s.base_url_override ? ' (override)' : ''}`],
+      ['stored', s.stored.join(', ') || '(none)'],
+    ],
+    14,
+  );
 }

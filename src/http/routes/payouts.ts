@@ -1,4 +1,5 @@
-// Members' payouts: /payouts (list, create), /payouts/{id}, and the two ways a payout closes.
+// Members' payouts: /payouts (list, create), /payouts/{id}, and the two ways a payout closes;
+// GET and POST /payouts/paypal/settings (the PayPal Payouts account; the client secret is write-only).
 import { none } from '../../fields.js';
 import { payoutSchemas } from '../../services/payouts/schemas.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
@@ -66,5 +67,23 @@ export const payoutsRoutes: RouteDef[] = [
     description: 'Cancel a pending payout and credit its amount back.',
     validate: { params: payoutSchemas.payoutId, payload: payoutSchemas.cancel },
     handler: ({ params, payload, actor, idempotency }, ctx) => ctx.payouts.cancel(params.id, payload, actor, idempotency?.once(200)),
+  }),
+  route({
+    id: 'payouts.paypal.settings',
+    method: 'GET',
+    path: '/payouts/paypal/settings',
+    auth: 'manage_options',
+    description: 'The PayPal Payouts account: client_id, environment, the API origin used, the client secret only as set or not, and what is missing.',
+    validate: { query: none() },
+    handler: (_input, ctx) => ctx.paypal.view(),
+  }),
+  route({
+    id: 'payouts.paypal.configure',
+    method: 'POST',
+    path: '/payouts/paypal/settings',
+    auth: 'manage_options',
+    description: 'Store PayPal Payouts settings (null or "" removes one); `client_secret` is write-only.',
+    validate: { payload: payoutSchemas.paypalSettings },
+    handler: ({ payload, actor }, ctx) => ctx.paypal.configure(payload, actor),
   }),
 ];

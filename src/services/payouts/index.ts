@@ -424,3 +424,18 @@ export {
   type SepaVersion,
 } from './sepa.js';
 export { pain002, type StatusReport } from './sepa-report.js';
+export { PayPalSettings, PAYPAL_SETTING_NAMES, type PayPalSettingsView } from './paypal-settings.js';
+export {
+  PayPalPayouts,
+  PAYPAL_BASE_URLS,
+  PAYPAL_MAX_ITEMS,
+  PAYPAL_TRANSACTION_STATUSES,
+  toItemResults,
+  type PayPalBatchCreated,
+  type PayPalBatchRead,
+  type PayPalCredentials,
+  type PayPalEnvironment,
+  type PayPalItemRead,
+  type PayPalItemResult,
+  type PayPalPayoutItem,
+} from './paypal.js';

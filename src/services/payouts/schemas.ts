@@ -38,4 +38,10 @@ export const payoutSchemas = {
   }),
   cancel: Joi.object<{ reason: string }, true>({ reason: note().min(1).required().description('Why it is cancelled; the amount is credited back.') }),
   payoutId: Joi.object<{ id: number }, true>({ id: id().required() }),
+  paypalSettings: Joi.object<Record<string, string | null>, true>()
+    .pattern(/^[a-z_]{1,64}$/, Joi.alternatives(Joi.string().max(4096).allow(''), Joi.valid(null)))
+    .min(1)
+    .description(
+      'PayPal Payouts settings by name: client_id, client_secret (write-only), environment (sandbox or live), base_url (an override of the environment\'s API origin); null or "" removes one.',
+    ),
 };
