@@ -358,7 +358,10 @@ function printHealth(io: Io, h: NetworkHealth): void {
     ],
     ['last hour', `${h.last_hour.observed} received, ${h.last_hour.expected} expected`],
     ['window', `${h.window.observed} received in ${h.window.minutes} min, ${h.window.expected} expected`],
-    ...h.runs.map((r): [string, unknown] => [`${r.run} run`, `last ok ${r.ok_at ?? 'never'}${r.auth_failures ? `, ${r.auth_failures} refused login(s) in a row` : ''}`]),
+    ...h.runs.map((r): [string, unknown] => [
+      `${r.run} run`,
+      `last ok ${r.ok_at ?? 'never'}${r.auth_failures ? `, ${r.auth_failures} refused login(s) in a row` : ''}`,
+    ]),
     ['last alarm', h.last_alarm ? `${h.last_alarm.at} ${h.last_alarm.reasons.map(reasonText).join('; ')}` : null],
     ['recovered at', h.recovered_at],
   ];

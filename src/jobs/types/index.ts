@@ -11,4 +11,15 @@ import { claimsExport } from './claims-export.js';
 import { claimsPoll } from './claims-poll.js';
 import { networksWatchdog } from './networks-watchdog.js';
 
-export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk, claimsPoll, claimsExport, networksWatchdog];
+export const jobTypes: JobType[] = [
+  maintenancePrune,
+  advertisersSync,
+  ordersPoll,
+  pagesBulk,
+  logosBulk,
+  couponsRefresh,
+  aiBulk,
+  claimsPoll,
+  claimsExport,
+  networksWatchdog,
+];

@@ -18,7 +18,7 @@ import type { Network, NetworkService } from '../networks/index.js';
 import type { OrderCounts } from '../orders/index.js';
 import type { PostbackCounts } from '../postbacks/index.js';
 import type { WebhookEvents } from '../webhooks/index.js';
-import { addCounts, buildBaseline, expectedOver, hourOfWeek, hourStart, type Baseline } from './baseline.js';
+import { addCounts, buildBaseline, expectedOver, HOURS_OF_WEEK, hourOfWeek, hourStart, type Baseline } from './baseline.js';
 import { intakeLow, judge, type Figures, type RunFigures, type RunKind, type StallReason, type WatchdogState } from './rules.js';
 import { WatchdogStore, type WatchdogRow } from './store.js';
 
@@ -128,7 +128,7 @@ export class WatchdogService {
     const now = this.deps.clock.now();
     const row = await this.store.get(network.id);
     const baseline = await this.baseline(network.id, row, now, false);
-    const figures = await this.figures(network, baseline, now);
+    const figures = await this.figures(network, baseline, now, row);
     const live = judge(figures, row?.state === 'stalled' ? row.reasons : [], this.deps.config);
     const lastHour = await this.intake(network.id, new Date(now.getTime() - 60 * MINUTE), now);
     const { probability, low } = intakeLow(figures.window.observed, figures.window.expected, this.deps.config);
@@ -168,8 +168,9 @@ export class WatchdogService {
   private async checkOne(network: Network, actor: string): Promise<{ state: WatchdogState; alarm: boolean; recovered: boolean }> {
     const { db, clock, events, logger, config } = this.deps;
     const now = clock.now();
-    const baseline = await this.baseline(network.id, await this.store.get(network.id), now, true);
-    const figures = await this.figures(network, baseline, now);
+    const row = await this.store.get(network.id);
+    const baseline = await this.baseline(network.id, row, now, true);
+    const figures = await this.figures(network, baseline, now, row);
     return db.transaction(async (t) => {
       // The row locked: two checks at once (the schedule and a hand-run job) decide one change.
       const before = await this.store.lock(network.id, now, t);
@@ -206,10 +207,15 @@ export class WatchdogService {
     });
   }
 
-  /** The baseline of the history up to the current hour: the stored one while it is current, else computed (and kept when `save`). */
+  /**
+   * The baseline of the history up to the current hour: the stored one while it is current, else
+   * computed (and kept when `save`). During an outage the stored one is kept as it was: the
+   * silence must not teach the watchdog that silence is normal for the network.
+   */
   private async baseline(network: string, row: WatchdogRow | null, now: Date, save: boolean): Promise<Baseline> {
     const to = hourStart(now);
-    if (row?.baseline && row.baseline.to === to.toISOString() && row.baseline.hours?.length === 168) return row.baseline;
+    const stored = row?.baseline?.hours?.length === HOURS_OF_WEEK ? row.baseline : null;
+    if (stored && (stored.to === to.toISOString() || row?.state === 'stalled')) return stored;
     const from = new Date(to.getTime() - this.deps.config.history_days * DAY);
     const [postbacks, polled] = await Promise.all([
       this.deps.postbackCounts.acceptedByHour(network, from, to),
@@ -225,9 +231,14 @@ export class WatchdogService {
     return postbacks + polled;
   }
 
-  private async figures(network: Network, baseline: Baseline, now: Date): Promise<Figures> {
+  /**
+   * The figures the rule judges. The window starts no earlier than the last recovery: a new outage
+   * is judged over the time since the last one ended, not over the silence that one left in the window.
+   */
+  private async figures(network: Network, baseline: Baseline, now: Date, row: WatchdogRow | null): Promise<Figures> {
     const { config } = this.deps;
-    const windowFrom = new Date(now.getTime() - config.window_minutes * MINUTE);
+    const recoveredAt = row?.recovered_at ? new Date(row.recovered_at).getTime() : -Infinity;
+    const windowFrom = new Date(Math.min(now.getTime(), Math.max(now.getTime() - config.window_minutes * MINUTE, recoveredAt)));
     const recoveryFrom = new Date(now.getTime() - config.recovery_minutes * MINUTE);
     const [windowObserved, recoveryObserved] = await Promise.all([this.intake(network.id, windowFrom, now), this.intake(network.id, recoveryFrom, now)]);
     return {

@@ -80,7 +80,13 @@ export function judge(figures: Figures, previous: StallReason[], config: Watchdo
     const wasLow = previous.some((r) => r.kind === 'intake_low');
     const stillLow = wasLow ? !intakeBack(figures.recovery.observed, figures.recovery.expected, config) : low;
     if (stillLow) {
-      reasons.push({ kind: 'intake_low', observed, expected: round(expected), window_minutes: config.window_minutes, probability: Number(probability.toPrecision(3)) });
+      reasons.push({
+        kind: 'intake_low',
+        observed,
+        expected: round(expected),
+        window_minutes: config.window_minutes,
+        probability: Number(probability.toPrecision(3)),
+      });
     }
   }
   for (const run of figures.runs) {
