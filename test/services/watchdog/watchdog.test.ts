@@ -93,6 +93,11 @@ describeEachDialect(
       expect(alarms[0].at > '2026-03-10T14:30:00.000Z').toBe(true);
       expect(alarms[0].at <= '2026-03-10T15:00:00.000Z').toBe(true);
       expect(await outbox('network.stalled', 'steady')).toBe(1);
+      await ctx.logger.flush();
+      const warnings = await ctx.db.select<{ context: string }>(
+        "SELECT context FROM logs WHERE level = 'warning' AND source = 'watchdog' AND message = 'Network stalled'",
+      );
+      expect(warnings.filter((w) => String(w.context).includes('"steady"'))).toHaveLength(1);
       const during = await ctx.watchdog.health('steady');
       expect(during).toMatchObject({ state: 'stalled', stalled_since: alarms[0].at, last_alarm_at: alarms[0].at });
       expect(during.reasons).toEqual([expect.objectContaining({ kind: 'intake_low', observed: 0, expected: 12, window_minutes: 60 })]);
