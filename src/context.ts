@@ -41,6 +41,8 @@
 //                                  rows are written by WebhookEvents.emit in other services' transactions)
 //   ai_calls                       services/ai/calls.ts (settings rows 'ai_settings', 'ai_api_key'
 //                                  through SettingsService; read by AiUsage, ai/usage.ts)
+//   network_watchdog               services/watchdog/ (reads intake through PostbackCounts and
+//                                  OrderCounts; read by WatchdogStates for the overview and the gauge)
 //   ai_token_days,                 services/ai/budget.ts (the daily token budget)
 //   ai_token_reservations
 //
@@ -81,7 +83,7 @@ import { LogoBulkService, LogoService } from './services/logos/index.js';
 import { MediaService } from './services/media/index.js';
 import { NetworkService } from './services/networks/index.js';
 import { OutboundGuard } from './outbound/index.js';
-import { PostbackService } from './services/postbacks/index.js';
+import { PostbackCounts, PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
 import { OrderCounts, OrderMatches, OrderService } from './services/orders/index.js';
 import { ClaimService } from './services/claims/index.js';
@@ -100,6 +102,7 @@ import { UserService } from './services/users/index.js';
 import { HealthService } from './services/health/index.js';
 import { noMetrics, PromMetrics, type Metrics } from './metrics.js';
 import { DeliveryStore, WebhookEvents, WebhookSender, WebhookService } from './services/webhooks/index.js';
+import { WatchdogService, WatchdogStates } from './services/watchdog/index.js';
 
 export interface Context {
   config: Config;
@@ -144,6 +147,8 @@ export interface Context {
   health: HealthService;
   /** Prometheus metrics, or `noMetrics` when they are off. */
   metrics: Metrics;
+  /** The intake watchdog (`networks.watchdog`, GET /networks/{id}/health). */
+  watchdog: WatchdogService;
   pages: PageService;
   media: MediaService;
   logos: LogoService;
@@ -195,7 +200,9 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     stdout: options.logStream === undefined ? (config.log.stdout ? process.stdout : null) : options.logStream,
   });
   const hooks = new HookBus();
-  const metrics = config.metrics.enabled ? new PromMetrics({ pool: () => db.poolStats() }) : noMetrics;
+  // The watchdog's states: a read model the gauge and the overview read (services/watchdog/store.ts).
+  const watchdogStates = new WatchdogStates({ db });
+  const metrics = config.metrics.enabled ? new PromMetrics({ pool: () => db.poolStats(), networkStates: () => watchdogStates.states() }) : noMetrics;
   hooks.attachLogger(logger);
   const outbound = new OutboundGuard({ allow: config.outbound.allow, ports: config.outbound.ports, maxBytes: config.outbound.max_bytes, logger });
   const settings = new SettingsService({ db });
@@ -217,7 +224,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const couponCounts = new CouponCounts({ db, clock });
   const aiSettings = new AiSettingsStore({ config: config.ai, settings, keys, secrets, logger });
   const aiUsage = new AiUsage({ db, clock, settings: aiSettings });
-  const overview = new OverviewService({ db, clock, currency: config.currency, ai: aiUsage });
+  const overview = new OverviewService({ db, clock, currency: config.currency, ai: aiUsage, watchdog: watchdogStates });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger, users });
   const jobs = new JobService({
@@ -329,6 +336,17 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     couponCounts,
   });
   const postbacks = new PostbackService({ db, clock, logger, hooks, events, keys, networks, orders, config, selfUrl, metrics });
+  const watchdog = new WatchdogService({
+    db,
+    clock,
+    logger,
+    events,
+    networks,
+    postbackCounts: new PostbackCounts({ db }),
+    orderCounts,
+    schedules: config.schedules,
+    config: config.watchdog,
+  });
   const deliveries = new DeliveryStore({ db, clock });
   const webhookSender = new WebhookSender({
     db,
@@ -403,6 +421,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     advertisers,
     health: new HealthService({ db }),
     metrics,
+    watchdog,
     pages,
     media,
     logos,

@@ -25,6 +25,11 @@ export function isServiceError(err: unknown): err is ServiceError {
   return err instanceof ServiceError;
 }
 
+/** The stable code of a thrown ServiceError (a network module's refusal among them), else null. */
+export function errorCode(err: unknown): string | null {
+  return err instanceof ServiceError ? err.code : null;
+}
+
 export const notFound = (code: string, what: string): ServiceError => new ServiceError(code, `${what} not found.`, 404);
 
 const DETAIL_CODES: Record<string, string> = {

@@ -45,6 +45,8 @@ export const noMetrics: Metrics = {
 export interface MetricsSources {
   /** The database's statement connections, read when scraped. */
   pool(): PoolStats;
+  /** Each network the intake watchdog checked and whether it is stalled, read from the database when scraped. */
+  networkStates?(): Promise<{ network: string; stalled: boolean }[]>;
 }
 
 /** Seconds buckets from 1 ms to 10 s: REST reads are milliseconds, a slow report a few seconds. */
@@ -137,6 +139,21 @@ export class PromMetrics implements Metrics {
           this.set(pick(sources.pool()));
         },
       });
+    // Read from the database at each scrape: every daemon shows the state the watchdog job (run
+    // on whichever daemon claimed it) stored, not a value of its own.
+    const networkStates = sources.networkStates;
+    if (networkStates) {
+      new client.Gauge({
+        name: 'cashtrack_network_stalled',
+        help: 'Whether the intake watchdog finds a network stalled (1) or not (0).',
+        labelNames: ['network'],
+        registers,
+        async collect() {
+          this.reset();
+          for (const s of await networkStates()) this.set({ network: s.network }, s.stalled ? 1 : 0);
+        },
+      });
+    }
     pool('cashtrack_db_pool_max', 'Most statement connections the pool opens.', (s) => s.max);
     pool('cashtrack_db_pool_open', 'Statement connections open.', (s) => s.open);
     pool('cashtrack_db_pool_busy', 'Statement connections in use.', (s) => s.busy);

@@ -45,6 +45,7 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_CLAIMS_MATCH_WINDOW_DAYS: 'claims.match_window_days',
   CASHTRACK_CLAIMS_WARN_DAYS: 'claims.warn_days',
   CASHTRACK_COUPONS_MAX_REMOVED_SHARE: 'coupons.max_removed_share',
+  CASHTRACK_WATCHDOG_WINDOW_MINUTES: 'watchdog.window_minutes',
   CASHTRACK_JOBS_CONCURRENCY: 'jobs.concurrency',
   CASHTRACK_JOBS_LEASE_SECONDS: 'jobs.lease_seconds',
   CASHTRACK_JOBS_POLL_INTERVAL_MS: 'jobs.poll_interval_ms',

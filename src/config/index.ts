@@ -13,7 +13,7 @@ import { schema } from './schema.js';
 import { deepMerge, getPath, readJson, setPath } from './merge.js';
 
 export { SCHEDULE_NAMES, PER_NETWORK_SCHEDULES } from './types.js';
-export type { ScheduleName, ScheduleConfig, Config, PageTemplate, AiPrompt, AiConfig } from './types.js';
+export type { ScheduleName, ScheduleConfig, Config, PageTemplate, AiPrompt, AiConfig, WatchdogConfig } from './types.js';
 export { ENV_KEYS } from './env.js';
 export { HOST_ENTRY } from './schema.js';
 

@@ -225,6 +225,17 @@ export const schema = Joi.object({
     warn_days: Joi.number().integer().min(0).max(365).required(),
     deadline_days: Joi.object().pattern(Joi.string().max(64), Joi.number().integer().min(1).max(3650)).required(),
   }).required(),
+  watchdog: Joi.object({
+    window_minutes: Joi.number().integer().min(5).max(1440).required(),
+    recovery_minutes: Joi.number().integer().min(1).max(1440).required(),
+    min_ratio: Joi.number().min(0).max(1).required(),
+    significance: Joi.number().greater(0).max(0.5).required(),
+    history_days: Joi.number().integer().min(7).max(90).required(),
+    min_history_days: Joi.number().integer().min(1).max(Joi.ref('history_days')).required(),
+    min_history_events: Joi.number().integer().min(1).max(1_000_000_000).required(),
+    run_intervals: Joi.number().integer().min(1).max(100).required(),
+    auth_failures: Joi.number().integer().min(1).max(100).required(),
+  }).required(),
   coupons: Joi.object({
     max_removed_share: Joi.number().min(0).max(1).required(),
   }).required(),

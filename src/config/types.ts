@@ -3,7 +3,15 @@
 import type { CashbackType } from '../cashback-rule.js';
 
 /** The configurable schedules (`schedules.<name>`); src/jobs/schedules.ts says what each runs. */
-export const SCHEDULE_NAMES = ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune', 'claims_poll', 'claims_export'] as const;
+export const SCHEDULE_NAMES = [
+  'advertisers_sync',
+  'orders_poll',
+  'coupons_refresh',
+  'maintenance_prune',
+  'claims_poll',
+  'claims_export',
+  'networks_watchdog',
+] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
 /** The schedules that run once per network, and take per-network overrides. */
 export const PER_NETWORK_SCHEDULES: readonly ScheduleName[] = ['advertisers_sync', 'orders_poll'];
@@ -90,6 +98,13 @@ export interface Config {
    * expires (`default` for networks not named), and the days before that it is warned about.
    */
   claims: { amount_tolerance_percent: number; match_window_days: number; warn_days: number; deadline_days: Record<string, number> };
+  /**
+   * The intake watchdog (services/watchdog/, docs/operations.md): the window silence is judged
+   * over, how much below the baseline and how improbable it must be, the history it learns from
+   * and how much of it is enough, how many schedule intervals a sync or poll may miss, and how
+   * many refused logins in a row alarm.
+   */
+  watchdog: WatchdogConfig;
   /**
    * Coupon refreshes: a full refresh refuses to mark more than `max_removed_share` (0..1) of a
    * network's coupons removed at once unless forced (a network dropping them all is more often
@@ -226,4 +241,17 @@ export interface AiConfig {
   /** A provider's Retry-After is honoured up to this many seconds. */
   retry_after_max_seconds: number;
   prompts: { shop: AiPrompt; coupon: AiPrompt };
+}
+
+/** `watchdog` in config: see docs/operations.md "Intake watchdog". */
+export interface WatchdogConfig {
+  window_minutes: number;
+  recovery_minutes: number;
+  min_ratio: number;
+  significance: number;
+  history_days: number;
+  min_history_days: number;
+  min_history_events: number;
+  run_intervals: number;
+  auth_failures: number;
 }

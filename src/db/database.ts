@@ -276,6 +276,11 @@ export class Database {
     return this.dialect === 'mysql' ? `DATE_FORMAT(${column}, '%Y-%m-%d')` : `substr(${column}, 1, 10)`;
   }
 
+  /** The UTC hour of a timestamp column as `YYYY-MM-DD HH` text, to group by (see `dayOf`). */
+  hourOf(column: string): string {
+    return this.dialect === 'mysql' ? `DATE_FORMAT(${column}, '%Y-%m-%d %H')` : `substr(${column}, 1, 13)`;
+  }
+
   /** How the incoming row's value of `column` is named inside `upsert`'s assignments. */
   incoming(column: string): string {
     return this.dialect === 'mysql' ? `VALUES(${column})` : `excluded.${column}`;

@@ -39,6 +39,10 @@ export const HOOKS = {
   claimStatusChanged: 'cashtrack.claim.status_changed',
   /** A live claim is within `claims.warn_days` of its deadline (once per claim), `(claim, { actor })`. */
   claimDeadlineNear: 'cashtrack.claim.deadline_near',
+  /** The intake watchdog found a network stalled (once per outage), `(health, { actor })`. */
+  networkStalled: 'cashtrack.network.stalled',
+  /** A stalled network's intake, polls and logins are back (once per outage), `(health, { actor })`. */
+  networkRecovered: 'cashtrack.network.recovered',
   /** Filter: an order's cashback in minor units, `(amount, { rule, order })`. */
   cashbackAmount: 'cashtrack.cashback.amount',
   /** Filter: the chat messages of an AI generation before they are sent, `(messages, { kind, id, job_id })`. */

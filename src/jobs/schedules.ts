@@ -24,6 +24,11 @@ export const scheduleDefinitions: ScheduleDefinition[] = [
   { name: 'claims_poll', job: 'claims.poll', description: "Read the networks' answers to filed claims, and expire claims past their deadline." },
   { name: 'claims_export', job: 'claims.export', description: 'Write the claims file of each network that takes claims as a batch file (Awin).' },
   {
+    name: 'networks_watchdog',
+    job: 'networks.watchdog',
+    description: "Check each enabled network's intake, syncs, polls and logins against what is normal for it, and alarm once when one falls silent.",
+  },
+  {
     name: 'maintenance_prune',
     job: 'maintenance.prune',
     description: 'Delete logs, postback records, finished jobs, schedule runs and idempotency keys past retention.',

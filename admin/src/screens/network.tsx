@@ -1,11 +1,12 @@
 // One network: its state, its settings (secret ones write-only: "set" and replaceable, never
 // shown), a custom network's definition as JSON with the API's validation errors at the field they
-// name, and its postbacks (network-postbacks.tsx). An id that is no network yet opens the editor
+// name, its postbacks (network-postbacks.tsx) and its health (network-health.tsx). An id that is no network yet opens the editor
 // to define it.
 import { Button, Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, TextControl } from '@wordpress/components';
 import { useCallback, useEffect, useState } from 'react';
 import { api, errorMessage, isApiError } from '../lib/api';
 import { Link } from '../lib/link';
+import { HealthCard } from './network-health';
 import { PostbacksCard, RecentPostbacks, TestPostbackCard } from './network-postbacks';
 import type { Network } from './networks';
 import { ruleText } from './shop';
@@ -61,6 +62,7 @@ export function NetworkScreen({ id, query }: { id: string; query: URLSearchParam
       </h1>
       <div className="ct-cards">
         <StateCard network={network} />
+        <HealthCard networkId={network.id} />
         <SettingsCard network={network} onSaved={setNetwork} />
         <PostbacksCard network={network} onChanged={setNetwork} />
         <TestPostbackCard network={network} onSent={() => setSent((n) => n + 1)} />

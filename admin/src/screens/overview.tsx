@@ -27,6 +27,7 @@ interface Overview {
   payouts: { pending: { count: number; by_currency: { currency: string; count: number; amount: string }[] } };
   unmatched_orders: { count: number };
   held_orders: { count: number };
+  networks: { stalled: { network: string; stalled_since: string | null }[] };
   ai: { configured: boolean; model: string | null; days: number; calls: number; tokens: { total_tokens: number } } | null;
 }
 
@@ -131,6 +132,16 @@ export default function OverviewScreen({ query }: ScreenProps) {
                 <Link to="/orders" query={{ unmatched: 'true' }}>
                   <strong>{data.unmatched_orders.count}</strong> unmatched orders
                 </Link>
+              </li>
+              <li className="ct-stalled-networks">
+                <strong>{data.networks.stalled.length}</strong> stalled networks
+                {data.networks.stalled.map((n, i) => (
+                  <span key={n.network}>
+                    {i ? ', ' : ': '}
+                    <Link to={`/networks/${encodeURIComponent(n.network)}`}>{n.network}</Link>
+                    <span className="ct-aside"> since {n.stalled_since}</span>
+                  </span>
+                ))}
               </li>
               <li>
                 <Link to="/payouts" query={{ status: 'pending' }}>

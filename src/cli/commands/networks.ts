@@ -1,4 +1,4 @@
-// `cashtrack networks list|show|save|configure|enable|disable|postbacks|postback-secret`: the
+// `cashtrack networks list|show|save|configure|enable|disable|postbacks|postback-secret|health`: the
 // network schemas and services, in-process. Secret settings are read from standard input or an
 // environment variable, never from the command line (it ends up in shell history and the process
 // list).
@@ -10,8 +10,9 @@ import { dict } from '../../objects.js';
 import type { Network } from '../../services/networks/index.js';
 import { NETWORK_KINDS, networkSchemas, POSTBACK_MODES, type PostbackMode } from '../../services/networks/schemas.js';
 import type { PostbackRecord } from '../../services/postbacks/index.js';
+import type { NetworkHealth, StallReason } from '../../services/watchdog/index.js';
 import { POSTBACK_ORDERBY, POSTBACK_OUTCOMES } from '../../services/postbacks/schemas.js';
-import { printJson, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
+import { printFields, printJson, printTable, readStdin, UsageError, validateInput, withContext, type Io } from '../io.js';
 import { collect, commaChoices, json, listCommand, positiveInt, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
 
 export function register(networks: Command, run: Run): void {
@@ -49,6 +50,11 @@ export function register(networks: Command, run: Run): void {
     .option('--secret-env <key=VAR>', 'take the value of secret setting KEY from environment variable VAR (repeatable)', collect)
     .addOption(json())
     .action(run(configure));
+  networks
+    .command('health [id]')
+    .description("the intake watchdog's view of a network (or of every enabled one): state, why, baseline, last hour, last alarm")
+    .addOption(json())
+    .action(run(health));
   networks.command('enable <id>').description('switch a network on (sync, polling, tracking links)').addOption(json()).action(run(enable));
   networks.command('disable <id>').description('switch a network off (postbacks have their own switch)').addOption(json()).action(run(disable));
   listCommand(
@@ -330,5 +336,59 @@ export async function prunePostbacks(io: Io, opts: { days?: number; json?: boole
     const deleted = await ctx.postbacks.prune(days);
     if (opts.json) return printJson(io, { deleted, retention_days: days });
     io.stdout.write(`deleted ${deleted} postback record(s) older than ${days} day(s)\n`);
+  });
+}
+
+function reasonText(r: StallReason): string {
+  if (r.kind === 'intake_low') return `intake ${r.observed} in ${r.window_minutes} min, ${r.expected} expected`;
+  if (r.kind === 'run_overdue') return `${r.run} run not succeeded since ${r.last_ok_at} (allowed ${r.allowed_minutes} min)`;
+  return `${r.run}: credentials refused ${r.failures} time(s) in a row`;
+}
+
+function printHealth(io: Io, h: NetworkHealth): void {
+  const lines: [string, unknown][] = [
+    ['network', h.network],
+    ['state', h.state],
+    ['reasons', h.reasons.map(reasonText).join('; ')],
+    ['stalled since', h.stalled_since],
+    ['checked at', h.checked_at ?? 'not yet'],
+    [
+      'baseline',
+      `${h.baseline.expected_this_hour} expected this hour; ${h.baseline.events} event(s) over ${h.baseline.span_days} day(s)${h.enough_history ? '' : ` (not enough history: ${h.baseline.min_history_days} days and ${h.baseline.min_history_events} events needed)`}`,
+    ],
+    ['last hour', `${h.last_hour.observed} received, ${h.last_hour.expected} expected`],
+    ['window', `${h.window.observed} received in ${h.window.minutes} min, ${h.window.expected} expected`],
+    ...h.runs.map((r): [string, unknown] => [
+      `${r.run} run`,
+      `last ok ${r.ok_at ?? 'never'}${r.auth_failures ? `, ${r.auth_failures} refused login(s) in a row` : ''}`,
+    ]),
+    ['last alarm', h.last_alarm ? `${h.last_alarm.at} ${h.last_alarm.reasons.map(reasonText).join('; ')}` : null],
+    ['recovered at', h.recovered_at],
+  ];
+  printFields(io, lines, 15);
+}
+
+export async function health(io: Io, id: string | undefined, opts: { json?: boolean }): Promise<void> {
+  const one = id === undefined ? null : await networkId(id);
+  await withContext(io, async (ctx) => {
+    if (one !== null) {
+      const h = await ctx.watchdog.health(one);
+      if (opts.json) return printJson(io, h);
+      return printHealth(io, h);
+    }
+    const all = await ctx.watchdog.healthAll();
+    if (opts.json) return printJson(io, all);
+    printTable(
+      io,
+      all.map((h) => ({
+        network: h.network,
+        state: h.state,
+        reasons: h.reasons.map((r) => r.kind).join(','),
+        this_hour: h.baseline.expected_this_hour,
+        last_hour: h.last_hour.observed,
+        last_alarm: h.last_alarm?.at ?? '',
+      })),
+      ['network', 'state', 'reasons', 'this_hour', 'last_hour', 'last_alarm'],
+    );
   });
 }

@@ -27,6 +27,7 @@ export async function show(io: Io, opts: { days?: number; json?: boolean }): Pro
     out('');
     out(`unmatched orders: ${o.unmatched_orders.count}`);
     out(`orders held for review: ${o.held_orders.count}`);
+    out(`stalled networks: ${o.networks.stalled.length ? o.networks.stalled.map((n) => `${n.network} (since ${n.stalled_since})`).join(', ') : 'none'}`);
     if (o.ai) {
       out('');
       out(

@@ -1,5 +1,5 @@
 // Networks: every network with its state, one network, custom network definitions, the postbacks
-// a network received, postback secrets, and test postbacks.
+// a network received, postback secrets, test postbacks, and a network's health (the intake watchdog).
 import { none } from '../../fields.js';
 import { networkSchemas } from '../../services/networks/schemas.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
@@ -100,6 +100,16 @@ export const networksRoutes: RouteDef[] = [
     description: "The network's postbacks per outcome under the list's other filters: {total, statuses} (the views row).",
     validate: { params: networkSchemas.networkId, query: networkSchemas.postbackCounts },
     handler: ({ params, query }, ctx) => ctx.postbacks.counts({ ...query, network: params.id }),
+  }),
+  route({
+    id: 'networks.health',
+    method: 'GET',
+    path: '/networks/{id}/health',
+    auth: 'manage_options',
+    description:
+      "The intake watchdog's view of a network: its state (ok, stalled, unknown) and why, the baseline for the current hour, the last hour's intake, its syncs and polls, and the last alarm.",
+    validate: { params: networkSchemas.networkId, query: none() },
+    handler: ({ params }, ctx) => ctx.watchdog.health(params.id),
   }),
   route({
     id: 'networks.postback-test',

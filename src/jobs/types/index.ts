@@ -9,5 +9,17 @@ import { ordersPoll } from './orders-poll.js';
 import { pagesBulk } from './pages-bulk.js';
 import { claimsExport } from './claims-export.js';
 import { claimsPoll } from './claims-poll.js';
+import { networksWatchdog } from './networks-watchdog.js';
 
-export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk, claimsPoll, claimsExport];
+export const jobTypes: JobType[] = [
+  maintenancePrune,
+  advertisersSync,
+  ordersPoll,
+  pagesBulk,
+  logosBulk,
+  couponsRefresh,
+  aiBulk,
+  claimsPoll,
+  claimsExport,
+  networksWatchdog,
+];

@@ -4,6 +4,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { toInt } from '../../db/values.js';
+import { errorCode } from '../../errors.js';
 import type { ModuleRuntime, NetworkAdvertiser, NetworkModule } from '../../networks/types.js';
 import type { WalkTotal } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
@@ -149,7 +150,7 @@ export async function syncAdvertisers(deps: SyncDeps, network: string, options: 
   } catch (err) {
     if (options.signal?.aborted) throw err;
     const message = err instanceof Error ? err.message : String(err);
-    await deps.networks.recordRun(id, 'advertisers', counts, message);
+    await deps.networks.recordRun(id, 'advertisers', counts, message, errorCode(err));
     logger.error('advertisers', 'Advertiser sync failed', { network: id, sync, ...counts, error: message.slice(0, 500) });
     throw err;
   }

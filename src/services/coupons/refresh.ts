@@ -8,7 +8,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { toDate, toInt } from '../../db/values.js';
-import { ServiceError } from '../../errors.js';
+import { errorCode, ServiceError } from '../../errors.js';
 import type { HookBus } from '../../hooks/index.js';
 import type { CouponWalk, ModuleRuntime, NetworkCoupon } from '../../networks/types.js';
 import type { WalkTotal } from '../jobs/index.js';
@@ -170,7 +170,7 @@ export class CouponRefresher {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await networks.recordRun(id, 'coupons', counts, message);
+      await networks.recordRun(id, 'coupons', counts, message, errorCode(err));
       logger.error('coupons', 'Coupon refresh failed', {
         network: id,
         refresh,

@@ -291,10 +291,11 @@ export class NetworkService {
   /**
    * Records how one kind of run ended (`advertisers`: the sync; `orders`: the poll; `coupons`: the refresh) under its own
    * key of `last_sync_result`, keeping the other's. Read and written on the locked row, so a sync
-   * and a poll of one network ending together both stay recorded.
+   * and a poll of one network ending together both stay recorded. `code` is the failure's error
+   * code when it has one (a refused login counts toward the watchdog's `auth_failures`).
    */
-  async recordRun(id: string, run: 'advertisers' | 'orders' | 'coupons', counts: object, error: string | null): Promise<void> {
-    await writeRunOutcome(this.store, id, run, counts, error);
+  async recordRun(id: string, run: 'advertisers' | 'orders' | 'coupons', counts: object, error: string | null, code: string | null = null): Promise<void> {
+    await writeRunOutcome(this.store, id, run, counts, error, code);
   }
 
   /** The postback endpoint's view of a network (see PostbackTargets.view). */

@@ -1,6 +1,11 @@
 // How a network's runs ended (its sync, order poll and coupon refresh), written to its row for
 // GET /networks: `last_sync_result` per kind of run, the latest error with its time, secrets scrubbed.
+// Each kind also keeps when it last succeeded (`ok_at`) and how many of its runs in a row the
+// network refused the credentials for (`auth_failures`): the intake watchdog alarms on both.
 import type { NetworkStore } from './store.js';
+
+/** The code a network module throws when the network refuses the credentials (src/networks/network-error.ts). */
+export const AUTH_REFUSED = 'svc_network_unauthorized';
 
 /** Records the whole result of a sync (NetworkService.recordSync). */
 export async function writeSyncOutcome(store: NetworkStore, id: string, outcome: { at: Date; result?: unknown; error?: string | null }): Promise<void> {
@@ -14,6 +19,7 @@ export async function writeRunOutcome(
   run: 'advertisers' | 'orders' | 'coupons',
   counts: object,
   error: string | null,
+  code: string | null = null,
 ): Promise<void> {
   const at = store.deps.clock.now();
   await writeSync(
@@ -24,7 +30,10 @@ export async function writeRunOutcome(
       const base = previous && typeof previous === 'object' && !Array.isArray(previous) ? (previous as Record<string, unknown>) : {};
       // Each kind's own outcome: `error` is null when its last run succeeded, whatever another
       // kind's run left in `last_error` (the latest error of any run, kept with its time).
-      return { ...base, [run]: { ...counts, error, at: at.toISOString() } };
+      const before = base[run] && typeof base[run] === 'object' ? (base[run] as Record<string, unknown>) : {};
+      const okAt = error ? (typeof before.ok_at === 'string' ? before.ok_at : null) : at.toISOString();
+      const authFailures = code === AUTH_REFUSED ? (typeof before.auth_failures === 'number' ? before.auth_failures : 0) + 1 : 0;
+      return { ...base, [run]: { ...counts, error, ...(code ? { code } : {}), at: at.toISOString(), ok_at: okAt, auth_failures: authFailures } };
     },
     error,
   );

@@ -6,7 +6,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { toDate } from '../../db/values.js';
-import { isServiceError, type ServiceError } from '../../errors.js';
+import { errorCode, isServiceError, type ServiceError } from '../../errors.js';
 import type { ModuleRuntime, NetworkTransaction } from '../../networks/types.js';
 import type { WalkTotal } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
@@ -157,7 +157,7 @@ export class OrderPoll {
     } catch (err) {
       if (options.signal?.aborted) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      await this.deps.networks.recordRun(module.id, 'orders', counts, message);
+      await this.deps.networks.recordRun(module.id, 'orders', counts, message, errorCode(err));
       logger.error('orders', 'Order poll failed', { ...where, ...counts, error: message.slice(0, 500) });
       throw err;
     }

@@ -1,6 +1,6 @@
 // The back office at a glance: members, what the site owes them, recent orders (per status and
 // per day) and the site's margin on them, pending payouts, unmatched and held orders, postbacks
-// per network and outcome. Aggregate queries only, never rows;
+// per network and outcome, the networks the intake watchdog finds stalled. Aggregate queries only, never rows;
 // every total is summed and read exactly (src/db/values.ts exactSum), however large.
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
@@ -8,6 +8,7 @@ import { readSum, toInt } from '../../db/values.js';
 import { formatAmount } from '../../money.js';
 import type { AiOverviewBlock, AiUsage } from '../ai/index.js';
 import { POSTBACK_OUTCOMES, type PostbackOutcome } from '../postbacks/index.js';
+import type { StalledNetwork, WatchdogStates } from '../watchdog/index.js';
 
 export const ORDER_STATUSES_SHOWN = ['pending', 'approved', 'declined'] as const;
 
@@ -56,6 +57,8 @@ export interface Overview {
   held_orders: { count: number };
   /** Postbacks received in the window, per network (an aggregated refusal counts every postback it stands for). */
   postbacks: { by_network: PostbackNetworkSummary[] };
+  /** Networks the intake watchdog finds stalled now (longest first), with why. */
+  networks: { stalled: StalledNetwork[] };
   /** AI generations in the window: calls by outcome, tokens (in all and per model), whether a provider is set. */
   ai?: AiOverviewBlock;
 }
@@ -67,6 +70,8 @@ export interface OverviewServiceDeps {
   currency: string;
   /** The AI block over the same window: the AI domain's read model (the AI service owns its records). */
   ai: Pick<AiUsage, 'overview'>;
+  /** The stalled networks: the watchdog's read model (the watchdog service owns its table). */
+  watchdog: Pick<WatchdogStates, 'stalled'>;
 }
 
 const statusRank = (s: string) => {
@@ -145,6 +150,7 @@ export class OverviewService {
       ),
     ]);
     const ai = await this.deps.ai.overview(days);
+    const stalled = await this.deps.watchdog.stalled();
 
     const referralBy = new Map(referrals.map((r) => [`${String(r.status)}/${String(r.currency)}`, readSum(r, 'referral')]));
     const perStatus = totalsBy(orders, (r) => [String(r.status), String(r.currency)]);
@@ -208,6 +214,7 @@ export class OverviewService {
       unmatched_orders: { count: toInt(unmatched[0].n) },
       held_orders: { count: toInt(held[0].n) },
       postbacks: { by_network: [...networks.values()].sort((a, b) => a.network.localeCompare(b.network)) },
+      networks: { stalled },
       ...(ai ? { ai } : {}),
     };
   }

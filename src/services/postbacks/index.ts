@@ -35,6 +35,7 @@ import { noMetrics, type Metrics } from '../../metrics.js';
 import type { SelfUrl } from '../../self-url.js';
 
 export { POSTBACK_OUTCOMES, type PostbackOutcome, type PostbackRecord } from './records.js';
+export { PostbackCounts } from './counts.js';
 
 /** One request to `/postback/{network}`, as the route hands it over. */
 export interface PostbackRequest {
