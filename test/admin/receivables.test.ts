@@ -62,6 +62,7 @@ describeDaemon('the admin screens: receivables', (use, dialect) => {
     ({ short } = await seed(use()));
   });
 
+  // Two pages in a real browser on a machine shared with other work: more than the default 30 s.
   it("shows a network's receivables by age beside the liabilities, with its variances, and the overview's card with the same sums", async () => {
     const d = use();
     const api = (await d.api('GET', '/networks/awin/receivables')).body as Json;
@@ -111,5 +112,5 @@ describeDaemon('the admin screens: receivables', (use, dialect) => {
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 });
