@@ -295,20 +295,23 @@ export class OrderReceivables {
   }
 
   /**
-   * The orders whose paid lines differ from their commission: one row per order and line currency
-   * (lines without a currency are in the order's), lines without an amount left out. `network`
-   * limits it to one network.
+   * The orders whose paid lines differ from their commission: the lines (those with an amount)
+   * summed per order and line currency (a line without a currency is in the order's) first, then
+   * each sum joined to its order by primary key, so the read is driven by the payment lines and
+   * never scans the orders. `network` limits it to one network.
    */
   private mismatchSql(network?: string): { sql: string; params: unknown[] } {
-    const paidCurrency = 'COALESCE(p.currency, o.currency)';
+    const db = this.deps.db;
     return {
-      sql: `SELECT p.network AS network, o.id AS order_id, o.transaction_id AS transaction_id, o.status AS status, o.currency AS currency,
-                   o.commission AS commission, ${paidCurrency} AS paid_currency, ${this.deps.db.exactSum('p.amount', 'paid')},
-                   COUNT(*) AS line_count, MAX(p.paid_at) AS last_paid_at
-            FROM network_payments p JOIN orders o ON o.id = p.order_id
-            WHERE ${network === undefined ? '' : 'p.network = ? AND '}p.order_id IS NOT NULL AND p.amount IS NOT NULL
-            GROUP BY p.network, o.id, o.transaction_id, o.status, o.currency, o.commission, ${paidCurrency}
-            HAVING paid_currency <> o.currency OR SUM(p.amount) <> o.commission`,
+      sql: `SELECT m.*, o.id AS order_id, o.transaction_id AS transaction_id, o.status AS status, o.currency AS currency, o.commission AS commission
+            FROM (SELECT p.network AS network, p.order_id AS line_order,
+                         COALESCE(p.currency, (SELECT x.currency FROM orders x WHERE x.id = p.order_id)) AS paid_currency,
+                         SUM(p.amount) AS paid_total, ${db.exactSum('p.amount', 'paid')}, COUNT(*) AS line_count, MAX(p.paid_at) AS last_paid_at
+                  FROM network_payments p
+                  WHERE ${network === undefined ? '' : 'p.network = ? AND '}p.order_id IS NOT NULL AND p.amount IS NOT NULL
+                  GROUP BY p.network, p.order_id, paid_currency) m
+            JOIN orders o ON o.id = m.line_order
+            WHERE m.paid_currency <> o.currency OR m.paid_total <> o.commission`,
       params: network === undefined ? [] : [network],
     };
   }
@@ -339,7 +342,7 @@ export class OrderReceivables {
   /** Mismatched orders per network (one network's only when given). */
   private async countMismatched(network?: string): Promise<Map<string, number>> {
     const { sql, params } = this.mismatchSql(network);
-    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM (${sql}) m GROUP BY network`, params);
+    const rows = await this.deps.db.select<{ network: unknown; n: unknown }>(`SELECT network, COUNT(*) AS n FROM (${sql}) v GROUP BY network`, params);
     return new Map(rows.map((r) => [String(r.network), toInt(r.n)]));
   }
 
