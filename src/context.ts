@@ -16,7 +16,8 @@
 //   auth_throttle                  services/auth/throttle.ts
 //   settings                       services/settings/ (revisions: auth, networks)
 //   idempotency_keys               services/idempotency/
-//   balances, ledger_entries       services/ledger/ (counters row 'balances')
+//   balances, ledger_entries       services/ledger/ (counters row 'balances'; balances read by
+//                                  LedgerLiabilities, ledger/liabilities.ts)
 //   payouts                        services/payouts/ (settings rows 'payouts_sepa', 'payouts_paypal',
 //                                  'payouts_paypal_client_secret' through SettingsService)
 //   referrals                      services/referrals/ (counters row 'referral_changes')
@@ -27,7 +28,8 @@
 //   pages                          services/pages/
 //   coupons, coupon_refreshes      services/coupons/ (read by CouponCounts, coupons/counts.ts)
 //   orders                         services/orders/ (its SQL in store.ts; read by OrderCounts,
-//                                  orders/counts.ts, and by OrderMatches, orders/matches.ts, for claims)
+//                                  orders/counts.ts, by OrderMatches, orders/matches.ts, for claims,
+//                                  and with network_payments by OrderReceivables, orders/receivables.ts)
 //   clicks                         services/clicks/ (its SQL in store.ts; read by ClickLookup)
 //   claims                         services/claims/ (listens to cashtrack.order.recorded to match
 //                                  claims to arriving orders; assigns orders through OrderService)
@@ -76,7 +78,7 @@ import { IdempotencyService, type HoldInTransaction } from './services/idempoten
 import { JobService } from './services/jobs/index.js';
 import { JobRegistry, type JobType } from './jobs/registry.js';
 import { jobTypes } from './jobs/types/index.js';
-import { LedgerService } from './services/ledger/index.js';
+import { LedgerLiabilities, LedgerService } from './services/ledger/index.js';
 import { LogService } from './services/logs/index.js';
 import { AiBudget, AiCalls, AiProposals, AiService, AiSettingsStore, AiUsage, couponSource, shopPages } from './services/ai/index.js';
 import { LogoBulkService, LogoService } from './services/logos/index.js';
@@ -85,7 +87,7 @@ import { NetworkService } from './services/networks/index.js';
 import { OutboundGuard } from './outbound/index.js';
 import { PostbackCounts, PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
-import { OrderCounts, OrderMatches, OrderService } from './services/orders/index.js';
+import { OrderCounts, OrderMatches, OrderReceivables, OrderService } from './services/orders/index.js';
 import { ClaimService } from './services/claims/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
@@ -131,6 +133,8 @@ export interface Context {
   /** The PayPal Payouts account (settings rows 'payouts_paypal*') and its API client. */
   paypal: PayPalSettings;
   overview: OverviewService;
+  /** What each network still owes (a read model of the orders' tables). */
+  receivables: OrderReceivables;
   cashback: CashbackRuleService;
   referrals: ReferralService;
   orders: OrderService;
@@ -224,7 +228,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const couponCounts = new CouponCounts({ db, clock });
   const aiSettings = new AiSettingsStore({ config: config.ai, settings, keys, secrets, logger });
   const aiUsage = new AiUsage({ db, clock, settings: aiSettings });
-  const overview = new OverviewService({ db, clock, currency: config.currency, ai: aiUsage, watchdog: watchdogStates });
+  const liabilities = new LedgerLiabilities({ db });
   const cashback = new CashbackRuleService({ db, clock, logger, hooks, defaults: config.cashback, currency: config.currency });
   const referrals = new ReferralService({ db, clock, logger, users });
   const jobs = new JobService({
@@ -252,6 +256,9 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     orderCounts,
     settings,
   });
+  // Built after the networks service: it reads their payment terms through it.
+  const receivables = new OrderReceivables({ db, clock, networks, liabilities, configured: config.networks });
+  const overview = new OverviewService({ db, clock, currency: config.currency, ai: aiUsage, liabilities, receivables, watchdog: watchdogStates });
   const media = new MediaService({ db, clock, selfUrl });
   const clickTokens = new ClickTokens({ key: keys.clickToken, clock, selfUrl, ttlSeconds: config.clicks.token_ttl_seconds });
   const advertisers = new AdvertiserService({
@@ -409,6 +416,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     sepaSettings,
     paypal,
     overview,
+    receivables,
     cashback,
     referrals,
     orders,

@@ -326,10 +326,16 @@ export const schema = Joi.object({
   networks: Joi.object()
     .pattern(
       NETWORK_ID,
-      Joi.object({ review_above: Joi.string().max(1000).allow('').custom(ceilingText) }).pattern(
-        /^[A-Za-z][A-Za-z0-9_]{0,63}$/,
-        Joi.string().max(4096).allow(''),
-      ),
+      Joi.object({
+        review_above: Joi.string().max(1000).allow('').custom(ceilingText),
+        // Days; the same range the network setting takes (services/networks/settings.ts).
+        payment_terms_days: Joi.string()
+          .allow('')
+          .pattern(/^\s*\d{1,4}\s*$/)
+          .custom((value: string, helpers) =>
+            Number(value) >= 1 && Number(value) <= 3650 ? value : helpers.message({ custom: '{{#label}} must be 1 to 3650 days' }),
+          ),
+      }).pattern(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, Joi.string().max(4096).allow('')),
     )
     .required(),
   outbound: Joi.object({

@@ -153,7 +153,8 @@ describeDaemon('the admin screens: the overview', (use, dialect) => {
     expect(await link(/1 held orders/).getAttribute('href')).toBe('/admin/orders?review=held');
     expect(await link(/1 payouts waiting/).getAttribute('href')).toBe('/admin/payouts?status=pending');
     await expect.poll(() => link(/0 jobs running/).getAttribute('href')).toBe('/admin/jobs?status=running');
-    const awin = page.getByRole('row', { name: /^awin/ });
+    // The postbacks card's row (the Receivables card has awin rows too).
+    const awin = page.locator('.ct-postbacks').getByRole('row', { name: /^awin/ });
     expect((await awin.locator('td').allTextContents()).map((t) => t.trim())).toEqual(['2', '0', '1', '0']);
     const rejected = new URL(`${d.url}${await awin.locator('td').nth(2).getByRole('link').getAttribute('href')}`);
     expect(rejected.pathname).toBe('/admin/networks/awin');

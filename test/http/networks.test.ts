@@ -281,6 +281,7 @@ describeEachDialect(
         ['apiToken', true],
         ['region', false],
         ['review_above', false],
+        ['payment_terms_days', false],
       ]);
     });
   },

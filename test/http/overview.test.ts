@@ -87,8 +87,9 @@ describeEachDialect('the overview', (use) => {
     expect(o.members).toEqual({ total: 4, with_balance: 3 });
     // ann 5.00 + 50.00 - 30.00 = 25.00; bob 0.50; cat -0.30 + 0.30 - 2.00 = -2.00; dan 0.
     expect(o.liabilities).toEqual([
-      { currency: 'JPY', available: '700', pending: '0', overdrawn: '0', members_overdrawn: 0 },
-      { currency: 'USD', available: '23.50', pending: '2.00', overdrawn: '-2.00', members_overdrawn: 1 },
+      { currency: 'JPY', available: '700', pending: '0', overdrawn: '0', members_overdrawn: 0, owed: '700' },
+      // owed: the positive balances (25.00 + 0.50) and the pending 2.00.
+      { currency: 'USD', available: '23.50', pending: '2.00', overdrawn: '-2.00', members_overdrawn: 1, owed: '27.50' },
     ]);
     expect(o.orders.days).toBe(30);
     expect(o.orders.by_status).toEqual([
@@ -252,7 +253,14 @@ describeEachDialect('the overview under huge amounts past 2^53', (use) => {
     ]);
     // (2^53 - 1) × 2 - (2^53 - 1) available, 2 × (2^53 - 1) pending: past 2^53, to the cent.
     expect(o.liabilities).toEqual([
-      { currency: 'USD', available: '90071992547409.91', pending: '180143985094819.82', overdrawn: '-90071992547409.91', members_overdrawn: 1 },
+      {
+        currency: 'USD',
+        available: '90071992547409.91',
+        pending: '180143985094819.82',
+        overdrawn: '-90071992547409.91',
+        members_overdrawn: 1,
+        owed: '360287970189639.64',
+      },
     ]);
     expect(await ctx.ledger.verify()).toEqual([]);
   });

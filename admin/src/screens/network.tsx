@@ -1,13 +1,14 @@
 // One network: its state, its settings (secret ones write-only: "set" and replaceable, never
 // shown), a custom network's definition as JSON with the API's validation errors at the field they
-// name, its postbacks (network-postbacks.tsx) and its health (network-health.tsx). An id that is no network yet opens the editor
-// to define it.
+// name, its postbacks (network-postbacks.tsx), its health (network-health.tsx) and its receivables
+// (network-receivables.tsx). An id that is no network yet opens the editor to define it.
 import { Button, Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, TextControl } from '@wordpress/components';
 import { useCallback, useEffect, useState } from 'react';
 import { api, errorMessage, isApiError } from '../lib/api';
 import { Link } from '../lib/link';
 import { HealthCard } from './network-health';
 import { PostbacksCard, RecentPostbacks, TestPostbackCard } from './network-postbacks';
+import { ReceivablesPanel } from './network-receivables';
 import type { Network } from './networks';
 import { ruleText } from './shop';
 
@@ -71,6 +72,7 @@ export function NetworkScreen({ id, query }: { id: string; query: URLSearchParam
             <DefinitionEditor id={network.id} initial={network.definition ?? {}} onSaved={setNetwork} />
           </div>
         ) : null}
+        <ReceivablesPanel network={network.id} />
         <div className="ct-wide">
           <RecentPostbacks network={network} query={query} refresh={sent} />
         </div>

@@ -10,13 +10,14 @@ import type { ScreenProps } from '../screens';
 import { FigureTable, SummaryCard } from './overview-card';
 import { type ChartDay, DailyChart } from './overview-chart';
 import { DailyTable, ErrorsCard, JobsRunning, type PostbackCounts, PostbacksCard } from './overview-parts';
+import { type Liability, ReceivablesCard, type ReceivablesOverview } from './overview-receivables';
 import './overview.css';
 
 interface Overview {
   generated_at: string;
   currency: string;
   members: { total: number; with_balance: number };
-  liabilities: { currency: string; available: string; pending: string; overdrawn: string; members_overdrawn: number }[];
+  liabilities: Liability[];
   orders: {
     days: number;
     since: string;
@@ -28,6 +29,7 @@ interface Overview {
   unmatched_orders: { count: number };
   held_orders: { count: number };
   networks: { stalled: { network: string; stalled_since: string | null }[] };
+  receivables: ReceivablesOverview;
   ai: { configured: boolean; model: string | null; days: number; calls: number; tokens: { total_tokens: number } } | null;
 }
 
@@ -222,6 +224,7 @@ export default function OverviewScreen({ query }: ScreenProps) {
               ))}
             </FigureTable>
           </SummaryCard>
+          <ReceivablesCard receivables={data.receivables} />
           <SummaryCard title="Members">
             <p>
               <Link to="/members">

@@ -1,4 +1,4 @@
-// `cashtrack networks list|show|save|configure|enable|disable|postbacks|postback-secret|health`: the
+// `cashtrack networks list|show|save|configure|enable|disable|postbacks|postback-secret|health|receivables`: the
 // network schemas and services, in-process. Secret settings are read from standard input or an
 // environment variable, never from the command line (it ends up in shell history and the process
 // list).
@@ -100,6 +100,12 @@ export function register(networks: Command, run: Run): void {
     .option('--days <n>', 'retention in days (default: postbacks.retention_days)', positiveInt)
     .addOption(json())
     .action(run(prunePostbacks));
+  networks
+    .command('receivables <id>')
+    .description('what the network still owes per currency and age, beside what members are owed, and its variances')
+    .option('--limit <n>', 'show at most N items of each variance list (1-100, default 20); the counts are complete', positiveInt)
+    .addOption(json())
+    .action(run(receivables));
 }
 
 async function networkId(id: string): Promise<string> {
@@ -390,5 +396,48 @@ export async function health(io: Io, id: string | undefined, opts: { json?: bool
       })),
       ['network', 'state', 'reasons', 'this_hour', 'last_hour', 'last_alarm'],
     );
+  });
+}
+
+export async function receivables(io: Io, id: string, opts: { limit?: number; json?: boolean }): Promise<void> {
+  await withContext(io, async (ctx) => {
+    const network = await networkId(id);
+    const query = await validateInput(networkSchemas.receivables, { limit: opts.limit });
+    const r = await ctx.receivables.forNetwork(network, { limit: query.limit });
+    if (opts.json) return printJson(io, r);
+    const out = (s: string) => io.stdout.write(`${s}\n`);
+    out(`${r.network}: payment terms: ${r.payment_terms_days} days (at ${r.generated_at})`);
+    out('');
+    out('unpaid approved commission by age in days, beside what members are owed:');
+    printTable(
+      io,
+      r.currencies.map(
+        (c): Record<string, string | number> => ({
+          currency: c.currency,
+          unpaid: c.unpaid.count,
+          commission: c.unpaid.commission,
+          ...Object.fromEntries(c.buckets.map((b) => [b.bucket, b.commission])),
+          overdue: c.overdue.commission,
+          paid: c.paid.commission,
+          members_owed: c.liabilities?.owed ?? '',
+        }),
+      ),
+      ['currency', 'unpaid', 'commission', '0-30', '31-60', '61-90', 'over_90', 'overdue', 'paid', 'members_owed'],
+    );
+    const shown = (v: { count: number; items: unknown[] }) => (v.items.length < v.count ? ` (first ${v.items.length})` : '');
+    out('');
+    out(`mismatched payments: ${r.variances.mismatched.count}${shown(r.variances.mismatched)}`);
+    if (r.variances.mismatched.count)
+      printTable(io, r.variances.mismatched.items, ['order_id', 'transaction_id', 'status', 'currency', 'commission', 'paid_currency', 'paid', 'difference']);
+    out(`payments for unknown transactions: ${r.variances.unknown.count}${shown(r.variances.unknown)}`);
+    if (r.variances.unknown.count)
+      printTable(
+        io,
+        r.variances.unknown.items.map((u) => ({ ...u, amount: u.amount ?? (u.amount_minor === null ? '' : `${u.amount_minor} (minor units)`) })),
+        ['payment_id', 'transaction_id', 'amount', 'currency', 'paid_at', 'source'],
+      );
+    out(`unpaid past the terms: ${r.variances.overdue.count}${shown(r.variances.overdue)}`);
+    if (r.variances.overdue.count)
+      printTable(io, r.variances.overdue.items, ['order_id', 'transaction_id', 'currency', 'commission', 'approved_at', 'age_days']);
   });
 }

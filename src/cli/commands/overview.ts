@@ -28,6 +28,25 @@ export async function show(io: Io, opts: { days?: number; json?: boolean }): Pro
     out(`unmatched orders: ${o.unmatched_orders.count}`);
     out(`orders held for review: ${o.held_orders.count}`);
     out(`stalled networks: ${o.networks.stalled.length ? o.networks.stalled.map((n) => `${n.network} (since ${n.stalled_since})`).join(', ') : 'none'}`);
+    out('');
+    out('receivables (approved commission the networks have not paid, by days since approval):');
+    printTable(
+      io,
+      o.receivables.by_currency.map(
+        (c): Record<string, string> => ({
+          currency: c.currency,
+          unpaid: c.unpaid.commission,
+          ...Object.fromEntries(c.buckets.map((b) => [b.bucket, b.commission])),
+          overdue: c.overdue.commission,
+          members_owed: c.liabilities?.owed ?? '',
+        }),
+      ),
+      ['currency', 'unpaid', '0-30', '31-60', '61-90', 'over_90', 'overdue', 'members_owed'],
+    );
+    if (o.receivables.variances.length) {
+      out('variances (cashtrack networks receivables ID lists them):');
+      printTable(io, o.receivables.variances, ['network', 'mismatched', 'unknown', 'overdue']);
+    }
     if (o.ai) {
       out('');
       out(

@@ -1,5 +1,6 @@
 // Networks: every network with its state, one network, custom network definitions, the postbacks
-// a network received, postback secrets, test postbacks, and a network's health (the intake watchdog).
+// a network received, postback secrets, test postbacks, a network's health (the intake watchdog),
+// and what the network still owes.
 import { none } from '../../fields.js';
 import { networkSchemas } from '../../services/networks/schemas.js';
 import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
@@ -119,5 +120,15 @@ export const networksRoutes: RouteDef[] = [
     description: "Send an authenticated test postback over HTTP to this daemon's own postback URL; it never records an order.",
     validate: { params: networkSchemas.networkId, payload: networkSchemas.test },
     handler: ({ params, payload, actor }, ctx) => ctx.postbacks.sendTest(params.id, payload, actor),
+  }),
+  route({
+    id: 'networks.receivables',
+    method: 'GET',
+    path: '/networks/{id}/receivables',
+    auth: 'manage_options',
+    description:
+      "What the network still owes, as `cashtrack networks receivables ID` shows: per currency the unpaid approved commission in age buckets beside the members' liabilities, and the variances (mismatched, unknown, overdue; each list capped at limit, with its full count).",
+    validate: { params: networkSchemas.networkId, query: networkSchemas.receivables },
+    handler: ({ params, query }, ctx) => ctx.receivables.forNetwork(params.id, { limit: query.limit }),
   }),
 ];

@@ -36,6 +36,7 @@ import {
 import { verifyLedger } from './verify.js';
 
 export * from './rows.js';
+export { LedgerLiabilities, type Liability } from './liabilities.js';
 
 export interface LedgerServiceDeps {
   db: Database;

@@ -21,7 +21,7 @@ export type { Network, NetworkRow } from './rows.js';
 export { tokenHash, type PostbackMode } from './postback-secrets.js';
 export type { PostbackTarget, PostbackView } from './postback-targets.js';
 export { notFound, type NetworkServiceDeps } from './store.js';
-export { REVIEW_SETTING } from './settings.js';
+export { PAYMENT_TERMS_DEFAULT_DAYS, PAYMENT_TERMS_SETTING, parsePaymentTerms, REVIEW_SETTING } from './settings.js';
 
 /** What switching a network's postbacks did (NetworkService.switchPostbacks). */
 export interface PostbackSwitch {

@@ -63,4 +63,13 @@ export const networkSchemas = {
       .max(24 * 7)
       .description('Keep accepting the old secret for this many hours (default 0: it stops at once).'),
   }),
+  /** What the network still owes (services/orders/receivables.ts): how many items each variance list shows. */
+  receivables: Joi.object<{ limit: number }, true>({
+    limit: Joi.number()
+      .integer()
+      .min(1)
+      .max(100)
+      .default(20)
+      .description('Show at most this many items in each variance list (1-100, default 20); the counts are always complete.'),
+  }),
 };

@@ -24,9 +24,33 @@ const REVIEW_KEY: ConfigKey = {
   secret: false,
 };
 
-/** A module's settings and the review ceiling. */
+/** The network setting (and `networks.<id>` config key): days after approval within which the network should have paid an order. */
+export const PAYMENT_TERMS_SETTING = 'payment_terms_days';
+
+/** The payment terms of a network without the setting. */
+export const PAYMENT_TERMS_DEFAULT_DAYS = 90;
+
+const PAYMENT_TERMS_MAX_DAYS = 3650;
+
+/** The setting every network has beside its module's: its payment terms (services/orders/receivables.ts). */
+const PAYMENT_TERMS_KEY: ConfigKey = {
+  name: PAYMENT_TERMS_SETTING,
+  description: `Days after approval within which the network should have paid an order (1-${PAYMENT_TERMS_MAX_DAYS}); an approved order unpaid for longer is a variance of its receivables. Unset: ${PAYMENT_TERMS_DEFAULT_DAYS}.`,
+  required: false,
+  secret: false,
+};
+
+/** The days a `payment_terms_days` value says, or null when it is not a whole number of days in range. */
+export function parsePaymentTerms(text: string): number | null {
+  if (!/^\d{1,4}$/.test(text.trim())) return null;
+  const days = Number(text.trim());
+  return days >= 1 && days <= PAYMENT_TERMS_MAX_DAYS ? days : null;
+}
+
+/** A module's settings, the review ceiling and the payment terms. */
 export function keysOf(module: NetworkModule): ConfigKey[] {
-  return module.configKeys.some((k) => k.name === REVIEW_SETTING) ? module.configKeys : [...module.configKeys, REVIEW_KEY];
+  const extra = [REVIEW_KEY, PAYMENT_TERMS_KEY].filter((key) => !module.configKeys.some((k) => k.name === key.name));
+  return extra.length ? [...module.configKeys, ...extra] : module.configKeys;
 }
 const MAX_SECRET_SETTING = 4096;
 
@@ -138,6 +162,8 @@ export async function configureSettings(store: NetworkStore, id: string, values:
       );
     }
     if (name === REVIEW_SETTING && value) parseCeiling(value, name);
+    if (name === PAYMENT_TERMS_SETTING && value && parsePaymentTerms(value) === null)
+      throw new ServiceError('svc_invalid_setting', `${name} must be a whole number of days from 1 to ${PAYMENT_TERMS_MAX_DAYS}.`, 400, { field: name });
   }
   await store.update(id, async (row, t) => {
     const plain = Object.assign(dict<string>(), row.settings);

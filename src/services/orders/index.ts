@@ -26,6 +26,14 @@ import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput 
 
 export { OrderCounts } from './counts.js';
 export { OrderMatches, type OrderMatch } from './matches.js';
+export {
+  AGE_BUCKETS,
+  OrderReceivables,
+  VARIANCE_LIMIT_MAX,
+  type AgeBucket,
+  type NetworkReceivables,
+  type ReceivablesOverview,
+} from './receivables.js';
 export type { Order, OrderFilters, OrderWhere } from './store.js';
 export { ORDER_ORDERBY } from './store.js';
 

@@ -1,12 +1,16 @@
 // The back office at a glance: members, what the site owes them, recent orders (per status and
 // per day) and the site's margin on them, pending payouts, unmatched and held orders, postbacks
-// per network and outcome, the networks the intake watchdog finds stalled. Aggregate queries only, never rows;
+// per network and outcome, the networks the intake watchdog finds stalled, what the networks still
+// owe beside what members are owed (the orders' receivables read model) and their variances.
+// Aggregate queries only, never rows;
 // every total is summed and read exactly (src/db/values.ts exactSum), however large.
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { readSum, toInt } from '../../db/values.js';
 import { formatAmount } from '../../money.js';
 import type { AiOverviewBlock, AiUsage } from '../ai/index.js';
+import type { LedgerLiabilities, Liability } from '../ledger/index.js';
+import type { OrderReceivables, ReceivablesOverview } from '../orders/index.js';
 import { POSTBACK_OUTCOMES, type PostbackOutcome } from '../postbacks/index.js';
 import type { StalledNetwork, WatchdogStates } from '../watchdog/index.js';
 
@@ -49,7 +53,7 @@ export interface Overview {
   generated_at: string;
   currency: string;
   members: { total: number; with_balance: number };
-  liabilities: { currency: string; available: string; pending: string; overdrawn: string; members_overdrawn: number }[];
+  liabilities: Liability[];
   orders: { days: number; since: string; by_status: OrderStatusSummary[]; by_day: OrderDaySummary[] };
   payouts: { pending: { count: number; by_currency: { currency: string; count: number; amount: string }[] } };
   unmatched_orders: { count: number };
@@ -59,6 +63,8 @@ export interface Overview {
   postbacks: { by_network: PostbackNetworkSummary[] };
   /** Networks the intake watchdog finds stalled now (longest first), with why. */
   networks: { stalled: StalledNetwork[] };
+  /** What each network still owes per currency and age (all time, not the window), beside the liabilities, and the variance counts. */
+  receivables: ReceivablesOverview;
   /** AI generations in the window: calls by outcome, tokens (in all and per model), whether a provider is set. */
   ai?: AiOverviewBlock;
 }
@@ -72,6 +78,10 @@ export interface OverviewServiceDeps {
   ai: Pick<AiUsage, 'overview'>;
   /** The stalled networks: the watchdog's read model (the watchdog service owns its table). */
   watchdog: Pick<WatchdogStates, 'stalled'>;
+  /** The members' balances per currency (the ledger's read model). */
+  liabilities: Pick<LedgerLiabilities, 'byCurrency'>;
+  /** What the networks still owe (the orders' read model). */
+  receivables: Pick<OrderReceivables, 'overview'>;
 }
 
 const statusRank = (s: string) => {
@@ -113,17 +123,12 @@ export class OverviewService {
     const days = options.days ?? 30;
     const since = new Date(now.getTime() - days * 86_400_000);
     const sum = (expr: string, alias: string) => db.exactSum(expr, alias);
-    const [members, liabilities, orders, referrals, payouts, unmatched, held, postbacks] = await Promise.all([
+    const [members, liabilities, orders, referrals, payouts, unmatched, held, postbacks, receivables] = await Promise.all([
       db.select<Record<string, unknown>>(
         `SELECT (SELECT COUNT(*) FROM users WHERE role = 'member') AS total,
                 (SELECT COUNT(DISTINCT b.member_id) FROM balances b JOIN users u ON u.id = b.member_id WHERE u.role = 'member' AND b.available <> 0) AS with_balance`,
       ),
-      db.select<Record<string, unknown>>(
-        `SELECT currency, ${sum('available', 'available')}, ${sum('pending', 'pending')},
-                ${sum('CASE WHEN available < 0 THEN available ELSE 0 END', 'overdrawn')},
-                SUM(CASE WHEN available < 0 THEN 1 ELSE 0 END) AS members_overdrawn
-         FROM balances GROUP BY currency ORDER BY currency`,
-      ),
+      this.deps.liabilities.byCurrency(),
       db.select<Record<string, unknown>>(
         // One pass over the window's orders, grouped by day, status and currency; both views are
         // summed from it below, so the days add up to the statuses. Held orders are claims nobody
@@ -148,6 +153,7 @@ export class OverviewService {
         `SELECT network, outcome, SUM(repeat_count) AS n FROM postbacks WHERE received_at >= ? AND test = ? GROUP BY network, outcome`,
         [since, false],
       ),
+      this.deps.receivables.overview(),
     ]);
     const ai = await this.deps.ai.overview(days);
     const stalled = await this.deps.watchdog.stalled();
@@ -199,22 +205,14 @@ export class OverviewService {
       generated_at: now.toISOString(),
       currency: this.deps.currency,
       members: { total: toInt(members[0].total), with_balance: toInt(members[0].with_balance) },
-      liabilities: liabilities.map((r) => {
-        const currency = String(r.currency);
-        return {
-          currency,
-          available: formatAmount(readSum(r, 'available'), currency),
-          pending: formatAmount(readSum(r, 'pending'), currency),
-          overdrawn: formatAmount(readSum(r, 'overdrawn'), currency),
-          members_overdrawn: toInt(r.members_overdrawn ?? 0),
-        };
-      }),
+      liabilities,
       orders: { days, since: since.toISOString(), by_status: byStatus, by_day: byDay },
       payouts: { pending: { count: pendingPayouts.reduce((n, p) => n + p.count, 0), by_currency: pendingPayouts } },
       unmatched_orders: { count: toInt(unmatched[0].n) },
       held_orders: { count: toInt(held[0].n) },
       postbacks: { by_network: [...networks.values()].sort((a, b) => a.network.localeCompare(b.network)) },
       networks: { stalled },
+      receivables,
       ...(ai ? { ai } : {}),
     };
   }
