@@ -43,6 +43,10 @@ import { addPagesAiOriginal } from './20261127002200-add-pages-ai-original.js';
 import { createClaims } from './20261127110000-create-claims.js';
 import { addMediaPrivate } from './20261127110001-add-media-private.js';
 import { createNetworkPayments } from './20261127140000-create-network-payments.js';
+import { createPayoutBatches } from './20261127141001-create-payout-batches.js';
+import { createPayoutBatchItems } from './20261127141002-create-payout-batch-items.js';
+import { createPayoutBatchHolds } from './20261127141003-create-payout-batch-holds.js';
+import { addPayoutsBatchId } from './20261127141004-add-payouts-batch-id.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -88,4 +92,8 @@ export const migrations: Migration[] = [
   createClaims,
   addMediaPrivate,
   createNetworkPayments,
+  createPayoutBatches,
+  createPayoutBatchItems,
+  createPayoutBatchHolds,
+  addPayoutsBatchId,
 ];

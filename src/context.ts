@@ -18,6 +18,9 @@
 //   idempotency_keys               services/idempotency/
 //   balances, ledger_entries       services/ledger/ (counters row 'balances')
 //   payouts                        services/payouts/
+//   payout_batches,                services/payouts/batches.ts (payouts.batch_id too, by its guarded
+//   payout_batch_items,            UPDATE; closes payouts through PayoutService)
+//   payout_batch_holds
 //   referrals                      services/referrals/ (counters row 'referral_changes')
 //   networks                       services/networks/
 //   cashback_rules                 services/cashback/
@@ -87,7 +90,7 @@ import { ClaimService } from './services/claims/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
-import { PayoutService } from './services/payouts/index.js';
+import { PayoutBatchService, PayoutService } from './services/payouts/index.js';
 import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
 import { SecretValues } from './secret-values.js';
@@ -122,6 +125,7 @@ export interface Context {
   idempotency: IdempotencyService;
   ledger: LedgerService;
   payouts: PayoutService;
+  payoutBatches: PayoutBatchService;
   overview: OverviewService;
   cashback: CashbackRuleService;
   referrals: ReferralService;
@@ -204,6 +208,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const idempotency = new IdempotencyService({ db, clock, holdInTransaction: config.env === 'test' ? options.holdInTransaction : null });
   const ledger = new LedgerService({ db, clock, logger, users, events, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
+  const payoutBatches = new PayoutBatchService({ db, clock, logger, events, payouts, currency: config.currency });
   // The read models other domains show (see the header): read-only, before the services using them.
   const orderCounts = new OrderCounts({ db });
   const advertiserCounts = new AdvertiserCounts({ db });
@@ -381,6 +386,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     idempotency,
     ledger,
     payouts,
+    payoutBatches,
     overview,
     cashback,
     referrals,
