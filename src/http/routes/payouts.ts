@@ -133,7 +133,7 @@ export const payoutsRoutes: RouteDef[] = [
     path: '/payouts/batches/{id}/send',
     auth: 'manage_options',
     description: 'Mark an open batch sent (its file taken to the bank or tool).',
-    validate: { params: payoutSchemas.batchId },
+    validate: { params: payoutSchemas.batchId, payload: none() },
     handler: ({ params, actor }, ctx) => ctx.payoutBatches.send(params.id, actor),
   }),
   route({
@@ -160,7 +160,7 @@ export const payoutsRoutes: RouteDef[] = [
     path: '/payouts/batches/{id}/cancel',
     auth: 'manage_options',
     description: 'Cancel a batch not yet sent: its payouts leave it, still pending.',
-    validate: { params: payoutSchemas.batchId },
+    validate: { params: payoutSchemas.batchId, payload: none() },
     handler: ({ params, actor }, ctx) => ctx.payoutBatches.cancel(params.id, actor),
   }),
 ];

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { HOOKS } from '../../../src/hooks/index.js';
-import { destinationKey } from '../../../src/services/payouts/index.js';
+import { destinationKey, PayoutBatchService } from '../../../src/services/payouts/index.js';
 import { describeEachDialect } from '../../helpers/context.js';
 
 describeEachDialect('payout batches', (use) => {
@@ -239,6 +239,48 @@ describeEachDialect('payout batches', (use) => {
       'item_ref,payout_id,member_id,login,name,amount,currency,method,details\r\n' +
         `${batch.id}-${p.id},${p.id},${a.id},${a.login},"'=HYPERLINK(""x"")",12.34,USD,${method},'+49 details\r\n`,
     );
+  });
+
+  it('takes other channels through the seam: a check holds an item out, an API channel has no file', async () => {
+    const { ctx } = use();
+    const a = await member('100.00');
+    const good = await pay(a.id, '10.00', 'paypal', `good${seq}@example.com`);
+    const bad = await pay(a.id, '11.00', 'paypal', 'not-an-address');
+    const svc = new PayoutBatchService({
+      db: ctx.db,
+      clock: ctx.clock,
+      logger: ctx.logger,
+      events: ctx.events,
+      payouts: ctx.payouts,
+      currency: 'USD',
+      channels: { paypal: { name: 'paypal', check: (item) => (item.details?.includes('@') ? null : 'not an e-mail address') } },
+    });
+    const { batch, held } = await svc.create({ payout_ids: [good.id, bad.id] }, 'test');
+    expect(batch).toMatchObject({ channel: 'paypal', item_count: 1, held_count: 1, file_name: null });
+    expect(held).toEqual([expect.objectContaining({ payout_id: bad.id, code: 'channel_check', reason: 'not an e-mail address' })]);
+    await expect(svc.file(batch.id)).rejects.toMatchObject({ code: 'svc_payout_batch_no_file' });
+    await expect(svc.send(batch.id, 'test')).rejects.toMatchObject({ code: 'svc_payout_channel_unavailable' });
+    // A channel check is no shared-destination hold: no override releases it.
+    await expect(svc.create({ payout_ids: [bad.id], override: [bad.id], override_note: 'sure' }, 'test')).rejects.toMatchObject({ code: 'svc_payout_batch_empty' });
+    await svc.cancel(batch.id, 'test');
+  });
+
+  it('refuses overrides of payouts not in the batch, oversized lists, and results for another batch', async () => {
+    const { ctx } = use();
+    const method = freshMethod();
+    const a = await member('100.00');
+    const p = await pay(a.id, '10.00', method);
+    const elsewhere = await pay(a.id, '10.00', freshMethod());
+    await expect(ctx.payoutBatches.create({ method, override: [elsewhere.id], override_note: 'why not' }, 'test')).rejects.toMatchObject({
+      code: 'svc_payout_override_not_selected',
+      data: { payout_ids: [elsewhere.id] },
+    });
+    const many = Array.from({ length: 15_001 }, (_, i) => i + 1);
+    await expect(ctx.payoutBatches.create({ payout_ids: many }, 'test')).rejects.toMatchObject({ code: 'svc_payout_batch_too_large' });
+    const { batch } = await ctx.payoutBatches.create({ method }, 'test');
+    await expect(ctx.payouts.complete(p.id, {}, 'test', undefined, { batchId: batch.id + 1000 })).rejects.toMatchObject({ code: 'svc_payout_not_in_batch' });
+    await ctx.payoutBatches.cancel(batch.id, 'test');
+    await clean();
   });
 
   it('reads a result CSV by item_ref or payout_id, refusing a bad one whole', () => {
