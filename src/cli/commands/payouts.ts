@@ -1,10 +1,11 @@
-// `cashtrack payouts list|show|create|complete|cancel`: the payout schemas and service, in-process.
+// `cashtrack payouts list|show|create|complete|cancel` (and `payouts batch ...`, payout-batches.ts): the payout schemas and service, in-process.
 import { Option, type Command } from 'commander';
 import type { Payout } from '../../services/payouts/index.js';
 import { PAYOUT_ORDERBY, PAYOUT_STATUSES, payoutSchemas } from '../../services/payouts/schemas.js';
 import { memberId, printFields, printJson, validateInput, withContext, type Io } from '../io.js';
 import { idempotently } from '../idempotency.js';
 import { commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
+import { register as registerBatches } from './payout-batches.js';
 
 export function register(payouts: Command, run: Run): void {
   listCommand(
@@ -54,6 +55,7 @@ export function register(payouts: Command, run: Run): void {
     .option('--idempotency-key <key>', 'run at most once for this key')
     .addOption(json())
     .action(run(cancel));
+  registerBatches(payouts, run);
 }
 
 const replayNote = (replayed: boolean) => (replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : '');
