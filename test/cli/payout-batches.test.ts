@@ -47,6 +47,9 @@ for (const dialect of dialects) {
       expect(shown.json<Json>()).toMatchObject({ batch: { status: 'finished' }, items: [{ payout_id: c.id, status: 'cancelled', reason: 'Account closed' }] });
       const listed = await runCli(['payouts', 'batch', 'list', '--status', 'finished', '--json'], { db });
       expect(listed.json<Json[]>().map((x) => x.id)).toEqual([Number(id)]);
+      const unwritable = await runCli(['payouts', 'batch', 'file', id, '--out', join(dir, 'no-such-dir', 'x.csv')], { db });
+      expect(unwritable.code).not.toBe(0);
+      expect(unwritable.stderr).toContain('svc_file_unwritable');
       const missing = await runCli(['payouts', 'batch', 'results', id, join(dir, 'nope.csv')], { db });
       expect(missing.code).not.toBe(0);
       expect(missing.stderr).toContain('svc_file_unreadable');
