@@ -62,12 +62,16 @@ for (const dialect of dialects) {
       const noNote = await runCli(['payouts', 'batch', 'create', ...ids.map(String), '--override', ids.join(',')], { db });
       expect(noNote.code).not.toBe(0);
       expect(noNote.stderr).toContain('svc_payout_override_note_required');
-      const made = await runCli(['payouts', 'batch', 'create', ...ids.map(String), '--override', ids.join(','), '--override-note', 'same family', '--json'], { db });
+      const made = await runCli(['payouts', 'batch', 'create', ...ids.map(String), '--override', ids.join(','), '--override-note', 'same family', '--json'], {
+        db,
+      });
       const batch = made.json<Json>().batch;
       expect(batch).toMatchObject({ item_count: 2, held_count: 0 });
       const cancelled = await runCli(['payouts', 'batch', 'cancel', String(batch.id)], { db });
       expect(cancelled.stdout).toBe(`batch ${batch.id} cancelled: its 2 payout(s) are free for another batch\n`);
-      const again = (await runCli(['payouts', 'batch', 'create', ...ids.map(String), '--override', ids.join(','), '--override-note', 'same family', '--json'], { db })).json<Json>().batch;
+      const again = (
+        await runCli(['payouts', 'batch', 'create', ...ids.map(String), '--override', ids.join(','), '--override-note', 'same family', '--json'], { db })
+      ).json<Json>().batch;
       expect((await runCli(['payouts', 'batch', 'send', String(again.id)], { db })).stdout).toBe(`batch ${again.id} sent\n`);
       const paid = await runCli(['payouts', 'batch', 'paid', String(again.id), '--reference', 'TRF-1'], { db });
       expect(paid.stdout).toContain(`batch ${again.id} finished: 2 applied`);

@@ -62,7 +62,9 @@ describeEachDialect(
       const anonymous = await api.server.inject({ url: `${NS}/payouts/batches/${batch.id}/file` });
       expect(anonymous.statusCode).toBe(401);
       const member = await createActor(use().ctx, 'member');
-      expect((await api.server.inject({ url: `${NS}/payouts/batches/${batch.id}/file`, headers: { authorization: member.authorization } })).statusCode).toBe(403);
+      expect((await api.server.inject({ url: `${NS}/payouts/batches/${batch.id}/file`, headers: { authorization: member.authorization } })).statusCode).toBe(
+        403,
+      );
       expect((await post(`/payouts/batches/${batch.id}/send`, {})).result).toMatchObject({ batch: { status: 'sent' } });
       const csv = `payout_id,status,reference,reason\r\n${p1.id},paid,BANK-77,\r\n${p2.id},failed,,Account closed\r\n`;
       const applied = await post(`/payouts/batches/${batch.id}/results`, { csv });

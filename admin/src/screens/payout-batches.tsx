@@ -77,7 +77,14 @@ const STATUSES = [
 ];
 
 const fields: Field<PayoutBatch>[] = [
-  { id: 'id', label: 'Batch', type: 'integer', enableHiding: false, filterBy: false, render: ({ item }) => <Link to={`/payouts/batches/${item.id}`}>{`Batch #${item.id}`}</Link> },
+  {
+    id: 'id',
+    label: 'Batch',
+    type: 'integer',
+    enableHiding: false,
+    filterBy: false,
+    render: ({ item }) => <Link to={`/payouts/batches/${item.id}`}>{`Batch #${item.id}`}</Link>,
+  },
   { id: 'method', label: 'Method', enableSorting: false, filterBy: { operators: ['is'] } },
   { id: 'currency', label: 'Currency', enableSorting: false, filterBy: { operators: ['is'] } },
   { id: 'status', label: 'Status', elements: STATUSES, filterBy: { operators: ['isAny'] } },
@@ -106,6 +113,14 @@ const spec: ListSpec<PayoutBatch> = {
   amounts: ['total'],
 };
 
+function HeldText({ h }: { h: Held }) {
+  return (
+    <>
+      Payout #{h.payout_id} to {h.display_name || h.login} ({h.login}), <Money amount={h.amount} currency={h.currency} />: {h.reason}
+    </>
+  );
+}
+
 function when(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString() : '—';
 }
@@ -121,8 +136,8 @@ function BatchList({ query }: { query: URLSearchParams }) {
     <>
       <h1>Payout batches</h1>
       <p className="ct-muted">
-        Pending payouts of one method and currency paid together: download the file for the bank or payment tool, then mark the batch paid or upload its results.{' '}
-        <Link to="/payouts">All payouts</Link>
+        Pending payouts of one method and currency paid together: download the file for the bank or payment tool, then mark the batch paid or upload its
+        results. <Link to="/payouts">All payouts</Link>
       </p>
       <div className="ct-list-tools">
         <Button __next40pxDefaultSize variant="primary" onClick={() => setCreating(true)}>
@@ -231,16 +246,18 @@ function CreateBatchModal({ onClose }: { onClose: () => void }) {
               <ul className="ct-bulk-rows">
                 {preview.held.map((h) => (
                   <li key={h.payout_id}>
-                    <label>
-                      {h.code === 'shared_destination' ? (
+                    {h.code === 'shared_destination' ? (
+                      <label>
                         <input
                           type="checkbox"
                           checked={release.includes(h.payout_id)}
                           onChange={(e) => setRelease((r) => (e.target.checked ? [...r, h.payout_id] : r.filter((x) => x !== h.payout_id)))}
-                        />
-                      ) : null}{' '}
-                      Payout #{h.payout_id} to {h.display_name || h.login} ({h.login}), <Money amount={h.amount} currency={h.currency} />: {h.reason}
-                    </label>
+                        />{' '}
+                        <HeldText h={h} />
+                      </label>
+                    ) : (
+                      <HeldText h={h} />
+                    )}
                   </li>
                 ))}
               </ul>
@@ -473,7 +490,8 @@ function BatchPage({ id }: { id: string }) {
         >
           <p>
             A CSV with a header row: <code>item_ref</code> (or <code>payout_id</code>), <code>status</code> (paid or failed), and optionally{' '}
-            <code>reference</code> and <code>reason</code>. Failed payouts are cancelled and their amounts credited back; a result applied twice changes nothing.
+            <code>reference</code> and <code>reason</code>. Failed payouts are cancelled and their amounts credited back; a result applied twice changes
+            nothing.
           </p>
           <input
             type="file"

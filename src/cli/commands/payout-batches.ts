@@ -119,10 +119,7 @@ function printHeld(io: Io, held: BatchDetail['held']): void {
   for (const h of held) io.stdout.write(`  held: payout ${h.payout_id} (${h.login}, ${h.amount} ${h.currency}): ${h.reason}\n`);
 }
 
-export async function list(
-  io: Io,
-  opts: ListOptions & SortOptions & { status?: string; method?: string; currency?: string },
-): Promise<ListPage<PayoutBatch>> {
+export async function list(io: Io, opts: ListOptions & SortOptions & { status?: string; method?: string; currency?: string }): Promise<ListPage<PayoutBatch>> {
   return withContext(io, async (ctx) => {
     const query = await validateInput(payoutSchemas.batchList, {
       status: opts.status,
@@ -196,7 +193,9 @@ export async function send(io: Io, id: string, opts: { json?: boolean }): Promis
 function printOutcome(io: Io, outcome: ResultsOutcome): void {
   const n = (effect: string) => outcome.results.filter((r) => r.effect === effect).length;
   const b = outcome.batch;
-  io.stdout.write(`batch ${b.id} ${b.status}: ${n('applied')} applied, ${n('unchanged')} unchanged, ${n('conflict')} conflict(s); ${b.paid_count} paid, ${b.failed_count} failed, ${b.pending_count} pending\n`);
+  io.stdout.write(
+    `batch ${b.id} ${b.status}: ${n('applied')} applied, ${n('unchanged')} unchanged, ${n('conflict')} conflict(s); ${b.paid_count} paid, ${b.failed_count} failed, ${b.pending_count} pending\n`,
+  );
   for (const r of outcome.results) if (r.effect === 'conflict') io.stdout.write(`  conflict: ${r.item_ref} is ${r.status}, the result says ${r.outcome}\n`);
 }
 

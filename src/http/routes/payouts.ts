@@ -150,7 +150,8 @@ export const payoutsRoutes: RouteDef[] = [
     method: 'POST',
     path: '/payouts/batches/{id}/results',
     auth: 'manage_options',
-    description: 'Apply a result CSV (item_ref or payout_id, status paid|failed, reference, reason): paid items close paid, failed ones are cancelled and credited back, once each.',
+    description:
+      'Apply a result CSV (item_ref or payout_id, status paid|failed, reference, reason): paid items close paid, failed ones are cancelled and credited back, once each.',
     validate: { params: payoutSchemas.batchId, payload: payoutSchemas.batchResults },
     handler: ({ params, payload, actor }, ctx) => ctx.payoutBatches.applyResults(params.id, ctx.payoutBatches.parseResultsCsv(params.id, payload.csv), actor),
   }),

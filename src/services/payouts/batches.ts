@@ -173,8 +173,7 @@ export function destinationKey(details: string | null): string | null {
 const optionalText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 const clean = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
 
-const CANDIDATE_COLUMNS =
-  'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.status, p.batch_id, p.reference, p.reason';
+const CANDIDATE_COLUMNS = 'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.status, p.batch_id, p.reference, p.reason';
 
 function shapeCandidate(row: Record<string, unknown>): Candidate {
   const currency = String(row.currency);
@@ -256,7 +255,11 @@ export class PayoutBatchService {
    * svc_payout_batch_conflict (another batch took some of them meanwhile), and the channel's
    * svc_payout_channel_unavailable / svc_payout_channel_currency.
    */
-  async create(input: CreateBatchInput, actor: string, once?: Once<{ batch: PayoutBatch; held: BatchHold[] }>): Promise<{ batch: PayoutBatch; held: BatchHold[] }> {
+  async create(
+    input: CreateBatchInput,
+    actor: string,
+    once?: Once<{ batch: PayoutBatch; held: BatchHold[] }>,
+  ): Promise<{ batch: PayoutBatch; held: BatchHold[] }> {
     const { db, clock } = this.deps;
     try {
       const result = await db.transaction(async (t) => {
@@ -364,7 +367,13 @@ export class PayoutBatchService {
       batch,
       items: items.map((row) => {
         const { batch_id: _b, ...c } = shapeCandidate(row);
-        return { ...c, item_ref: itemRef(id, c.payout_id), reference: optionalText(row.reference), reason: optionalText(row.reason), override_note: optionalText(row.override_note) };
+        return {
+          ...c,
+          item_ref: itemRef(id, c.payout_id),
+          reference: optionalText(row.reference),
+          reason: optionalText(row.reason),
+          override_note: optionalText(row.override_note),
+        };
       }),
       held: held.map((row) => holdOf(shapeCandidate(row), row.code as BatchHold['code'], String(row.hold_reason))),
     };
@@ -406,7 +415,11 @@ export class PayoutBatchService {
       const [row] = await db.select<Record<string, unknown>>(`SELECT id, status FROM payout_batches WHERE id = ?${db.forUpdate()}`, [id], t);
       if (!row) throw new ServiceError('svc_payout_batch_not_found', `Payout batch ${id} not found.`, 404);
       if (row.status === 'sent')
-        throw new ServiceError('svc_payout_batch_sent', `Payout batch ${id} was sent; its payments may be under way, so it cannot be cancelled. Apply its results.`, 409);
+        throw new ServiceError(
+          'svc_payout_batch_sent',
+          `Payout batch ${id} was sent; its payments may be under way, so it cannot be cancelled. Apply its results.`,
+          409,
+        );
       const now = clock.now();
       const { affected } = await db.execute(
         "UPDATE payout_batches SET status = 'cancelled', cancelled_at = ?, closed_by = ?, updated_at = ? WHERE id = ? AND status = 'open'",
@@ -534,7 +547,11 @@ export class PayoutBatchService {
     const { db, clock } = this.deps;
     const moved = await db.transaction(async (t) => {
       const now = clock.now();
-      const { affected } = await db.execute("UPDATE payout_batches SET status = 'sent', sent_at = ?, updated_at = ? WHERE id = ? AND status = 'open'", [now, now, id], t);
+      const { affected } = await db.execute(
+        "UPDATE payout_batches SET status = 'sent', sent_at = ?, updated_at = ? WHERE id = ? AND status = 'open'",
+        [now, now, id],
+        t,
+      );
       if (affected === 1) await this.deps.events.emit(t, HOOKS.payoutBatchSent, await this.readBatch(id, t), { actor });
       return affected === 1;
     });
@@ -554,7 +571,11 @@ export class PayoutBatchService {
       );
       if (toInt(left.n) > 0) return false;
       const now = clock.now();
-      const { affected } = await db.execute("UPDATE payout_batches SET status = 'finished', finished_at = ?, updated_at = ? WHERE id = ? AND status = 'sent'", [now, now, id], t);
+      const { affected } = await db.execute(
+        "UPDATE payout_batches SET status = 'finished', finished_at = ?, updated_at = ? WHERE id = ? AND status = 'sent'",
+        [now, now, id],
+        t,
+      );
       if (affected === 1) await this.deps.events.emit(t, HOOKS.payoutBatchFinished, await this.readBatch(id, t), { actor });
       return affected === 1;
     });
@@ -585,9 +606,14 @@ export class PayoutBatchService {
       if (missing.length) throw new ServiceError('svc_payout_not_found', `Payout ${missing[0]} not found.`, 404, { payout_ids: missing.slice(0, 50) });
       const closed = candidates.filter((c) => c.status !== 'pending');
       if (closed.length)
-        throw new ServiceError('svc_payout_batch_not_pending', `Payout ${closed[0].payout_id} is ${closed[0].status}; only pending payouts go in a batch.`, 409, {
-          payout_ids: closed.slice(0, 50).map((c) => c.payout_id),
-        });
+        throw new ServiceError(
+          'svc_payout_batch_not_pending',
+          `Payout ${closed[0].payout_id} is ${closed[0].status}; only pending payouts go in a batch.`,
+          409,
+          {
+            payout_ids: closed.slice(0, 50).map((c) => c.payout_id),
+          },
+        );
       const batched = candidates.filter((c) => c.batch_id !== null);
       if (batched.length)
         throw new ServiceError('svc_payout_in_batch', `Payout ${batched[0].payout_id} is already in payout batch ${batched[0].batch_id}.`, 409, {
@@ -632,9 +658,14 @@ export class PayoutBatchService {
     const selected = new Set(candidates.map((c) => c.payout_id));
     const stray = [...override].filter((id) => !selected.has(id));
     if (stray.length)
-      throw new ServiceError('svc_payout_override_not_selected', `Payout ${stray[0]} is not among the payouts of this batch; it cannot be released into it.`, 400, {
-        payout_ids: stray.slice(0, 50),
-      });
+      throw new ServiceError(
+        'svc_payout_override_not_selected',
+        `Payout ${stray[0]} is not among the payouts of this batch; it cannot be released into it.`,
+        400,
+        {
+          payout_ids: stray.slice(0, 50),
+        },
+      );
 
     const shared = await this.sharedDestinations(candidates, t);
     const items: Candidate[] = [];

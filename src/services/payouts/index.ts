@@ -34,7 +34,17 @@ export {
   type PayoutBatch,
   type ResultsOutcome,
 } from './batches.js';
-export { channelFor, csvChannel, CSV_COLUMNS, itemRef, type BatchItem, type ChannelName, type ExtraChannels, type ItemResult, type PayoutChannel } from './channels.js';
+export {
+  channelFor,
+  csvChannel,
+  CSV_COLUMNS,
+  itemRef,
+  type BatchItem,
+  type ChannelName,
+  type ExtraChannels,
+  type ItemResult,
+  type PayoutChannel,
+} from './channels.js';
 
 export const PAYOUT_STATUSES = ['pending', 'paid', 'cancelled'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];

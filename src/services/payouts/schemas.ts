@@ -65,7 +65,11 @@ export const payoutSchemas = {
     currency: currency().description('Only payouts in this currency (default: the site currency).'),
     member_id: id().description("Only this member's payouts."),
     before: dateTime().description('Only payouts requested strictly before this instant (ISO 8601).'),
-    max_items: Joi.number().integer().min(1).max(MAX_BATCH_ITEMS).description(`At most this many payouts, oldest first (default 1000, at most ${MAX_BATCH_ITEMS}).`),
+    max_items: Joi.number()
+      .integer()
+      .min(1)
+      .max(MAX_BATCH_ITEMS)
+      .description(`At most this many payouts, oldest first (default 1000, at most ${MAX_BATCH_ITEMS}).`),
     override: idList(MAX_BATCH_ITEMS).description('Payouts held for a shared destination to put in anyway (needs override_note).'),
     override_note: note().allow('', null).description('Why the held payouts in `override` may go (logged).'),
     note: note().allow('', null).description('A note for administrators.'),
