@@ -79,5 +79,5 @@ describeDaemon('the admin screens: payout batches', (use, dialect) => {
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
-  });
+  }, 90_000);
 });
