@@ -44,6 +44,10 @@ import { createClaims } from './20261127110000-create-claims.js';
 import { addMediaPrivate } from './20261127110001-add-media-private.js';
 import { createNetworkPayments } from './20261127140000-create-network-payments.js';
 import { createNetworkWatchdog } from './20261127145000-create-network-watchdog.js';
+import { createPayoutBatches } from './20261127141001-create-payout-batches.js';
+import { createPayoutBatchItems } from './20261127141002-create-payout-batch-items.js';
+import { createPayoutBatchHolds } from './20261127141003-create-payout-batch-holds.js';
+import { addPayoutsBatchId } from './20261127141004-add-payouts-batch-id.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -90,4 +94,8 @@ export const migrations: Migration[] = [
   addMediaPrivate,
   createNetworkPayments,
   createNetworkWatchdog,
+  createPayoutBatches,
+  createPayoutBatchItems,
+  createPayoutBatchHolds,
+  addPayoutsBatchId,
 ];

@@ -20,6 +20,9 @@
 //                                  LedgerLiabilities, ledger/liabilities.ts)
 //   payouts                        services/payouts/ (settings rows 'payouts_sepa', 'payouts_paypal',
 //                                  'payouts_paypal_client_secret' through SettingsService)
+//   payout_batches,                services/payouts/batches.ts (payouts.batch_id too, by its guarded
+//   payout_batch_items,            UPDATE; closes payouts through PayoutService)
+//   payout_batch_holds
 //   referrals                      services/referrals/ (counters row 'referral_changes')
 //   networks                       services/networks/
 //   cashback_rules                 services/cashback/
@@ -92,7 +95,7 @@ import { ClaimService } from './services/claims/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
-import { PayoutService, PayPalSettings, SepaSettingsStore } from './services/payouts/index.js';
+import { PayoutBatchService, PayoutService, PayPalSettings, SepaSettingsStore } from './services/payouts/index.js';
 import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
 import { SecretValues } from './secret-values.js';
@@ -132,6 +135,7 @@ export interface Context {
   sepaSettings: SepaSettingsStore;
   /** The PayPal Payouts account (settings rows 'payouts_paypal*') and its API client. */
   paypal: PayPalSettings;
+  payoutBatches: PayoutBatchService;
   overview: OverviewService;
   /** What each network still owes (a read model of the orders' tables). */
   receivables: OrderReceivables;
@@ -222,6 +226,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
   const sepaSettings = new SepaSettingsStore({ settings, logger });
   const paypal = new PayPalSettings({ settings, keys, secrets, logger, guard: outbound, clock });
+  const payoutBatches = new PayoutBatchService({ db, clock, logger, events, payouts, currency: config.currency });
   // The read models other domains show (see the header): read-only, before the services using them.
   const orderCounts = new OrderCounts({ db });
   const advertiserCounts = new AdvertiserCounts({ db });
@@ -415,6 +420,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     payouts,
     sepaSettings,
     paypal,
+    payoutBatches,
     overview,
     receivables,
     cashback,

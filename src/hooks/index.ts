@@ -12,6 +12,12 @@ export const HOOKS = {
   ledgerEntryPosted: 'cashtrack.ledger.entry_posted',
   payoutCreated: 'cashtrack.payout.created',
   payoutStatusChanged: 'cashtrack.payout.status_changed',
+  /** A payout batch was made, `(batch, { actor })`. */
+  payoutBatchCreated: 'cashtrack.payout.batch_created',
+  /** A payout batch was sent (its file taken to the bank, or its results began), `(batch, { actor })`. */
+  payoutBatchSent: 'cashtrack.payout.batch_sent',
+  /** Every item of a payout batch is final (paid or cancelled), `(batch, { actor })`. */
+  payoutBatchFinished: 'cashtrack.payout.batch_finished',
   orderRecorded: 'cashtrack.order.recorded',
   orderStatusChanged: 'cashtrack.order.status_changed',
   orderAssigned: 'cashtrack.order.assigned',

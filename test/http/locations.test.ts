@@ -19,6 +19,7 @@ const CREATING_ROUTES = [
   'ledger.adjust',
   'ledger.reverse',
   'payouts.create',
+  'payouts.batches.create',
   'orders.create',
   'referrals.create',
   'networks.save',
@@ -72,6 +73,15 @@ describeEachDialect('Location of every 201', (use) => {
       return {
         res: await api.post('/payouts', { member_id: bob, amount: '20.00', method: 'paypal', details: 'bob@paypal.example' }),
         expect: (made) => ({ id: made.payout.id, status: 'pending' }),
+      };
+    },
+    'payouts.batches.create': async () => {
+      const ann = await member();
+      await credit(ann, '30.00');
+      await api.post('/payouts', { member_id: ann, amount: '20.00', method: 'loc-wire', details: 'ann@bank.example' });
+      return {
+        res: await api.post('/payouts/batches', { method: 'loc-wire' }),
+        expect: (made) => ({ batch: { id: made.batch.id, status: 'open', item_count: 1 } }),
       };
     },
     'orders.create': async () => ({

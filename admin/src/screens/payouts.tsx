@@ -1,18 +1,21 @@
 // Payouts: the pending queue and every payout made, with the views row by status, filters by
 // method, currency, member and dates, and the two ways a pending payout ends, each in an
 // ActionModal: complete (the money left; its payment reference) and cancel (its reason; the amount
-// is credited back).
+// is credited back). /payouts/batches is the payout batches' screens (payout-batches.tsx).
 import { Notice, TextareaControl, TextControl } from '@wordpress/components';
 import type { Action, Field } from '@wordpress/dataviews';
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
 import { BulkActionModal } from '../lib/bulk';
+import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
 import type { ScreenProps } from '../screens';
 import { MemberPicker } from './member-picker';
 import './orders.css';
+
+const PayoutBatches = lazy(() => import('./payout-batches'));
 
 export interface Payout {
   id: number;
@@ -27,6 +30,8 @@ export interface Payout {
   status: 'pending' | 'paid' | 'cancelled';
   reference: string | null;
   reason: string | null;
+  /** The live payout batch it is in: its results close it, not these actions. */
+  batch_id: number | null;
   actor: string;
   closed_by: string | null;
   created_at: string;
@@ -87,7 +92,17 @@ const spec: ListSpec<Payout> = {
 
 type Open = { kind: 'complete' | 'cancel'; payout: Payout };
 
-export default function PayoutsScreen({ query }: ScreenProps) {
+export default function PayoutsScreen({ rest, query }: ScreenProps) {
+  if (rest[0] === 'batches')
+    return (
+      <Suspense fallback={null}>
+        <PayoutBatches id={rest[1]} query={query} />
+      </Suspense>
+    );
+  return <PayoutsList query={query} />;
+}
+
+function PayoutsList({ query }: { query: URLSearchParams }) {
   const list = useListData(spec, query);
   const [open, setOpen] = useState<Open | null>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -99,14 +114,14 @@ export default function PayoutsScreen({ query }: ScreenProps) {
       id: 'complete',
       label: 'Complete',
       isPrimary: true,
-      isEligible: (p) => p.status === 'pending',
+      isEligible: (p) => p.status === 'pending' && !p.batch_id,
       callback: ([payout]) => setOpen({ kind: 'complete', payout }),
     },
     {
       id: 'cancel',
       // Many at once: "Cancel payouts", apart from the bulk bar's own Cancel (which clears the selection).
       label: (items) => (items.length > 1 ? 'Cancel payouts' : 'Cancel'),
-      isEligible: (p) => p.status === 'pending',
+      isEligible: (p) => p.status === 'pending' && !p.batch_id,
       // Cancel runs on many payouts with one reason; complete stays one at a time (each its own payment reference).
       supportsBulk: true,
       callback: (payouts) => (payouts.length > 1 ? setBulk(payouts) : setOpen({ kind: 'cancel', payout: payouts[0]! })),
@@ -123,6 +138,9 @@ export default function PayoutsScreen({ query }: ScreenProps) {
   return (
     <>
       <h1>Payouts</h1>
+      <p className="ct-muted">
+        Pay many at once in a <Link to="/payouts/batches">payout batch</Link>: a file for the bank or payment tool, its results applied once.
+      </p>
       {done ? (
         <Notice status="success" onRemove={() => setDone(null)}>
           {done}

@@ -1,6 +1,7 @@
-// `cashtrack payouts list|show|create|complete|cancel|sepa-settings|paypal-settings`: the payout schemas and
-// service, in-process. The PayPal client secret is read from standard input or an environment
-// variable, never from the command line (shell history, the process list), and never printed.
+// `cashtrack payouts list|show|create|complete|cancel|sepa-settings|paypal-settings` (and
+// `payouts batch ...`, payout-batches.ts): the payout schemas and service, in-process. The PayPal
+// client secret is read from standard input or an environment variable, never from the command
+// line (shell history, the process list), and never printed.
 import { Option, type Command } from 'commander';
 import type { Payout, PayPalSettingsView } from '../../services/payouts/index.js';
 import { dict } from '../../objects.js';
@@ -9,6 +10,7 @@ import { memberId, printFields, printJson, readStdin, UsageError, validateInput,
 import { idempotently } from '../idempotency.js';
 import { registerSepa } from './payouts-sepa.js';
 import { collect, commaChoices, json, listCommand, type ListOptions, type ListPage, type Run, type SortOptions } from '../options.js';
+import { register as registerBatches } from './payout-batches.js';
 
 export function register(payouts: Command, run: Run): void {
   listCommand(
@@ -68,6 +70,7 @@ export function register(payouts: Command, run: Run): void {
     .option('--client-secret-env <VAR>', 'take the client secret from environment variable VAR')
     .addOption(json())
     .action(run(paypalSettings));
+  registerBatches(payouts, run);
 }
 
 const replayNote = (replayed: boolean) => (replayed ? ' (replayed: this Idempotency-Key was used before; nothing new happened)' : '');

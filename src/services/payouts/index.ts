@@ -14,6 +14,38 @@ import { shapeEntry, type Balance, type Discrepancy, type Entry, type LedgerServ
 import type { Once } from '../idempotency/index.js';
 import type { LogService } from '../logs/index.js';
 
+export {
+  BATCH_ORDERBY,
+  BATCH_STATUSES,
+  DEFAULT_BATCH_ITEMS,
+  destinationKey,
+  MAX_BATCH_ITEMS,
+  PayoutBatchService,
+  type AppliedResult,
+  type BatchDetail,
+  type BatchFilters,
+  type BatchHold,
+  type BatchItemView,
+  type BatchOrderby,
+  type BatchPreview,
+  type BatchStatus,
+  type BatchWhere,
+  type CreateBatchInput,
+  type PayoutBatch,
+  type ResultsOutcome,
+} from './batches.js';
+export {
+  channelFor,
+  csvChannel,
+  CSV_COLUMNS,
+  itemRef,
+  type BatchItem,
+  type ChannelName,
+  type ExtraChannels,
+  type ItemResult,
+  type PayoutChannel,
+} from './channels.js';
+
 export const PAYOUT_STATUSES = ['pending', 'paid', 'cancelled'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 
@@ -33,10 +65,17 @@ export interface Payout {
   reason: string | null;
   entry_id: number | null;
   return_entry_id: number | null;
+  /** The live batch the payout is in, if any (services/payouts/batches.ts). */
+  batch_id: number | null;
   actor: string;
   closed_by: string | null;
   created_at: string;
   closed_at: string | null;
+}
+
+/** Who closes a payout: by hand (no batch), or a batch's results (`batchId`). */
+export interface PayoutVia {
+  batchId?: number;
 }
 
 export interface CreatePayoutInput {
@@ -100,7 +139,7 @@ export interface PayoutServiceDeps {
 }
 
 const COLUMNS =
-  'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.note, p.status, p.reference, p.reason, p.entry_id, p.return_entry_id, p.actor, p.closed_by, p.created_at, p.updated_at';
+  'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.note, p.status, p.reference, p.reason, p.entry_id, p.return_entry_id, p.batch_id, p.actor, p.closed_by, p.created_at, p.updated_at';
 // A LEFT JOIN (every payout has its member: a foreign key) so that MariaDB reads payouts first and
 // walks the sort's index; with an inner join it chose to start from users and sort every payout.
 const FROM = 'payouts p LEFT JOIN users u ON u.id = p.member_id';
@@ -128,6 +167,7 @@ function shapePayout(row: Record<string, unknown>): Payout {
     reason: optionalText(row.reason),
     entry_id: optionalInt(row.entry_id),
     return_entry_id: optionalInt(row.return_entry_id),
+    batch_id: optionalInt(row.batch_id),
     actor: String(row.actor),
     closed_by: optionalText(row.closed_by),
     created_at: toIso(row.created_at)!,
@@ -230,12 +270,22 @@ export class PayoutService {
     }
   }
 
-  /** Marks a pending payout paid (the money has left). 404 svc_payout_not_found, 409 svc_payout_closed. */
-  async complete(id: number, input: { reference?: string | null }, actor: string, once?: Once<{ payout: Payout }>): Promise<{ payout: Payout }> {
+  /**
+   * Marks a pending payout paid (the money has left). 404 svc_payout_not_found, 409
+   * svc_payout_closed, 409 svc_payout_in_batch when it is in a live batch (its batch's results
+   * close it, passing `via.batchId`).
+   */
+  async complete(
+    id: number,
+    input: { reference?: string | null },
+    actor: string,
+    once?: Once<{ payout: Payout }>,
+    via: PayoutVia = {},
+  ): Promise<{ payout: Payout }> {
     try {
       const result = await this.deps.db.transaction(async (t) => {
         await once?.claim?.(t);
-        await this.lockPending(id, t);
+        await this.lockPending(id, t, via);
         await this.close(id, 'paid', { reference: clean(input.reference) }, actor, t);
         const result = { payout: await this.read(id, t) };
         await once?.record(result, t);
@@ -258,13 +308,15 @@ export class PayoutService {
 
   /**
    * Cancels a pending payout and credits its amount back (`payout_return`) in one transaction.
-   * The reason is required. 404 svc_payout_not_found, 409 svc_payout_closed.
+   * The reason is required. 404 svc_payout_not_found, 409 svc_payout_closed, 409
+   * svc_payout_in_batch (see `complete`).
    */
   async cancel(
     id: number,
     input: { reason: string },
     actor: string,
     once?: Once<{ payout: Payout; entry: Entry; balance: Balance }>,
+    via: PayoutVia = {},
   ): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
     try {
       const reason = clean(input.reason);
@@ -272,7 +324,7 @@ export class PayoutService {
       const { db, ledger } = this.deps;
       const result = await db.transaction(async (t) => {
         await once?.claim?.(t);
-        const row = await this.lockPending(id, t);
+        const row = await this.lockPending(id, t, via);
         await this.close(id, 'cancelled', { reason }, actor, t);
         await ledger.lockBalance(row.member_id, row.currency, t);
         const entry = await ledger.post(
@@ -380,15 +432,25 @@ export class PayoutService {
    * Locks the payout row (FOR UPDATE on MariaDB; a SQLite write transaction is exclusive already)
    * and makes sure it is still pending, so two concurrent state changes apply exactly once.
    */
-  private async lockPending(id: number, t: Transaction): Promise<{ member_id: number; currency: string; amount: number }> {
+  private async lockPending(id: number, t: Transaction, via: PayoutVia = {}): Promise<{ member_id: number; currency: string; amount: number }> {
     const [row] = await this.deps.db.select<Record<string, unknown>>(
-      `SELECT id, member_id, currency, amount, status FROM payouts WHERE id = ?${this.deps.db.forUpdate()}`,
+      `SELECT id, member_id, currency, amount, status, batch_id FROM payouts WHERE id = ?${this.deps.db.forUpdate()}`,
       [id],
       t,
     );
     if (!row) throw new ServiceError('svc_payout_not_found', `Payout ${id} not found.`, 404);
     if (row.status !== 'pending')
       throw new ServiceError('svc_payout_closed', `Payout ${id} is already ${String(row.status)}; it cannot change again.`, 409, { payout_status: row.status });
+    const batchId = optionalInt(row.batch_id);
+    if (via.batchId !== undefined && batchId !== via.batchId)
+      throw new ServiceError('svc_payout_not_in_batch', `Payout ${id} is not in batch ${via.batchId}.`, 409, { batch_id: batchId });
+    if (via.batchId === undefined && batchId !== null)
+      throw new ServiceError(
+        'svc_payout_in_batch',
+        `Payout ${id} is in payout batch ${batchId}: the batch's results close it (or cancel the batch first).`,
+        409,
+        { batch_id: batchId },
+      );
     return { member_id: toInt(row.member_id), currency: String(row.currency), amount: toMinor(row.amount) };
   }
 
@@ -416,8 +478,6 @@ export {
   sepaDestination,
   sepaMessageId,
   SEPA_VERSIONS,
-  type BatchItem,
-  type ItemResult,
   type SepaBatch,
   type SepaDebtor,
   type SepaDestination,

@@ -1,9 +1,22 @@
 // Input schemas of the payout routes, shared with `cashtrack payouts ...`.
 import Joi from 'joi';
-import { amount, anyOf, anyOfPattern, currency, dateRange, id, note, paging, sorting, type ListQuery } from '../../fields.js';
-import { PAYOUT_ORDERBY, PAYOUT_STATUSES, type CreatePayoutInput, type PayoutCountFilters, type PayoutFilters, type PayoutOrderby } from './index.js';
+import { amount, anyOf, anyOfPattern, currency, dateRange, dateTime, id, idList, note, paging, sorting, type ListQuery } from '../../fields.js';
+import {
+  BATCH_ORDERBY,
+  BATCH_STATUSES,
+  MAX_BATCH_ITEMS,
+  PAYOUT_ORDERBY,
+  PAYOUT_STATUSES,
+  type BatchFilters,
+  type BatchOrderby,
+  type CreateBatchInput,
+  type CreatePayoutInput,
+  type PayoutCountFilters,
+  type PayoutFilters,
+  type PayoutOrderby,
+} from './index.js';
 
-export { PAYOUT_ORDERBY, PAYOUT_STATUSES };
+export { BATCH_ORDERBY, BATCH_STATUSES, PAYOUT_ORDERBY, PAYOUT_STATUSES };
 
 const method = () => Joi.string().trim().min(1).max(64);
 
@@ -44,4 +57,33 @@ export const payoutSchemas = {
     .description(
       'PayPal Payouts settings by name: client_id, client_secret (write-only), environment (sandbox or live), base_url (an override of the environment\'s API origin); null or "" removes one.',
     ),
+  batchId: Joi.object<{ id: number }, true>({ id: id().required() }),
+  batchList: Joi.object<ListQuery<BatchFilters>, true>({
+    ...paging,
+    ...sorting(Object.keys(BATCH_ORDERBY) as BatchOrderby[], 'id', 'desc'),
+    status: anyOf(BATCH_STATUSES).description('Only batches in one of these statuses.'),
+    method: anyOfPattern(method(), 20).description('Only these methods.'),
+    currency: anyOfPattern(currency(), 20).description('Only these currencies.'),
+  }),
+  batchCreate: Joi.object<CreateBatchInput, true>({
+    payout_ids: idList(MAX_BATCH_ITEMS).description('These payouts (all pending, of one method and currency); else the filters choose.'),
+    method: method().description('Only payouts of this method (required without payout_ids).'),
+    currency: currency().description('Only payouts in this currency (default: the site currency).'),
+    member_id: id().description("Only this member's payouts."),
+    before: dateTime().description('Only payouts requested strictly before this instant (ISO 8601).'),
+    max_items: Joi.number()
+      .integer()
+      .min(1)
+      .max(MAX_BATCH_ITEMS)
+      .description(`At most this many payouts, oldest first (default 1000, at most ${MAX_BATCH_ITEMS}).`),
+    override: idList(MAX_BATCH_ITEMS).description('Payouts held for a shared destination to put in anyway (needs override_note).'),
+    override_note: note().allow('', null).description('Why the held payouts in `override` may go (logged).'),
+    note: note().allow('', null).description('A note for administrators.'),
+  }).or('payout_ids', 'method'),
+  batchPaid: Joi.object<{ reference?: string | null }, true>({
+    reference: Joi.string().trim().max(191).allow('', null).description("The payment's reference (the bank's transfer reference)."),
+  }),
+  batchResults: Joi.object<{ csv: string }, true>({
+    csv: Joi.string().min(1).max(5_000_000).required().description('The result CSV: item_ref or payout_id, status (paid|failed), reference, reason.'),
+  }),
 };

@@ -8,29 +8,10 @@ import { create } from 'xmlbuilder2';
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces.js';
 import { ServiceError } from '../../errors.js';
 import { formatAmount } from '../../money.js';
+import type { BatchItem, ItemResult } from './channels.js';
 import { isSepaReference, sepaText } from './sepa-text.js';
 
-/** One payout of a batch, as the batch hands it to a channel. */
-export interface BatchItem {
-  payout_id: number;
-  member_id: number;
-  login: string;
-  display_name: string;
-  amount: string;
-  amount_minor: number;
-  currency: string;
-  method: string;
-  details: string | null;
-  item_ref: string;
-}
-
-/** What became of one item. */
-export interface ItemResult {
-  item_ref: string;
-  outcome: 'paid' | 'failed' | 'pending';
-  reference?: string | null;
-  reason?: string | null;
-}
+export type { BatchItem, ItemResult };
 
 /** Where a SEPA payout goes: `name` already in the SEPA character set. */
 export interface SepaDestination {

@@ -25,6 +25,9 @@ const SHAPES: Record<string, Shape> = {
   [HOOKS.ledgerEntryPosted]: (entry) => ({ entry }),
   [HOOKS.payoutCreated]: (payout, extra) => ({ payout, ...extra }),
   [HOOKS.payoutStatusChanged]: (payout, extra) => ({ payout, ...extra }),
+  [HOOKS.payoutBatchCreated]: (batch, extra) => ({ batch, ...extra }),
+  [HOOKS.payoutBatchSent]: (batch, extra) => ({ batch, ...extra }),
+  [HOOKS.payoutBatchFinished]: (batch, extra) => ({ batch, ...extra }),
   // The refusal, not the parameters received (they may be large; the record keeps them).
   [HOOKS.postbackRejected]: (r) => ({
     postback_id: r.id,

@@ -1,0 +1,785 @@
+// Payout batches: pending payouts of one method and currency sent together through one channel
+// (channels.ts). A payout is in at most one live batch: `payouts.batch_id`, set by one guarded
+// UPDATE (`... AND status = 'pending' AND batch_id IS NULL`) that must move every item or the
+// batch rolls back, so two batches racing for a payout cannot both have it. Payouts whose
+// destination another member uses too are held out with the other member named (a common fraud)
+// until an administrator releases them into a later batch with a note. Results close each payout
+// through the payout service's own guarded paths (paid, or cancelled with its `payout_return`),
+// so a result read twice, or two uploads at once, close a payout once.
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../db/database.js';
+import { orderClause, pageClause, ListWhere, type OneOrMany } from '../../db/lists.js';
+import type { Transaction } from '../../db/transaction.js';
+import { toInt, toIso } from '../../db/values.js';
+import { ServiceError } from '../../errors.js';
+import { HOOKS } from '../../hooks/index.js';
+import { currencyExponent, formatAmount, toMinor } from '../../money.js';
+import type { Once } from '../idempotency/index.js';
+import type { LogService } from '../logs/index.js';
+import type { WebhookEvents } from '../webhooks/index.js';
+import { channelFor, csvChannel, itemRef, type BatchItem, type ChannelName, type ExtraChannels, type ItemResult, type PayoutChannel } from './channels.js';
+import type { PayoutService, PayoutStatus } from './index.js';
+import { parse } from 'csv-parse/sync';
+
+export const BATCH_STATUSES = ['open', 'sent', 'finished', 'cancelled'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/** The most items in one batch (PayPal Payouts' own limit). */
+export const MAX_BATCH_ITEMS = 15_000;
+/** Items in a batch made by filter when the request does not say. */
+export const DEFAULT_BATCH_ITEMS = 1_000;
+
+/** A batch as the API shows it (amounts as decimal strings). */
+export interface PayoutBatch {
+  id: number;
+  method: string;
+  currency: string;
+  channel: ChannelName;
+  status: BatchStatus;
+  item_count: number;
+  held_count: number;
+  total: string;
+  /** The items' payouts by status now (paid, cancelled = failed, pending = not final yet). */
+  paid_count: number;
+  failed_count: number;
+  pending_count: number;
+  note: string | null;
+  file_name: string | null;
+  provider_batch_id: string | null;
+  provider_status: string | null;
+  actor: string;
+  closed_by: string | null;
+  created_at: string;
+  sent_at: string | null;
+  finished_at: string | null;
+  cancelled_at: string | null;
+}
+
+/** One item of a batch, with its payout's current status. */
+export interface BatchItemView extends BatchItem {
+  status: PayoutStatus;
+  reference: string | null;
+  reason: string | null;
+  /** Set when a held payout was released into this batch by an administrator. */
+  override_note: string | null;
+}
+
+/** A payout held out of a batch, and why. */
+export interface BatchHold {
+  payout_id: number;
+  member_id: number;
+  login: string;
+  display_name: string;
+  amount: string;
+  currency: string;
+  method: string;
+  details: string | null;
+  /** `shared_destination` (may be released by `override`) or `channel_check` (e.g. a bad IBAN). */
+  code: 'shared_destination' | 'channel_check';
+  reason: string;
+}
+
+export interface BatchDetail {
+  batch: PayoutBatch;
+  items: BatchItemView[];
+  held: BatchHold[];
+}
+
+/** What a batch is made of: an explicit list of payouts, or filters over the pending ones. */
+export interface CreateBatchInput {
+  payout_ids?: number[];
+  method?: string;
+  currency?: string;
+  member_id?: number;
+  /** Payouts requested strictly before this time. */
+  before?: Date;
+  max_items?: number;
+  /** Held payouts (shared destination) to put in anyway; needs `override_note`. */
+  override?: number[];
+  override_note?: string | null;
+  note?: string | null;
+}
+
+/** What a batch made now would hold: its items (without refs: there is no batch yet) and the held payouts. */
+export interface BatchPreview {
+  method: string;
+  currency: string;
+  channel: ChannelName;
+  item_count: number;
+  total: string;
+  items: Omit<BatchItem, 'item_ref'>[];
+  held: BatchHold[];
+}
+
+export interface BatchWhere {
+  status?: OneOrMany<BatchStatus>;
+  method?: OneOrMany<string>;
+  currency?: OneOrMany<string>;
+}
+
+export const BATCH_ORDERBY = { id: 'b.id', created_at: 'b.created_at', total: 'b.total', status: 'b.status' } as const;
+export type BatchOrderby = keyof typeof BATCH_ORDERBY;
+
+export interface BatchFilters extends BatchWhere {
+  orderby?: BatchOrderby;
+  order?: 'asc' | 'desc';
+  page: number;
+  per_page: number;
+}
+
+/** What applying results did to each item. */
+export interface AppliedResult {
+  item_ref: string;
+  payout_id: number;
+  outcome: ItemResult['outcome'];
+  /** `applied`: the payout closed now; `unchanged`: it was already so (a result read twice) or still pending; `conflict`: it closed the other way before. */
+  effect: 'applied' | 'unchanged' | 'conflict';
+  status: PayoutStatus;
+}
+
+export interface ResultsOutcome {
+  batch: PayoutBatch;
+  results: AppliedResult[];
+}
+
+export interface PayoutBatchServiceDeps {
+  db: Database;
+  clock: Clock;
+  logger: LogService;
+  events: WebhookEvents;
+  payouts: PayoutService;
+  /** The site currency: a batch made by filter without a currency takes it. */
+  currency: string;
+  /** The channels other than CSV that are installed. */
+  channels?: ExtraChannels;
+}
+
+/** A payout as a batch plans it. */
+interface Candidate extends Omit<BatchItem, 'item_ref'> {
+  status: PayoutStatus;
+  batch_id: number | null;
+}
+
+/**
+ * A destination as compared between members: an e-mail address lower-cased, anything else (an
+ * IBAN, an account number) without spaces and upper-cased. Null when there is none.
+ */
+export function destinationKey(details: string | null): string | null {
+  const text = details?.trim();
+  if (!text) return null;
+  return text.includes('@') ? text.toLowerCase() : text.replace(/\s+/g, '').toUpperCase();
+}
+
+const optionalText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const clean = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
+
+const CANDIDATE_COLUMNS = 'p.id, p.member_id, u.login, u.display_name, p.amount, p.currency, p.method, p.details, p.status, p.batch_id, p.reference, p.reason';
+
+function shapeCandidate(row: Record<string, unknown>): Candidate {
+  const currency = String(row.currency);
+  const minor = toMinor(row.amount);
+  return {
+    payout_id: toInt(row.id),
+    member_id: toInt(row.member_id),
+    login: String(row.login),
+    display_name: String(row.display_name ?? ''),
+    amount: formatAmount(minor, currency),
+    amount_minor: minor,
+    currency,
+    method: String(row.method),
+    details: optionalText(row.details),
+    status: row.status as PayoutStatus,
+    batch_id: row.batch_id === null || row.batch_id === undefined ? null : toInt(row.batch_id),
+  };
+}
+
+const asItem = (c: Candidate, batchId: number): BatchItem => ({
+  payout_id: c.payout_id,
+  member_id: c.member_id,
+  login: c.login,
+  display_name: c.display_name,
+  amount: c.amount,
+  amount_minor: c.amount_minor,
+  currency: c.currency,
+  method: c.method,
+  details: c.details,
+  item_ref: itemRef(batchId, c.payout_id),
+});
+
+const holdOf = (c: Candidate, code: BatchHold['code'], reason: string): BatchHold => ({
+  payout_id: c.payout_id,
+  member_id: c.member_id,
+  login: c.login,
+  display_name: c.display_name,
+  amount: c.amount,
+  currency: c.currency,
+  method: c.method,
+  details: c.details,
+  code,
+  reason: reason.slice(0, 1000),
+});
+
+interface Plan {
+  method: string;
+  currency: string;
+  channel: PayoutChannel;
+  items: Candidate[];
+  held: BatchHold[];
+  overridden: Set<number>;
+  total: number;
+}
+
+/** Makes, lists, sends, closes and cancels payout batches. */
+export class PayoutBatchService {
+  constructor(private readonly deps: PayoutBatchServiceDeps) {}
+
+  /** What `create` would make now, written nowhere: the items and the held payouts with their reasons. */
+  async preview(input: CreateBatchInput): Promise<BatchPreview> {
+    const plan = await this.plan(input);
+    return {
+      method: plan.method,
+      currency: plan.currency,
+      channel: plan.channel.name,
+      item_count: plan.items.length,
+      total: formatAmount(plan.total, plan.currency),
+      items: plan.items.map(({ status: _s, batch_id: _b, ...item }) => item),
+      held: plan.held,
+    };
+  }
+
+  /**
+   * Makes a batch of pending payouts not in a live batch, all of one method and currency. Refusals:
+   * 400 svc_payout_batch_method_required, svc_payout_override_note_required,
+   * svc_payout_override_not_selected; 404 svc_payout_not_found; 409 svc_payout_batch_mixed,
+   * svc_payout_batch_not_pending, svc_payout_in_batch, svc_payout_batch_empty,
+   * svc_payout_batch_conflict (another batch took some of them meanwhile), and the channel's
+   * svc_payout_channel_unavailable / svc_payout_channel_currency.
+   */
+  async create(
+    input: CreateBatchInput,
+    actor: string,
+    once?: Once<{ batch: PayoutBatch; held: BatchHold[] }>,
+  ): Promise<{ batch: PayoutBatch; held: BatchHold[] }> {
+    const { db, clock } = this.deps;
+    try {
+      const result = await db.transaction(async (t) => {
+        await once?.claim?.(t);
+        const plan = await this.plan(input, t);
+        const now = clock.now();
+        const { insertId } = await db.execute(
+          `INSERT INTO payout_batches (method, currency, channel, status, item_count, held_count, total, note, actor, created_at, updated_at)
+           VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?)`,
+          [plan.method, plan.currency, plan.channel.name, plan.items.length, plan.held.length, plan.total, clean(input.note), actor, now, now],
+          t,
+        );
+        const id = insertId!;
+        const ids = plan.items.map((c) => c.payout_id);
+        // The one write that puts payouts in a batch: every one of them still pending and in no
+        // live batch, or the whole batch rolls back.
+        for (let i = 0; i < ids.length; i += 500) {
+          const chunk = ids.slice(i, i + 500);
+          const { affected } = await db.execute(
+            `UPDATE payouts SET batch_id = ? WHERE id IN (${chunk.map(() => '?').join(', ')}) AND status = 'pending' AND batch_id IS NULL`,
+            [id, ...chunk],
+            t,
+          );
+          if (affected !== chunk.length)
+            throw new ServiceError('svc_payout_batch_conflict', 'Another batch took some of these payouts at the same time; nothing was made. Try again.', 409);
+        }
+        const overrideNote = clean(input.override_note);
+        await db.insertMany(
+          'payout_batch_items',
+          ['batch_id', 'payout_id', 'override_note', 'created_at'],
+          plan.items.map((c) => [id, c.payout_id, plan.overridden.has(c.payout_id) ? overrideNote : null, now]),
+          t,
+        );
+        await db.insertMany(
+          'payout_batch_holds',
+          ['batch_id', 'payout_id', 'code', 'reason', 'created_at'],
+          plan.held.map((h) => [id, h.payout_id, h.code, h.reason, now]),
+          t,
+        );
+        // A file channel makes its file now, so a batch whose file cannot be made is not made.
+        const file = plan.channel.file?.(
+          { id, created_at: now.toISOString(), currency: plan.currency },
+          plan.items.map((c) => asItem(c, id)),
+        );
+        if (file) await db.execute('UPDATE payout_batches SET file_name = ? WHERE id = ?', [file.name.slice(0, 191), id], t);
+        const result = { batch: await this.readBatch(id, t), held: plan.held };
+        await once?.record(result, t);
+        await this.deps.events.emit(t, HOOKS.payoutBatchCreated, result.batch, { actor });
+        return { result, overridden: [...plan.overridden] };
+      });
+      const { batch, held } = result.result;
+      this.deps.logger.info('payouts', 'Payout batch created', {
+        batch_id: batch.id,
+        method: batch.method,
+        currency: batch.currency,
+        channel: batch.channel,
+        items: batch.item_count,
+        held: held.length,
+        total: batch.total,
+        actor,
+      });
+      if (result.overridden.length)
+        this.deps.logger.warning('payouts', 'Held payouts released into a batch', {
+          batch_id: batch.id,
+          payout_ids: result.overridden,
+          note: clean(input.override_note),
+          actor,
+        });
+      return result.result;
+    } catch (err) {
+      if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout batch refused', { code: err.code, actor });
+      throw err;
+    }
+  }
+
+  /** Batches, newest first; filtered by status, method and currency; paged. */
+  async list(filters: BatchFilters): Promise<{ items: PayoutBatch[]; total: number }> {
+    for (const c of [filters.currency ?? []].flat()) currencyExponent(c);
+    const where = new ListWhere().anyOf('b.status', filters.status).anyOf('b.method', filters.method).anyOf('b.currency', filters.currency);
+    const order = orderClause(BATCH_ORDERBY, filters, 'b.id', { orderby: 'id', order: 'desc' });
+    const [rows, count] = await Promise.all([
+      this.deps.db.select<Record<string, unknown>>(`SELECT b.* FROM payout_batches b ${where.sql} ${order} ${pageClause(filters)}`, where.params),
+      this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM payout_batches b ${where.sql}`, where.params),
+    ]);
+    return { items: await this.shapeBatches(rows), total: toInt(count[0].n) };
+  }
+
+  /** One batch with its items and held payouts. 404 svc_payout_batch_not_found. */
+  async get(id: number): Promise<BatchDetail> {
+    const batch = await this.readBatch(id);
+    const db = this.deps.db;
+    const [items, held] = await Promise.all([
+      db.select<Record<string, unknown>>(
+        `SELECT ${CANDIDATE_COLUMNS}, i.override_note FROM payout_batch_items i JOIN payouts p ON p.id = i.payout_id
+         LEFT JOIN users u ON u.id = p.member_id WHERE i.batch_id = ? ORDER BY i.payout_id`,
+        [id],
+      ),
+      db.select<Record<string, unknown>>(
+        `SELECT ${CANDIDATE_COLUMNS}, h.code, h.reason AS hold_reason FROM payout_batch_holds h JOIN payouts p ON p.id = h.payout_id
+         LEFT JOIN users u ON u.id = p.member_id WHERE h.batch_id = ? ORDER BY h.payout_id`,
+        [id],
+      ),
+    ]);
+    return {
+      batch,
+      items: items.map((row) => {
+        const { batch_id: _b, ...c } = shapeCandidate(row);
+        return {
+          ...c,
+          item_ref: itemRef(id, c.payout_id),
+          reference: optionalText(row.reference),
+          reason: optionalText(row.reason),
+          override_note: optionalText(row.override_note),
+        };
+      }),
+      held: held.map((row) => holdOf(shapeCandidate(row), row.code as BatchHold['code'], String(row.hold_reason))),
+    };
+  }
+
+  /** The file finance downloads (file channels). 404 svc_payout_batch_not_found, 409 svc_payout_batch_cancelled / svc_payout_batch_no_file. */
+  async file(id: number): Promise<{ name: string; type: string; body: string }> {
+    const detail = await this.get(id);
+    const { batch } = detail;
+    if (batch.status === 'cancelled') throw new ServiceError('svc_payout_batch_cancelled', `Payout batch ${id} was cancelled; it has no file.`, 409);
+    const channel = this.channelNamed(batch.channel);
+    if (!channel.file) throw new ServiceError('svc_payout_batch_no_file', `Payout batch ${id} is sent through the ${batch.channel} API; it has no file.`, 409);
+    const items = detail.items.map(({ status: _s, reference: _r, reason: _x, override_note: _o, ...item }) => item);
+    return channel.file({ id, created_at: batch.created_at, currency: batch.currency }, items);
+  }
+
+  /**
+   * Marks an open batch sent (file channels: finance has taken the file to its bank or tool). A
+   * sent batch answers as it is. 409 svc_payout_batch_closed for a finished or cancelled one.
+   */
+  async send(id: number, actor: string): Promise<{ batch: PayoutBatch }> {
+    const batch = await this.readBatch(id);
+    if (batch.status === 'finished' || batch.status === 'cancelled')
+      throw new ServiceError('svc_payout_batch_closed', `Payout batch ${id} is ${batch.status}.`, 409, { batch_status: batch.status });
+    if (!this.channelNamed(batch.channel).file)
+      throw new ServiceError('svc_payout_channel_unavailable', `Sending batches through the ${batch.channel} API is not available in this version yet.`, 409);
+    await this.markSent(id, actor);
+    return { batch: await this.readBatch(id) };
+  }
+
+  /**
+   * Cancels an open batch: its payouts leave it (still pending, free for another batch). 409
+   * svc_payout_batch_sent once it was sent (its payments may be under way), svc_payout_batch_closed
+   * when finished or cancelled.
+   */
+  async cancel(id: number, actor: string): Promise<{ batch: PayoutBatch }> {
+    const { db, clock } = this.deps;
+    await db.transaction(async (t) => {
+      const [row] = await db.select<Record<string, unknown>>(`SELECT id, status FROM payout_batches WHERE id = ?${db.forUpdate()}`, [id], t);
+      if (!row) throw new ServiceError('svc_payout_batch_not_found', `Payout batch ${id} not found.`, 404);
+      if (row.status === 'sent')
+        throw new ServiceError(
+          'svc_payout_batch_sent',
+          `Payout batch ${id} was sent; its payments may be under way, so it cannot be cancelled. Apply its results.`,
+          409,
+        );
+      const now = clock.now();
+      const { affected } = await db.execute(
+        "UPDATE payout_batches SET status = 'cancelled', cancelled_at = ?, closed_by = ?, updated_at = ? WHERE id = ? AND status = 'open'",
+        [now, actor, now, id],
+        t,
+      );
+      if (affected !== 1) throw new ServiceError('svc_payout_batch_closed', `Payout batch ${id} is ${String(row.status)}.`, 409, { batch_status: row.status });
+      await db.execute("UPDATE payouts SET batch_id = NULL WHERE batch_id = ? AND status = 'pending'", [id], t);
+    });
+    this.deps.logger.info('payouts', 'Payout batch cancelled', { batch_id: id, actor });
+    return { batch: await this.readBatch(id) };
+  }
+
+  /**
+   * Applies a provider's or a file's results: `paid` marks the payout paid with the reference,
+   * `failed` cancels it with the reason (its amount credited back), `pending` changes nothing.
+   * Every payout closes once: a result read again is `unchanged`. Results for an open batch mark it
+   * sent first (it evidently went); once no item is pending the batch is `finished`. 400
+   * svc_payout_results_invalid (an item not in the batch; nothing applied), 404
+   * svc_payout_batch_not_found, 409 svc_payout_batch_cancelled.
+   */
+  async applyResults(id: number, results: ItemResult[], actor: string): Promise<ResultsOutcome> {
+    const batch = await this.readBatch(id);
+    if (batch.status === 'cancelled') throw new ServiceError('svc_payout_batch_cancelled', `Payout batch ${id} was cancelled; it has no results.`, 409);
+    const rows = await this.deps.db.select<{ payout_id: unknown }>('SELECT payout_id FROM payout_batch_items WHERE batch_id = ?', [id]);
+    const known = new Map(rows.map((r) => [itemRef(id, toInt(r.payout_id)), toInt(r.payout_id)]));
+    const problems: { row: number; message: string }[] = [];
+    const seen = new Map<string, string>();
+    results.forEach((r, i) => {
+      if (!known.has(r.item_ref)) problems.push({ row: i + 1, message: `item ${r.item_ref} is not in batch ${id}` });
+      else if (seen.has(r.item_ref) && seen.get(r.item_ref) !== r.outcome) problems.push({ row: i + 1, message: `item ${r.item_ref} is given two outcomes` });
+      seen.set(r.item_ref, r.outcome);
+    });
+    if (problems.length)
+      throw new ServiceError('svc_payout_results_invalid', `The results do not fit batch ${id}: ${problems[0].message}; nothing was applied.`, 400, {
+        problems: problems.slice(0, 50),
+      });
+    if (batch.status === 'open' && results.some((r) => r.outcome !== 'pending')) await this.markSent(id, actor);
+    const out: AppliedResult[] = [];
+    const done = new Set<string>();
+    for (const r of results) {
+      if (done.has(r.item_ref)) continue;
+      done.add(r.item_ref);
+      const payoutId = known.get(r.item_ref)!;
+      out.push({ item_ref: r.item_ref, payout_id: payoutId, outcome: r.outcome, ...(await this.applyOne(id, payoutId, r, actor)) });
+    }
+    await this.finishIfDone(id, actor);
+    const applied = out.filter((r) => r.effect === 'applied').length;
+    const conflicts = out.filter((r) => r.effect === 'conflict').length;
+    this.deps.logger.info('payouts', 'Payout batch results applied', { batch_id: id, results: out.length, applied, conflicts, actor });
+    return { batch: await this.readBatch(id), results: out };
+  }
+
+  /** Marks every item still pending paid (file channels: the bank paid the whole file). */
+  async markPaid(id: number, input: { reference?: string | null }, actor: string): Promise<ResultsOutcome> {
+    const batch = await this.readBatch(id);
+    if (batch.status === 'cancelled') throw new ServiceError('svc_payout_batch_cancelled', `Payout batch ${id} was cancelled; it has no results.`, 409);
+    const rows = await this.deps.db.select<{ id: unknown }>("SELECT id FROM payouts WHERE batch_id = ? AND status = 'pending' ORDER BY id", [id]);
+    const reference = clean(input.reference);
+    return this.applyResults(
+      id,
+      rows.map((r) => ({ item_ref: itemRef(id, toInt(r.id)), outcome: 'paid' as const, reference })),
+      actor,
+    );
+  }
+
+  /**
+   * A result CSV as item results: a header row with `item_ref` or `payout_id`, `status` (paid or
+   * failed), and optionally `reference` and `reason`. 400 svc_payout_results_invalid.
+   */
+  parseResultsCsv(id: number, text: string): ItemResult[] {
+    let records: Record<string, string>[];
+    try {
+      records = parse(text, {
+        bom: true,
+        columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
+        skip_empty_lines: true,
+        trim: true,
+      });
+    } catch (err) {
+      throw new ServiceError('svc_payout_results_invalid', `The result file is not a readable CSV: ${(err as Error).message}`, 400);
+    }
+    const problems: { row: number; message: string }[] = [];
+    const results: ItemResult[] = [];
+    records.forEach((rec, i) => {
+      const row = i + 2;
+      const ref = rec.item_ref || (rec.payout_id && /^\d+$/.test(rec.payout_id) ? itemRef(id, Number(rec.payout_id)) : '');
+      const status = (rec.status ?? '').toLowerCase();
+      if (!ref) problems.push({ row, message: 'needs an item_ref or a payout_id' });
+      else if (status !== 'paid' && status !== 'failed') problems.push({ row, message: `status must be paid or failed, not "${status.slice(0, 20)}"` });
+      else results.push({ item_ref: ref, outcome: status, reference: clean(rec.reference), reason: clean(rec.reason) });
+    });
+    if (records.length === 0) problems.push({ row: 1, message: 'no result rows' });
+    if (problems.length)
+      throw new ServiceError('svc_payout_results_invalid', `Result file row ${problems[0].row}: ${problems[0].message}; nothing was applied.`, 400, {
+        problems: problems.slice(0, 50),
+      });
+    return results;
+  }
+
+  private channelNamed(name: ChannelName): PayoutChannel {
+    if (name === 'csv') return csvChannel;
+    const channel = this.deps.channels?.[name];
+    if (!channel) throw new ServiceError('svc_payout_channel_unavailable', `The ${name} channel is not available in this version yet.`, 409, { channel: name });
+    return channel;
+  }
+
+  private async applyOne(batchId: number, payoutId: number, r: ItemResult, actor: string): Promise<Pick<AppliedResult, 'effect' | 'status'>> {
+    const { payouts } = this.deps;
+    if (r.outcome === 'pending') return { effect: 'unchanged', status: (await payouts.get(payoutId)).status };
+    const want: PayoutStatus = r.outcome === 'paid' ? 'paid' : 'cancelled';
+    try {
+      if (r.outcome === 'paid') await payouts.complete(payoutId, { reference: r.reference ?? null }, actor, undefined, { batchId });
+      else await payouts.cancel(payoutId, { reason: clean(r.reason) ?? 'Refused by the payment provider' }, actor, undefined, { batchId });
+      return { effect: 'applied', status: want };
+    } catch (err) {
+      if (!(err instanceof ServiceError) || (err.code !== 'svc_payout_closed' && err.code !== 'svc_payout_not_in_batch')) throw err;
+      const now = (await payouts.get(payoutId)).status;
+      return { effect: now === want ? 'unchanged' : 'conflict', status: now };
+    }
+  }
+
+  /** open → sent, once (the event fires for the request that moved it). */
+  private async markSent(id: number, actor: string): Promise<void> {
+    const { db, clock } = this.deps;
+    const moved = await db.transaction(async (t) => {
+      const now = clock.now();
+      const { affected } = await db.execute(
+        "UPDATE payout_batches SET status = 'sent', sent_at = ?, updated_at = ? WHERE id = ? AND status = 'open'",
+        [now, now, id],
+        t,
+      );
+      if (affected === 1) await this.deps.events.emit(t, HOOKS.payoutBatchSent, await this.readBatch(id, t), { actor });
+      return affected === 1;
+    });
+    if (moved) this.deps.logger.info('payouts', 'Payout batch sent', { batch_id: id, actor });
+  }
+
+  /** sent → finished when no item is pending any more, once. */
+  private async finishIfDone(id: number, actor: string): Promise<void> {
+    const { db, clock } = this.deps;
+    const finished = await db.transaction(async (t) => {
+      const [row] = await db.select<Record<string, unknown>>(`SELECT status FROM payout_batches WHERE id = ?${db.forUpdate()}`, [id], t);
+      if (row?.status !== 'sent') return false;
+      const [left] = await db.select<{ n: unknown }>(
+        "SELECT COUNT(*) AS n FROM payout_batch_items i JOIN payouts p ON p.id = i.payout_id WHERE i.batch_id = ? AND p.status = 'pending'",
+        [id],
+        t,
+      );
+      if (toInt(left.n) > 0) return false;
+      const now = clock.now();
+      const { affected } = await db.execute(
+        "UPDATE payout_batches SET status = 'finished', finished_at = ?, updated_at = ? WHERE id = ? AND status = 'sent'",
+        [now, now, id],
+        t,
+      );
+      if (affected === 1) await this.deps.events.emit(t, HOOKS.payoutBatchFinished, await this.readBatch(id, t), { actor });
+      return affected === 1;
+    });
+    if (finished) this.deps.logger.info('payouts', 'Payout batch finished', { batch_id: id, actor });
+  }
+
+  /** The payouts a batch made now would hold, and those it would hold out. */
+  private async plan(input: CreateBatchInput, t?: Transaction): Promise<Plan> {
+    const db = this.deps.db;
+    const explicit = [...new Set(input.payout_ids ?? [])];
+    let candidates: Candidate[];
+    let method: string;
+    let currency: string;
+    if (explicit.length) {
+      if (explicit.length > MAX_BATCH_ITEMS) throw new ServiceError('svc_payout_batch_too_large', `A batch holds at most ${MAX_BATCH_ITEMS} payouts.`, 400);
+      candidates = [];
+      for (let i = 0; i < explicit.length; i += 500) {
+        const chunk = explicit.slice(i, i + 500);
+        const rows = await db.select<Record<string, unknown>>(
+          `SELECT ${CANDIDATE_COLUMNS} FROM payouts p LEFT JOIN users u ON u.id = p.member_id WHERE p.id IN (${chunk.map(() => '?').join(', ')}) ORDER BY p.id`,
+          chunk,
+          t,
+        );
+        candidates.push(...rows.map(shapeCandidate));
+      }
+      const found = new Set(candidates.map((c) => c.payout_id));
+      const missing = explicit.filter((id) => !found.has(id));
+      if (missing.length) throw new ServiceError('svc_payout_not_found', `Payout ${missing[0]} not found.`, 404, { payout_ids: missing.slice(0, 50) });
+      const closed = candidates.filter((c) => c.status !== 'pending');
+      if (closed.length)
+        throw new ServiceError(
+          'svc_payout_batch_not_pending',
+          `Payout ${closed[0].payout_id} is ${closed[0].status}; only pending payouts go in a batch.`,
+          409,
+          {
+            payout_ids: closed.slice(0, 50).map((c) => c.payout_id),
+          },
+        );
+      const batched = candidates.filter((c) => c.batch_id !== null);
+      if (batched.length)
+        throw new ServiceError('svc_payout_in_batch', `Payout ${batched[0].payout_id} is already in payout batch ${batched[0].batch_id}.`, 409, {
+          payout_ids: batched.slice(0, 50).map((c) => c.payout_id),
+          batch_ids: [...new Set(batched.map((c) => c.batch_id))],
+        });
+      method = clean(input.method) ?? candidates[0].method;
+      currency = input.currency ?? candidates[0].currency;
+      const odd = candidates.filter((c) => c.method !== method || c.currency !== currency);
+      if (odd.length)
+        throw new ServiceError(
+          'svc_payout_batch_mixed',
+          `A batch is of one method and currency: payout ${odd[0].payout_id} is ${odd[0].method} in ${odd[0].currency}, not ${method} in ${currency}.`,
+          409,
+          { payout_ids: odd.slice(0, 50).map((c) => c.payout_id) },
+        );
+    } else {
+      const m = clean(input.method);
+      if (!m) throw new ServiceError('svc_payout_batch_method_required', 'A batch made by filter needs a method (or list the payouts).', 400);
+      method = m;
+      currency = input.currency ?? this.deps.currency;
+      currencyExponent(currency);
+      const limit = Math.min(input.max_items ?? DEFAULT_BATCH_ITEMS, MAX_BATCH_ITEMS);
+      const where = new ListWhere()
+        .add("p.status = 'pending'")
+        .add('p.batch_id IS NULL')
+        .eq('p.method', method)
+        .eq('p.currency', currency)
+        .eq('p.member_id', input.member_id)
+        .before('p.created_at', input.before);
+      const rows = await db.select<Record<string, unknown>>(
+        `SELECT ${CANDIDATE_COLUMNS} FROM payouts p LEFT JOIN users u ON u.id = p.member_id ${where.sql} ORDER BY p.id LIMIT ${limit}`,
+        where.params,
+        t,
+      );
+      candidates = rows.map(shapeCandidate);
+    }
+    const channel = channelFor(method, currency, this.deps.channels);
+    const override = new Set(input.override ?? []);
+    if (override.size && !clean(input.override_note))
+      throw new ServiceError('svc_payout_override_note_required', 'Releasing held payouts into a batch needs a note saying why.', 400);
+    const selected = new Set(candidates.map((c) => c.payout_id));
+    const stray = [...override].filter((id) => !selected.has(id));
+    if (stray.length)
+      throw new ServiceError(
+        'svc_payout_override_not_selected',
+        `Payout ${stray[0]} is not among the payouts of this batch; it cannot be released into it.`,
+        400,
+        {
+          payout_ids: stray.slice(0, 50),
+        },
+      );
+
+    const shared = await this.sharedDestinations(candidates, t);
+    const items: Candidate[] = [];
+    const held: BatchHold[] = [];
+    const overridden = new Set<number>();
+    for (const c of candidates) {
+      const refused = channel.check(asItem(c, 0));
+      if (refused) {
+        held.push(holdOf(c, 'channel_check', refused));
+        continue;
+      }
+      const others = shared.get(c.payout_id);
+      if (others?.length) {
+        if (!override.has(c.payout_id)) {
+          const named = others.slice(0, 10).map((o) => `${o.login} (member ${o.member_id})`);
+          const more = others.length > 10 ? ` and ${others.length - 10} more` : '';
+          held.push(holdOf(c, 'shared_destination', `The destination is also used by ${named.join(', ')}${more}.`));
+          continue;
+        }
+        overridden.add(c.payout_id);
+      }
+      items.push(c);
+    }
+    if (items.length === 0)
+      throw new ServiceError(
+        'svc_payout_batch_empty',
+        held.length ? `No payout can go in this batch: all ${held.length} are held (see held).` : `No pending ${method} payout in ${currency} matches.`,
+        409,
+        { held: held.slice(0, 50) },
+      );
+    return { method, currency, channel, items, held, overridden, total: items.reduce((s, c) => s + c.amount_minor, 0) };
+  }
+
+  /**
+   * For each candidate whose destination another member's payout (any status) has too, those
+   * other members. Destinations are compared normalised (destinationKey), so it is done here and
+   * not in SQL: one pass over the distinct (member, details) pairs.
+   */
+  private async sharedDestinations(candidates: Candidate[], t?: Transaction): Promise<Map<number, { member_id: number; login: string }[]>> {
+    const wanted = new Map<string, Candidate[]>();
+    for (const c of candidates) {
+      const key = destinationKey(c.details);
+      if (key) wanted.set(key, [...(wanted.get(key) ?? []), c]);
+    }
+    const out = new Map<number, { member_id: number; login: string }[]>();
+    if (wanted.size === 0) return out;
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      'SELECT DISTINCT p.member_id, u.login, p.details FROM payouts p LEFT JOIN users u ON u.id = p.member_id WHERE p.details IS NOT NULL',
+      [],
+      t,
+    );
+    const users = new Map<string, Map<number, string>>();
+    for (const r of rows) {
+      const key = destinationKey(optionalText(r.details));
+      if (!key || !wanted.has(key)) continue;
+      const members = users.get(key) ?? new Map<number, string>();
+      members.set(toInt(r.member_id), String(r.login));
+      users.set(key, members);
+    }
+    for (const [key, cs] of wanted) {
+      const members = users.get(key);
+      if (!members) continue;
+      for (const c of cs) {
+        const others = [...members].filter(([id]) => id !== c.member_id).map(([member_id, login]) => ({ member_id, login }));
+        others.sort((a, b) => a.member_id - b.member_id);
+        if (others.length) out.set(c.payout_id, others);
+      }
+    }
+    return out;
+  }
+
+  private async readBatch(id: number, t?: Transaction): Promise<PayoutBatch> {
+    const rows = await this.deps.db.select<Record<string, unknown>>('SELECT b.* FROM payout_batches b WHERE b.id = ?', [id], t);
+    if (!rows.length) throw new ServiceError('svc_payout_batch_not_found', `Payout batch ${id} not found.`, 404);
+    return (await this.shapeBatches(rows, t))[0];
+  }
+
+  private async shapeBatches(rows: Record<string, unknown>[], t?: Transaction): Promise<PayoutBatch[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => toInt(r.id));
+    const counts = await this.deps.db.select<{ batch_id: unknown; status: unknown; n: unknown }>(
+      `SELECT i.batch_id, p.status, COUNT(*) AS n FROM payout_batch_items i JOIN payouts p ON p.id = i.payout_id
+       WHERE i.batch_id IN (${ids.map(() => '?').join(', ')}) GROUP BY i.batch_id, p.status`,
+      ids,
+      t,
+    );
+    const by = new Map<string, number>();
+    for (const c of counts) by.set(`${toInt(c.batch_id)}:${String(c.status)}`, toInt(c.n));
+    return rows.map((row) => {
+      const id = toInt(row.id);
+      const currency = String(row.currency);
+      return {
+        id,
+        method: String(row.method),
+        currency,
+        channel: row.channel as ChannelName,
+        status: row.status as BatchStatus,
+        item_count: toInt(row.item_count),
+        held_count: toInt(row.held_count),
+        total: formatAmount(toMinor(row.total), currency),
+        paid_count: by.get(`${id}:paid`) ?? 0,
+        failed_count: by.get(`${id}:cancelled`) ?? 0,
+        pending_count: by.get(`${id}:pending`) ?? 0,
+        note: optionalText(row.note),
+        file_name: optionalText(row.file_name),
+        provider_batch_id: optionalText(row.provider_batch_id),
+        provider_status: optionalText(row.provider_status),
+        actor: String(row.actor),
+        closed_by: optionalText(row.closed_by),
+        created_at: toIso(row.created_at)!,
+        sent_at: toIso(row.sent_at),
+        finished_at: toIso(row.finished_at),
+        cancelled_at: toIso(row.cancelled_at),
+      };
+    });
+  }
+}
