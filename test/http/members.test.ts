@@ -91,7 +91,7 @@ describeEachDialect("a member's data over REST", (use) => {
     expect(asMember.statusCode).toBe(403);
     expect((asMember.result as Json).code).toBe('rest_forbidden');
     // Money: an approved order, a referee's order, a payout paid with account details, by Idempotency-Key.
-    await approvedOrder(zelda.id, '40.00', { note: `Order of ${name}` });
+    await approvedOrder(zelda.id, '40.00', { note: `Order of ${name}`, raw: { customer_email: email, sub: login } });
     await approvedOrder(referee.id, '20.00');
     const balance = (await ctx.ledger.balanceOf(zelda.id, 'EUR')).available;
     expect(balance).not.toBe('0.00');
@@ -132,9 +132,9 @@ describeEachDialect("a member's data over REST", (use) => {
     expect(doc.member).toMatchObject({ id: zelda.id, login, email, display_name: name, has_password: true, erased_at: null });
     expect(doc.member).not.toHaveProperty('password_hash');
     expect(doc.balances).toEqual([expect.objectContaining({ currency: 'EUR', available: '0.00' })]);
-    expect(doc.ledger_entries.map((e: Json) => e.type)).toEqual(['cashback', 'payout']);
+    expect(doc.ledger_entries.map((e: Json) => e.type)).toEqual(['cashback', 'referral', 'payout']);
     expect(doc.orders).toHaveLength(1);
-    expect(doc.orders[0]).toMatchObject({ member: { id: zelda.id }, note: `Order of ${name}`, raw: expect.anything() });
+    expect(doc.orders[0]).toMatchObject({ member: { id: zelda.id }, note: `Order of ${name}`, raw: { customer_email: email, sub: login } });
     expect(doc.payouts).toEqual([expect.objectContaining({ id: payoutId, details: `PayPal ${email}`, status: 'paid' })]);
     expect(doc.referrals.map((r: Json) => [r.referrer.id, r.referee.id])).toEqual([
       [referrer.id, zelda.id],
@@ -172,7 +172,7 @@ describeEachDialect("a member's data over REST", (use) => {
       [zelda.id, zelda.id, zelda.id, zelda.id],
     );
     expect(counts).toMatchObject({ sessions: expect.anything(), apps: expect.anything() });
-    expect([Number(counts.sessions), Number(counts.apps), Number(counts.clicks), Number(counts.entries)]).toEqual([0, 0, 1, 2]);
+    expect([Number(counts.sessions), Number(counts.apps), Number(counts.clicks), Number(counts.entries)]).toEqual([0, 0, 1, 3]);
     const [paid] = await ctx.db.select<Json>('SELECT details, status, amount FROM payouts WHERE id = ?', [payoutId]);
     expect(paid.details).toBeNull();
     expect(paid.status).toBe('paid');
@@ -200,7 +200,7 @@ describeEachDialect("a member's data over REST", (use) => {
     expect(after.member).toMatchObject({ login: `erased-${zelda.id}`, erased_at: result.erased_at, has_password: false });
     expect(after.sessions).toEqual([]);
     expect(after.application_passwords).toEqual([]);
-    expect(after.ledger_entries).toHaveLength(2);
+    expect(after.ledger_entries).toHaveLength(3);
   });
 
   it('refuses while a payout is pending or the balance is positive, and with force and a note cancels the payout and writes the balance off', async () => {
@@ -209,7 +209,6 @@ describeEachDialect("a member's data over REST", (use) => {
     await approvedOrder(member.id, '100.00');
     const payout = await post('/payouts', { member_id: member.id, amount: '20.00', currency: 'EUR', method: 'iban', details: 'DE89 3704 0044 0532 0130 00' });
     const payoutId = (payout.result as Json).payout.id;
-    const before = await totals(ctx);
 
     const inFlight = await post(`/members/${member.id}/erase`, {});
     expect(inFlight.statusCode).toBe(409);
@@ -222,7 +221,6 @@ describeEachDialect("a member's data over REST", (use) => {
     expect(noNote.statusCode).toBe(400);
     expect((noNote.result as Json).code).toBe('svc_note_required');
     expect((await ctx.users.get(member.id))!.login).toBe(member.login);
-    expect(await totals(ctx)).not.toEqual(before); // the payout completed
 
     const second = await post('/payouts', { member_id: member.id, amount: '10.00', currency: 'EUR', method: 'iban', details: 'DE89 3704 0044 0532 0130 00' });
     const secondId = (second.result as Json).payout.id;
@@ -265,10 +263,8 @@ describeEachDialect("a member's data over REST", (use) => {
     const member = await plain(`busy${++seq}`);
     await ctx.ledger.ensureBalances([{ memberId: member.id, currency: 'USD' }]);
     await ctx.db.transaction(async (t) => {
-      await ctx.ledger.postMany(
-        Array.from({ length: 1234 }, () => ({ memberId: member.id, currency: 'USD', type: 'adjustment' as const, amount: 1, sourceType: 'adjustment' as const, note: 'n', actor: 'test' })),
-        t,
-      );
+      for (let i = 0; i < 1234; i++)
+        await ctx.ledger.post({ memberId: member.id, currency: 'USD', type: 'adjustment', amount: 1, sourceType: 'adjustment', note: 'n', actor: 'test' }, t);
     });
     const res = await get(`/members/${member.id}/data`);
     expect(res.statusCode).toBe(200);

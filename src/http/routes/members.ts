@@ -15,7 +15,7 @@ export const membersRoutes: RouteDef[] = [
     validate: { params: memberSchemas.memberId, query: none() },
     async handler({ params, actor }, ctx) {
       const parts = await ctx.members.exportDocument(params.id, actor);
-      return new RestResponse(Readable.from(parts), 200, {
+      return new RestResponse(Readable.from(parts, { objectMode: false }), 200, {
         'Content-Type': 'application/json; charset=utf-8',
         'Content-Disposition': `attachment; filename="member-${params.id}-data.json"`,
         'Cache-Control': 'no-store',

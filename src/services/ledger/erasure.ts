@@ -60,7 +60,21 @@ export function writeOffInput(memberId: number, balance: { currency: string; ava
   };
 }
 
-/** Replaces the member's words in their entries' notes, in `t`; answers how many entries changed. */
+/**
+ * Replaces the member's words in the notes of their entries and of the entries of their orders
+ * (a referrer's share quotes the order's note), in `t`; answers how many entries changed.
+ */
 export function eraseEntryNotes(db: Database, memberId: number, replacements: readonly Replacement[], t: Transaction): Promise<number> {
-  return replaceInColumns(db, t, { table: 'ledger_entries', key: 'id', columns: ['note'], where: 'member_id = ?', params: [memberId] }, replacements);
+  return replaceInColumns(
+    db,
+    t,
+    {
+      table: 'ledger_entries',
+      key: 'id',
+      columns: ['note'],
+      where: '(member_id = ? OR order_id IN (SELECT id FROM orders WHERE member_id = ?))',
+      params: [memberId, memberId],
+    },
+    replacements,
+  );
 }
