@@ -229,7 +229,13 @@ describeEachDialect("a member's data over REST", (use) => {
     const result = forced.result as Json;
     expect(result.payouts_cancelled).toEqual([secondId]);
     expect(result.written_off).toEqual([
-      expect.objectContaining({ type: 'adjustment', amount: '-30.00', currency: 'EUR', source: { type: 'erasure', id: String(member.id) }, note: 'Written off at erasure: Request #41 by e-mail' }),
+      expect.objectContaining({
+        type: 'adjustment',
+        amount: '-30.00',
+        currency: 'EUR',
+        source: { type: 'erasure', id: String(member.id) },
+        note: 'Written off at erasure: Request #41 by e-mail',
+      }),
     ]);
     expect((await ctx.ledger.balanceOf(member.id, 'EUR')).available).toBe('0.00');
     const [cancelled] = await ctx.db.select<Json>('SELECT status, details, reason, return_entry_id FROM payouts WHERE id = ?', [secondId]);

@@ -12,7 +12,7 @@ import { json, type Run } from '../options.js';
 export function register(members: Command, run: Run): void {
   members
     .command('export <member>')
-    .description("everything held about a member (id, login or email) as one JSON document, to standard output or --out")
+    .description('everything held about a member (id, login or email) as one JSON document, to standard output or --out')
     .option('--out <file>', 'write the document to this file (created owner-only, 0600)')
     .addOption(json())
     .action(run(exportData));

@@ -1,7 +1,7 @@
 // The REST host: serves the `svc/v1` namespace under the REST root with the host platform's
-import { Stream } from 'node:stream';
 // conventions (auth before routing, validation before permission, the error JSON, paging headers,
 // method override, `?rest_route=`, `_envelope`, `_fields`, index documents, OPTIONS, discovery).
+import { Stream } from 'node:stream';
 import type { Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../../context.js';

@@ -88,7 +88,9 @@ export class SessionService {
   }
 
   /** A member's sessions as their data export shows them: times, address and agent, never the token. */
-  async listOf(userId: number): Promise<{ uuid: string; created_at: string; expires_at: string; revoked_at: string | null; ip: string | null; user_agent: string | null }[]> {
+  async listOf(
+    userId: number,
+  ): Promise<{ uuid: string; created_at: string; expires_at: string; revoked_at: string | null; ip: string | null; user_agent: string | null }[]> {
     const rows = await this.deps.db.select<Record<string, unknown>>(
       'SELECT uuid, created_at, expires_at, revoked_at, ip, user_agent FROM sessions WHERE user_id = ? ORDER BY id',
       [userId],

@@ -147,7 +147,12 @@ export class MemberDataService {
           written_off: writtenOff,
           payouts_cancelled: pending,
         };
-        await d.events.emit(t, HOOKS.memberErased, { member_id: id, erased_at: result.erased_at, forced: force, written_off: writtenOff.map((e) => e.id), payouts_cancelled: pending }, { actor });
+        await d.events.emit(
+          t,
+          HOOKS.memberErased,
+          { member_id: id, erased_at: result.erased_at, forced: force, written_off: writtenOff.map((e) => e.id), payouts_cancelled: pending },
+          { actor },
+        );
         return { repeated: false, result, changed };
       });
       if (!outcome.repeated)

@@ -268,10 +268,9 @@ export class UserService {
    * has a login password (never the hash) and when it was erased.
    */
   async personalData(id: number): Promise<(User & { updated_at: string; has_password: boolean; erased_at: string | null }) | null> {
-    const [row] = await this.deps.db.select<Record<string, unknown>>(
-      `SELECT ${USER_COLUMNS}, updated_at, password_hash, erased_at FROM users WHERE id = ?`,
-      [id],
-    );
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS}, updated_at, password_hash, erased_at FROM users WHERE id = ?`, [
+      id,
+    ]);
     if (!row) return null;
     return { ...toUser(row), updated_at: toIso(row.updated_at)!, has_password: row.password_hash !== null, erased_at: toIso(row.erased_at) };
   }
