@@ -31,6 +31,9 @@ for (const dialect of dialects) {
       expect(saved.json<Json>()).toMatchObject({ member_id: doc.member.id, file });
       expect(JSON.parse(await readFile(file, 'utf8')).member.login).toBe('mia');
       expect((await stat(file)).mode & 0o777).toBe(0o600);
+      const unwritable = await runCli(['members', 'export', 'mia', '--out', join(db.dataDir, 'no-such-dir', 'mia.json')], { db });
+      expect(unwritable.code).toBe(1);
+      expect(unwritable.stderr).toMatch(/^svc_file_unwritable: Cannot write .*ENOENT/);
       const unknown = await runCli(['members', 'export', 'nobody'], { db });
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/^svc_member_not_found: /);
