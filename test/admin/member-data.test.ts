@@ -63,5 +63,6 @@ describeDaemon("the admin screens: a member's data", (use, dialect) => {
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
-  });
+    // A browser on a shared machine: the timeout is generous, the steps wait for what they need.
+  }, 90_000);
 });
