@@ -48,6 +48,7 @@ import { createPayoutBatches } from './20261127141001-create-payout-batches.js';
 import { createPayoutBatchItems } from './20261127141002-create-payout-batch-items.js';
 import { createPayoutBatchHolds } from './20261127141003-create-payout-batch-holds.js';
 import { addPayoutsBatchId } from './20261127141004-add-payouts-batch-id.js';
+import { addUsersErasedAt } from './20261127143000-add-users-erased-at.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -98,4 +99,5 @@ export const migrations: Migration[] = [
   createPayoutBatchItems,
   createPayoutBatchHolds,
   addPayoutsBatchId,
+  addUsersErasedAt,
 ];

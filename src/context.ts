@@ -34,6 +34,8 @@
 //                                  orders/counts.ts, by OrderMatches, orders/matches.ts, for claims,
 //                                  and with network_payments by OrderReceivables, orders/receivables.ts)
 //   clicks                         services/clicks/ (its SQL in store.ts; read by ClickLookup)
+//   (none)                         services/members/ (a member's data export and erasure: reads
+//                                  and wipes each table above through its owner's methods)
 //   claims                         services/claims/ (listens to cashtrack.order.recorded to match
 //                                  claims to arriving orders; assigns orders through OrderService)
 //   postbacks                      services/postbacks/records.ts
@@ -96,6 +98,7 @@ import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
 import { PayoutBatchService, PayoutService, PayPalSettings, SepaSettingsStore } from './services/payouts/index.js';
+import { MemberDataService } from './services/members/index.js';
 import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
 import { SecretValues } from './secret-values.js';
@@ -146,6 +149,8 @@ export interface Context {
   clicks: ClickService;
   /** Missing-cashback claims (matched, filed, followed). */
   claims: ClaimService;
+  /** A member's data exported or erased (owns no table: goes through each owner). */
+  members: MemberDataService;
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService<JobRegistry>;
@@ -382,6 +387,25 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     secretBox: keys.secretBox,
     retentionDays: config.webhooks.retention_days,
   });
+  const members = new MemberDataService({
+    db,
+    clock,
+    logger,
+    events,
+    users,
+    sessions,
+    appPasswords,
+    ledger,
+    payouts,
+    payoutBatches,
+    orders,
+    referrals,
+    clicks,
+    claims,
+    idempotency,
+    webhooks,
+    jobs,
+  });
   const coupons = new CouponService({ db, clock, logger, hooks, networks, advertisers, jobs, maxRemovedShare: config.coupons.max_removed_share, aiUsage });
   const ai = new AiService({
     db,
@@ -428,6 +452,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     orders,
     clicks,
     claims,
+    members,
     networks,
     postbacks,
     jobs,

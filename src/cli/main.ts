@@ -28,6 +28,11 @@ const GROUPS: { name: string; description: string; command?: true; load: () => P
   },
   { name: 'db', description: 'database schema and backups', load: () => import('./commands/db.js') },
   { name: 'users', description: 'users and administrators', load: () => import('./commands/users.js') },
+  {
+    name: 'members',
+    description: "a member's data: export (access request) and erase (anonymise, keep the amounts)",
+    load: () => import('./commands/members.js'),
+  },
   { name: 'app-passwords', description: 'application passwords (HTTP Basic credentials for the REST API)', load: () => import('./commands/app-passwords.js') },
   { name: 'logs', description: 'the plugin log (interactive view on a terminal)', command: true, load: () => import('./commands/logs.js') },
   { name: 'ledger', description: 'member balances and ledger entries', load: () => import('./commands/ledger.js') },

@@ -8,6 +8,8 @@ import { pathToFileURL } from 'node:url';
 /** Every hook the services fire; keep docs/hooks.md in step. */
 export const HOOKS = {
   userCreated: 'cashtrack.user.created',
+  /** Action: a member was erased (anonymised), `({ member_id, erased_at, forced, written_off, payouts_cancelled }, { actor })`. */
+  memberErased: 'cashtrack.member.erased',
   authFailed: 'cashtrack.auth.failed',
   ledgerEntryPosted: 'cashtrack.ledger.entry_posted',
   payoutCreated: 'cashtrack.payout.created',

@@ -18,10 +18,12 @@ export interface ActionModalProps<R> {
   ready?: boolean;
   onDone: (result: R) => void;
   onClose: () => void;
+  /** Told of each refusal too (a form that offers another way once refused, like a forced erasure). */
+  onRefused?: (err: unknown) => void;
   children?: ReactNode;
 }
 
-export function ActionModal<R>({ title, request, submitLabel, destructive, ready = true, onDone, onClose, children }: ActionModalProps<R>) {
+export function ActionModal<R>({ title, request, submitLabel, destructive, ready = true, onDone, onClose, onRefused, children }: ActionModalProps<R>) {
   // One key for the life of this modal: every retry of this action is the same request to the API.
   // Only a refusal the API answered (a 4xx: nothing happened, and the key now replays that refusal)
   // makes a new one, so a corrected request (a smaller debit after svc_insufficient_funds) can run.
@@ -40,6 +42,7 @@ export function ActionModal<R>({ title, request, submitLabel, destructive, ready
         if (isRefusal(err)) setKey(crypto.randomUUID());
         setError(errorMessage(err));
         setBusy(false);
+        onRefused?.(err);
       },
     );
   };

@@ -51,6 +51,23 @@ export function api<T>(path: string, options: Omit<APIFetchOptions<true>, 'path'
   return apiFetch<T>({ ...rest, path: NAMESPACE + path + queryString(query) });
 }
 
+/**
+ * A file the API answers with `Content-Disposition` (a member's data export), as a Blob and its
+ * file name. A refusal is read as the API's error JSON, like `api`'s.
+ */
+export async function apiDownload(path: string): Promise<{ blob: Blob; filename: string }> {
+  let res: Response;
+  try {
+    res = await apiFetch<Response, false>({ path: NAMESPACE + path, parse: false });
+  } catch (err) {
+    // Without parsing, api-fetch rejects with the Response itself.
+    if (err instanceof Response) throw await err.json().catch(() => err);
+    throw err;
+  }
+  const filename = /filename="([^"]+)"/.exec(res.headers.get('Content-Disposition') ?? '')?.[1] ?? 'download';
+  return { blob: await res.blob(), filename };
+}
+
 /** A page of a list: the rows and the WordPress paging headers. */
 export interface Page<T> {
   items: T[];

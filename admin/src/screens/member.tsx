@@ -2,7 +2,8 @@
 // (GET /ledger/members?member_id=), then one tab at a time, each its own path so the query string
 // belongs to its list: the ledger as a timeline (GET /ledger/entries, activity layout) with the
 // reversal of an entry, the member's orders (GET /orders?member_id=), payouts
-// (GET /payouts?member_id=) and referrals (GET /referrals). Credit or debit from the balances.
+// (GET /payouts?member_id=) and referrals (GET /referrals). Credit or debit from the balances;
+// export the member's data or erase the member (member-data.tsx).
 import { Button, Card, CardBody, CardHeader, Spinner } from '@wordpress/components';
 import type { Field } from '@wordpress/dataviews';
 import { useCallback, useEffect, useMemo, useState } from 'react';
@@ -17,6 +18,7 @@ import type { MemberBalance } from './members';
 import { OrdersTab, PayoutsTab } from './member-lists';
 import { ReferralsTab } from './member-referrals';
 import { FileClaimModal } from './claim-file';
+import { downloadMemberData, EraseModal } from './member-data';
 
 const TABS = [
   { path: '', label: 'Ledger' },
@@ -48,6 +50,8 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
   const [adjusting, setAdjusting] = useState(false);
   const [claiming, setClaiming] = useState(false);
   const [reversing, setReversing] = useState<Entry | null>(null);
+  const [erasing, setErasing] = useState(false);
+  const [exporting, setExporting] = useState(false);
   // Bumped after a credit, debit or reversal: the balances and the ledger are read again.
   const [tick, setTick] = useState(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: tick is the reload.
@@ -60,12 +64,13 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
       (err: unknown) => say.error(err),
     );
   }, [id, tick, say]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: tick is the reload (an erasure renames the member).
   useEffect(() => {
     api<{ id: number; label: string }[]>('/lookup/users', { query: { include: id } }).then(
       (users) => setWho(users[0]?.label ?? null),
       (err: unknown) => say.error(err),
     );
-  }, [id, say]);
+  }, [id, tick, say]);
   const first = balances?.[0];
   const name = first ? first.display_name || first.login : (who ?? `Member #${id}`);
   // By content: a reload that finds the same currencies keeps the ledger's fields (and its buttons, which a modal returns focus to).
@@ -104,6 +109,36 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
           ) : null}
         </div>
         <div className="ct-buttons">
+          <Button
+            __next40pxDefaultSize
+            variant="secondary"
+            isBusy={exporting}
+            disabled={exporting}
+            accessibleWhenDisabled
+            onClick={() => {
+              say.clear();
+              setExporting(true);
+              downloadMemberData(id)
+                .then(
+                  (file) => say.success(`Exported: ${file}.`),
+                  (err: unknown) => say.error(err),
+                )
+                .finally(() => setExporting(false));
+            }}
+          >
+            Export data
+          </Button>
+          <Button
+            __next40pxDefaultSize
+            variant="secondary"
+            isDestructive
+            onClick={() => {
+              say.clear();
+              setErasing(true);
+            }}
+          >
+            Erase member
+          </Button>
           <Button
             __next40pxDefaultSize
             variant="secondary"
@@ -170,6 +205,22 @@ function MemberPage({ id, tab, query }: { id: number; tab: string; query: URLSea
             say.success(
               `${type === 'credit' ? 'Credited' : 'Debited'} ${amount} ${result.entry.currency}. Available now: ${result.balance.available} ${result.balance.currency}.`,
             );
+            setTick((t) => t + 1);
+          }}
+        />
+      ) : null}
+      {erasing ? (
+        <EraseModal
+          memberId={id}
+          memberName={name}
+          onClose={() => setErasing(false)}
+          onDone={(result) => {
+            setErasing(false);
+            const extra = [
+              ...result.payouts_cancelled.map((p) => `payout #${p} cancelled`),
+              ...result.written_off.map((e) => `${e.amount.replace(/^-/, '')} ${e.currency} written off`),
+            ];
+            say.success(`Member erased: now ${result.member.login}${extra.length ? ` (${extra.join(', ')})` : ''}.`);
             setTick((t) => t + 1);
           }}
         />

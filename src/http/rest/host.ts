@@ -1,6 +1,7 @@
 // The REST host: serves the `svc/v1` namespace under the REST root with the host platform's
 // conventions (auth before routing, validation before permission, the error JSON, paging headers,
 // method override, `?rest_route=`, `_envelope`, `_fields`, index documents, OPTIONS, discovery).
+import { Stream } from 'node:stream';
 import type { Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import type { Context } from '../../context.js';
@@ -233,7 +234,7 @@ export const restHost: Plugin<RestHostOptions> = {
         if (!st.envelope) for (const [k, v] of Object.entries(err.headers)) out.header(k, v);
       } else {
         out = response as ResponseObject;
-        if (st.rest && st.fields && out.source && typeof out.source === 'object' && out.statusCode < 400) {
+        if (st.rest && st.fields && out.source && typeof out.source === 'object' && !(out.source instanceof Stream) && out.statusCode < 400) {
           (out as { source: unknown }).source = Array.isArray(out.source)
             ? out.source.map((i) => pickFields(i, st.fields!))
             : pickFields(out.source, st.fields);
@@ -241,7 +242,8 @@ export const restHost: Plugin<RestHostOptions> = {
       }
       if (!st.rest) return out;
       decorate(out, request, st);
-      if (st.envelope && !isError) {
+      // A streamed body (a member's data export) is sent as it is: it cannot be wrapped.
+      if (st.envelope && !isError && !(out.source instanceof Stream)) {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(out.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
         return h.response(envelope(out.source, out.statusCode, headers)).code(200);

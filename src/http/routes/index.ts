@@ -9,6 +9,7 @@ import { jobsRoutes } from './jobs.js';
 import { ledgerRoutes } from './ledger.js';
 import { logsRoutes } from './logs.js';
 import { logosRoutes } from './logos.js';
+import { membersRoutes } from './members.js';
 import { networksRoutes } from './networks.js';
 import { lookupRoutes } from './lookup.js';
 import { ordersRoutes } from './orders.js';
@@ -40,4 +41,5 @@ export const routeTable: RouteDef[] = [
   ...couponsRoutes,
   ...aiRoutes,
   ...usersRoutes,
+  ...membersRoutes,
 ];

@@ -4,7 +4,7 @@
 import { createHmac, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../clock.js';
-import type { Database } from '../../db/database.js';
+import type { Database, Transaction } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { toDate, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
@@ -100,20 +100,20 @@ export class AppPasswordService {
   }
 
   async list(user: User): Promise<AppPassword[]> {
-    return this.read(user, null);
+    return this.read(user.id, null);
   }
 
   /** One of the user's application passwords (404 rest_application_password_not_found). */
   async get(user: User, uuid: string): Promise<AppPassword> {
-    const [item] = await this.read(user, uuid);
+    const [item] = await this.read(user.id, uuid);
     if (!item) throw new ServiceError('rest_application_password_not_found', 'Application password not found.', 404);
     return item;
   }
 
-  private async read(user: User, uuid: string | null): Promise<AppPassword[]> {
+  private async read(userId: number, uuid: string | null): Promise<AppPassword[]> {
     const rows = await this.deps.db.select<Record<string, unknown>>(
       `SELECT uuid, name, created_at, last_used_at, last_ip FROM app_passwords WHERE user_id = ?${uuid === null ? '' : ' AND uuid = ?'} ORDER BY created_at, id`,
-      uuid === null ? [user.id] : [user.id, uuid],
+      uuid === null ? [userId] : [userId, uuid],
     );
     return rows.map((r) => ({
       uuid: String(r.uuid),
@@ -124,9 +124,27 @@ export class AppPasswordService {
     }));
   }
 
+  /** A member's application passwords as their data export shows them (names and dates, never hashes). */
+  listOf(userId: number): Promise<AppPassword[]> {
+    return this.read(userId, null);
+  }
+
+  /**
+   * Deletes every application password of an erased member in `t` (their names and last addresses
+   * go with them); every process sees it on its next request (the auth revision moves).
+   */
+  async eraseMember(userId: number, t: Transaction): Promise<number> {
+    const { affected } = await this.deps.db.execute('DELETE FROM app_passwords WHERE user_id = ?', [userId], t);
+    if (affected > 0) {
+      await this.deps.settings.bumpAuthRevision(t);
+      t.afterCommit(() => this.cache.clear());
+    }
+    return affected;
+  }
+
   /** Deletes one; every process sees it on its next request (the auth revision moves). */
   async revoke(user: User, uuid: string, actor = 'system'): Promise<AppPassword> {
-    const [previous] = await this.read(user, uuid);
+    const [previous] = await this.read(user.id, uuid);
     const affected = await this.deps.db.transaction(async (t) => {
       const { affected } = await this.deps.db.execute('DELETE FROM app_passwords WHERE user_id = ? AND uuid = ?', [user.id, uuid], t);
       if (affected > 0) await this.deps.settings.bumpAuthRevision(t);

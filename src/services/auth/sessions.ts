@@ -2,7 +2,7 @@
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Database, Transaction } from '../../db/database.js';
-import { toDate } from '../../db/values.js';
+import { toDate, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import type { Keys } from '../../keys.js';
 import type { LogService } from '../logs/index.js';
@@ -84,6 +84,30 @@ export class SessionService {
       this.deps.clock.now(),
       userId,
     ]);
+    return affected;
+  }
+
+  /** A member's sessions as their data export shows them: times, address and agent, never the token. */
+  async listOf(
+    userId: number,
+  ): Promise<{ uuid: string; created_at: string; expires_at: string; revoked_at: string | null; ip: string | null; user_agent: string | null }[]> {
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      'SELECT uuid, created_at, expires_at, revoked_at, ip, user_agent FROM sessions WHERE user_id = ? ORDER BY id',
+      [userId],
+    );
+    return rows.map((r) => ({
+      uuid: String(r.uuid),
+      created_at: toIso(r.created_at)!,
+      expires_at: toIso(r.expires_at)!,
+      revoked_at: toIso(r.revoked_at),
+      ip: (r.ip as string | null) ?? null,
+      user_agent: (r.user_agent as string | null) ?? null,
+    }));
+  }
+
+  /** Deletes every session of an erased member in `t` (revoked, and their addresses and agents gone); answers how many. */
+  async eraseMember(userId: number, t: Transaction): Promise<number> {
+    const { affected } = await this.deps.db.execute('DELETE FROM sessions WHERE user_id = ?', [userId], t);
     return affected;
   }
 

@@ -22,7 +22,8 @@ import type { Once } from '../idempotency/index.js';
 import type { ClickService } from '../clicks/index.js';
 import type { JobService } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
-import { processImage, type MediaService } from '../media/index.js';
+import { processImage, type Media, type MediaService } from '../media/index.js';
+import type { Replacement } from '../../db/erasure.js';
 import type { NetworkService } from '../networks/index.js';
 import type { OrderMatch, OrderMatches, OrderService } from '../orders/index.js';
 import type { UserService } from '../users/index.js';
@@ -235,6 +236,24 @@ export class ClaimService {
   /** Claims per status (every status, 0 included) under the list's other filters. */
   counts(filters: ClaimCountFilters): Promise<StatusCounts> {
     return this.store.counts(filters);
+  }
+
+  /** Every claim of a member, with its receipt's record (type, size, dates; never the bytes), page by page (their data export). */
+  async *ofMember(memberId: number): AsyncGenerator<Omit<Claim, 'receipt'> & { receipt: Media | null }> {
+    for await (const { receipt_file, ...claim } of this.store.ofMember(memberId)) {
+      yield { ...claim, receipt: receipt_file ? await this.deps.media.describePrivate(receipt_file) : null };
+    }
+  }
+
+  /**
+   * At a member's erasure, in `t`: the claims keep amounts, statuses and orders; the note and the
+   * receipt go (the receipt's file too once no claim names it), the person's words are replaced
+   * in the rest. Answers how many claims changed.
+   */
+  async eraseMember(memberId: number, replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    const { changed, receipts } = await this.store.eraseMember(memberId, replacements, t);
+    for (const name of receipts) if (!(await this.store.receiptInUse(name, t))) await this.deps.media.removePrivate(name, t);
+    return changed;
   }
 
   /** The receipt image; 404 svc_claim_receipt_not_found when the claim has none. */

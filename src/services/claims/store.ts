@@ -3,6 +3,7 @@
 // per status, and the reads the arrival of an order and the poll start from.
 import { Database } from '../../db/database.js';
 import { countByStatus, ListWhere, orderClause, pageClause, type StatusCounts } from '../../db/lists.js';
+import { replaceInColumns, walkRows, type Replacement } from '../../db/erasure.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toDate, toInt, toIso } from '../../db/values.js';
 import { formatAmount, toMinor } from '../../money.js';
@@ -239,6 +240,39 @@ export class ClaimStore {
     );
     const byId = new Map(rows.map((r) => [toInt(r.id), shape(r)]));
     return ids.map((i) => byId.get(i)).filter((c): c is Claim => c !== undefined);
+  }
+
+  /** Every claim of a member with its stored receipt's name, read page by page (their data export). */
+  async *ofMember(memberId: number): AsyncGenerator<Claim & { receipt_file: string | null }> {
+    const sql = `SELECT ${SHOWN} FROM claims c JOIN users u ON u.id = c.member_id ${CLICK_JOIN} WHERE c.member_id = ?`;
+    for await (const row of walkRows(this.db, sql, [memberId], { column: 'c.id', field: 'id' })) yield { ...shape(row), receipt_file: nullable(row.receipt) };
+  }
+
+  /**
+   * At a member's erasure, in `t`: the claims keep amounts, statuses and orders; the member's
+   * free text (note) and receipt go, and the person's words are replaced in the reason and the
+   * network's answer. Answers the receipts' file names that were referenced.
+   */
+  async eraseMember(memberId: number, replacements: readonly Replacement[], t: Transaction): Promise<{ changed: number; receipts: string[] }> {
+    const rows = await this.db.select<{ receipt: unknown }>('SELECT DISTINCT receipt FROM claims WHERE member_id = ? AND receipt IS NOT NULL', [memberId], t);
+    const { affected } = await this.db.execute(
+      'UPDATE claims SET note = NULL, receipt = NULL WHERE member_id = ? AND (note IS NOT NULL OR receipt IS NOT NULL)',
+      [memberId],
+      t,
+    );
+    const replaced = await replaceInColumns(
+      this.db,
+      t,
+      { table: 'claims', key: 'id', columns: ['reason', 'network_status', 'order_ref'], where: 'member_id = ?', params: [memberId] },
+      replacements,
+    );
+    return { changed: affected + replaced, receipts: rows.map((r) => String(r.receipt)) };
+  }
+
+  /** Whether any claim still names this receipt file. */
+  async receiptInUse(name: string, t: Transaction): Promise<boolean> {
+    const [row] = await this.db.select('SELECT id FROM claims WHERE receipt = ? LIMIT 1', [name], t);
+    return row !== undefined;
   }
 
   async list(f: ClaimFilters): Promise<{ items: Claim[]; total: number }> {

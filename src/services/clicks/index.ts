@@ -178,6 +178,19 @@ export class ClickService {
   }
 
   /** One click; 404 svc_click_not_found. With the orders that recorded it. */
+  /** Every click of a member (their data export). */
+  ofMember(memberId: number): AsyncGenerator<Click> {
+    return this.store.ofMember(memberId);
+  }
+
+  /**
+   * At a member's erasure, in `t`: their clicks stay (orders name them) without the reduced
+   * address and the agent's hash.
+   */
+  async eraseMember(memberId: number, t: Transaction): Promise<number> {
+    return this.store.eraseMember(memberId, t);
+  }
+
   async get(id: string): Promise<Click & { order_ids: number[] }> {
     const click = isClickId(id) ? await this.store.get(id) : null;
     if (!click) throw new ServiceError('svc_click_not_found', `Click ${String(id).slice(0, 40)} not found.`, 404);

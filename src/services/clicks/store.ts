@@ -4,6 +4,7 @@
 import type { CashbackRule } from '../../cashback-rule.js';
 import type { Database } from '../../db/database.js';
 import { ListWhere, orderClause, pageClause } from '../../db/lists.js';
+import { walkRows } from '../../db/erasure.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toDate, toInt } from '../../db/values.js';
 import { decodeRule } from '../cashback/index.js';
@@ -128,6 +129,23 @@ export class ClickStore {
       for (const r of rows.map(toClickRow)) out.set(r.id, r);
     }
     return out;
+  }
+
+  /** Every click of a member, read page by page by id (their data export). */
+  async *ofMember(memberId: number): AsyncGenerator<Click> {
+    for await (const row of walkRows(this.db, `SELECT ${SHOWN} FROM clicks c ${JOINS} WHERE c.member_id = ?`, [memberId], { column: 'c.id', field: 'id' })) {
+      yield shape(row);
+    }
+  }
+
+  /** Wipes the reduced address and the agent's hash of every click of a member, in `t`; answers how many. */
+  async eraseMember(memberId: number, t: Transaction): Promise<number> {
+    const { affected } = await this.db.execute(
+      'UPDATE clicks SET ip_prefix = NULL, ua_hash = NULL WHERE member_id = ? AND (ip_prefix IS NOT NULL OR ua_hash IS NOT NULL)',
+      [memberId],
+      t,
+    );
+    return affected;
   }
 
   async get(id: string): Promise<Click | null> {

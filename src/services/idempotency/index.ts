@@ -19,6 +19,7 @@
 // Faults (5xx) are not recorded: a retry runs anew.
 import { createHash } from 'node:crypto';
 import type { Transaction } from '../../db/transaction.js';
+import { replaceInColumns, type Replacement } from '../../db/erasure.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isLockWaitTimeout, isUniqueViolation } from '../../db/errors.js';
@@ -221,6 +222,14 @@ export class IdempotencyService {
       [status, JSON.stringify(body ?? null), id],
       t,
     );
+  }
+
+  /**
+   * At a member's erasure, in `t`: the person's words replaced in the stored answers of requests
+   * (a payout's or a user's answer holds their details), so a replay never shows them again.
+   */
+  eraseWords(replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    return replaceInColumns(this.deps.db, t, { table: 'idempotency_keys', key: 'id', columns: ['response_body'] }, replacements);
   }
 
   async prune(): Promise<number> {

@@ -5,6 +5,7 @@
 // is claimed again and resumes from its checkpoint. Claims lock rows: SELECT ... FOR UPDATE SKIP
 // LOCKED on MariaDB/MySQL; on SQLite the write transaction is exclusive already.
 import type { Transaction } from '../../db/transaction.js';
+import { replaceInColumns, type Replacement } from '../../db/erasure.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -195,6 +196,11 @@ export class JobService<C extends JobCatalog = JobCatalog> {
    * runner stops it at its next checkpoint (then `cancelled`). Cancelling twice is harmless.
    * A finished job is 409 svc_job_finished.
    */
+  /** At a member's erasure, in `t`: their words replaced in jobs' parameters, results and errors. */
+  eraseWords(replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    return replaceInColumns(this.deps.db, t, { table: 'jobs', key: 'id', columns: ['params', 'result', 'error', 'checkpoint'] }, replacements);
+  }
+
   async cancel(id: number, actor: string): Promise<Job> {
     const { db, clock, logger } = this.deps;
     for (let attempt = 0; attempt < 5; attempt++) {

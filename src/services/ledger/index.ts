@@ -34,6 +34,8 @@ import {
   type PostInput,
 } from './rows.js';
 import { verifyLedger } from './verify.js';
+import { eraseEntryNotes, memberBalances, memberEntries, positiveBalances, writeOffEntries, writeOffInput } from './erasure.js';
+import type { Replacement } from '../../db/erasure.js';
 
 export * from './rows.js';
 export { LedgerLiabilities, type Liability } from './liabilities.js';
@@ -466,6 +468,44 @@ export class LedgerService {
     const row = await this.entryRow(id);
     if (!row) throw new ServiceError('svc_entry_not_found', `Ledger entry ${id} not found.`, 404);
     return shapeEntry(row);
+  }
+
+  /** A member's balance rows, every currency (their data export). */
+  balancesOfMember(memberId: number, t?: Transaction): Promise<Balance[]> {
+    return memberBalances(this.deps.db, memberId, t);
+  }
+
+  /** Every entry of a member, oldest first, read page by page (their data export). */
+  entriesOfMember(memberId: number): AsyncGenerator<Entry> {
+    return memberEntries(this.deps.db, memberId);
+  }
+
+  /** The currencies with a positive available balance for the member, locked in `t` (what an erasure refuses or writes off). */
+  positiveBalances(memberId: number, t: Transaction): Promise<{ currency: string; available: number }[]> {
+    return positiveBalances(this.deps.db, memberId, t);
+  }
+
+  /**
+   * At a forced erasure: writes off every positive available balance of the member in `t`, each
+   * by an `adjustment` entry with source `erasure` and a note starting "Written off at erasure".
+   */
+  async writeOffAtErasure(memberId: number, note: string, actor: string, t: Transaction): Promise<Entry[]> {
+    const out: Entry[] = [];
+    for (const balance of await positiveBalances(this.deps.db, memberId, t)) {
+      const row = await this.post(writeOffInput(memberId, balance, note, actor), t);
+      out.push(shapeEntry(row));
+    }
+    return out;
+  }
+
+  /** The write-off entries of a member's erasure (what a repeated erase answers). */
+  writeOffsOf(memberId: number, t?: Transaction): Promise<Entry[]> {
+    return writeOffEntries(this.deps.db, memberId, t);
+  }
+
+  /** At an erasure: the member's words replaced in their entries' notes (amounts untouched). */
+  eraseMember(memberId: number, replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    return eraseEntryNotes(this.deps.db, memberId, replacements, t);
   }
 
   /**

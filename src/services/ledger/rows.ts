@@ -6,7 +6,7 @@ import { formatAmount, MAX_BALANCE, toExactMinor, toMinor } from '../../money.js
 
 export const ENTRY_TYPES = ['cashback', 'referral', 'adjustment', 'payout', 'payout_return', 'reversal'] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
-export const SOURCE_TYPES = ['order', 'payout', 'referral', 'adjustment', 'reversal'] as const;
+export const SOURCE_TYPES = ['order', 'payout', 'referral', 'adjustment', 'reversal', 'erasure'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
 /** Entries whose amounts count as earned (and their reversals); payouts count as paid. */

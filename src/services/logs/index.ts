@@ -2,6 +2,8 @@
 // batched (one multi-row INSERT per tick) so logging never adds a round trip to a request.
 import type { Clock } from '../../clock.js';
 import { Database } from '../../db/database.js';
+import { replaceInColumns, type Replacement } from '../../db/erasure.js';
+import type { Transaction } from '../../db/transaction.js';
 import { countByStatus, ListWhere, orderClause, pageClause, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import { toInt, toIso } from '../../db/values.js';
 import type { SecretValues } from '../../secret-values.js';
@@ -255,6 +257,15 @@ export class LogService {
         return affected;
       });
     }
+  }
+
+  /**
+   * At a member's erasure, in `t`: the person's words (login, e-mail, name) replaced in every log
+   * line's message and context. The log is not keyed by member, so the whole (retained) log is
+   * searched; the caller flushes the buffer first so no line escapes. Answers how many changed.
+   */
+  eraseWords(replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    return replaceInColumns(this.deps.db, t, { table: 'logs', key: 'id', columns: ['message', 'context'] }, replacements);
   }
 
   async close(): Promise<void> {

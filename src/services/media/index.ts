@@ -113,6 +113,23 @@ export class MediaService {
     return { sha256: m[1], type: String(row.type), data: row.data, width: toInt(row.width), height: toInt(row.height) };
   }
 
+  /** A private file's record (type, size, dimensions, dates; never the bytes) by its name `<sha256>.<ext>`, or null. */
+  async describePrivate(name: string): Promise<Media | null> {
+    const m = FILE_NAME.exec(name);
+    return m ? this.find(m[1]) : null;
+  }
+
+  /**
+   * Deletes a private file (a receipt no claim names any more, at its member's erasure) in `t`;
+   * a file that was also stored publicly (a logo with the same bytes) is no secret and stays.
+   */
+  async removePrivate(name: string, t: Transaction): Promise<boolean> {
+    const m = FILE_NAME.exec(name);
+    if (!m) return false;
+    const { affected } = await this.deps.db.execute('DELETE FROM media WHERE sha256 = ? AND ext = ? AND private = ?', [m[1], m[2], true], t);
+    return affected > 0;
+  }
+
   /** How many media files there are and their total size (the bulk logos state). */
   async totals(): Promise<{ files: number; bytes: number }> {
     const [row] = await this.deps.db.select<{ n: unknown; b: unknown }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM media');

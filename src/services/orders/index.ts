@@ -7,6 +7,7 @@
 // other domains show are a read model (counts.ts, OrderCounts).
 import type { Transaction } from '../../db/transaction.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { replaceInColumns, type Replacement } from '../../db/erasure.js';
 import { ServiceError } from '../../errors.js';
 import { checkAdvertiser, checkNetwork, decodeRule, ruleKey, type CashbackRuleService } from '../cashback/index.js';
 import type { CashbackRule } from '../../cashback-rule.js';
@@ -296,6 +297,25 @@ export class OrderService {
     const [order] = await this.reader.byIds([id], { raw: true });
     if (!order) throw new ServiceError('svc_order_not_found', `Order ${id} not found.`, 404);
     return order;
+  }
+
+  /** Every order of a member, oldest first, with its raw record, read page by page (their data export). */
+  ofMember(memberId: number): AsyncGenerator<Order> {
+    return this.reader.ofMember(memberId);
+  }
+
+  /**
+   * At a member's erasure, in `t`: their orders keep every amount and status (and the member, so
+   * the ledger still adds up); the person's words are replaced in the note, the sub-id and the raw
+   * network record. Answers how many orders changed.
+   */
+  eraseMember(memberId: number, replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    return replaceInColumns(
+      this.deps.db,
+      t,
+      { table: 'orders', key: 'id', columns: ['note', 'sub_id', 'raw'], where: 'member_id = ?', params: [memberId] },
+      replacements,
+    );
   }
 
   list(filters: OrderFilters): Promise<{ items: Order[]; total: number }> {

@@ -8,6 +8,7 @@ import type { CashbackRule } from '../../cashback-rule.js';
 import { Database } from '../../db/database.js';
 import { ListWhere, orderClause, pageClause, type OneOrMany } from '../../db/lists.js';
 import type { Transaction } from '../../db/transaction.js';
+import { walkPages } from '../../db/erasure.js';
 import { toDate, toInt, toIso } from '../../db/values.js';
 import { formatAmount, toMinor } from '../../money.js';
 import { ASCII_ID, decodeRule, encodeRule, type CashbackRuleService } from '../cashback/index.js';
@@ -384,6 +385,13 @@ export class OrderReader {
     const shaped = await this.shape(rows, options);
     const byId = new Map(shaped.map((o) => [o.id, o]));
     return ids.map((id) => byId.get(id)).filter((o): o is Order => o !== undefined);
+  }
+
+  /** Every order of a member with its raw network record, oldest first, read page by page (their data export). */
+  async *ofMember(memberId: number): AsyncGenerator<Order> {
+    const sql = `SELECT ${ORDER_COLUMNS}, o.raw, u.login AS member_login, u.display_name AS member_display_name
+       FROM orders o LEFT JOIN users u ON u.id = o.member_id WHERE o.member_id = ?`;
+    for await (const page of walkPages(this.db, sql, [memberId], { column: 'o.id', field: 'id' })) yield* await this.shape(page, { raw: true });
   }
 
   /** Newest first, filtered and paged. */

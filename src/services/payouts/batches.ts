@@ -8,6 +8,7 @@
 // so a result read twice, or two uploads at once, close a payout once.
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
+import { replaceInColumns, type Replacement } from '../../db/erasure.js';
 import { orderClause, pageClause, ListWhere, type OneOrMany } from '../../db/lists.js';
 import type { Transaction } from '../../db/transaction.js';
 import { toInt, toIso } from '../../db/values.js';
@@ -232,6 +233,19 @@ interface Plan {
 /** Makes, lists, sends, closes and cancels payout batches. */
 export class PayoutBatchService {
   constructor(private readonly deps: PayoutBatchServiceDeps) {}
+
+  /**
+   * A member's erasure: their login, e-mail and name inside the batches' free text (a hold's reason
+   * names the other member sharing a destination; notes written by administrators), in `t`.
+   */
+  async eraseWords(replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    const { db } = this.deps;
+    let changed = 0;
+    changed += await replaceInColumns(db, t, { table: 'payout_batch_holds', key: 'id', columns: ['reason'] }, replacements);
+    changed += await replaceInColumns(db, t, { table: 'payout_batch_items', key: 'id', columns: ['override_note'] }, replacements);
+    changed += await replaceInColumns(db, t, { table: 'payout_batches', key: 'id', columns: ['note'] }, replacements);
+    return changed;
+  }
 
   /** What `create` would make now, written nowhere: the items and the held payouts with their reasons. */
   async preview(input: CreateBatchInput): Promise<BatchPreview> {

@@ -4,7 +4,8 @@
 import { countByStatus, ListWhere, orderClause, pageClause, valuesOf, type OneOrMany, type StatusCounts } from '../../db/lists.js';
 import type { Transaction } from '../../db/transaction.js';
 import type { Clock } from '../../clock.js';
-import type { Database } from '../../db/database.js';
+import { Database } from '../../db/database.js';
+import { replaceInColumns, walkRows, type Replacement } from '../../db/erasure.js';
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS } from '../../hooks/index.js';
@@ -45,6 +46,8 @@ export {
   type ItemResult,
   type PayoutChannel,
 } from './channels.js';
+/** How the reason of a payout cancelled by its member's erasure starts. */
+export const ERASURE_REASON = 'Cancelled at erasure';
 
 export const PAYOUT_STATUSES = ['pending', 'paid', 'cancelled'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
@@ -321,29 +324,10 @@ export class PayoutService {
     try {
       const reason = clean(input.reason);
       if (!reason) throw new ServiceError('svc_reason_required', 'Cancelling a payout needs a reason.', 400);
-      const { db, ledger } = this.deps;
-      const result = await db.transaction(async (t) => {
+      const result = await this.deps.db.transaction(async (t) => {
         await once?.claim?.(t);
-        const row = await this.lockPending(id, t, via);
-        await this.close(id, 'cancelled', { reason }, actor, t);
-        await ledger.lockBalance(row.member_id, row.currency, t);
-        const entry = await ledger.post(
-          {
-            memberId: row.member_id,
-            currency: row.currency,
-            type: 'payout_return',
-            amount: row.amount,
-            sourceType: 'payout',
-            sourceId: id,
-            note: `Payout ${id} cancelled: ${reason}`.slice(0, 500),
-            actor,
-          },
-          t,
-        );
-        await db.execute('UPDATE payouts SET return_entry_id = ? WHERE id = ?', [entry.id, id], t);
-        const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(row.member_id, row.currency, t) };
+        const result = await this.cancelWithin(id, reason, actor, t, via);
         await once?.record(result, t);
-        await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'cancelled', actor });
         return result;
       });
       this.deps.logger.info('payouts', 'Payout cancelled', {
@@ -359,6 +343,84 @@ export class PayoutService {
       if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout cancellation refused', { code: err.code, payout_id: id, actor });
       throw err;
     }
+  }
+
+  /**
+   * Cancels pending payout `id` inside the caller's transaction: the status change, the
+   * `payout_return` credit and the event (409 svc_payout_closed when it is no longer pending).
+   * `cancel` runs it in a transaction of its own; a member's erasure runs it in theirs.
+   */
+  async cancelWithin(
+    id: number,
+    reason: string,
+    actor: string,
+    t: Transaction,
+    via: PayoutVia = {},
+  ): Promise<{ payout: Payout; entry: Entry; balance: Balance }> {
+    const { db, ledger } = this.deps;
+    const row = await this.lockPending(id, t, via);
+    await this.close(id, 'cancelled', { reason }, actor, t);
+    await ledger.lockBalance(row.member_id, row.currency, t);
+    const entry = await ledger.post(
+      {
+        memberId: row.member_id,
+        currency: row.currency,
+        type: 'payout_return',
+        amount: row.amount,
+        sourceType: 'payout',
+        sourceId: id,
+        note: `Payout ${id} cancelled: ${reason}`.slice(0, 500),
+        actor,
+      },
+      t,
+    );
+    await db.execute('UPDATE payouts SET return_entry_id = ? WHERE id = ?', [entry.id, id], t);
+    const result = { payout: await this.read(id, t), entry: shapeEntry(entry), balance: await ledger.balanceOf(row.member_id, row.currency, t) };
+    await this.deps.events.emit(t, HOOKS.payoutStatusChanged, result.payout, { from: 'pending', to: 'cancelled', actor });
+    return result;
+  }
+
+  /** The ids of a member's pending payouts (locked in `t`): what an erasure refuses or cancels. */
+  async pendingOf(memberId: number, t: Transaction): Promise<number[]> {
+    const rows = await this.deps.db.select<{ id: unknown }>(
+      `SELECT id FROM payouts WHERE member_id = ? AND status = 'pending' ORDER BY id${this.deps.db.forUpdate()}`,
+      [memberId],
+      t,
+    );
+    return rows.map((r) => toInt(r.id));
+  }
+
+  /** Every payout of a member with its details, oldest first, page by page (their data export). */
+  async *ofMember(memberId: number): AsyncGenerator<Payout> {
+    for await (const row of walkRows(this.deps.db, `SELECT ${COLUMNS} FROM ${FROM} WHERE p.member_id = ?`, [memberId], { column: 'p.id', field: 'id' })) {
+      yield shapePayout(row);
+    }
+  }
+
+  /** The member's payouts cancelled by their erasure (the reason says so): what a repeated erase answers. */
+  async cancelledAtErasure(memberId: number, t?: Transaction): Promise<number[]> {
+    const rows = await this.deps.db.select<{ id: unknown }>(
+      "SELECT id FROM payouts WHERE member_id = ? AND status = 'cancelled' AND reason LIKE ? ESCAPE '!' ORDER BY id",
+      [memberId, Database.likePrefix(ERASURE_REASON)],
+      t,
+    );
+    return rows.map((r) => toInt(r.id));
+  }
+
+  /**
+   * At an erasure, in `t`: every payout of the member keeps its amount, status and entries; its
+   * `details` (account data) are wiped and the person's words replaced in its note, reason and
+   * reference. Answers how many payouts changed.
+   */
+  async eraseMember(memberId: number, replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    const { affected } = await this.deps.db.execute('UPDATE payouts SET details = NULL WHERE member_id = ? AND details IS NOT NULL', [memberId], t);
+    const replaced = await replaceInColumns(
+      this.deps.db,
+      t,
+      { table: 'payouts', key: 'id', columns: ['note', 'reason', 'reference'], where: 'member_id = ?', params: [memberId] },
+      replacements,
+    );
+    return affected + replaced;
   }
 
   async get(id: number): Promise<Payout> {

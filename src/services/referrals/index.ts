@@ -1,5 +1,6 @@
 // Referrals: who referred whom. A member has at most one live referrer, never themselves, and the
 // live chain never loops. Ending a referral stops future referral credits; past credits stay.
+import { walkPages } from '../../db/erasure.js';
 import type { Transaction } from '../../db/transaction.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
@@ -205,6 +206,12 @@ export class ReferralService {
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM referrals r ${clause}`, params),
     ]);
     return { items: await this.shape(rows), total: toInt(count[0].n) };
+  }
+
+  /** Every referral a member is in, as referrer or as referee, oldest first, read page by page (their data export). */
+  async *ofMember(memberId: number): AsyncGenerator<Referral> {
+    const sql = `SELECT ${COLUMNS} FROM ${FROM} WHERE (r.referrer_id = ? OR r.referee_id = ?)`;
+    for await (const page of walkPages(this.deps.db, sql, [memberId, memberId], { column: 'r.id', field: 'id' })) yield* await this.shape(page);
   }
 
   private async byIds(ids: number[], t?: Transaction): Promise<Referral[]> {

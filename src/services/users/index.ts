@@ -48,6 +48,11 @@ export interface ImportReport {
   skipped: { line: number; login: string | null; code: string; reason: string }[];
 }
 
+/** The login (and display name) an erased member keeps: `erased-<id>`; the e-mail is this at `invalid`. */
+export function erasedLogin(id: number): string {
+  return `erased-${id}`;
+}
+
 /** The search of the users list and its counts: a prefix of the login, email or display name. */
 function userWhere(filters: { search?: string }): ListWhere {
   const where = new ListWhere();
@@ -238,6 +243,7 @@ export class UserService {
   async setPassword(id: number, password: string): Promise<void> {
     const { error } = userSchemas.password.validate(password);
     if (error) throw new ServiceError('svc_invalid_user', 'The password must be 8 to 1024 characters.', 400, { field: 'password' });
+    await this.refuseErased(id);
     await this.deps.db.execute('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [
       await this.hashPassword(password),
       this.deps.clock.now(),
@@ -248,12 +254,59 @@ export class UserService {
 
   async setStatus(id: number, status: UserStatus): Promise<User> {
     await this.require(id);
+    await this.refuseErased(id);
     await this.deps.db.transaction(async (t) => {
       await this.deps.db.execute('UPDATE users SET status = ?, updated_at = ? WHERE id = ?', [status, this.deps.clock.now(), id], t);
       await this.deps.settings.bumpAuthRevision(t);
     });
     this.deps.logger.info('users', `User ${status === 'active' ? 'enabled' : 'disabled'}`, { user_id: id });
     return (await this.get(id))!;
+  }
+
+  /**
+   * The account as a member's data export shows it: the user, when it was last changed, whether it
+   * has a login password (never the hash) and when it was erased.
+   */
+  async personalData(id: number): Promise<(User & { updated_at: string; has_password: boolean; erased_at: string | null }) | null> {
+    const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS}, updated_at, password_hash, erased_at FROM users WHERE id = ?`, [
+      id,
+    ]);
+    if (!row) return null;
+    return { ...toUser(row), updated_at: toIso(row.updated_at)!, has_password: row.password_hash !== null, erased_at: toIso(row.erased_at) };
+  }
+
+  /** Locks user `id` for its erasure in `t` and answers it with when it was erased (null: not yet); 404 svc_member_not_found. */
+  async lockForErasure(id: number, t: Transaction): Promise<{ user: User; erasedAt: string | null }> {
+    const [row] = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${USER_COLUMNS}, erased_at FROM users WHERE id = ?${this.deps.db.forUpdate()}`,
+      [id],
+      t,
+    );
+    if (!row) throw new ServiceError('svc_member_not_found', `Member ${id} not found.`, 404, { member_id: id });
+    return { user: toUser(row), erasedAt: toIso(row.erased_at) };
+  }
+
+  /**
+   * Anonymises user `id` in `t`: login `erased-<id>`, e-mail `erased-<id>@invalid`, the display name
+   * the same placeholder, no password, disabled, `erased_at` set. Moves the auth revision so every
+   * process drops a cached credential of the account.
+   */
+  async erase(id: number, t: Transaction): Promise<void> {
+    const placeholder = erasedLogin(id);
+    const now = this.deps.clock.now();
+    await this.deps.db.execute(
+      "UPDATE users SET login = ?, email = ?, display_name = ?, password_hash = NULL, status = 'disabled', erased_at = ?, updated_at = ? WHERE id = ?",
+      [placeholder, `${placeholder}@invalid`, placeholder, now, now, id],
+      t,
+    );
+    await this.deps.settings.bumpAuthRevision(t);
+  }
+
+  /** 409 svc_member_erased when user `id` was erased: an erased account is never enabled or edited again. */
+  private async refuseErased(id: number, t?: Transaction): Promise<void> {
+    const [row] = await this.deps.db.select<{ erased_at: unknown }>('SELECT erased_at FROM users WHERE id = ?', [id], t);
+    if (row && row.erased_at !== null)
+      throw new ServiceError('svc_member_erased', `Member ${id} was erased: the account cannot be enabled or changed again.`, 409, { member_id: id });
   }
 
   async hasAdministrator(): Promise<boolean> {
@@ -298,6 +351,7 @@ export class UserService {
         );
         const [row] = await this.deps.db.select<Record<string, unknown>>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?${this.deps.db.forUpdate()}`, [id], t);
         if (!row) throw new ServiceError('svc_user_not_found', `User ${id} not found.`, 404);
+        await this.refuseErased(id, t);
         const user = toUser(row);
         if (value.role === 'member' && user.role === 'administrator' && user.status === 'active' && admins.every((a) => toInt(a.id) === id)) {
           throw new ServiceError(

@@ -41,6 +41,7 @@ const SHAPES: Record<string, Shape> = {
     received_at: r.received_at,
   }),
   [HOOKS.jobFinished]: (job) => ({ job }),
+  [HOOKS.memberErased]: (erasure, extra) => ({ ...erasure, ...extra }),
   [HOOKS.claimCreated]: (claim, extra) => ({ claim, ...extra }),
   [HOOKS.claimStatusChanged]: (claim, extra) => ({ claim, ...extra }),
   [HOOKS.claimDeadlineNear]: (claim, extra) => ({ claim, ...extra }),

@@ -4,6 +4,7 @@
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
+import type { Replacement } from '../../db/erasure.js';
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import type { Once } from '../idempotency/index.js';
@@ -139,6 +140,11 @@ export class WebhookService {
     });
     this.deps.logger.info('webhooks', 'Webhook subscription created', { webhook_id: result.id, url: result.url, events, actor });
     return result;
+  }
+
+  /** At a member's erasure, in `t`: their words replaced in every stored event body (payout events carry names and details). */
+  eraseWords(replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    return this.deps.store.eraseWords(replacements, t);
   }
 
   async list(filters: WebhookFilters): Promise<{ items: Webhook[]; total: number }> {

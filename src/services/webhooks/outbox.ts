@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import type { Transaction } from '../../db/transaction.js';
+import { replaceInColumns, type Replacement } from '../../db/erasure.js';
 import { toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 
@@ -260,6 +261,11 @@ export class DeliveryStore {
    * Deletes deliveries created more than `retentionDays` ago that have nothing left to do:
    * delivered, dead, or waiting on a subscription that stayed disabled all that time.
    */
+  /** At a member's erasure, in `t`: the person's words replaced in every stored event body (sent or not). */
+  eraseWords(replacements: readonly Replacement[], t: Transaction): Promise<number> {
+    return replaceInColumns(this.deps.db, t, { table: 'webhook_deliveries', key: 'id', columns: ['payload', 'last_error'] }, replacements);
+  }
+
   async prune(retentionDays: number): Promise<number> {
     const cutoff = new Date(this.deps.clock.now().getTime() - retentionDays * 86_400_000);
     const { affected } = await this.deps.db.execute(
