@@ -24,9 +24,24 @@ const REVIEW_KEY: ConfigKey = {
   secret: false,
 };
 
-/** A module's settings and the review ceiling. */
+/** The network setting (and `networks.<id>` config key) that says when its orders' cashback becomes available (services/orders/effects.ts). */
+export const PAYABLE_SETTING = 'cashback_payable';
+export const PAYABLE_POLICIES = ['on_approval', 'on_network_payment'] as const;
+export type PayablePolicy = (typeof PAYABLE_POLICIES)[number];
+
+const PAYABLE_KEY: ConfigKey = {
+  name: PAYABLE_SETTING,
+  description:
+    'When an approved order\'s cashback becomes available to the member: "on_approval" (default) or "on_network_payment" (it stays pending until the network has paid the order).',
+  required: false,
+  secret: false,
+  default: 'on_approval',
+};
+
+/** A module's settings, the review ceiling and the cashback policy. */
 export function keysOf(module: NetworkModule): ConfigKey[] {
-  return module.configKeys.some((k) => k.name === REVIEW_SETTING) ? module.configKeys : [...module.configKeys, REVIEW_KEY];
+  const names = new Set(module.configKeys.map((k) => k.name));
+  return [...module.configKeys, ...[REVIEW_KEY, PAYABLE_KEY].filter((k) => !names.has(k.name))];
 }
 const MAX_SECRET_SETTING = 4096;
 
@@ -138,6 +153,8 @@ export async function configureSettings(store: NetworkStore, id: string, values:
       );
     }
     if (name === REVIEW_SETTING && value) parseCeiling(value, name);
+    if (name === PAYABLE_SETTING && value && !(PAYABLE_POLICIES as readonly string[]).includes(value))
+      throw new ServiceError('svc_invalid_setting', `${PAYABLE_SETTING} must be one of ${PAYABLE_POLICIES.join(', ')}.`, 400, { field: name });
   }
   await store.update(id, async (row, t) => {
     const plain = Object.assign(dict<string>(), row.settings);

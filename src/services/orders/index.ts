@@ -22,6 +22,7 @@ import type { Job } from '../jobs/index.js';
 import { OrderPoll, type PollCounts, type PollOptions } from './poll.js';
 import { OrderAdmin } from './admin.js';
 import { OrderChanges } from './changes.js';
+import { OrderPayments, type NetworkPayment, type PaymentLine, type PaymentSource, type PaymentSummary } from './payments.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 export { OrderCounts } from './counts.js';
@@ -83,6 +84,7 @@ export {
 } from './states.js';
 export type { OrderReport, RecordInput } from './reports.js';
 export type { PollCounts, PollOptions, PollState } from './poll.js';
+export { PAYMENT_SOURCES, type NetworkPayment, type PaymentLine, type PaymentOutcome, type PaymentResult, type PaymentSource, type PaymentSummary } from './payments.js';
 export type { LogEvent, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
@@ -94,15 +96,40 @@ export class OrderService {
   private readonly poller: OrderPoll;
   private readonly changes: OrderChanges;
   private readonly admin: OrderAdmin;
+  private readonly payments: OrderPayments;
 
   constructor(private readonly deps: OrderServiceDeps) {
     this.poller = new OrderPoll({ db: deps.db, clock: deps.clock, logger: deps.logger, networks: deps.networks, orders: this });
     this.reader = new OrderReader(deps.db);
     this.statusCounts = new OrderCounts({ db: deps.db });
-    this.effects = new OrderEffects({ db: deps.db, ledger: deps.ledger, referrals: deps.referrals, referralShare: deps.referralShare });
+    this.effects = new OrderEffects({
+      db: deps.db,
+      ledger: deps.ledger,
+      referrals: deps.referrals,
+      referralShare: deps.referralShare,
+      networks: deps.networks,
+      configured: deps.configuredNetworks,
+    });
     this.review = new OrderReview({ networks: deps.networks, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
     this.changes = new OrderChanges(deps, this.reader, this.effects);
     this.admin = new OrderAdmin(deps, this.reader, this.effects, this.changes);
+    this.payments = new OrderPayments(deps, this.reader, this.effects);
+  }
+
+  /**
+   * Records what a network says it paid: one answer per line (`recorded`, `already`, `unknown`,
+   * `conflict`, `invalid`) and the counts; idempotent, and exactly once for the cashback an order
+   * held for the payment (`cashback_payable: on_network_payment`). See payments.ts.
+   */
+  recordPayments(network: string, lines: PaymentLine[], source: PaymentSource, actor: string): Promise<PaymentSummary> {
+    checkNetwork(network, 'svc_invalid_payment');
+    return this.payments.record(network, lines, source, actor);
+  }
+
+  /** A network's payment lines, newest first (`unknown`: only those for transactions we do not know). */
+  listPayments(network: string, filters: { unknown?: boolean; page: number; per_page: number }): Promise<{ items: NetworkPayment[]; total: number }> {
+    checkNetwork(network, 'svc_invalid_payment');
+    return this.payments.list(network, filters);
   }
 
   /**
@@ -219,7 +246,7 @@ export class OrderService {
                 held: holds[i],
               })),
               t,
-            ))
+            ).then((rows) => this.payments.attach(rows, t)))
               orders.set(orderKey(row.network, row.transaction_id), row);
 
           const applied: Applied[] = [];
