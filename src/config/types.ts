@@ -3,10 +3,18 @@
 import type { CashbackType } from '../cashback-rule.js';
 
 /** The configurable schedules (`schedules.<name>`); src/jobs/schedules.ts says what each runs. */
-export const SCHEDULE_NAMES = ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'maintenance_prune', 'claims_poll', 'claims_export'] as const;
+export const SCHEDULE_NAMES = [
+  'advertisers_sync',
+  'orders_poll',
+  'coupons_refresh',
+  'maintenance_prune',
+  'claims_poll',
+  'claims_export',
+  'networks_payments',
+] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
 /** The schedules that run once per network, and take per-network overrides. */
-export const PER_NETWORK_SCHEDULES: readonly ScheduleName[] = ['advertisers_sync', 'orders_poll'];
+export const PER_NETWORK_SCHEDULES: readonly ScheduleName[] = ['advertisers_sync', 'orders_poll', 'networks_payments'];
 
 /** One schedule: a cron expression (node-cron syntax, seconds optional) in a time zone. */
 export interface ScheduleConfig {

@@ -71,6 +71,10 @@ export const TRANSACTION_FEED_FIELDS = [
   'merchant_ref',
   'clicked_at',
   'event_at',
+  'paid',
+  'payment_id',
+  'paid_amount',
+  'paid_at',
 ] as const;
 
 /** Parameter names the endpoint itself reads: a mapping may not claim them. */

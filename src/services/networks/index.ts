@@ -295,7 +295,7 @@ export class NetworkService {
    * key of `last_sync_result`, keeping the other's. Read and written on the locked row, so a sync
    * and a poll of one network ending together both stay recorded.
    */
-  async recordRun(id: string, run: 'advertisers' | 'orders' | 'coupons', counts: object, error: string | null): Promise<void> {
+  async recordRun(id: string, run: 'advertisers' | 'orders' | 'coupons' | 'payments', counts: object, error: string | null): Promise<void> {
     await writeRunOutcome(this.store, id, run, counts, error);
   }
 

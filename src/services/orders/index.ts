@@ -22,6 +22,7 @@ import type { Job } from '../jobs/index.js';
 import { OrderPoll, type PollCounts, type PollOptions } from './poll.js';
 import { OrderAdmin } from './admin.js';
 import { OrderChanges } from './changes.js';
+import { readStatement, requireStatement, type StatementCounts } from './statements.js';
 import { OrderPayments, type NetworkPayment, type PaymentLine, type PaymentSource, type PaymentSummary } from './payments.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
@@ -84,6 +85,7 @@ export {
 } from './states.js';
 export type { OrderReport, RecordInput } from './reports.js';
 export type { PollCounts, PollOptions, PollState } from './poll.js';
+export type { StatementCounts } from './statements.js';
 export { PAYMENT_SOURCES, type NetworkPayment, type PaymentLine, type PaymentOutcome, type PaymentResult, type PaymentSource, type PaymentSummary } from './payments.js';
 export type { LogEvent, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
@@ -124,6 +126,32 @@ export class OrderService {
   recordPayments(network: string, lines: PaymentLine[], source: PaymentSource, actor: string): Promise<PaymentSummary> {
     checkNetwork(network, 'svc_invalid_payment');
     return this.payments.record(network, lines, source, actor);
+  }
+
+  /**
+   * Starts a `networks.payments` job: reads the payments statement of one network (404
+   * svc_network_not_found; 409 svc_network_no_payments when it has none), or of every enabled,
+   * configured network that has one. 409 svc_job_already_running while the same read is queued or running.
+   */
+  async startPaymentsRead(input: { network?: string; since?: Date }, actor: string): Promise<Job> {
+    if (input.network !== undefined) requireStatement(await this.deps.networks.module(input.network));
+    const params: Record<string, unknown> = {};
+    if (input.network !== undefined) params.network = input.network;
+    if (input.since !== undefined) params.since = input.since;
+    return this.deps.jobs.enqueue('networks.payments', params, actor, { unique: true });
+  }
+
+  /** Whether a network reads a payments statement (the `networks.payments` job walks only those). */
+  async hasStatement(network: string): Promise<boolean> {
+    return !!(await this.deps.networks.module(network)).listPayments;
+  }
+
+  /** Reads one network's payments statement into payment lines (the `networks.payments` job's work; see statements.ts). */
+  readStatement(
+    network: string,
+    options: { since?: Date; signal?: AbortSignal; actor?: string; onProgress?: (delta: { done?: number; failed?: number }) => void } = {},
+  ): Promise<StatementCounts & { since: string }> {
+    return readStatement({ ...this.deps, record: (n, l, s, a) => this.payments.record(n, l, s, a) }, network, options);
   }
 
   /** A network's payment lines, newest first (`unknown`: only those for transactions we do not know). */

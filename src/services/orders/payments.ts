@@ -14,6 +14,7 @@ import { toDate, toInt, toIso } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { HOOKS } from '../../hooks/index.js';
 import { formatAmount, isCurrency, parseAmount, toMinor } from '../../money.js';
+import type { NetworkPaymentLine } from '../../networks/types.js';
 import type { LogService } from '../logs/index.js';
 import type { WebhookEvents } from '../webhooks/index.js';
 import type { OrderEffects } from './effects.js';
@@ -23,17 +24,7 @@ export const PAYMENT_SOURCES = ['poll', 'statement', 'feed', 'import'] as const;
 export type PaymentSource = (typeof PAYMENT_SOURCES)[number];
 
 /** One payment line as a source reads it: the network paid `transaction_id` under `payment_id`. */
-export interface PaymentLine {
-  transaction_id: string;
-  payment_id: string;
-  /** When the network paid it (null: when it was read). */
-  paid_at: Date | null;
-  /** The amount paid for this transaction, a decimal string, when the network says it. */
-  amount?: string | null;
-  /** The amount's currency (default: the order's; required with an amount for an unknown transaction). */
-  currency?: string | null;
-  raw?: unknown;
-}
+export type PaymentLine = NetworkPaymentLine;
 
 export type PaymentOutcome = 'recorded' | 'already' | 'unknown' | 'conflict' | 'invalid';
 

@@ -11,6 +11,7 @@ import type { ModuleRuntime, NetworkTransaction } from '../../networks/types.js'
 import type { WalkTotal } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
+import type { PaymentLine, PaymentSource, PaymentSummary } from './payments.js';
 import type { OrderReport, RecordInput } from './reports.js';
 import type { OrderChange } from './types.js';
 
@@ -21,6 +22,8 @@ export interface PollCounts {
   updated: number;
   duplicate: number;
   failed: number;
+  /** Payment lines the transactions carried (Awin's paidToPublisher, impact.com's ClearedDate, a custom feed's paid fields): newly recorded, and of them conflicts. */
+  payments?: { recorded: number; unknown: number; conflict: number };
 }
 
 /** Where a poll of one network stands: saved after each page, so a resumed poll skips the pages it did. */
@@ -53,6 +56,7 @@ export interface OrderRecorder {
   prepare(input: RecordInput, actor: string): OrderReport;
   recordMany(inputs: OrderReport[], actor: string): Promise<OrderChange[]>;
   record(input: OrderReport, actor: string): Promise<OrderChange>;
+  recordPayments(network: string, lines: PaymentLine[], source: PaymentSource, actor: string): Promise<PaymentSummary>;
 }
 
 export interface OrderPollDeps {
@@ -150,6 +154,7 @@ export class OrderPoll {
         if (index++ < skip) continue;
         options.signal?.throwIfAborted();
         await this.recordPage(module.id, page, counts, options);
+        await this.recordPayments(module.id, module.custom ? 'feed' : 'poll', page, counts);
         counts.pages++;
         await options.onPage?.({ network: module.id, from: where.from, to: where.to, counts: { ...counts } });
       }
@@ -164,6 +169,17 @@ export class OrderPoll {
     await this.deps.networks.recordRun(module.id, 'orders', counts, null);
     logger.info('orders', 'Order poll finished', { ...where, ...counts });
     return { ...counts, from: where.from, to: where.to };
+  }
+
+  /** The payments the page's transactions carry, after their orders (an order refused keeps its line as unknown). */
+  private async recordPayments(network: string, source: PaymentSource, page: NetworkTransaction[], counts: PollCounts): Promise<void> {
+    const lines: PaymentLine[] = page.filter((t) => t?.payment).map((t) => ({ ...t.payment!, transaction_id: t.transaction_id, raw: undefined }));
+    if (lines.length === 0) return;
+    const summary = await this.deps.orders.recordPayments(network, lines, source, POLL_ACTOR);
+    const p = (counts.payments ??= { recorded: 0, unknown: 0, conflict: 0 });
+    p.recorded += summary.recorded;
+    p.unknown += summary.unknown;
+    p.conflict += summary.conflict;
   }
 
   private refused(network: string, t: NetworkTransaction, err: ServiceError, counts: PollCounts, options: PollOptions): void {
