@@ -20,12 +20,6 @@ export const scheduleDefinitions: ScheduleDefinition[] = [
     description: 'Poll the transactions of each network with a transactions API.',
     perNetwork: hasFeed('transactions'),
   },
-  {
-    name: 'networks_payments',
-    job: 'networks.payments',
-    description: 'Read the payments statement of each network that has one (Admitad) and mark the orders it covers paid.',
-    perNetwork: (n) => n.kind === 'builtin' && !!getBuiltInModule(n.id)?.listPayments,
-  },
   // The job comes with the coupons feature: until this build registers it, the schedule is listed as unavailable.
   { name: 'coupons_refresh', job: 'coupons.refresh', description: 'Refresh the coupons of every network.' },
   { name: 'claims_poll', job: 'claims.poll', description: "Read the networks' answers to filed claims, and expire claims past their deadline." },
@@ -34,5 +28,11 @@ export const scheduleDefinitions: ScheduleDefinition[] = [
     name: 'maintenance_prune',
     job: 'maintenance.prune',
     description: 'Delete logs, postback records, finished jobs, schedule runs and idempotency keys past retention.',
+  },
+  {
+    name: 'networks_payments',
+    job: 'networks.payments',
+    description: 'Read the payments statement of each network that has one (Admitad) and mark the orders it covers paid.',
+    perNetwork: (n) => n.kind === 'builtin' && !!getBuiltInModule(n.id)?.listPayments,
   },
 ];

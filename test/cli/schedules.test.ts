@@ -33,6 +33,7 @@ for (const dialect of dialects) {
         ['claims_poll', false],
         ['claims_export', false],
         ['maintenance_prune', true],
+        ['networks_payments', false],
       ]);
       // Every six hours in Tokyo (UTC+9): 03:00, 09:00, 15:00 or 21:00 UTC.
       expect(new Date(json[5].next_due).getUTCHours() % 6).toBe(3);
@@ -93,7 +94,7 @@ for (const dialect of dialects) {
       const unknown = await runCli(['schedules', 'run', 'nightly'], { db });
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(
-        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, claims_poll, claims_export, maintenance_prune\)\./,
+        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, claims_poll, claims_export, maintenance_prune, networks_payments\)\./,
       );
       const json = await runCli(['schedules', 'run', 'maintenance_prune', '--network', 'awin', '--json'], { db });
       expect(json.code).toBe(1);
