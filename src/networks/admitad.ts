@@ -319,7 +319,16 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
               const actionId = text(row.id);
               if (!actionId) return [];
               const currency = currencyCode(row.currency, currencyCode(p.currency, 'USD'));
-              return [{ transaction_id: actionId, payment_id: paymentId, paid_at: parseDate(row.datetime) ?? paidAt, amount: decimalAmount(row.payment, currency), currency, raw: row }];
+              return [
+                {
+                  transaction_id: actionId,
+                  payment_id: paymentId,
+                  paid_at: parseDate(row.datetime) ?? paidAt,
+                  amount: decimalAmount(row.payment, currency),
+                  currency,
+                  raw: row,
+                },
+              ];
             });
             if (lines.length) yield lines;
           }

@@ -87,6 +87,7 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
   }
 
   const module: NetworkModule = {
+    paymentsInTransactions: true,
     id: 'awin',
     name: 'Awin',
     defaultCurrency: 'GBP',

@@ -193,8 +193,10 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
     };
   };
 
+  const paidFields = def.feeds?.transactions?.fields ?? {};
   const module: NetworkModule = {
     custom: true,
+    paymentsInTransactions: !!(own(paidFields, 'paid') || own(paidFields, 'payment_id')),
     id,
     name: def.name,
     defaultCurrency: def.currency,

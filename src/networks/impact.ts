@@ -218,6 +218,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
   }
 
   const module: NetworkModule = {
+    paymentsInTransactions: true,
     id: 'impact',
     name: 'impact.com',
     defaultCurrency: 'USD',

@@ -281,4 +281,9 @@ export interface NetworkModule {
   listPayments?(rt: ModuleRuntime, since: Date): AsyncIterable<NetworkPaymentLine[]>;
   /** A custom network (its data from feeds an administrator defined). */
   custom?: boolean;
+  /**
+   * Its transactions say when they were paid (`NetworkTransaction.payment`): the order poll's window
+   * then also reaches back to approved orders not paid yet, so it sees the payment when it comes.
+   */
+  paymentsInTransactions?: boolean;
 }

@@ -23,7 +23,15 @@ describeEachDialect(
       const res = await api.get('/schedules');
       expect(res.statusCode).toBe(200);
       const list = res.result as Json[];
-      expect(list.map((s) => s.name)).toEqual(['advertisers_sync', 'orders_poll', 'coupons_refresh', 'claims_poll', 'claims_export', 'maintenance_prune', 'networks_payments']);
+      expect(list.map((s) => s.name)).toEqual([
+        'advertisers_sync',
+        'orders_poll',
+        'coupons_refresh',
+        'claims_poll',
+        'claims_export',
+        'maintenance_prune',
+        'networks_payments',
+      ]);
       expect(list.find((s) => s.name === 'orders_poll')).toEqual({
         name: 'orders_poll',
         job_type: 'orders.poll',

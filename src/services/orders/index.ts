@@ -86,7 +86,15 @@ export {
 export type { OrderReport, RecordInput } from './reports.js';
 export type { PollCounts, PollOptions, PollState } from './poll.js';
 export type { StatementCounts } from './statements.js';
-export { PAYMENT_SOURCES, type NetworkPayment, type PaymentLine, type PaymentOutcome, type PaymentResult, type PaymentSource, type PaymentSummary } from './payments.js';
+export {
+  PAYMENT_SOURCES,
+  type NetworkPayment,
+  type PaymentLine,
+  type PaymentOutcome,
+  type PaymentResult,
+  type PaymentSource,
+  type PaymentSummary,
+} from './payments.js';
 export type { LogEvent, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
@@ -375,8 +383,8 @@ export class OrderService {
   }
 
   /** Where a poll of `network` starts (see `OrderPoll.window`). */
-  pollWindow(network: string, since: Date | undefined, maxLookbackDays: number | null): Promise<{ from: Date; to: Date }> {
-    return this.poller.window(network, since, maxLookbackDays);
+  pollWindow(network: string, since: Date | undefined, maxLookbackDays: number | null, payments = false): Promise<{ from: Date; to: Date }> {
+    return this.poller.window(network, since, maxLookbackDays, payments);
   }
 
   /**

@@ -127,7 +127,14 @@ export class OrderPayments {
     });
     for (let b = 0; b < ready.length; b += BATCH) {
       const batch = ready.slice(b, b + BATCH);
-      const answers = await this.retryOnDuplicateKey(() => this.recordBatch(network, batch.map((x) => x.c), source, actor));
+      const answers = await this.retryOnDuplicateKey(() =>
+        this.recordBatch(
+          network,
+          batch.map((x) => x.c),
+          source,
+          actor,
+        ),
+      );
       batch.forEach((x, k) => {
         results[x.i] = answers[k];
       });

@@ -34,7 +34,9 @@ describeEachDialect('network payments', (use, dialect) => {
 
   it('keeps a line for an unknown transaction and matches it when the order arrives', async () => {
     const id = await member('pay-later');
-    const summary = await pay('awin', [{ transaction_id: 'UL-1', payment_id: 'P-200', paid_at: new Date('2026-11-02T00:00:00Z'), amount: '4.00', currency: 'USD' }]);
+    const summary = await pay('awin', [
+      { transaction_id: 'UL-1', payment_id: 'P-200', paid_at: new Date('2026-11-02T00:00:00Z'), amount: '4.00', currency: 'USD' },
+    ]);
     expect(summary).toMatchObject({ unknown: 1 });
     expect((await use().ctx.orders.listPayments('awin', { unknown: true, page: 1, per_page: 100 })).items.map((p) => p.transaction_id)).toContain('UL-1');
     const order = await record({ transaction_id: 'UL-1', member_id: id, status: 'approved', commission: '8.00' });
