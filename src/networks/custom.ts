@@ -196,6 +196,7 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
   const paidFields = def.feeds?.transactions?.fields ?? {};
   const module: NetworkModule = {
     custom: true,
+    paymentsMapping: def.payments ?? null,
     paymentsInTransactions: !!(own(paidFields, 'paid') || own(paidFields, 'payment_id')),
     id,
     name: def.name,

@@ -1,4 +1,5 @@
 import type { OutboundGuard } from '../outbound/index.js';
+import type { PaymentsMapping } from './custom-definition.js';
 
 // What every network module provides, built-in (Awin, Admitad, impact.com) or custom (data). The
 // services (advertiser sync, order polling, postbacks, coupons) speak only this interface.
@@ -286,4 +287,6 @@ export interface NetworkModule {
    * then also reaches back to approved orders not paid yet, so it sees the payment when it comes.
    */
   paymentsInTransactions?: boolean;
+  /** The columns of the network's payment report (a custom network's `payments` mapping), for a CSV import. */
+  paymentsMapping?: PaymentsMapping | null;
 }

@@ -23,6 +23,7 @@ import { OrderPoll, type PollCounts, type PollOptions } from './poll.js';
 import { OrderAdmin } from './admin.js';
 import { OrderChanges } from './changes.js';
 import { readStatement, requireStatement, type StatementCounts } from './statements.js';
+import { readPaymentReport, type ImportSummary } from './payment-import.js';
 import { OrderPayments, type NetworkPayment, type PaymentLine, type PaymentSource, type PaymentSummary } from './payments.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
@@ -86,6 +87,7 @@ export {
 export type { OrderReport, RecordInput } from './reports.js';
 export type { PollCounts, PollOptions, PollState } from './poll.js';
 export type { StatementCounts } from './statements.js';
+export type { ImportSummary } from './payment-import.js';
 export {
   PAYMENT_SOURCES,
   type NetworkPayment,
@@ -160,6 +162,25 @@ export class OrderService {
     options: { since?: Date; signal?: AbortSignal; actor?: string; onProgress?: (delta: { done?: number; failed?: number }) => void } = {},
   ): Promise<StatementCounts & { since: string }> {
     return readStatement({ ...this.deps, record: (n, l, s, a) => this.payments.record(n, l, s, a) }, network, options);
+  }
+
+  /**
+   * Imports a network's payment report (CSV) by its definition's `payments` mapping: each line's
+   * outcome with its line number, and the counts. 409 svc_no_payments_mapping when the network's
+   * definition has none (built-in networks report their payments themselves); 400 svc_invalid_csv.
+   */
+  async importPayments(network: string, csv: string, actor: string): Promise<ImportSummary> {
+    const module = await this.deps.networks.module(network);
+    if (!module.paymentsMapping)
+      throw new ServiceError(
+        'svc_no_payments_mapping',
+        `${module.name} has no payments mapping: add "payments": {"fields": {"transaction_id": …, "payment_id": …}} to its definition first.`,
+        409,
+        { network: module.id },
+      );
+    const { lines, lineNumbers } = readPaymentReport(csv, module.paymentsMapping);
+    const summary = await this.payments.record(module.id, lines, 'import', actor);
+    return { ...summary, results: summary.results.map((r, i) => ({ ...r, line: lineNumbers[i] })) };
   }
 
   /** A network's payment lines, newest first (`unknown`: only those for transactions we do not know). */
