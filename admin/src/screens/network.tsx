@@ -6,6 +6,7 @@ import { Button, Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, T
 import { useCallback, useEffect, useState } from 'react';
 import { api, errorMessage, isApiError } from '../lib/api';
 import { Link } from '../lib/link';
+import { NetworkPayments } from './network-payments';
 import { PostbacksCard, RecentPostbacks, TestPostbackCard } from './network-postbacks';
 import type { Network } from './networks';
 import { ruleText } from './shop';
@@ -72,6 +73,7 @@ export function NetworkScreen({ id, query }: { id: string; query: URLSearchParam
         <div className="ct-wide">
           <RecentPostbacks network={network} query={query} refresh={sent} />
         </div>
+        <NetworkPayments network={network} />
       </div>
     </>
   );
