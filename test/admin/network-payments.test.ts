@@ -26,7 +26,7 @@ describeDaemon('the admin screens: network payments', (use, dialect) => {
       statuses: { pending: 'pending', approved: 'approved', rejected: 'declined' },
       payments: { fields: { transaction_id: 'txn', payment_id: 'payment', amount: 'amount', currency: 'currency', paid_at: 'date' } },
     });
-    expect(saved.status).toBe(201);
+    expect([saved.status, saved.body]).toEqual([201, expect.anything()]);
     const order = await d.api('POST', '/orders', {
       network: 'paynet',
       transaction_id: 'PN-1',
@@ -34,8 +34,9 @@ describeDaemon('the admin screens: network payments', (use, dialect) => {
       sale_amount: '40.00',
       commission: '4.00',
       currency: 'EUR',
+      note: 'missing cashback',
     });
-    expect(order.status).toBe(201);
+    expect([order.status, order.body]).toEqual([201, expect.anything()]);
     const file = join(tmpdir(), `paynet-${dialect}-${process.pid}.csv`);
     writeFileSync(file, 'txn,payment,amount,currency,date\nPN-1,PAY-1,4.00,EUR,2026-11-20\nPN-999,PAY-1,2.50,EUR,2026-11-20\nPN-2,,1.00,EUR,2026-11-20\n');
 
@@ -51,7 +52,7 @@ describeDaemon('the admin screens: network payments', (use, dialect) => {
     expect(await results.getByRole('row').nth(1).textContent()).toContain('recorded');
     expect(await results.getByRole('row').nth(2).textContent()).toContain('unknown');
     expect(await results.getByRole('row').nth(3).textContent()).toContain('invalid');
-    await page.getByText('1 recorded, 0 already on file, 1 unknown, 0 conflict(s), 1 invalid.').waitFor();
+    await page.locator('#main').getByText('1 recorded, 0 already on file, 1 unknown, 0 conflict(s), 1 invalid.').waitFor();
     const unknown = page.getByRole('table', { name: 'Payment lines for unknown transactions' });
     await expect.poll(async () => (await unknown.textContent()) ?? '').toContain('PN-999');
     const recent = page.getByRole('table', { name: 'Recent payment lines' });
