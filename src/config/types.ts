@@ -11,10 +11,11 @@ export const SCHEDULE_NAMES = [
   'claims_poll',
   'claims_export',
   'networks_watchdog',
+  'networks_payments',
 ] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
 /** The schedules that run once per network, and take per-network overrides. */
-export const PER_NETWORK_SCHEDULES: readonly ScheduleName[] = ['advertisers_sync', 'orders_poll'];
+export const PER_NETWORK_SCHEDULES: readonly ScheduleName[] = ['advertisers_sync', 'orders_poll', 'networks_payments'];
 
 /** One schedule: a cron expression (node-cron syntax, seconds optional) in a time zone. */
 export interface ScheduleConfig {

@@ -27,6 +27,8 @@ export const HOOKS = {
   orderHeld: 'cashtrack.order.held',
   /** An administrator released or declined a held order. */
   orderReviewed: 'cashtrack.order.reviewed',
+  /** The network paid an order (a payment line stamped it); `released` when its cashback became available by it. */
+  orderNetworkPaid: 'cashtrack.order.network_paid',
   /** After a received postback's record is stored (every outcome, tests included). */
   postbackReceived: 'cashtrack.postback.received',
   /** An advertiser's logo was fetched and set, `(result, { actor })` (after the commit). */

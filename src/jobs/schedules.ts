@@ -4,6 +4,7 @@
 // node-cron fires them in the daemon only (src/jobs/scheduler.ts). A schedule enqueues a
 // persisted job rather than doing the work itself, so the work shows in GET /jobs, survives a
 // restart and runs on whichever daemon (or `cashtrack jobs run-pending`) claims it.
+import { getBuiltInModule } from '../networks/index.js';
 import type { Network } from '../services/networks/index.js';
 import type { ScheduleDefinition } from '../services/schedules/index.js';
 
@@ -32,5 +33,11 @@ export const scheduleDefinitions: ScheduleDefinition[] = [
     name: 'maintenance_prune',
     job: 'maintenance.prune',
     description: 'Delete logs, postback records, finished jobs, schedule runs and idempotency keys past retention.',
+  },
+  {
+    name: 'networks_payments',
+    job: 'networks.payments',
+    description: 'Read the payments statement of each network that has one (Admitad) and mark the orders it covers paid.',
+    perNetwork: (n) => n.kind === 'builtin' && !!getBuiltInModule(n.id)?.listPayments,
   },
 ];

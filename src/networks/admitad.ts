@@ -62,6 +62,9 @@ type Page = { results: unknown[]; count: number };
 /** The scopes of the lost-orders tool (offered to cashback services): its own token, so the sync's scopes stay as set. */
 const CLAIM_SCOPE = 'lost_orders manage_lost_orders';
 
+/** The scope of the payments and their statements (`payments` access right): its own token, so the sync's scopes stay as set. */
+const PAYMENT_SCOPE = 'payments';
+
 /** Lost-order statuses: `processing` until the advertiser decides. */
 const LOST_ORDER_STATUS: Record<string, ClaimAnswer['status']> = { processing: 'submitted', accepted: 'approved', rejected: 'declined' };
 
@@ -117,8 +120,8 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
   }
 
   /** A GET with the bearer token; a 401 renews the token once and repeats the call. */
-  async function call(rt: ModuleRuntime, path: string, query: Record<string, string | number | undefined> = {}): Promise<unknown> {
-    const a = account(rt);
+  async function call(rt: ModuleRuntime, path: string, query: Record<string, string | number | undefined> = {}, scope?: string): Promise<unknown> {
+    const a = scope ? { ...account(rt), scope } : account(rt);
     const url = buildUrl(a.base, path.replace('{w}', encodeURIComponent(a.websiteId)), { ...query, language: a.language });
     for (let round = 1; ; round++) {
       const access = await tokens.token(rt, a);
@@ -212,9 +215,10 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
     query: Record<string, string | number | undefined>,
     offset = 0,
     onCount?: (count: number) => void,
+    scope?: string,
   ): AsyncGenerator<{ results: unknown[]; next: number | null }> {
     for (let first = true; ; first = false) {
-      const page = readPage(await call(rt, path, { ...query, limit: ADMITAD_PAGE_LIMIT, offset }));
+      const page = readPage(await call(rt, path, { ...query, limit: ADMITAD_PAGE_LIMIT, offset }, scope));
       if (first) onCount?.(page.count);
       offset += page.results.length;
       const next = page.results.length === 0 || offset >= page.count ? null : offset;
@@ -245,6 +249,7 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
       { name: 'scope', description: `OAuth scopes (default "${DEFAULT_SCOPE}").`, required: false, secret: false },
       { name: 'language', description: 'Language of names and descriptions (default en).', required: false, secret: false },
       { name: 'claims_scope', description: `OAuth scopes of the lost-orders tool, for claims (default "${CLAIM_SCOPE}").`, required: false, secret: false },
+      { name: 'payments_scope', description: `OAuth scopes of the payments statements (default "${PAYMENT_SCOPE}").`, required: false, secret: false },
       {
         name: 'base_url',
         description: `API base URL (default ${ADMITAD_API}); client_secret is bound to its origin.`,
@@ -293,6 +298,40 @@ export function createAdmitadModule(options: ModuleOptions = {}): NetworkModule 
           before += results.length;
           const page = results.map((r) => fromAction(rt, obj(r))).filter((t): t is NetworkTransaction => t !== null);
           if (page.length) yield page;
+        }
+      }
+    },
+
+    /**
+     * The payments statement: processed payments (`GET /payments/?has_statement=1`) made since
+     * `since`, each with the actions it covers (`GET /payments/{id}/statement/?detailed=1`: one
+     * row per action, its id the action id the statistics report, with the publisher's payment).
+     */
+    async *listPayments(rt, since) {
+      const scope = rt.settings.payments_scope?.trim() || PAYMENT_SCOPE;
+      for await (const { results } of pages(rt, '/payments/', { has_statement: 1 }, 0, undefined, scope)) {
+        for (const p of results.map(obj)) {
+          const paymentId = text(p.id);
+          const paidAt = parseDate(p.datetime);
+          if (!paymentId || !/^\d{1,20}$/.test(paymentId) || text(p.status) !== 'processed' || (paidAt && paidAt < since)) continue;
+          for await (const statement of pages(rt, `/payments/${paymentId}/statement/`, { detailed: 1 }, 0, undefined, scope)) {
+            const lines = statement.results.map(obj).flatMap((row) => {
+              const actionId = text(row.id);
+              if (!actionId) return [];
+              const currency = currencyCode(row.currency, currencyCode(p.currency, 'USD'));
+              return [
+                {
+                  transaction_id: actionId,
+                  payment_id: paymentId,
+                  paid_at: parseDate(row.datetime) ?? paidAt,
+                  amount: decimalAmount(row.payment, currency),
+                  currency,
+                  raw: row,
+                },
+              ];
+            });
+            if (lines.length) yield lines;
+          }
         }
       }
     },

@@ -87,6 +87,7 @@ export function createAwinModule(options: ModuleOptions = {}): NetworkModule {
   }
 
   const module: NetworkModule = {
+    paymentsInTransactions: true,
     id: 'awin',
     name: 'Awin',
     defaultCurrency: 'GBP',
@@ -354,8 +355,21 @@ function fromTransaction(rt: ModuleRuntime, t: Rec): NetworkTransaction | null {
     currency,
     clicked_at: parseDate(t.clickDate),
     event_at: parseDate(t.transactionDate),
+    payment: awinPayment(t, currency),
     raw: t,
   };
+}
+
+/**
+ * Awin marks a transaction paid to the publisher (`paidToPublisher`) and names the payment
+ * (`paymentId`, 0 or absent until paid). It gives no payment date on the transaction: the line
+ * takes the time it was read. The amount paid is the transaction's commission.
+ */
+function awinPayment(t: Rec, currency: string): NetworkTransaction['payment'] {
+  const paid = t.paidToPublisher === true || t.paidToPublisher === 'true' || t.paidToPublisher === 1;
+  const paymentId = text(t.paymentId);
+  if (!paid || !paymentId || paymentId === '0') return null;
+  return { payment_id: paymentId, paid_at: null, amount: decimalAmount(obj(t.commissionAmount).amount, currency), currency };
 }
 
 function fromPromotion(p: Rec): NetworkCoupon {

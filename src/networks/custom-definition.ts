@@ -71,6 +71,10 @@ export const TRANSACTION_FEED_FIELDS = [
   'merchant_ref',
   'clicked_at',
   'event_at',
+  'paid',
+  'payment_id',
+  'paid_amount',
+  'paid_at',
 ] as const;
 
 /** Parameter names the endpoint itself reads: a mapping may not claim them. */
@@ -102,6 +106,14 @@ export interface FeedDefinition {
   active_values?: string[];
 }
 
+/** The columns of the network's payment report (CSV, header row) that `POST /networks/{id}/payments/import` reads. */
+export interface PaymentsMapping {
+  /** One character (default `,`). */
+  delimiter?: string;
+  /** Our field → the report's column header: transaction_id and payment_id required; amount, currency, paid_at optional. */
+  fields: { transaction_id: string; payment_id: string; amount?: string; currency?: string; paid_at?: string };
+}
+
 export interface CustomDefinition {
   name: string;
   currency: string;
@@ -114,6 +126,8 @@ export interface CustomDefinition {
   statuses: Record<string, TransactionStatus>;
   postback?: { params: Partial<Record<PostbackField, string>> } | null;
   feeds?: { advertisers?: FeedDefinition | null; transactions?: FeedDefinition | null; coupons?: FeedDefinition | null } | null;
+  /** How to read the network's payment report (a CSV upload); absent: the network takes no import. */
+  payments?: PaymentsMapping | null;
 }
 
 const paramName = Joi.string()
@@ -182,6 +196,18 @@ export const customDefinitionSchema = Joi.object<CustomDefinition, true>({
     transactions: feed(TRANSACTION_FEED_FIELDS, ['transaction_id', 'commission']).allow(null),
     coupons: feed(COUPON_FEED_FIELDS, ['coupon_id', 'advertiser_id', 'title']).allow(null),
   }).allow(null),
+  payments: Joi.object({
+    delimiter: Joi.string().length(1).invalid('"', '\n', '\r'),
+    fields: Joi.object({
+      transaction_id: fieldSource.required(),
+      payment_id: fieldSource.required(),
+      amount: fieldSource,
+      currency: fieldSource,
+      paid_at: fieldSource,
+    }).required(),
+  })
+    .allow(null)
+    .description("The columns of the network's payment report (CSV with a header row) read by POST /networks/{id}/payments/import."),
 });
 
 /** Fields a new custom network must have; an update may leave them out (they are kept). */

@@ -51,6 +51,27 @@ function field(record: FeedRecord, feed: FeedDefinition, name: string): unknown 
   return Object.hasOwn(record, source) ? record[source] : atPath(record, source);
 }
 
+const PAID_WORDS = new Set(['1', 'true', 'yes', 'y', 'paid']);
+
+/**
+ * A transaction the feed says was paid: with `paid` mapped, when it is true ("1", "true", "yes",
+ * "paid"); without, when `payment_id` has a value. The payment id is `payment_id`, else
+ * `paid:YYYY-MM-DD` of `paid_at` (or `paid` when the feed gives no date either).
+ */
+function feedPayment(feed: FeedDefinition, r: FeedRecord, currency: string): NetworkTransaction['payment'] {
+  const paymentId = text(field(r, feed, 'payment_id'));
+  const flag = own(feed.fields, 'paid') ? PAID_WORDS.has(String(text(field(r, feed, 'paid')) ?? '').toLowerCase()) : paymentId !== null;
+  if (!flag) return null;
+  const paidAt = parseDate(field(r, feed, 'paid_at'));
+  const amount = text(field(r, feed, 'paid_amount'));
+  return {
+    payment_id: (paymentId ?? (paidAt ? `paid:${paidAt.toISOString().slice(0, 10)}` : 'paid')).slice(0, 191),
+    paid_at: paidAt,
+    amount: amount === null ? null : decimalAmount(amount, currency),
+    currency,
+  };
+}
+
 function listOf(value: unknown): string[] {
   if (Array.isArray(value)) return value.map((v) => text(v)).filter((v): v is string => v !== null);
   const s = text(value);
@@ -140,6 +161,7 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
       currency,
       clicked_at: parseDate(field(r, feed, 'clicked_at')),
       event_at: eventAt,
+      payment: feedPayment(feed, r, currency),
       raw: r,
     };
   };
@@ -171,7 +193,11 @@ export function customModule(id: string, def: CustomDefinition, options: FeedOpt
     };
   };
 
+  const paidFields = def.feeds?.transactions?.fields ?? {};
   const module: NetworkModule = {
+    custom: true,
+    paymentsMapping: def.payments ?? null,
+    paymentsInTransactions: !!(own(paidFields, 'paid') || own(paidFields, 'payment_id')),
     id,
     name: def.name,
     defaultCurrency: def.currency,

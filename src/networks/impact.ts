@@ -218,6 +218,7 @@ export function createImpactModule(options: ModuleOptions = {}): NetworkModule {
   }
 
   const module: NetworkModule = {
+    paymentsInTransactions: true,
     id: 'impact',
     name: 'impact.com',
     defaultCurrency: 'USD',
@@ -435,8 +436,21 @@ function fromAction(rt: ModuleRuntime, a: Rec): NetworkTransaction | null {
     currency,
     clicked_at: parseDate(a.ReferringDate),
     event_at: parseDate(a.EventDate),
+    payment: status === 'approved' ? clearedPayment(rt, a.ClearedDate, commission, currency) : null,
     raw: a,
   };
+}
+
+/**
+ * impact.com names no payment per action: an approved action's `ClearedDate` is when its payout
+ * cleared from the brand's funding into the partner's impact.com balance (its "clearing date").
+ * Once that date has passed the action counts as paid, under the payment id
+ * `cleared:YYYY-MM-DD` (the clearing day: the actions cleared together); the amount is its payout.
+ */
+function clearedPayment(rt: ModuleRuntime, cleared: unknown, commission: string, currency: string): NetworkTransaction['payment'] {
+  const at = parseDate(cleared);
+  if (!at || at > rt.now()) return null;
+  return { payment_id: `cleared:${at.toISOString().slice(0, 10)}`, paid_at: at, amount: commission, currency };
 }
 
 function fromAd(a: Rec): NetworkCoupon {

@@ -1,4 +1,5 @@
 import type { OutboundGuard } from '../outbound/index.js';
+import type { PaymentsMapping } from './custom-definition.js';
 
 // What every network module provides, built-in (Awin, Admitad, impact.com) or custom (data). The
 // services (advertiser sync, order polling, postbacks, coupons) speak only this interface.
@@ -38,7 +39,21 @@ export interface NetworkTransaction {
   currency: string;
   clicked_at: Date | null;
   event_at: Date | null;
+  /** The network says it has paid this transaction to us (Awin's paidToPublisher, impact.com's past ClearedDate, a custom feed's paid fields). */
+  payment?: Omit<NetworkPaymentLine, 'transaction_id' | 'raw'> | null;
   raw: unknown;
+}
+
+/** One transaction a network paid us under one payment. Amounts are decimal strings. */
+export interface NetworkPaymentLine {
+  transaction_id: string;
+  payment_id: string;
+  /** When the network paid it (null: unknown, the time it was read). */
+  paid_at: Date | null;
+  /** What was paid for the transaction, when the network says it, with its currency. */
+  amount?: string | null;
+  currency?: string | null;
+  raw?: unknown;
 }
 
 /** A missing-cashback claim as a network's claim channel files it. Amounts are decimal strings. */
@@ -260,4 +275,18 @@ export interface NetworkModule {
   postbackTemplate?: string;
   /** How the network takes missing-cashback claims, when it has a channel publishers can use. */
   claims?: ClaimChannel;
+  /**
+   * The payment lines of the payments the network made since `since` (a payments statement:
+   * Admitad), a page at a time; modules whose transactions carry their payment (`payment`) have none.
+   */
+  listPayments?(rt: ModuleRuntime, since: Date): AsyncIterable<NetworkPaymentLine[]>;
+  /** A custom network (its data from feeds an administrator defined). */
+  custom?: boolean;
+  /**
+   * Its transactions say when they were paid (`NetworkTransaction.payment`): the order poll's window
+   * then also reaches back to approved orders not paid yet, so it sees the payment when it comes.
+   */
+  paymentsInTransactions?: boolean;
+  /** The columns of the network's payment report (a custom network's `payments` mapping), for a CSV import. */
+  paymentsMapping?: PaymentsMapping | null;
 }

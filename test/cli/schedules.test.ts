@@ -34,6 +34,7 @@ for (const dialect of dialects) {
         ['claims_export', false],
         ['networks_watchdog', false],
         ['maintenance_prune', true],
+        ['networks_payments', false],
       ]);
       // Every six hours in Tokyo (UTC+9): 03:00, 09:00, 15:00 or 21:00 UTC.
       expect(new Date(json[6].next_due).getUTCHours() % 6).toBe(3);
@@ -94,7 +95,7 @@ for (const dialect of dialects) {
       const unknown = await runCli(['schedules', 'run', 'nightly'], { db });
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(
-        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, claims_poll, claims_export, networks_watchdog, maintenance_prune\)\./,
+        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, claims_poll, claims_export, networks_watchdog, maintenance_prune, networks_payments\)\./,
       );
       const json = await runCli(['schedules', 'run', 'maintenance_prune', '--network', 'awin', '--json'], { db });
       expect(json.code).toBe(1);

@@ -31,6 +31,7 @@ describeEachDialect(
         'claims_export',
         'networks_watchdog',
         'maintenance_prune',
+        'networks_payments',
       ]);
       expect(list.find((s) => s.name === 'orders_poll')).toEqual({
         name: 'orders_poll',

@@ -7,6 +7,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, errorMessage, isApiError } from '../lib/api';
 import { Link } from '../lib/link';
 import { HealthCard } from './network-health';
+import { NetworkPayments } from './network-payments';
 import { PostbacksCard, RecentPostbacks, TestPostbackCard } from './network-postbacks';
 import { ReceivablesPanel } from './network-receivables';
 import type { Network } from './networks';
@@ -76,6 +77,7 @@ export function NetworkScreen({ id, query }: { id: string; query: URLSearchParam
         <div className="ct-wide">
           <RecentPostbacks network={network} query={query} refresh={sent} />
         </div>
+        <NetworkPayments network={network} />
       </div>
     </>
   );

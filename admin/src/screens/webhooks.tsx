@@ -32,6 +32,7 @@ export const WEBHOOK_EVENTS = [
   'order.assigned',
   'order.held',
   'order.reviewed',
+  'order.network_paid',
   'ledger.entry_posted',
   'payout.created',
   'payout.status_changed',

@@ -1,4 +1,4 @@
-// `cashtrack networks list|show|save|configure|enable|disable|postbacks|postback-secret|health|receivables`: the
+// `cashtrack networks list|show|save|import-payments|configure|enable|disable|postbacks|postback-secret|health|receivables`: the
 // network schemas and services, in-process. Secret settings are read from standard input or an
 // environment variable, never from the command line (it ends up in shell history and the process
 // list).
@@ -41,6 +41,11 @@ export function register(networks: Command, run: Run): void {
     .description('create or update a custom network from a JSON definition (FILE, or - for standard input)')
     .addOption(json())
     .action(run(save));
+  networks
+    .command('import-payments <id> <file>')
+    .description("import a network's payment report (CSV FILE, or - for standard input) by its definition's payments mapping; prints each line's outcome")
+    .addOption(json())
+    .action(run(importPayments));
   networks
     .command('configure <id>')
     .description('set settings of a network; secret settings only from standard input or the environment')
@@ -190,6 +195,26 @@ export async function save(io: Io, id: string, file: string, opts: { json?: bool
     const { network, created } = await ctx.networks.saveCustom(await networkId(id), definition, 'cli');
     if (opts.json) return printJson(io, network);
     io.stdout.write(`custom network ${network.id} ${created ? 'created' : 'updated'}\n`);
+  });
+}
+
+/** `networks import-payments`: POST /networks/{id}/payments/import, in-process. */
+export async function importPayments(io: Io, id: string, file: string, opts: { json?: boolean }): Promise<void> {
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin(io) : await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ServiceError('svc_file_unreadable', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 400);
+  }
+  await withContext(io, async (ctx) => {
+    const summary = await ctx.orders.importPayments(await networkId(id), text, 'cli');
+    if (opts.json) return printJson(io, summary);
+    for (const r of summary.results)
+      if (r.result !== 'recorded' && r.result !== 'already')
+        io.stdout.write(`line ${r.line}: ${r.result} ${r.transaction_id} ${r.payment_id}${r.error ? ` (${r.error.code}: ${r.error.message})` : ''}\n`);
+    io.stdout.write(
+      `${summary.recorded} recorded, ${summary.already} already on file, ${summary.unknown} unknown, ${summary.conflict} conflict(s), ${summary.invalid} invalid; ${summary.released} cashback released\n`,
+    );
   });
 }
 

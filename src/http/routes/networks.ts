@@ -3,9 +3,44 @@
 // and what the network still owes.
 import { none } from '../../fields.js';
 import { networkSchemas } from '../../services/networks/schemas.js';
-import { created, PagedResult, route, type RouteDef } from '../rest/types.js';
+import { paymentSchemas } from '../../services/orders/schemas.js';
+import { accepted, created, PagedResult, route, type RouteDef } from '../rest/types.js';
 
 export const networksRoutes: RouteDef[] = [
+  route({
+    id: 'networks.payments',
+    method: 'GET',
+    path: '/networks/{id}/payments',
+    auth: 'manage_options',
+    description:
+      'The payment lines the network reported (Awin poll, Admitad statement, impact.com clearing, custom feed or CSV import), newest first; `unknown=1`: only those for transactions we do not know.',
+    validate: { params: paymentSchemas.networkId, query: paymentSchemas.list },
+    async handler({ params, query }, ctx) {
+      await ctx.networks.module(params.id);
+      const { items, total } = await ctx.orders.listPayments(params.id, query);
+      return new PagedResult(items, total, query.page, query.per_page);
+    },
+  }),
+  route({
+    id: 'networks.payments.import',
+    method: 'POST',
+    path: '/networks/{id}/payments/import',
+    auth: 'manage_options',
+    description:
+      "Import the network's payment report (CSV text, read by the definition's `payments` mapping): each line recorded, already on file, unknown (kept), a conflict or invalid, with its line number; idempotent.",
+    validate: { params: paymentSchemas.networkId, payload: paymentSchemas.import },
+    handler: ({ params, payload, actor }, ctx) => ctx.orders.importPayments(params.id, payload.csv, actor),
+  }),
+  route({
+    id: 'networks.payments.read',
+    method: 'POST',
+    path: '/networks/{id}/payments/read',
+    auth: 'manage_options',
+    description:
+      "Start a networks.payments job reading the network's payments statement (Admitad): 202 with the job; 409 svc_network_no_payments for a network without one.",
+    validate: { params: paymentSchemas.networkId, payload: none() },
+    handler: async ({ params, actor }, ctx) => accepted(await ctx.orders.startPaymentsRead({ network: params.id }, actor)),
+  }),
   route({
     id: 'networks.list',
     method: 'GET',

@@ -3,6 +3,7 @@
 // encrypted, a postback token only as a keyed hash, an HMAC secret encrypted; none is ever shown.
 // This file is the service and the module's entry point; its parts live beside it (store.ts,
 // settings.ts, custom.ts, postback-settings.ts, sync-runs.ts, view.ts).
+import type { Transaction } from '../../db/transaction.js';
 import { toInt } from '../../db/values.js';
 import { ServiceError } from '../../errors.js';
 import { customModule } from '../../networks/custom.js';
@@ -21,7 +22,15 @@ export type { Network, NetworkRow } from './rows.js';
 export { tokenHash, type PostbackMode } from './postback-secrets.js';
 export type { PostbackTarget, PostbackView } from './postback-targets.js';
 export { notFound, type NetworkServiceDeps } from './store.js';
-export { PAYMENT_TERMS_DEFAULT_DAYS, PAYMENT_TERMS_SETTING, parsePaymentTerms, REVIEW_SETTING } from './settings.js';
+export {
+  PAYABLE_POLICIES,
+  PAYABLE_SETTING,
+  PAYMENT_TERMS_DEFAULT_DAYS,
+  PAYMENT_TERMS_SETTING,
+  parsePaymentTerms,
+  REVIEW_SETTING,
+  type PayablePolicy,
+} from './settings.js';
 
 /** What switching a network's postbacks did (NetworkService.switchPostbacks). */
 export interface PostbackSwitch {
@@ -100,12 +109,13 @@ export class NetworkService {
   }
 
   /** The stored value of setting `name` of each network of `ids` that has one (one query). */
-  async storedSetting(ids: string[], name: string): Promise<Map<string, string>> {
+  async storedSetting(ids: string[], name: string, t?: Transaction): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (ids.length === 0) return out;
     const rows = await this.deps.db.select<{ id: unknown; settings: unknown }>(
       `SELECT id, settings FROM networks WHERE id IN (${ids.map(() => '?').join(', ')})`,
       ids,
+      t,
     );
     for (const r of rows) {
       const value = settingValues(r.settings)[name];
@@ -294,7 +304,13 @@ export class NetworkService {
    * and a poll of one network ending together both stay recorded. `code` is the failure's error
    * code when it has one (a refused login counts toward the watchdog's `auth_failures`).
    */
-  async recordRun(id: string, run: 'advertisers' | 'orders' | 'coupons', counts: object, error: string | null, code: string | null = null): Promise<void> {
+  async recordRun(
+    id: string,
+    run: 'advertisers' | 'orders' | 'coupons' | 'payments',
+    counts: object,
+    error: string | null,
+    code: string | null = null,
+  ): Promise<void> {
     await writeRunOutcome(this.store, id, run, counts, error, code);
   }
 

@@ -47,10 +47,24 @@ export function parsePaymentTerms(text: string): number | null {
   return days >= 1 && days <= PAYMENT_TERMS_MAX_DAYS ? days : null;
 }
 
-/** A module's settings, the review ceiling and the payment terms. */
+/** The network setting (and `networks.<id>` config key) that says when its orders' cashback becomes available (services/orders/effects.ts). */
+export const PAYABLE_SETTING = 'cashback_payable';
+export const PAYABLE_POLICIES = ['on_approval', 'on_network_payment'] as const;
+export type PayablePolicy = (typeof PAYABLE_POLICIES)[number];
+
+const PAYABLE_KEY: ConfigKey = {
+  name: PAYABLE_SETTING,
+  description:
+    'When an approved order\'s cashback becomes available to the member: "on_approval" (default) or "on_network_payment" (it stays pending until the network has paid the order).',
+  required: false,
+  secret: false,
+  default: 'on_approval',
+};
+
+/** A module's settings, the review ceiling, the payment terms and the cashback policy. */
 export function keysOf(module: NetworkModule): ConfigKey[] {
-  const extra = [REVIEW_KEY, PAYMENT_TERMS_KEY].filter((key) => !module.configKeys.some((k) => k.name === key.name));
-  return extra.length ? [...module.configKeys, ...extra] : module.configKeys;
+  const names = new Set(module.configKeys.map((k) => k.name));
+  return [...module.configKeys, ...[REVIEW_KEY, PAYMENT_TERMS_KEY, PAYABLE_KEY].filter((k) => !names.has(k.name))];
 }
 const MAX_SECRET_SETTING = 4096;
 
@@ -164,6 +178,8 @@ export async function configureSettings(store: NetworkStore, id: string, values:
     if (name === REVIEW_SETTING && value) parseCeiling(value, name);
     if (name === PAYMENT_TERMS_SETTING && value && parsePaymentTerms(value) === null)
       throw new ServiceError('svc_invalid_setting', `${name} must be a whole number of days from 1 to ${PAYMENT_TERMS_MAX_DAYS}.`, 400, { field: name });
+    if (name === PAYABLE_SETTING && value && !(PAYABLE_POLICIES as readonly string[]).includes(value))
+      throw new ServiceError('svc_invalid_setting', `${PAYABLE_SETTING} must be one of ${PAYABLE_POLICIES.join(', ')}.`, 400, { field: name });
   }
   await store.update(id, async (row, t) => {
     const plain = Object.assign(dict<string>(), row.settings);

@@ -16,7 +16,7 @@ export async function writeSyncOutcome(store: NetworkStore, id: string, outcome:
 export async function writeRunOutcome(
   store: NetworkStore,
   id: string,
-  run: 'advertisers' | 'orders' | 'coupons',
+  run: 'advertisers' | 'orders' | 'coupons' | 'payments',
   counts: object,
   error: string | null,
   code: string | null = null,

@@ -1,6 +1,12 @@
 // What an order's status means for its member's ledger: pending cashback counts in `pending`,
 // approval posts the cashback credit and the referrer's share, a decline after approval reverses
 // them. An order held for review means nothing at all until it is released (then `enter`).
+// Under a network's `cashback_payable: on_network_payment` an approved order the network has not
+// paid yet keeps its cashback in `pending` ("awaiting payment"); the network's payment
+// (payments.ts, `paid`) then posts the credits. Whether an approved order is awaiting payment is
+// read from the ledger, not from the policy (which may change meanwhile): an approved order with
+// cashback and a member that never had a cashback entry. So the credit is posted exactly once,
+// whichever comes first and whatever the policy says by then.
 // Always inside the caller's transaction, with the order row locked.
 import type { Transaction } from '../../db/transaction.js';
 import type { Database } from '../../db/database.js';
@@ -11,6 +17,7 @@ import type { LedgerService, PostInput } from '../ledger/index.js';
 import type { OrderRow } from './store.js';
 import type { OrderStatus } from './states.js';
 import type { ReferralService } from '../referrals/index.js';
+import { PAYABLE_SETTING, type NetworkService, type PayablePolicy } from '../networks/index.js';
 
 export const orderLabel = (row: { network: string; transaction_id: string }) => `${row.network}:${row.transaction_id}`;
 export const withNote = (text: string, note: string | null | undefined) => (note ? `${text}: ${note}` : text).slice(0, 500);
@@ -21,6 +28,10 @@ export interface OrderEffectsDeps {
   referrals: ReferralService;
   /** `referrals.share_percent`. */
   referralShare: string;
+  /** The networks' stored `cashback_payable`. */
+  networks: Pick<NetworkService, 'storedSetting'>;
+  /** `networks` from the configuration (their `cashback_payable`, under the stored setting). */
+  configured?: Record<string, Record<string, string>>;
 }
 
 /**
@@ -32,6 +43,8 @@ export class OrderEffects {
   private share: Rate | null = null;
   private readonly credits = new WeakMap<Transaction, { row: OrderRow; actor: string; note: string | null; into: Record<string, unknown> }[]>();
   private readonly pendingMoves = new WeakMap<Transaction, { memberId: number; currency: string; delta: number }[]>();
+  /** Each network's policy, read once per transaction. */
+  private readonly policies = new WeakMap<Transaction, Map<string, PayablePolicy>>();
 
   constructor(private readonly deps: OrderEffectsDeps) {}
 
@@ -74,7 +87,7 @@ export class OrderEffects {
   async enter(row: OrderRow, actor: string, note: string | null, t: Transaction, into: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     if (row.member_id === null || row.review === 'held') return into;
     if (row.status === 'pending') this.addPending(row.member_id, row.currency, row.cashback, t);
-    if (row.status === 'approved') this.credit(row, actor, note, t, into);
+    if (row.status === 'approved') await this.credit(row, actor, note, t, into);
     return into;
   }
 
@@ -107,9 +120,53 @@ export class OrderEffects {
   ): Promise<Record<string, unknown>> {
     if (row.member_id === null || row.review === 'held') return into;
     if (from === 'pending') this.addPending(row.member_id, row.currency, -row.cashback, t);
-    if (from === 'approved') into.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
-    if (to === 'approved') this.credit(row, actor, note, t, into);
+    if (from === 'approved') {
+      // Declined while awaiting the network's payment: its cashback leaves `pending`; nothing was credited.
+      if (await this.awaitingPayment(row, t)) this.addPending(row.member_id, row.currency, -row.cashback, t);
+      else into.reversed = await this.reverseCredits(row, actor, withNote(`Order ${orderLabel(row)} declined`, note), t);
+    }
+    if (to === 'approved') await this.credit(row, actor, note, t, into);
     return into;
+  }
+
+  /** The network's `cashback_payable` policy: stored setting, else configured, else on_approval. */
+  async policy(network: string, t: Transaction): Promise<PayablePolicy> {
+    let known = this.policies.get(t);
+    if (!known) this.policies.set(t, (known = new Map()));
+    let policy = known.get(network);
+    if (!policy) {
+      const text = (await this.deps.networks.storedSetting([network], PAYABLE_SETTING, t)).get(network) ?? this.deps.configured?.[network]?.[PAYABLE_SETTING];
+      policy = text === 'on_network_payment' ? 'on_network_payment' : 'on_approval';
+      known.set(network, policy);
+    }
+    return policy;
+  }
+
+  /**
+   * An approved order whose cashback waits in `pending` for the network's payment: a member, not
+   * held, cashback above 0, and no cashback entry ever posted for it (a locking read on MariaDB).
+   */
+  async awaitingPayment(row: OrderRow, t: Transaction): Promise<boolean> {
+    if (row.status !== 'approved' || row.member_id === null || row.review === 'held' || row.cashback <= 0) return false;
+    await this.postCredits(t);
+    const [entry] = await this.deps.db.select<{ id: unknown }>(
+      `SELECT id FROM ledger_entries WHERE order_id = ? AND type = 'cashback' ORDER BY id LIMIT 1${this.deps.db.forUpdate()}`,
+      [row.id],
+      t,
+    );
+    return entry === undefined;
+  }
+
+  /**
+   * The network paid an order (its row as it was before the payment was stamped): an approved
+   * order awaiting payment has its cashback leave `pending` and its credits posted, once. Any
+   * other order is unaffected (a pending one is credited on approval, as paid).
+   */
+  async paid(row: OrderRow, actor: string, note: string, t: Transaction, into: Record<string, unknown> = {}): Promise<boolean> {
+    if (!(await this.awaitingPayment(row, t))) return false;
+    this.addPending(row.member_id!, row.currency, -row.cashback, t);
+    this.queueCredit(row, actor, note, t, into);
+    return true;
   }
 
   /**
@@ -117,8 +174,18 @@ export class OrderEffects {
    * are posted together by `settle` (or before any reversal in the same transaction), and their
    * entry ids written into `into` (`cashback_entry_id`, `referral_entry_id`).
    */
-  private credit(row: OrderRow, actor: string, note: string | null, t: Transaction, into: Record<string, unknown>): void {
+  private async credit(row: OrderRow, actor: string, note: string | null, t: Transaction, into: Record<string, unknown>): Promise<void> {
     if (row.member_id === null || row.cashback <= 0) return;
+    if (row.network_paid_at === null && (await this.policy(row.network, t)) === 'on_network_payment') {
+      // Approved, not paid by the network yet: the cashback stays pending until `paid`.
+      this.addPending(row.member_id, row.currency, row.cashback, t);
+      into.awaiting_network_payment = true;
+      return;
+    }
+    this.queueCredit(row, actor, note, t, into);
+  }
+
+  private queueCredit(row: OrderRow, actor: string, note: string | null, t: Transaction, into: Record<string, unknown>): void {
     const credits = this.credits.get(t);
     if (credits) credits.push({ row, actor, note, into });
     else this.credits.set(t, [{ row, actor, note, into }]);

@@ -23,6 +23,9 @@ import type { Job } from '../jobs/index.js';
 import { OrderPoll, type PollCounts, type PollOptions } from './poll.js';
 import { OrderAdmin } from './admin.js';
 import { OrderChanges } from './changes.js';
+import { readStatement, requireStatement, type StatementCounts } from './statements.js';
+import { readPaymentReport, type ImportSummary } from './payment-import.js';
+import { OrderPayments, type NetworkPayment, type PaymentLine, type PaymentSource, type PaymentSummary } from './payments.js';
 import type { Applied, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 export { OrderCounts } from './counts.js';
@@ -92,6 +95,17 @@ export {
 } from './states.js';
 export type { OrderReport, RecordInput } from './reports.js';
 export type { PollCounts, PollOptions, PollState } from './poll.js';
+export type { StatementCounts } from './statements.js';
+export type { ImportSummary } from './payment-import.js';
+export {
+  PAYMENT_SOURCES,
+  type NetworkPayment,
+  type PaymentLine,
+  type PaymentOutcome,
+  type PaymentResult,
+  type PaymentSource,
+  type PaymentSummary,
+} from './payments.js';
 export type { LogEvent, OrderChange, OrderOutcome, OrderServiceDeps, UpdateInput } from './types.js';
 
 /** Records orders idempotently, moves them between statuses and applies their ledger effects. */
@@ -103,15 +117,85 @@ export class OrderService {
   private readonly poller: OrderPoll;
   private readonly changes: OrderChanges;
   private readonly admin: OrderAdmin;
+  private readonly payments: OrderPayments;
 
   constructor(private readonly deps: OrderServiceDeps) {
     this.poller = new OrderPoll({ db: deps.db, clock: deps.clock, logger: deps.logger, networks: deps.networks, orders: this });
     this.reader = new OrderReader(deps.db);
     this.statusCounts = new OrderCounts({ db: deps.db });
-    this.effects = new OrderEffects({ db: deps.db, ledger: deps.ledger, referrals: deps.referrals, referralShare: deps.referralShare });
+    this.effects = new OrderEffects({
+      db: deps.db,
+      ledger: deps.ledger,
+      referrals: deps.referrals,
+      referralShare: deps.referralShare,
+      networks: deps.networks,
+      configured: deps.configuredNetworks,
+    });
     this.review = new OrderReview({ networks: deps.networks, logger: deps.logger, siteCeiling: deps.reviewAbove ?? null, configured: deps.configuredNetworks });
     this.changes = new OrderChanges(deps, this.reader, this.effects);
     this.admin = new OrderAdmin(deps, this.reader, this.effects, this.changes);
+    this.payments = new OrderPayments(deps, this.reader, this.effects);
+  }
+
+  /**
+   * Records what a network says it paid: one answer per line (`recorded`, `already`, `unknown`,
+   * `conflict`, `invalid`) and the counts; idempotent, and exactly once for the cashback an order
+   * held for the payment (`cashback_payable: on_network_payment`). See payments.ts.
+   */
+  recordPayments(network: string, lines: PaymentLine[], source: PaymentSource, actor: string): Promise<PaymentSummary> {
+    checkNetwork(network, 'svc_invalid_payment');
+    return this.payments.record(network, lines, source, actor);
+  }
+
+  /**
+   * Starts a `networks.payments` job: reads the payments statement of one network (404
+   * svc_network_not_found; 409 svc_network_no_payments when it has none), or of every enabled,
+   * configured network that has one. 409 svc_job_already_running while the same read is queued or running.
+   */
+  async startPaymentsRead(input: { network?: string; since?: Date }, actor: string): Promise<Job> {
+    if (input.network !== undefined) requireStatement(await this.deps.networks.module(input.network));
+    const params: Record<string, unknown> = {};
+    if (input.network !== undefined) params.network = input.network;
+    if (input.since !== undefined) params.since = input.since;
+    return this.deps.jobs.enqueue('networks.payments', params, actor, { unique: true });
+  }
+
+  /** Whether a network reads a payments statement (the `networks.payments` job walks only those). */
+  async hasStatement(network: string): Promise<boolean> {
+    return !!(await this.deps.networks.module(network)).listPayments;
+  }
+
+  /** Reads one network's payments statement into payment lines (the `networks.payments` job's work; see statements.ts). */
+  readStatement(
+    network: string,
+    options: { since?: Date; signal?: AbortSignal; actor?: string; onProgress?: (delta: { done?: number; failed?: number }) => void } = {},
+  ): Promise<StatementCounts & { since: string }> {
+    return readStatement({ ...this.deps, record: (n, l, s, a) => this.payments.record(n, l, s, a) }, network, options);
+  }
+
+  /**
+   * Imports a network's payment report (CSV) by its definition's `payments` mapping: each line's
+   * outcome with its line number, and the counts. 409 svc_no_payments_mapping when the network's
+   * definition has none (built-in networks report their payments themselves); 400 svc_invalid_csv.
+   */
+  async importPayments(network: string, csv: string, actor: string): Promise<ImportSummary> {
+    const module = await this.deps.networks.module(network);
+    if (!module.paymentsMapping)
+      throw new ServiceError(
+        'svc_no_payments_mapping',
+        `${module.name} has no payments mapping: add "payments": {"fields": {"transaction_id": …, "payment_id": …}} to its definition first.`,
+        409,
+        { network: module.id },
+      );
+    const { lines, lineNumbers } = readPaymentReport(csv, module.paymentsMapping);
+    const summary = await this.payments.record(module.id, lines, 'import', actor);
+    return { ...summary, results: summary.results.map((r, i) => ({ ...r, line: lineNumbers[i] })) };
+  }
+
+  /** A network's payment lines, newest first (`unknown`: only those for transactions we do not know). */
+  listPayments(network: string, filters: { unknown?: boolean; page: number; per_page: number }): Promise<{ items: NetworkPayment[]; total: number }> {
+    checkNetwork(network, 'svc_invalid_payment');
+    return this.payments.list(network, filters);
   }
 
   /**
@@ -228,7 +312,7 @@ export class OrderService {
                 held: holds[i],
               })),
               t,
-            ))
+            ).then((rows) => this.payments.attach(rows, t)))
               orders.set(orderKey(row.network, row.transaction_id), row);
 
           const applied: Applied[] = [];
@@ -348,8 +432,8 @@ export class OrderService {
   }
 
   /** Where a poll of `network` starts (see `OrderPoll.window`). */
-  pollWindow(network: string, since: Date | undefined, maxLookbackDays: number | null): Promise<{ from: Date; to: Date }> {
-    return this.poller.window(network, since, maxLookbackDays);
+  pollWindow(network: string, since: Date | undefined, maxLookbackDays: number | null, payments = false): Promise<{ from: Date; to: Date }> {
+    return this.poller.window(network, since, maxLookbackDays, payments);
   }
 
   /**

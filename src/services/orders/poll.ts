@@ -11,6 +11,7 @@ import type { ModuleRuntime, NetworkTransaction } from '../../networks/types.js'
 import type { WalkTotal } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
 import type { NetworkService } from '../networks/index.js';
+import type { PaymentLine, PaymentSource, PaymentSummary } from './payments.js';
 import type { OrderReport, RecordInput } from './reports.js';
 import type { OrderChange } from './types.js';
 
@@ -21,6 +22,8 @@ export interface PollCounts {
   updated: number;
   duplicate: number;
   failed: number;
+  /** Payment lines the transactions carried (Awin's paidToPublisher, impact.com's ClearedDate, a custom feed's paid fields): newly recorded, and of them conflicts. */
+  payments?: { recorded: number; unknown: number; conflict: number };
 }
 
 /** Where a poll of one network stands: saved after each page, so a resumed poll skips the pages it did. */
@@ -53,6 +56,7 @@ export interface OrderRecorder {
   prepare(input: RecordInput, actor: string): OrderReport;
   recordMany(inputs: OrderReport[], actor: string): Promise<OrderChange[]>;
   record(input: OrderReport, actor: string): Promise<OrderChange>;
+  recordPayments(network: string, lines: PaymentLine[], source: PaymentSource, actor: string): Promise<PaymentSummary>;
 }
 
 export interface OrderPollDeps {
@@ -68,6 +72,8 @@ const DAY = 86_400_000;
 const BATCH = 200;
 /** Margin before the oldest pending order: networks report a change at the order's event time or later. */
 const PENDING_MARGIN_DAYS = 7;
+/** How far back a poll looks for approved orders the network has not paid yet (networks pay about three months after the sale). */
+const PAYMENT_REACH_DAYS = 120;
 /** Window when nothing is pending and no `since` is given. */
 const DEFAULT_DAYS = 30;
 /**
@@ -105,8 +111,12 @@ function count(change: OrderChange, counts: PollCounts): void {
 export class OrderPoll {
   constructor(private readonly deps: OrderPollDeps) {}
 
-  /** Where a poll of `network` starts: `since`, else the oldest pending order minus a margin, else 30 days ago; never before the network's lookback. */
-  async window(network: string, since: Date | undefined, maxLookbackDays: number | null): Promise<{ from: Date; to: Date }> {
+  /**
+   * Where a poll of `network` starts: `since`, else the oldest pending order minus a margin (with
+   * `payments`, a network whose transactions say when they are paid, also the oldest approved
+   * order not paid yet, up to PAYMENT_REACH_DAYS back), else 30 days ago; never before the network's lookback.
+   */
+  async window(network: string, since: Date | undefined, maxLookbackDays: number | null, payments = false): Promise<{ from: Date; to: Date }> {
     const to = this.deps.clock.now();
     let from: Date;
     if (since) from = since;
@@ -115,7 +125,16 @@ export class OrderPoll {
         "SELECT MIN(COALESCE(event_at, created_at)) AS at FROM orders WHERE network = ? AND status = 'pending'",
         [network],
       );
-      const oldest = toDate(row?.at);
+      let oldest = toDate(row?.at);
+      if (payments) {
+        const reach = new Date(to.getTime() - PAYMENT_REACH_DAYS * DAY);
+        const [unpaid] = await this.deps.db.select<{ at: unknown }>(
+          "SELECT MIN(COALESCE(event_at, created_at)) AS at FROM orders WHERE network = ? AND status = 'approved' AND network_paid_at IS NULL AND created_at >= ?",
+          [network, reach],
+        );
+        const at = toDate(unpaid?.at);
+        if (at && (!oldest || at < oldest)) oldest = at < reach ? reach : at;
+      }
       from = oldest ? new Date(oldest.getTime() - PENDING_MARGIN_DAYS * DAY) : new Date(to.getTime() - DEFAULT_DAYS * DAY);
     }
     if (maxLookbackDays !== null && maxLookbackDays > 0) {
@@ -137,7 +156,7 @@ export class OrderPoll {
     const resume = options.resume?.network === module.id ? options.resume : null;
     const window = resume
       ? { from: new Date(resume.from), to: new Date(resume.to) }
-      : await this.window(module.id, options.since, module.limits.maxLookbackDays);
+      : await this.window(module.id, options.since, module.limits.maxLookbackDays, !!module.paymentsInTransactions);
     const counts: PollCounts = resume ? { ...resume.counts } : { pages: 0, seen: 0, created: 0, updated: 0, duplicate: 0, failed: 0 };
     const skip = counts.pages;
     const where = { network: module.id, from: window.from.toISOString(), to: window.to.toISOString() };
@@ -150,6 +169,7 @@ export class OrderPoll {
         if (index++ < skip) continue;
         options.signal?.throwIfAborted();
         await this.recordPage(module.id, page, counts, options);
+        await this.recordPayments(module.id, module.custom ? 'feed' : 'poll', page, counts);
         counts.pages++;
         await options.onPage?.({ network: module.id, from: where.from, to: where.to, counts: { ...counts } });
       }
@@ -164,6 +184,17 @@ export class OrderPoll {
     await this.deps.networks.recordRun(module.id, 'orders', counts, null);
     logger.info('orders', 'Order poll finished', { ...where, ...counts });
     return { ...counts, from: where.from, to: where.to };
+  }
+
+  /** The payments the page's transactions carry, after their orders (an order refused keeps its line as unknown). */
+  private async recordPayments(network: string, source: PaymentSource, page: NetworkTransaction[], counts: PollCounts): Promise<void> {
+    const lines: PaymentLine[] = page.filter((t) => t?.payment).map((t) => ({ ...t.payment!, transaction_id: t.transaction_id, raw: undefined }));
+    if (lines.length === 0) return;
+    const summary = await this.deps.orders.recordPayments(network, lines, source, POLL_ACTOR);
+    const p = (counts.payments ??= { recorded: 0, unknown: 0, conflict: 0 });
+    p.recorded += summary.recorded;
+    p.unknown += summary.unknown;
+    p.conflict += summary.conflict;
   }
 
   private refused(network: string, t: NetworkTransaction, err: ServiceError, counts: PollCounts, options: PollOptions): void {

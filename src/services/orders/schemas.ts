@@ -114,3 +114,18 @@ export const orderSchemas = {
 
 /** 201 for a new order, 200 for a known one (with `duplicate: true` when nothing changed). */
 export const changeStatus = (change: OrderChange): number => (change.changes[0] === 'created' ? 201 : 200);
+
+/** The network payment routes (`/networks/{id}/payments...`), shared with `cashtrack networks import-payments`. */
+export const paymentSchemas = {
+  networkId: Joi.object<{ id: string }, true>({ id: networkId().required() }),
+  list: Joi.object<{ page: number; per_page: number; unknown?: boolean }, true>({
+    ...paging,
+    unknown: flag().description('Only payment lines for transactions we do not know (no order).'),
+  }),
+  import: Joi.object<{ csv: string }, true>({
+    csv: Joi.string()
+      .max(5_000_000)
+      .required()
+      .description("The network's payment report as CSV text with a header row, read by the network definition's `payments` mapping."),
+  }),
+};

@@ -41,6 +41,10 @@ export interface OrderRow {
   note: string | null;
   created_at: Date;
   updated_at: Date;
+  /** When the network paid the order (services/orders/payments.ts), under which payment, and how much when it said. */
+  network_paid_at: Date | null;
+  network_payment_id: string | null;
+  network_paid_amount: number | null;
 }
 
 export interface OrderMember {
@@ -83,12 +87,14 @@ export interface Order {
   created_at: string;
   updated_at: string;
   note: string | null;
+  /** Null until the network has paid the order: when, under which payment id, and the amount paid when the network says it. */
+  network_payment: { paid_at: string; payment_id: string; amount: string | null } | null;
   /** The network's record (single-order reads only), with secret-looking keys redacted. */
   raw?: unknown;
 }
 
 export const ORDER_COLUMNS =
-  'o.id, o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.click_id, o.status, o.source, o.review, o.review_reason, o.reviewed_by, o.reviewed_at, o.clicked_at, o.event_at, o.status_changed_at, o.note, o.created_at, o.updated_at';
+  'o.id, o.network, o.transaction_id, o.merchant_ref, o.advertiser, o.member_id, o.sub_id, o.sale_amount, o.commission, o.currency, o.cashback, o.cashback_rule, o.click_id, o.status, o.source, o.review, o.review_reason, o.reviewed_by, o.reviewed_at, o.clicked_at, o.event_at, o.status_changed_at, o.note, o.created_at, o.updated_at, o.network_paid_at, o.network_payment_id, o.network_paid_amount';
 
 export function toOrderRow(r: Record<string, unknown>): OrderRow {
   const nullable = (v: unknown) => (v === null || v === undefined ? null : String(v));
@@ -118,6 +124,19 @@ export function toOrderRow(r: Record<string, unknown>): OrderRow {
     note: nullable(r.note),
     created_at: toDate(r.created_at)!,
     updated_at: toDate(r.updated_at)!,
+    network_paid_at: toDate(r.network_paid_at),
+    network_payment_id: nullable(r.network_payment_id),
+    network_paid_amount: r.network_paid_amount === null || r.network_paid_amount === undefined ? null : toMinor(r.network_paid_amount),
+  };
+}
+
+/** An order's network payment as the API shows it. */
+export function shapeNetworkPayment(row: OrderRow): Order['network_payment'] {
+  if (row.network_paid_at === null || row.network_payment_id === null) return null;
+  return {
+    paid_at: row.network_paid_at.toISOString(),
+    payment_id: row.network_payment_id,
+    amount: row.network_paid_amount === null ? null : formatAmount(row.network_paid_amount, row.currency),
   };
 }
 
@@ -203,6 +222,7 @@ export function atRow(order: Order, row: OrderRow): Order {
     cashback_rule: decodeRule(row.cashback_rule),
     status: row.status,
     review: shapeReview(row),
+    network_payment: shapeNetworkPayment(row),
     status_changed_at: row.status_changed_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -250,6 +270,9 @@ export async function insertOrders(
       note: r.note,
       created_at: now,
       updated_at: now,
+      network_paid_at: null,
+      network_payment_id: null,
+      network_paid_amount: null,
     }),
   );
   const raw = new Map(news.map(({ report: r }) => [orderKey(r.network, r.transactionId), r.raw]));
@@ -463,6 +486,7 @@ export class OrderReader {
         created_at: o.created_at.toISOString(),
         updated_at: o.updated_at.toISOString(),
         note: o.note,
+        network_payment: shapeNetworkPayment(o),
       };
       if (options.raw) order.raw = parseRaw(r.raw);
       return order;

@@ -22,6 +22,7 @@ const SHAPES: Record<string, Shape> = {
   [HOOKS.orderAssigned]: (context) => ({ ...context }),
   [HOOKS.orderHeld]: (context) => ({ ...context }),
   [HOOKS.orderReviewed]: (context) => ({ ...context }),
+  [HOOKS.orderNetworkPaid]: (context) => ({ ...context }),
   [HOOKS.ledgerEntryPosted]: (entry) => ({ entry }),
   [HOOKS.payoutCreated]: (payout, extra) => ({ payout, ...extra }),
   [HOOKS.payoutStatusChanged]: (payout, extra) => ({ payout, ...extra }),
