@@ -43,6 +43,7 @@ import { addPagesAiOriginal } from './20261127002200-add-pages-ai-original.js';
 import { createClaims } from './20261127110000-create-claims.js';
 import { addMediaPrivate } from './20261127110001-add-media-private.js';
 import { createNetworkPayments } from './20261127140000-create-network-payments.js';
+import { createExports } from './20261127142000-create-exports.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -88,4 +89,5 @@ export const migrations: Migration[] = [
   createClaims,
   addMediaPrivate,
   createNetworkPayments,
+  createExports,
 ];
