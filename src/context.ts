@@ -28,6 +28,7 @@
 //   orders                         services/orders/ (its SQL in store.ts; read by OrderCounts,
 //                                  orders/counts.ts, and by OrderMatches, orders/matches.ts, for claims)
 //   clicks                         services/clicks/ (its SQL in store.ts; read by ClickLookup)
+//   exports                        services/exports/ (reads the exported lists through each owner's keyset read)
 //   claims                         services/claims/ (listens to cashtrack.order.recorded to match
 //                                  claims to arriving orders; assigns orders through OrderService)
 //   postbacks                      services/postbacks/records.ts
@@ -84,6 +85,7 @@ import { PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
 import { OrderCounts, OrderMatches, OrderService } from './services/orders/index.js';
 import { ClaimService } from './services/claims/index.js';
+import { ExportService } from './services/exports/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
@@ -130,6 +132,8 @@ export interface Context {
   clicks: ClickService;
   /** Missing-cashback claims (matched, filed, followed). */
   claims: ClaimService;
+  /** Exports as files (POST /exports, `cashtrack export`). */
+  exports: ExportService;
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService<JobRegistry>;
@@ -297,6 +301,15 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     },
     exportDir: join(config.data_dir, 'exports'),
   });
+  const exports = new ExportService({
+    db,
+    clock,
+    logger,
+    jobs,
+    sources: { orders, ledger, payouts, clicks, claims },
+    dir: join(config.data_dir, 'exports'),
+    retentionDays: config.exports.retention_days,
+  });
   const schedules = new ScheduleService({
     db,
     clock,
@@ -387,6 +400,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     orders,
     clicks,
     claims,
+    exports,
     networks,
     postbacks,
     jobs,

@@ -9,5 +9,6 @@ import { ordersPoll } from './orders-poll.js';
 import { pagesBulk } from './pages-bulk.js';
 import { claimsExport } from './claims-export.js';
 import { claimsPoll } from './claims-poll.js';
+import { exportsRun } from './exports-run.js';
 
-export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk, claimsPoll, claimsExport];
+export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk, claimsPoll, claimsExport, exportsRun];
