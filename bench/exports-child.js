@@ -21,5 +21,12 @@ await runChild(ctx, async () => {
   });
   if (exp.status !== 'done') throw new Error(`export ${exp.id} ended ${exp.status}: ${exp.error}`);
   const file = join(ctx.exports.dir, `export-${exp.id}-ledger_entries.${exp.format}`);
-  return { seconds, rows: exp.rows, bytes: statSync(file).size, mode: statSync(file).mode & 0o777, rssBeforeMb, maxRssMb: process.resourceUsage().maxRSS / 1024 };
+  return {
+    seconds,
+    rows: exp.rows,
+    bytes: statSync(file).size,
+    mode: statSync(file).mode & 0o777,
+    rssBeforeMb,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+  };
 });

@@ -55,7 +55,10 @@ for (const dialect of dialects) {
       expect(res.code, res.stderr).toBe(0);
       expect(res.stdout).toMatch(/export \d+: 2 balances row\(s\), \d+ bytes written to /);
       expect(res.stderr).toContain('exports.run');
-      const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const lines = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(lines.map((b) => [b.login, b.available]).sort()).toEqual([
         ['hal', '12.50'],
         ['ivy', '4.00'],

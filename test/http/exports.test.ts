@@ -33,7 +33,9 @@ describeEachDialect(
       await ctx.networks.saveCustom('shopnet', shopnetDefinition(), 'test');
       await addAdvertiser(ctx, 'shopnet', 'shop-1');
       for (const login of ['ann', 'bob', 'cyd']) {
-        members.push((await ctx.users.create({ login, email: `${login}@example.com`, display_name: login === 'cyd' ? '=HYPERLINK("http://evil")' : login })).id);
+        members.push(
+          (await ctx.users.create({ login, email: `${login}@example.com`, display_name: login === 'cyd' ? '=HYPERLINK("http://evil")' : login })).id,
+        );
       }
       const [ann, bob, cyd] = members;
       // Ledger entries in two currencies, one with a formula-looking note.
@@ -159,10 +161,15 @@ describeEachDialect(
     it('writes a header row, CRLF lines and neutralises cells a spreadsheet would run as formulas', async () => {
       const { file } = await exportOf({ kind: 'ledger_entries', member_id: members[0], type: 'adjustment' });
       const text = file.payload;
-      expect(text.split('\r\n')[0]).toBe('id,member_id,type,currency,amount,balance_after,source_type,source_id,order_id,reverses_id,reversed_by,actor,note,created_at');
+      expect(text.split('\r\n')[0]).toBe(
+        'id,member_id,type,currency,amount,balance_after,source_type,source_id,order_id,reverses_id,reversed_by,actor,note,created_at',
+      );
       const rows = parse(text, { columns: true }) as Json[];
       expect(rows.map((r) => r.note).sort()).toEqual(["'=SUM(A1:A9)", 'welcome']);
-      expect(rows.find((r) => r.currency === 'EUR')).toMatchObject({ amount: '7.50', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+      expect(rows.find((r) => r.currency === 'EUR')).toMatchObject({
+        amount: '7.50',
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      });
       const balances = parse((await exportOf({ kind: 'balances', member_id: members[2], currency: 'USD' })).file.payload, { columns: true }) as Json[];
       expect(balances).toEqual([expect.objectContaining({ display_name: `'=HYPERLINK("http://evil")`, available: '12.34', currency: 'USD' })]);
       const payouts = parse((await exportOf({ kind: 'payouts', member_id: members[0] })).file.payload, { columns: true }) as Json[];
@@ -224,7 +231,12 @@ describeEachDialect(
         expect(res.statusCode).toBe(403);
         expect((await api.server.inject({ url: `${NS}${url}` })).statusCode).toBe(401);
       }
-      const asMember = await api.server.inject({ method: 'POST', url: `${NS}/exports`, payload: { kind: 'balances' }, headers: { authorization: member.authorization } });
+      const asMember = await api.server.inject({
+        method: 'POST',
+        url: `${NS}/exports`,
+        payload: { kind: 'balances' },
+        headers: { authorization: member.authorization },
+      });
       expect(asMember.statusCode).toBe(403);
       const notFound = await get('/exports/999999/file');
       expect(notFound.statusCode).toBe(404);

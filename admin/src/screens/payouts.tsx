@@ -7,6 +7,7 @@ import type { Action, Field } from '@wordpress/dataviews';
 import { useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
 import { BulkActionModal } from '../lib/bulk';
+import { ExportButton } from '../lib/export-button';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
@@ -134,6 +135,7 @@ export default function PayoutsScreen({ query }: ScreenProps) {
           initialLabel={shown ? `${shown.display_name || shown.login} (${shown.login})` : undefined}
           onChange={(id) => setMember(id)}
         />
+        <ExportButton kind="payouts" query={query} />
       </div>
       <ListView spec={{ ...spec, actions }} query={query} list={list} />
       {open ? (

@@ -86,7 +86,10 @@ export async function exportCommand(io: Io, kind: string, opts: ExportOptions): 
     const filters = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
     const { runInProcess } = await import('../run-job.js');
     const { jobProgressLine } = await import('../progress.js');
-    const queued = await ctx.exports.create({ kind: kind as (typeof EXPORT_KINDS)[number], format: opts.format as (typeof EXPORT_FORMATS)[number], ...filters }, 'cli');
+    const queued = await ctx.exports.create(
+      { kind: kind as (typeof EXPORT_KINDS)[number], format: opts.format as (typeof EXPORT_FORMATS)[number], ...filters },
+      'cli',
+    );
     await runInProcess(ctx, await ctx.jobs.get(queued.job_id!), jobProgressLine(io, opts));
     const file = await ctx.exports.open(queued.id);
     await pipeline(file.stream, createWriteStream(opts.out, { mode: 0o600 }));

@@ -11,4 +11,15 @@ import { claimsExport } from './claims-export.js';
 import { claimsPoll } from './claims-poll.js';
 import { exportsRun } from './exports-run.js';
 
-export const jobTypes: JobType[] = [maintenancePrune, advertisersSync, ordersPoll, pagesBulk, logosBulk, couponsRefresh, aiBulk, claimsPoll, claimsExport, exportsRun];
+export const jobTypes: JobType[] = [
+  maintenancePrune,
+  advertisersSync,
+  ordersPoll,
+  pagesBulk,
+  logosBulk,
+  couponsRefresh,
+  aiBulk,
+  claimsPoll,
+  claimsExport,
+  exportsRun,
+];

@@ -7,7 +7,18 @@
 import Joi from 'joi';
 import type { JobType } from '../registry.js';
 
-const STEPS = ['logs', 'sessions', 'idempotency_keys', 'jobs', 'postbacks', 'auth_throttle', 'schedule_runs', 'webhook_deliveries', 'clicks', 'exports'] as const;
+const STEPS = [
+  'logs',
+  'sessions',
+  'idempotency_keys',
+  'jobs',
+  'postbacks',
+  'auth_throttle',
+  'schedule_runs',
+  'webhook_deliveries',
+  'clicks',
+  'exports',
+] as const;
 type Step = (typeof STEPS)[number];
 
 /** Prunes what has outlived its retention; each step is one checkpoint. */

@@ -279,13 +279,7 @@ export class ExportService {
     }
   }
 
-  private async write(
-    path: string,
-    format: ExportFormat,
-    spec: (typeof KINDS)[ExportKind],
-    filters: Record<string, unknown>,
-    job: JobHandle,
-  ): Promise<number> {
+  private async write(path: string, format: ExportFormat, spec: (typeof KINDS)[ExportKind], filters: Record<string, unknown>, job: JobHandle): Promise<number> {
     await mkdir(this.deps.dir, { recursive: true, mode: 0o700 });
     const file = createWriteStream(path, { mode: 0o600, flags: 'w' });
     const csv = format === 'csv' ? csvStream(spec.columns) : null;
