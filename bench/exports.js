@@ -2,12 +2,15 @@
 // through the exports.run job, on SQLite and on MariaDB, a fresh database each: the entries are
 // seeded by the parent with multi-row INSERTs (bench/ledger-seed.js, as bench:ledger's read half),
 // the export runs in a child process so its peak RSS is its own. Targets: under 60 s and under
-// 300 MB peak RSS. Prints each figure beside its budget and PASS/FAIL (exit 1 on a FAIL).
+// 300 MB peak RSS. Prints each figure beside its budget and PASS/FAIL (exit 1 on a FAIL), and the
+// CPU time of the export beside its wall time (on a machine shared with other work, the wall time
+// is the CPU time plus the waiting for a core; the load average is printed with it).
 //
 //   node bench/exports.js [--entries 1000000] [--members 100000] [--format csv|jsonl] [--only sqlite|mysql]
 //
 // MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else mysql://root@127.0.0.1:3306/test
 // (a fresh ct_bench_* database, dropped afterwards); skipped when it is not reachable.
+import { availableParallelism, loadavg } from 'node:os';
 import { openDirect } from './ledger-db.js';
 import { seedHistory } from './ledger-seed.js';
 import { mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
@@ -62,7 +65,14 @@ for (const dialect of ['sqlite', 'mysql']) {
       },
     },
   );
-  console.log(`${r.seconds.toFixed(1)} s, ${r.rows.toLocaleString('en')} rows, ${(r.bytes / 1e6).toFixed(0)} MB file, peak RSS ${r.maxRssMb.toFixed(0)} MB`);
+  console.log(
+    `${r.seconds.toFixed(1)} s (CPU ${r.cpuSeconds.toFixed(1)} s), ${r.rows.toLocaleString('en')} rows, ${(r.bytes / 1e6).toFixed(0)} MB file, peak RSS ${r.maxRssMb.toFixed(0)} MB`,
+  );
+  console.log(
+    `  load average during the run: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${availableParallelism()} cores`,
+  );
   if (r.rows !== ENTRIES) throw new Error(`[${dialect}] the export holds ${r.rows} rows, not ${ENTRIES}`);
   if (r.mode !== 0o600) throw new Error(`[${dialect}] the export file has mode ${r.mode.toString(8)}, not 600`);
   rows.push(
