@@ -26,6 +26,7 @@ await runChild(ctx, async () => {
   const file = join(ctx.exports.dir, `export-${exp.id}-ledger_entries.${exp.format}`);
   return {
     seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
     rows: exp.rows,
     bytes: statSync(file).size,
     mode: statSync(file).mode & 0o777,

@@ -4,7 +4,7 @@
 // it; the download needs an administrator, is an attachment with a safe name, and the file on disk
 // is owner-only; DELETE removes row and file; the nightly prune removes them after the retention,
 // and a file past its expiry is 410 until then.
-import { statSync, existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { beforeAll, expect, it } from 'vitest';
@@ -206,6 +206,12 @@ describeEachDialect(
       const listRoute = await get('/orders?method=paypal');
       expect(listRoute.statusCode).toBe(400);
       expect((listRoute.result as Json).code).toBe('rest_invalid_param');
+      // The service checks kind and format itself (the CLI reaches it without the route's schema).
+      await expect(use().ctx.exports.create({ kind: 'secrets' as 'orders' }, 'test')).rejects.toMatchObject({ code: 'svc_unknown_export_kind', status: 400 });
+      await expect(use().ctx.exports.create({ kind: 'orders', format: 'xlsx' as 'csv' }, 'test')).rejects.toMatchObject({
+        code: 'svc_unknown_export_format',
+        status: 400,
+      });
       // Refused by the domain at once, not when the job runs.
       const res = await post('/exports', { kind: 'ledger_entries', member_id: 999999 });
       expect(res.statusCode).toBe(404);
@@ -238,6 +244,12 @@ describeEachDialect(
         headers: { authorization: member.authorization },
       });
       expect(asMember.statusCode).toBe(403);
+      // A file removed from the data directory by hand: 410, said so.
+      const other = await exportOf({ kind: 'claims' });
+      rmSync(join(dir, `export-${other.exp.id}-claims.csv`));
+      const missing = await get(`/exports/${other.exp.id}/file`);
+      expect(missing.statusCode).toBe(410);
+      expect((missing.result as Json).code).toBe('svc_export_file_missing');
       const notFound = await get('/exports/999999/file');
       expect(notFound.statusCode).toBe(404);
       expect((notFound.result as Json).code).toBe('svc_export_not_found');
