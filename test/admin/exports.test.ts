@@ -78,8 +78,8 @@ describeDaemon('the admin screens: exports', (use, dialect) => {
     // Delete the payouts export: the row goes, and its file with it.
     const first = listed[0]!.id;
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: /^Download cashtrack-payouts-/ }) });
-    await row.hover();
-    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.getByRole('button', { name: 'Actions' }).click();
+    await page.getByRole('menuitem', { name: 'Delete' }).click();
     const confirm = page.getByRole('dialog', { name: `Delete export #${first}?` });
     await confirm.getByRole('button', { name: 'Delete the export and its file' }).click();
     await page.locator('.components-notice').getByText(`Export #${first} deleted.`).waitFor();
@@ -87,5 +87,5 @@ describeDaemon('the admin screens: exports', (use, dialect) => {
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
-  });
+  }, 180_000);
 });
