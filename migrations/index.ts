@@ -49,6 +49,7 @@ import { createPayoutBatchItems } from './20261127141002-create-payout-batch-ite
 import { createPayoutBatchHolds } from './20261127141003-create-payout-batch-holds.js';
 import { addPayoutsBatchId } from './20261127141004-add-payouts-batch-id.js';
 import { addUsersErasedAt } from './20261127143000-add-users-erased-at.js';
+import { createExports } from './20261127142000-create-exports.js';
 
 export const migrations: Migration[] = [
   createUsers,
@@ -100,4 +101,5 @@ export const migrations: Migration[] = [
   createPayoutBatchHolds,
   addPayoutsBatchId,
   addUsersErasedAt,
+  createExports,
 ];

@@ -36,6 +36,7 @@
 //   clicks                         services/clicks/ (its SQL in store.ts; read by ClickLookup)
 //   (none)                         services/members/ (a member's data export and erasure: reads
 //                                  and wipes each table above through its owner's methods)
+//   exports                        services/exports/ (reads the exported lists through each owner's keyset read)
 //   claims                         services/claims/ (listens to cashtrack.order.recorded to match
 //                                  claims to arriving orders; assigns orders through OrderService)
 //   postbacks                      services/postbacks/records.ts
@@ -94,6 +95,7 @@ import { PostbackCounts, PostbackService } from './services/postbacks/index.js';
 import type { NetworkModule } from './networks/types.js';
 import { OrderCounts, OrderMatches, OrderReceivables, OrderService } from './services/orders/index.js';
 import { ClaimService } from './services/claims/index.js';
+import { ExportService } from './services/exports/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
@@ -151,6 +153,8 @@ export interface Context {
   claims: ClaimService;
   /** A member's data exported or erased (owns no table: goes through each owner). */
   members: MemberDataService;
+  /** Exports as files (POST /exports, `cashtrack export`). */
+  exports: ExportService;
   networks: NetworkService;
   postbacks: PostbackService;
   jobs: JobService<JobRegistry>;
@@ -328,6 +332,15 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     },
     exportDir: join(config.data_dir, 'exports'),
   });
+  const exports = new ExportService({
+    db,
+    clock,
+    logger,
+    jobs,
+    sources: { orders, ledger, payouts, clicks, claims },
+    dir: join(config.data_dir, 'exports'),
+    retentionDays: config.exports.retention_days,
+  });
   const schedules = new ScheduleService({
     db,
     clock,
@@ -453,6 +466,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     clicks,
     claims,
     members,
+    exports,
     networks,
     postbacks,
     jobs,

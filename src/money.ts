@@ -70,9 +70,11 @@ export function parseAmount(input: unknown, currency: string, options: { allowNe
 /** 1250 USD → "12.50"; -5 JPY → "-5". */
 export function formatAmount(minor: number | bigint, currency: string): string {
   const exponent = currencyExponent(currency);
-  const n = BigInt(minor);
-  const negative = n < 0n;
-  const digits = (negative ? -n : n).toString().padStart(exponent + 1, '0');
+  // A safe integer formats without a BigInt (an export formats a million of them).
+  const negative = minor < 0;
+  const digits = (
+    typeof minor === 'number' && Number.isSafeInteger(minor) ? String(Math.abs(minor)) : (negative ? -BigInt(minor) : BigInt(minor)).toString()
+  ).padStart(exponent + 1, '0');
   const text = exponent === 0 ? digits : `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
   return negative ? `-${text}` : text;
 }

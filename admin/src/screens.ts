@@ -28,6 +28,7 @@ export const SCREENS: Screen[] = [
   screen('members', 'Members', () => import('./screens/members')),
   screen('users', 'Users', () => import('./screens/users')),
   screen('payouts', 'Payouts', () => import('./screens/payouts')),
+  screen('exports', 'Exports', () => import('./screens/exports')),
   screen('networks', 'Networks', () => import('./screens/networks')),
   screen('shops', 'Shops', () => import('./screens/shops')),
   screen('pages', 'Pages', () => import('./screens/pages')),

@@ -36,6 +36,12 @@ const GROUPS: { name: string; description: string; command?: true; load: () => P
   { name: 'app-passwords', description: 'application passwords (HTTP Basic credentials for the REST API)', load: () => import('./commands/app-passwords.js') },
   { name: 'logs', description: 'the plugin log (interactive view on a terminal)', command: true, load: () => import('./commands/logs.js') },
   { name: 'ledger', description: 'member balances and ledger entries', load: () => import('./commands/ledger.js') },
+  {
+    name: 'export',
+    description: 'export a list (orders, ledger entries, payouts, balances, clicks, claims) to a CSV or JSON Lines file, as POST /exports does',
+    command: true,
+    load: () => import('./commands/export.js'),
+  },
   { name: 'payouts', description: "members' payouts: the amount leaves the balance when the payout is created", load: () => import('./commands/payouts.js') },
   {
     name: 'overview',

@@ -36,6 +36,7 @@ const UNITS: Record<string, [string, string]> = {
   'orders.poll': ['transaction', 'transactions'],
   'pages.bulk': ['advertiser', 'advertisers'],
   'coupons.refresh': ['coupon', 'coupons'],
+  'exports.run': ['row', 'rows'],
 };
 /** Counts worth a glance while it runs, in this order (`pages` and `seen` repeat the job's progress). */
 const SHOWN_COUNTS = ['created', 'updated', 'deactivated', 'duplicate', 'removed', 'failed'];

@@ -38,6 +38,7 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_CASHBACK_DEFAULT_VALUE: 'cashback.default_value',
   CASHTRACK_CASHBACK_RATE_POLICY: 'cashback.rate_policy',
   CASHTRACK_CLICKS_RETENTION_DAYS: 'clicks.retention_days',
+  CASHTRACK_EXPORTS_RETENTION_DAYS: 'exports.retention_days',
   CASHTRACK_REFERRAL_SHARE_PERCENT: 'referrals.share_percent',
   CASHTRACK_PAYOUT_MINIMUM: 'payouts.minimum',
   CASHTRACK_ORDERS_REVIEW_ABOVE: 'orders.review_above',

@@ -192,6 +192,9 @@ export const schema = Joi.object({
       .required(),
     rate_policy: Joi.string().valid('order', 'click', 'best').required(),
   }).required(),
+  exports: Joi.object({
+    retention_days: Joi.number().integer().min(1).max(3650).required(),
+  }).required(),
   clicks: Joi.object({
     retention_days: Joi.number().integer().min(1).max(3650).required(),
     token_ttl_seconds: Joi.number().integer().min(60).max(31_536_000).required(),

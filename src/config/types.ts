@@ -68,6 +68,8 @@ export interface Config {
    * the member on that order).
    */
   cashback: { default_type: CashbackType; default_value: string; rate_policy: 'order' | 'click' | 'best' };
+  /** Export files (`POST /exports`, `cashtrack export`): kept `retention_days` after they are written, then pruned nightly. */
+  exports: { retention_days: number };
   /**
    * Clicks through `/go/{token}`: kept `retention_days` (the nightly prune), tokens valid
    * `token_ttl_seconds`, a reload within `repeat_seconds` is the same click, and an order's

@@ -71,7 +71,7 @@ describeEachDialect(
       const done = await ctx.jobs.get(job.id);
       expect(done).toMatchObject({
         status: 'done',
-        progress: { total: 9, done: 9, failed: 0 },
+        progress: { total: 10, done: 10, failed: 0 },
         result: {
           deleted: {
             logs: expect.any(Number),
@@ -83,6 +83,7 @@ describeEachDialect(
             schedule_runs: 1,
             webhook_deliveries: 1,
             clicks: 0,
+            exports: 0,
           },
         },
       });

@@ -68,6 +68,14 @@ export async function apiDownload(path: string): Promise<{ blob: Blob; filename:
   return { blob: await res.blob(), filename };
 }
 
+/**
+ * The address of a namespace route for the browser itself to open (a file download, which the
+ * browser streams to disk): the session's nonce rides in `_wpnonce`, as WordPress takes it.
+ */
+export function downloadUrl(path: string): string {
+  return `${restRoot().replace(/\/$/, '')}${NAMESPACE}${path}${queryString({ _wpnonce: nonceMiddleware?.nonce })}`;
+}
+
 /** A page of a list: the rows and the WordPress paging headers. */
 export interface Page<T> {
   items: T[];

@@ -6,6 +6,7 @@ import { Button, Notice } from '@wordpress/components';
 import type { Action, Field } from '@wordpress/dataviews';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { api } from '../lib/api';
+import { ExportButton } from '../lib/export-button';
 import { Link } from '../lib/link';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
@@ -319,6 +320,7 @@ function OrdersList({ query }: { query: URLSearchParams }) {
           initialLabel={memberLabel ? `${memberLabel.display_name || memberLabel.login} (${memberLabel.login})` : undefined}
           onChange={(id) => setMember(id)}
         />
+        <ExportButton kind="orders" query={query} />
       </div>
       <ListView spec={{ ...shown, actions }} query={query} list={list} />
       {open ? (

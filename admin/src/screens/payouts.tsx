@@ -8,6 +8,7 @@ import { lazy, Suspense, useState } from 'react';
 import { ActionModal } from '../lib/action-modal';
 import { BulkActionModal } from '../lib/bulk';
 import { Link } from '../lib/link';
+import { ExportButton } from '../lib/export-button';
 import { ListView, type ListSpec, useListData } from '../lib/list';
 import { Money } from '../lib/money';
 import { navigate } from '../lib/router';
@@ -152,6 +153,7 @@ function PayoutsList({ query }: { query: URLSearchParams }) {
           initialLabel={shown ? `${shown.display_name || shown.login} (${shown.login})` : undefined}
           onChange={(id) => setMember(id)}
         />
+        <ExportButton kind="payouts" query={query} />
       </div>
       <ListView spec={{ ...spec, actions }} query={query} list={list} />
       {open ? (

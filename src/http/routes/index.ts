@@ -4,6 +4,7 @@ import { advertisersRoutes } from './advertisers.js';
 import { clicksRoutes } from './clicks.js';
 import { claimsRoutes } from './claims.js';
 import { couponsRoutes } from './coupons.js';
+import { exportsRoutes } from './exports.js';
 import { aiRoutes } from './ai.js';
 import { jobsRoutes } from './jobs.js';
 import { ledgerRoutes } from './ledger.js';
@@ -30,6 +31,7 @@ export const routeTable: RouteDef[] = [
   ...ordersRoutes,
   ...clicksRoutes,
   ...claimsRoutes,
+  ...exportsRoutes,
   ...referralsRoutes,
   ...jobsRoutes,
   ...networksRoutes,

@@ -11,6 +11,7 @@ import { claimsExport } from './claims-export.js';
 import { claimsPoll } from './claims-poll.js';
 import { networksWatchdog } from './networks-watchdog.js';
 import { networksPayments } from './networks-payments.js';
+import { exportsRun } from './exports-run.js';
 
 export const jobTypes: JobType[] = [
   maintenancePrune,
@@ -24,4 +25,5 @@ export const jobTypes: JobType[] = [
   claimsExport,
   networksWatchdog,
   networksPayments,
+  exportsRun,
 ];

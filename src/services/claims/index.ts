@@ -31,7 +31,7 @@ import type { WebhookEvents } from '../webhooks/index.js';
 import { ClaimFiling } from './filing.js';
 import { ClaimFollow, type PollCounts } from './follow.js';
 import { findMatch, type MatchSettings } from './matching.js';
-import type { ClaimCountFilters, ClaimCreateInput, ClaimFilters, ClaimUpdateInput } from './schemas.js';
+import type { ClaimCountFilters, ClaimCreateInput, ClaimFilters, ClaimUpdateInput, ClaimWhere } from './schemas.js';
 import { CLAIM_TRANSITIONS, LIVE_STATUSES, type ClaimStatus } from './states.js';
 import { ClaimStore, type Claim, type ClaimRow } from './store.js';
 
@@ -231,6 +231,11 @@ export class ClaimService {
 
   list(filters: ClaimFilters): Promise<{ items: Claim[]; total: number }> {
     return this.store.list(filters);
+  }
+
+  /** The next `limit` claims of the list's filters after id `afterId`, in id order (an export's keyset walk). */
+  listAfter(filters: ClaimWhere, afterId: number, limit: number): Promise<Claim[]> {
+    return this.store.listAfter(filters, afterId, limit);
   }
 
   /** Claims per status (every status, 0 included) under the list's other filters. */

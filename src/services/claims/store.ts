@@ -288,6 +288,16 @@ export class ClaimStore {
     return { items: rows.map(shape), total: toInt(count[0].n) };
   }
 
+  /** The next `limit` claims of the list's filters after id `afterId`, in id order (an export's keyset walk). */
+  async listAfter(f: ClaimWhere, afterId: number, limit: number): Promise<Claim[]> {
+    const where = claimWhere(f).add('c.id > ?', afterId);
+    const rows = await this.db.select<Record<string, unknown>>(
+      `SELECT ${SHOWN} FROM claims c JOIN users u ON u.id = c.member_id ${CLICK_JOIN} ${where.sql} ORDER BY c.id LIMIT ${Math.max(1, Math.floor(limit))}`,
+      where.params,
+    );
+    return rows.map(shape);
+  }
+
   counts(f: Omit<ClaimWhere, 'status'>): Promise<StatusCounts> {
     return countByStatus(this.db, 'claims c', 'c.status', claimWhere(f), CLAIM_STATUSES);
   }

@@ -17,12 +17,12 @@ import type { LogService } from '../logs/index.js';
 import { rankCandidates, type CandidateOrder, type Candidates } from './candidates.js';
 import { addressPrefix, userAgentHash } from './device.js';
 import { isClickId, newClickId } from './ids.js';
-import { ClickStore, type Click, type ClickFilters, type ClickRow } from './store.js';
+import { ClickStore, type Click, type ClickFilters, type ClickRow, type ClickWhere } from './store.js';
 import type { ClickTokens, TokenRefusal } from '../../click-tokens.js';
 
 export { CLICK_ID, isClickId } from './ids.js';
 export { ClickTokens, type ClickGrant, type GoLink } from '../../click-tokens.js';
-export { CLICK_ORDERBY, type Click, type ClickFilters, type ClickRow } from './store.js';
+export { CLICK_ORDERBY, type Click, type ClickFilters, type ClickRow, type ClickWhere } from './store.js';
 export type { Candidate, CandidateOrder, Candidates } from './candidates.js';
 
 /** The clicks as other domains read them (orders: the member and rule of a click id). */
@@ -200,6 +200,11 @@ export class ClickService {
   /** Newest first (orderby created_at or id), filtered and paged. */
   list(filters: ClickFilters): Promise<{ items: Click[]; total: number }> {
     return this.store.list(filters);
+  }
+
+  /** The next `limit` clicks of the list's filters after id `afterId` ('' for the first), in id order (an export's keyset walk). */
+  listAfter(filters: ClickWhere, afterId: string, limit: number): Promise<Click[]> {
+    return this.store.listAfter(filters, afterId, limit);
   }
 
   /**

@@ -49,6 +49,19 @@ const JOINS = 'LEFT JOIN users u ON u.id = c.member_id LEFT JOIN advertisers a O
 export const CLICK_ORDERBY = { created_at: 'c.created_at', id: 'c.id' } as const;
 export type ClickOrderby = keyof typeof CLICK_ORDERBY;
 
+/** The filters of the click list without paging and sort. */
+export type ClickWhere = Omit<ClickFilters, 'orderby' | 'order' | 'page' | 'per_page'>;
+
+function clickWhere(f: ClickWhere): ListWhere {
+  return new ListWhere()
+    .eq('c.member_id', f.member_id)
+    .eq('c.network', f.network)
+    .eq('c.advertiser', f.advertiser)
+    .eq('c.coupon_id', f.coupon_id)
+    .after('c.created_at', f.after)
+    .before('c.created_at', f.before);
+}
+
 export interface ClickFilters {
   member_id?: number;
   network?: string;
@@ -160,13 +173,7 @@ export class ClickStore {
   }
 
   async list(f: ClickFilters): Promise<{ items: Click[]; total: number }> {
-    const w = new ListWhere()
-      .eq('c.member_id', f.member_id)
-      .eq('c.network', f.network)
-      .eq('c.advertiser', f.advertiser)
-      .eq('c.coupon_id', f.coupon_id)
-      .after('c.created_at', f.after)
-      .before('c.created_at', f.before);
+    const w = clickWhere(f);
     const [rows, count] = await Promise.all([
       this.db.select<Record<string, unknown>>(
         `SELECT ${SHOWN} FROM clicks c ${JOINS} ${w.sql} ${orderClause(CLICK_ORDERBY, f, 'c.id', { orderby: 'created_at', order: 'desc' })} ${pageClause(f)}`,
@@ -175,6 +182,16 @@ export class ClickStore {
       this.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM clicks c ${w.sql}`, w.params),
     ]);
     return { items: rows.map(shape), total: toInt(count[0].n) };
+  }
+
+  /** The next `limit` clicks of the list's filters after id `afterId` ('' for the first), in id order (an export's keyset walk). */
+  async listAfter(f: ClickWhere, afterId: string, limit: number): Promise<Click[]> {
+    const w = clickWhere(f).add('c.id > ?', afterId);
+    const rows = await this.db.select<Record<string, unknown>>(
+      `SELECT ${SHOWN} FROM clicks c ${JOINS} ${w.sql} ORDER BY c.id LIMIT ${Math.max(1, Math.floor(limit))}`,
+      w.params,
+    );
+    return rows.map(shape);
   }
 
   /** The clicks on one shop between `from` and `to` (the candidates of an order), newest first, at most `limit`. */

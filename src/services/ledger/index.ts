@@ -69,6 +69,20 @@ export interface EntryFilters {
   per_page: number;
 }
 
+/** The filters of the entry list without paging and sort; an export may leave out the member (every member's entries). */
+export type EntryWhere = Omit<EntryFilters, 'member_id' | 'orderby' | 'order' | 'page' | 'per_page'> & { member_id?: number };
+
+function entryWhere(filters: EntryWhere): ListWhere {
+  for (const c of valuesOf(filters.currency)) currencyExponent(c);
+  return new ListWhere()
+    .eq('e.member_id', filters.member_id)
+    .anyOf('e.type', filters.type)
+    .noneOf('e.type', filters.type_exclude)
+    .anyOf('e.currency', filters.currency)
+    .after('e.created_at', filters.after)
+    .before('e.created_at', filters.before);
+}
+
 export interface MemberFilters {
   member_id?: number;
   search?: string;
@@ -405,23 +419,7 @@ export class LedgerService {
 
   /** Balances per member and currency, with the member's names; filtered, ordered, paged. */
   async listMembers(filters: MemberFilters): Promise<{ items: MemberBalance[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filters.member_id !== undefined) where.push('b.member_id = ?'), params.push(filters.member_id);
-    if (filters.currency) currencyExponent(filters.currency), where.push('b.currency = ?'), params.push(filters.currency);
-    if (filters.min_balance !== undefined) {
-      const min = parseAmount(filters.min_balance, filters.currency ?? this.deps.currency, { allowNegative: true, allowZero: true, field: 'min_balance' });
-      where.push('b.available >= ?');
-      params.push(min);
-    }
-    if (filters.search) {
-      const like = Database.likePrefix(filters.search.trim());
-      // Matching users first (three index range scans), then their balances.
-      where.push(
-        `b.member_id IN (SELECT id FROM users WHERE login LIKE ? ESCAPE '!' UNION SELECT id FROM users WHERE email LIKE ? ESCAPE '!' UNION SELECT id FROM users WHERE display_name LIKE ? ESCAPE '!')`,
-      );
-      params.push(like, like, like);
-    }
+    const { where, params } = this.balanceWhere(filters);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const direction = (filters.order ?? (filters.orderby === 'name' ? 'asc' : 'desc')) === 'asc' ? 'ASC' : 'DESC';
     const orderColumn = { available: 'b.available', pending: 'b.pending', name: 'u.display_name', last_entry_at: 'b.last_entry_at' }[
@@ -445,23 +443,70 @@ export class LedgerService {
     };
   }
 
+  /**
+   * The next `limit` balances of the member list's filters after the key `after` (member id, then
+   * currency), in key order: the keyset walk of an export, one chunk at a time.
+   */
+  async listMembersAfter(
+    filters: Omit<MemberFilters, 'page' | 'per_page' | 'orderby' | 'order'>,
+    after: { member_id: number; currency: string } | null,
+    limit: number,
+  ): Promise<MemberBalance[]> {
+    const { where, params } = this.balanceWhere(filters);
+    if (after) where.push('(b.member_id > ? OR (b.member_id = ? AND b.currency > ?))'), params.push(after.member_id, after.member_id, after.currency);
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${BALANCE_COLUMNS}, u.login, u.display_name, u.email FROM balances b JOIN users u ON u.id = b.member_id
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY b.member_id, b.currency LIMIT ${Math.max(1, Math.floor(limit))}`,
+      params,
+    );
+    return rows.map((r) => ({ ...shapeBalance(r), login: String(r.login), display_name: String(r.display_name), email: String(r.email) }));
+  }
+
+  private balanceWhere(filters: Omit<MemberFilters, 'page' | 'per_page' | 'orderby' | 'order'>): { where: string[]; params: unknown[] } {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filters.member_id !== undefined) where.push('b.member_id = ?'), params.push(filters.member_id);
+    if (filters.currency) currencyExponent(filters.currency), where.push('b.currency = ?'), params.push(filters.currency);
+    if (filters.min_balance !== undefined) {
+      const min = parseAmount(filters.min_balance, filters.currency ?? this.deps.currency, { allowNegative: true, allowZero: true, field: 'min_balance' });
+      where.push('b.available >= ?');
+      params.push(min);
+    }
+    if (filters.search) {
+      const like = Database.likePrefix(filters.search.trim());
+      // Matching users first (three index range scans), then their balances.
+      where.push(
+        `b.member_id IN (SELECT id FROM users WHERE login LIKE ? ESCAPE '!' UNION SELECT id FROM users WHERE email LIKE ? ESCAPE '!' UNION SELECT id FROM users WHERE display_name LIKE ? ESCAPE '!')`,
+      );
+      params.push(like, like, like);
+    }
+    return { where, params };
+  }
+
   /** One member's entries, newest first unless `orderby`/`order` say otherwise. */
   async listEntries(filters: EntryFilters): Promise<{ items: Entry[]; total: number }> {
     await this.requireMember(filters.member_id);
-    for (const c of valuesOf(filters.currency)) currencyExponent(c);
-    const where = new ListWhere()
-      .eq('e.member_id', filters.member_id)
-      .anyOf('e.type', filters.type)
-      .noneOf('e.type', filters.type_exclude)
-      .anyOf('e.currency', filters.currency)
-      .after('e.created_at', filters.after)
-      .before('e.created_at', filters.before);
+    const where = entryWhere(filters);
     const order = orderClause(ENTRY_ORDERBY, filters, 'e.id', { orderby: 'id', order: 'desc' });
     const [rows, count] = await Promise.all([
       this.deps.db.select<Record<string, unknown>>(`SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} ${where.sql} ${order} ${pageClause(filters)}`, where.params),
       this.deps.db.select<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ledger_entries e ${where.sql}`, where.params),
     ]);
     return { items: rows.map((r) => shapeEntry(toEntryRow(r))), total: toInt(count[0].n) };
+  }
+
+  /**
+   * The next `limit` entries of the entry list's filters after id `afterId`, in id order (every
+   * member's when `member_id` is absent): the keyset walk of an export, one chunk at a time.
+   */
+  async listEntriesAfter(filters: EntryWhere, afterId: number, limit: number): Promise<Entry[]> {
+    if (filters.member_id !== undefined && afterId === 0) await this.requireMember(filters.member_id);
+    const where = entryWhere(filters).add('e.id > ?', afterId);
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${ENTRY_COLUMNS} FROM ${ENTRY_FROM} ${where.sql} ORDER BY e.id LIMIT ${Math.max(1, Math.floor(limit))}`,
+      where.params,
+    );
+    return rows.map((r) => shapeEntry(toEntryRow(r)));
   }
 
   async getEntry(id: number): Promise<Entry> {

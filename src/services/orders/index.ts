@@ -407,6 +407,12 @@ export class OrderService {
     return this.reader.list(filters);
   }
 
+  /** The next `limit` orders of the list's filters after id `afterId`, in id order (an export's keyset walk). */
+  listAfter(filters: OrderWhere, afterId: number, limit: number): Promise<Order[]> {
+    checkFilters(filters);
+    return this.reader.listAfter(filters, afterId, limit);
+  }
+
   /** The views row of the list: orders per status (every status, 0 included) under the list's other filters. */
   counts(filters: OrderCountFilters): Promise<StatusCounts> {
     checkFilters(filters);

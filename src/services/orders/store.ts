@@ -431,6 +431,20 @@ export class OrderReader {
     return { items: await this.shape(rows, {}), total: toInt(count[0].n) };
   }
 
+  /**
+   * The next `limit` orders of the filtered list after id `afterId`, in id order, shaped as the
+   * list shows them: the keyset walk of an export, one chunk at a time (never the whole table).
+   */
+  async listAfter(f: OrderWhere, afterId: number, limit: number): Promise<Order[]> {
+    const where = orderWhere(f).add('o.id > ?', afterId);
+    const rows = await this.db.select<Record<string, unknown>>(
+      `SELECT ${ORDER_COLUMNS}, u.login AS member_login, u.display_name AS member_display_name
+       FROM orders o LEFT JOIN users u ON u.id = o.member_id ${where.sql} ORDER BY o.id LIMIT ${Math.max(1, Math.floor(limit))}`,
+      where.params,
+    );
+    return this.shape(rows, {});
+  }
+
   /** Adds the standing credits: one query over the page's cashback and referral entries. */
   private async shape(rows: Record<string, unknown>[], options: { raw?: boolean; t?: Transaction }): Promise<Order[]> {
     const credits = new Map<number, { cashback?: number; referral?: Order['referral'] }>();

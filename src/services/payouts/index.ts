@@ -438,6 +438,16 @@ export class PayoutService {
     return { items: rows.map(shapePayout), total: toInt(count[0].n) };
   }
 
+  /** The next `limit` payouts of the list's filters after id `afterId`, in id order (an export's keyset walk). */
+  async listAfter(filters: PayoutWhere, afterId: number, limit: number): Promise<Payout[]> {
+    const where = payoutWhere(filters).add('p.id > ?', afterId);
+    const rows = await this.deps.db.select<Record<string, unknown>>(
+      `SELECT ${COLUMNS} FROM ${FROM} ${where.sql} ORDER BY p.id LIMIT ${Math.max(1, Math.floor(limit))}`,
+      where.params,
+    );
+    return rows.map(shapePayout);
+  }
+
   /** The views row of the list: payouts per status (every status, 0 included) under the list's other filters. */
   counts(filters: PayoutCountFilters): Promise<StatusCounts> {
     return countByStatus(this.deps.db, 'payouts p', 'p.status', payoutWhere(filters), PAYOUT_STATUSES);
