@@ -282,6 +282,7 @@ describeEachDialect(
         ['region', false],
         ['review_above', false],
         ['payment_terms_days', false],
+        ['cashback_payable', false],
       ]);
     });
   },
