@@ -11,6 +11,7 @@ export const SCHEDULE_NAMES = [
   'claims_poll',
   'claims_export',
   'networks_watchdog',
+  'payouts_batch_status',
 ] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
 /** The schedules that run once per network, and take per-network overrides. */

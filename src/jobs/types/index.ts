@@ -10,6 +10,7 @@ import { pagesBulk } from './pages-bulk.js';
 import { claimsExport } from './claims-export.js';
 import { claimsPoll } from './claims-poll.js';
 import { networksWatchdog } from './networks-watchdog.js';
+import { payoutsBatchStatus } from './payouts-batch-status.js';
 
 export const jobTypes: JobType[] = [
   maintenancePrune,
@@ -22,4 +23,5 @@ export const jobTypes: JobType[] = [
   claimsPoll,
   claimsExport,
   networksWatchdog,
+  payoutsBatchStatus,
 ];
