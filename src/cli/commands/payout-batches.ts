@@ -186,7 +186,7 @@ export async function send(io: Io, id: string, opts: { json?: boolean }): Promis
     const params = await validateInput(payoutSchemas.batchId, { id });
     const { batch } = await ctx.payoutBatches.send(params.id, 'cli');
     if (opts.json) return printJson(io, { batch });
-    io.stdout.write(`batch ${batch.id} ${batch.status}\n`);
+    io.stdout.write(`batch ${batch.id} ${batch.status}${batch.provider_batch_id ? ` (provider batch ${batch.provider_batch_id}, ${batch.provider_status})` : ''}\n`);
   });
 }
 

@@ -446,6 +446,8 @@ export class PayoutBatchService {
     if (batch.status === 'finished' || batch.status === 'cancelled')
       throw new ServiceError('svc_payout_batch_closed', `Payout batch ${id} is ${batch.status}.`, 409, { batch_status: batch.status });
     const channel = this.channelNamed(batch.channel);
+    if (!channel.file && !channel.send)
+      throw new ServiceError('svc_payout_channel_unavailable', `The ${batch.channel} channel cannot send batches.`, 409, { channel: batch.channel });
     if (channel.send && !batch.provider_batch_id) {
       const detail = await this.get(id);
       const items = detail.items.map(({ status: _s, reference: _r, reason: _x, override_note: _o, ...item }) => item);
