@@ -672,7 +672,7 @@ export class PayoutBatchService {
   private channelNamed(name: ChannelName): PayoutChannel {
     if (name === 'csv') return csvChannel;
     const channel = this.deps.channels?.[name];
-    if (!channel) throw new ServiceError('svc_payout_channel_unavailable', `The ${name} channel is not available in this version yet.`, 409, { channel: name });
+    if (!channel) throw new ServiceError('svc_payout_channel_unavailable', `The ${name} channel is not installed.`, 409, { channel: name });
     return channel;
   }
 

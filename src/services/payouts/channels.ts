@@ -60,7 +60,7 @@ export interface PayoutChannel {
   status?(providerBatchId: string): Promise<ProviderBatch & { results: ItemResult[] }>;
 }
 
-/** The channels other than CSV that are installed (SEPA and PayPal join here). */
+/** The channels other than CSV that are installed (src/context.ts installs SEPA and PayPal). */
 export type ExtraChannels = Partial<Record<'sepa' | 'paypal', PayoutChannel>>;
 
 /** Our id for a batch item: unique forever, so a provider never confuses two sends of one payout. */
@@ -97,6 +97,6 @@ export function channelFor(method: string, currency: string, extra: ExtraChannel
     });
   const channel = extra[m];
   if (!channel)
-    throw new ServiceError('svc_payout_channel_unavailable', `Batches of ${m} payouts are not available in this version yet.`, 409, { method, channel: m });
+    throw new ServiceError('svc_payout_channel_unavailable', `Batches of ${m} payouts are not possible: the ${m} channel is not installed.`, 409, { method, channel: m });
   return channel;
 }
