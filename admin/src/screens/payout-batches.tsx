@@ -480,8 +480,8 @@ function BatchPage({ id }: { id: string }) {
         >
           {paypal ? (
             <p>
-              PayPal pays {batch.item_count} payout(s), <Money amount={batch.total} currency={batch.currency} />, from the site's PayPal account. Sending
-              again never pays twice. Once sent, the batch can no longer be cancelled.
+              PayPal pays {batch.item_count} payout(s), <Money amount={batch.total} currency={batch.currency} />, from the site's PayPal account. Sending again
+              never pays twice. Once sent, the batch can no longer be cancelled.
             </p>
           ) : (
             <p>Once the file went to the bank or payment tool, the batch can no longer be cancelled: its results close its payouts.</p>

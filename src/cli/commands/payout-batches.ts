@@ -50,7 +50,11 @@ export function register(payouts: Command, run: Run): void {
     .description("write the batch's file (CSV, or a SEPA batch's pain.001 XML) to --out, or to standard output")
     .option('--out <file>', 'write it here (mode 0600) instead of standard output')
     .action(run(file));
-  batch.command('send <id>').description('send an open batch: a file batch is marked sent (its file taken to the bank), a PayPal batch goes to PayPal').addOption(json()).action(run(send));
+  batch
+    .command('send <id>')
+    .description('send an open batch: a file batch is marked sent (its file taken to the bank), a PayPal batch goes to PayPal')
+    .addOption(json())
+    .action(run(send));
   batch
     .command('paid <id>')
     .description('mark every item still pending paid')
@@ -186,7 +190,9 @@ export async function send(io: Io, id: string, opts: { json?: boolean }): Promis
     const params = await validateInput(payoutSchemas.batchId, { id });
     const { batch } = await ctx.payoutBatches.send(params.id, 'cli');
     if (opts.json) return printJson(io, { batch });
-    io.stdout.write(`batch ${batch.id} ${batch.status}${batch.provider_batch_id ? ` (provider batch ${batch.provider_batch_id}, ${batch.provider_status})` : ''}\n`);
+    io.stdout.write(
+      `batch ${batch.id} ${batch.status}${batch.provider_batch_id ? ` (provider batch ${batch.provider_batch_id}, ${batch.provider_status})` : ''}\n`,
+    );
   });
 }
 

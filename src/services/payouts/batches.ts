@@ -459,10 +459,12 @@ export class PayoutBatchService {
         throw err;
       }
       // Stored first and on its own, so whatever happens next the batch can be followed.
-      await db.execute(
-        'UPDATE payout_batches SET provider_batch_id = ?, provider_status = ?, updated_at = ? WHERE id = ? AND provider_batch_id IS NULL',
-        [sent.provider_batch_id.slice(0, 191), sent.provider_status.slice(0, 32), clock.now(), id],
-      );
+      await db.execute('UPDATE payout_batches SET provider_batch_id = ?, provider_status = ?, updated_at = ? WHERE id = ? AND provider_batch_id IS NULL', [
+        sent.provider_batch_id.slice(0, 191),
+        sent.provider_status.slice(0, 32),
+        clock.now(),
+        id,
+      ]);
       this.deps.logger.info('payouts', 'Payout batch handed to the provider', {
         batch_id: id,
         channel: batch.channel,
@@ -520,7 +522,11 @@ export class PayoutBatchService {
    * svc_sepa_report_invalid (not a readable report), 409 svc_payout_report_mismatch (the report
    * answers another file than this batch's), and applyResults' refusals.
    */
-  async applyReport(id: number, xml: string, actor: string): Promise<ResultsOutcome & { report: { original_msg_id: string; version: string; group_status: string | null } }> {
+  async applyReport(
+    id: number,
+    xml: string,
+    actor: string,
+  ): Promise<ResultsOutcome & { report: { original_msg_id: string; version: string; group_status: string | null } }> {
     const batch = await this.readBatch(id);
     if (batch.channel !== 'sepa')
       throw new ServiceError('svc_payout_report_mismatch', `Payout batch ${id} is a ${batch.channel} batch; a pain.002 report answers a SEPA batch.`, 409, {

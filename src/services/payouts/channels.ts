@@ -97,6 +97,9 @@ export function channelFor(method: string, currency: string, extra: ExtraChannel
     });
   const channel = extra[m];
   if (!channel)
-    throw new ServiceError('svc_payout_channel_unavailable', `Batches of ${m} payouts are not possible: the ${m} channel is not installed.`, 409, { method, channel: m });
+    throw new ServiceError('svc_payout_channel_unavailable', `Batches of ${m} payouts are not possible: the ${m} channel is not installed.`, 409, {
+      method,
+      channel: m,
+    });
   return channel;
 }

@@ -43,10 +43,10 @@ export function paypalChannel(settings: Pick<PayPalSettings, 'client'>): PayoutC
           if ('reason' in to)
             throw new ServiceError('svc_paypal_item_invalid', `Payout ${i.payout_id} cannot go by PayPal: ${to.reason}`, 409, { payout_id: i.payout_id });
           return {
-          sender_item_id: i.item_ref,
-          receiver: to.receiver,
-          amount: { value: i.amount, currency: i.currency },
-          note: `Payout ${i.payout_id}`,
+            sender_item_id: i.item_ref,
+            receiver: to.receiver,
+            amount: { value: i.amount, currency: i.currency },
+            note: `Payout ${i.payout_id}`,
           };
         }),
         { requestId: id, emailSubject: 'You have a payout' },

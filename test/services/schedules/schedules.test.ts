@@ -332,7 +332,18 @@ describeEachDialect(
       await expect(s.run('nightly', {}, 'cli')).rejects.toMatchObject({
         code: 'svc_unknown_schedule',
         status: 404,
-        data: { schedules: ['advertisers_sync', 'orders_poll', 'coupons_refresh', 'claims_poll', 'claims_export', 'networks_watchdog', 'payouts_batch_status', 'maintenance_prune'] },
+        data: {
+          schedules: [
+            'advertisers_sync',
+            'orders_poll',
+            'coupons_refresh',
+            'claims_poll',
+            'claims_export',
+            'networks_watchdog',
+            'payouts_batch_status',
+            'maintenance_prune',
+          ],
+        },
       });
       await expect(s.run('maintenance_prune', { network: 'one' }, 'cli')).rejects.toMatchObject({ code: 'svc_schedule_not_per_network', status: 400 });
       await expect(s.run('orders_poll', { network: 'ghost' }, 'cli')).rejects.toMatchObject({ code: 'svc_network_not_found', status: 404 });
