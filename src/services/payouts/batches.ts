@@ -448,7 +448,9 @@ export class PayoutBatchService {
     const channel = this.channelNamed(batch.channel);
     if (!channel.file && !channel.send)
       throw new ServiceError('svc_payout_channel_unavailable', `The ${batch.channel} channel cannot send batches.`, 409, { channel: batch.channel });
-    if (channel.send && !batch.provider_batch_id) {
+    // Only an open batch goes to the provider: a sent one without a provider id had its results
+    // applied by hand (an uploaded file), and sending it now could pay those payouts again.
+    if (channel.send && batch.status === 'open' && !batch.provider_batch_id) {
       const detail = await this.get(id);
       const items = detail.items.map(({ status: _s, reference: _r, reason: _x, override_note: _o, ...item }) => item);
       let sent: { provider_batch_id: string; provider_status: string };

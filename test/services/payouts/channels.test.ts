@@ -190,6 +190,21 @@ describeEachDialect(
       expect((resent.result as Json).batch).toMatchObject({ status: 'sent', provider_batch_id: earlier.payout_batch_id });
       expect(sendersOf(three.id)).toHaveLength(1);
 
+      // A PayPal batch whose results were applied by hand is never handed to PayPal afterwards;
+      // and it takes no pain.002.
+      const four = await make('manual');
+      const manual = await ctx.payoutBatches.get(four.id);
+      await ctx.payoutBatches.applyResults(four.id, [{ item_ref: manual.items[0].item_ref, outcome: 'paid', reference: 'by hand' }], 'test');
+      const calls = fx.requests.length;
+      expect((await ctx.payoutBatches.send(four.id, 'test')).batch).toMatchObject({ status: 'sent', provider_batch_id: null });
+      expect(fx.requests.length).toBe(calls);
+      expect(sendersOf(four.id)).toEqual([]);
+      await expect(ctx.payoutBatches.applyUpload(four.id, { pain002: REPORT }, 'test')).rejects.toMatchObject({
+        code: 'svc_payout_report_mismatch',
+        status: 409,
+      });
+      await ctx.payoutBatches.applyResults(four.id, [{ item_ref: manual.items[1].item_ref, outcome: 'failed', reason: 'by hand' }], 'test');
+
       expect(paidTwice()).toEqual([]);
       // Each batch is followed to the end; every payout closes once.
       fx.settleAfterReads = 0;
