@@ -452,7 +452,9 @@ export class PayoutBatchService {
     // applied by hand (an uploaded file), and sending it now could pay those payouts again.
     if (channel.send && batch.status === 'open' && !batch.provider_batch_id) {
       const detail = await this.get(id);
-      const items = detail.items.map(({ status: _s, reference: _r, reason: _x, override_note: _o, ...item }) => item);
+      // Only the payouts still pending: one closed meanwhile (cancelled at its member's erasure) is not paid.
+      const items = detail.items.filter((i) => i.status === 'pending').map(({ status: _s, reference: _r, reason: _x, override_note: _o, ...item }) => item);
+      if (items.length === 0) throw new ServiceError('svc_payout_batch_empty', `Payout batch ${id} has no pending payout left to send.`, 409, { batch_id: id });
       let sent: { provider_batch_id: string; provider_status: string };
       try {
         sent = await channel.send({ id, currency: batch.currency }, items);

@@ -33,24 +33,16 @@ export function paypalChannel(settings: Pick<PayPalSettings, 'client'>): PayoutC
       return 'reason' in to ? to.reason : null;
     },
     async send(batch, items) {
+      const payItems = items.map((i) => {
+        const to = paypalReceiver(i.details);
+        // The batch held such an item out when it was made; its details were changed since.
+        if ('reason' in to)
+          throw new ServiceError('svc_paypal_item_invalid', `Payout ${i.payout_id} cannot go by PayPal: ${to.reason}`, 409, { payout_id: i.payout_id });
+        return { sender_item_id: i.item_ref, receiver: to.receiver, amount: { value: i.amount, currency: i.currency }, note: `Payout ${i.payout_id}` };
+      });
       const client = await settings.client();
       const id = paypalSenderBatchId(batch.id);
-      const created = await client.createBatch(
-        id,
-        items.map((i) => {
-          const to = paypalReceiver(i.details);
-          // The batch held such an item out when it was made; payout details do not change after.
-          if ('reason' in to)
-            throw new ServiceError('svc_paypal_item_invalid', `Payout ${i.payout_id} cannot go by PayPal: ${to.reason}`, 409, { payout_id: i.payout_id });
-          return {
-            sender_item_id: i.item_ref,
-            receiver: to.receiver,
-            amount: { value: i.amount, currency: i.currency },
-            note: `Payout ${i.payout_id}`,
-          };
-        }),
-        { requestId: id, emailSubject: 'You have a payout' },
-      );
+      const created = await client.createBatch(id, payItems, { requestId: id, emailSubject: 'You have a payout' });
       return { provider_batch_id: created.payout_batch_id, provider_status: created.batch_status };
     },
     async status(providerBatchId) {

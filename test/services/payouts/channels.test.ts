@@ -215,6 +215,24 @@ describeEachDialect(
       expect(paidTwice()).toEqual([]);
     });
 
+    it('sends nothing when a payout of the batch has lost its e-mail address since: 409 svc_paypal_item_invalid', async () => {
+      const { ctx } = use();
+      await configurePayPal();
+      const a = await payout('10.00', 'paypal', (n) => `changed${n}@example.com`);
+      const { batch } = await ctx.payoutBatches.create({ payout_ids: [a.payout.id] }, 'test');
+      // Not something the API allows: the database changed under the batch.
+      await ctx.db.execute('UPDATE payouts SET details = ? WHERE id = ?', ['no address', a.payout.id]);
+      const calls = fx.requests.length;
+      await expect(ctx.payoutBatches.send(batch.id, 'test')).rejects.toMatchObject({
+        code: 'svc_paypal_item_invalid',
+        status: 409,
+        data: { payout_id: a.payout.id },
+      });
+      expect(fx.requests.length).toBe(calls);
+      expect(await ctx.payoutBatches.get(batch.id)).toMatchObject({ batch: { status: 'open', provider_batch_id: null } });
+      await ctx.payoutBatches.cancel(batch.id, 'test');
+    });
+
     it('compares SEPA destinations by the IBAN, however written', () => {
       const key = 'DE89370400440532013000';
       expect(destinationKey('IBAN: DE89 3704 0044 0532 0130 00, BIC: COBADEFFXXX')).toBe(key);
