@@ -484,8 +484,9 @@ export class PayoutBatchService {
         await once.record({ batch: await this.readBatch(id, t) }, t);
       });
     } else await db.transaction((t) => this.markSent(id, actor, t));
-    if (channel.status) await this.queueFollowUp(id, actor);
-    return { batch: await this.readBatch(id) };
+    const now = await this.readBatch(id);
+    if (channel.status && now.status === 'sent' && now.provider_batch_id) await this.queueFollowUp(id, actor);
+    return { batch: now };
   }
 
   /**
