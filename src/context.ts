@@ -99,7 +99,7 @@ import { ExportService } from './services/exports/index.js';
 import { join } from 'node:path';
 import { OverviewService } from './services/overview/index.js';
 import { PageService } from './services/pages/index.js';
-import { PayoutBatchService, PayoutService, PayPalSettings, SepaSettingsStore } from './services/payouts/index.js';
+import { PayoutBatchService, PayoutService, paypalChannel, PayPalSettings, sepaChannel, SepaSettingsStore } from './services/payouts/index.js';
 import { MemberDataService } from './services/members/index.js';
 import { ReferralService } from './services/referrals/index.js';
 import { deriveKeys, SecretBox, type Keys } from './keys.js';
@@ -235,7 +235,6 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
   const sepaSettings = new SepaSettingsStore({ settings, logger });
   const paypal = new PayPalSettings({ settings, keys, secrets, logger, guard: outbound, clock });
-  const payoutBatches = new PayoutBatchService({ db, clock, logger, events, payouts, currency: config.currency });
   // The read models other domains show (see the header): read-only, before the services using them.
   const orderCounts = new OrderCounts({ db });
   const advertiserCounts = new AdvertiserCounts({ db });
@@ -253,6 +252,16 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
     maxAttempts: config.jobs.max_attempts,
     secrets,
     events,
+  });
+  const payoutBatches = new PayoutBatchService({
+    db,
+    clock,
+    logger,
+    events,
+    payouts,
+    currency: config.currency,
+    channels: { sepa: sepaChannel(sepaSettings), paypal: paypalChannel(paypal) },
+    jobs,
   });
   const networks = new NetworkService({
     db,

@@ -12,6 +12,7 @@ export const SCHEDULE_NAMES = [
   'claims_export',
   'networks_watchdog',
   'networks_payments',
+  'payouts_batch_status',
 ] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
 /** The schedules that run once per network, and take per-network overrides. */

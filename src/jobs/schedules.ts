@@ -30,6 +30,11 @@ export const scheduleDefinitions: ScheduleDefinition[] = [
     description: "Check each enabled network's intake, syncs, polls and logins against what is normal for it, and alarm once when one falls silent.",
   },
   {
+    name: 'payouts_batch_status',
+    job: 'payouts.batch_status',
+    description: 'Read sent PayPal payout batches back and apply the results of items PayPal has settled since.',
+  },
+  {
     name: 'maintenance_prune',
     job: 'maintenance.prune',
     description: 'Delete logs, postback records, finished jobs, schedule runs and idempotency keys past retention.',

@@ -2,7 +2,10 @@
 // batches, a new batch made from a filter after a preview that shows the payout held out for a
 // shared destination and names the other member, the batch's page with its items and the held
 // payout, the CSV downloaded through the API, and a result CSV uploaded: one payout paid, the other
-// cancelled and credited back once.
+// cancelled and credited back once. And a SEPA batch: its pain.001 downloaded, the bank's pain.002
+// pasted in, the rejected payout credited back.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser, openPage, screenshot, seriousViolations, signInWithKeyboard } from '../helpers/browser.js';
@@ -75,6 +78,66 @@ describeDaemon('the admin screens: payout batches', (use, dialect) => {
     expect((await d.api('GET', `/payouts/${pa.id}`)).body).toMatchObject({ status: 'pending', batch_id: null });
     expect((await d.api('GET', `/payouts/${pb.id}`)).body).toMatchObject({ status: 'pending', batch_id: null });
     expect((await d.ctx.ledger.balanceOf(cid.id, 'USD')).available).toBe('100.00');
+    expect(await d.ctx.ledger.verify()).toEqual([]);
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it("downloads a SEPA batch's pain.001 and applies the bank's pain.002 pasted in", async () => {
+    const d = use();
+    await d.ctx.sepaSettings.configure({ name: 'Cashtrack Ltd', iban: 'DE02120300000000202051' }, 'test');
+    const member = async (login: string, details: string) => {
+      const u = await d.ctx.users.create({ login, email: `${login}@example.com`, display_name: `${login} Payee`, role: 'member' });
+      await d.ctx.ledger.adjust({ member_id: u.id, type: 'credit', amount: '100.00', currency: 'EUR', note: 'earned' }, 'test');
+      const { payout } = await d.ctx.payouts.create({ member_id: u.id, amount: '40.00', method: 'sepa', currency: 'EUR', details }, 'test');
+      return { u, payout };
+    };
+    const dan = await member('dan', 'NL91 ABNA 0417 1643 00');
+    const eve = await member('eve', 'AT61 1904 3002 3457 3201');
+    const fay = await member('fay', 'BE68 5390 0754 7034');
+    const made = await d.api('POST', '/payouts/batches', { method: 'sepa', currency: 'EUR' });
+    expect(made.status).toBe(201);
+    const batchId = (made.body as { batch: { id: number } }).batch.id;
+    const refs = [dan, eve, fay].map((m) => `${batchId}-${m.payout.id}`);
+
+    const { page, foreign, errors, context } = await openPage(browser, d.url);
+    await signInWithKeyboard(page, d.url, 'e2e-admin', 'correct horse battery');
+    await page.goto(`${d.url}/admin/payouts/batches/${batchId}`);
+    await page.getByRole('heading', { level: 1, name: `Payout batch #${batchId}` }).waitFor();
+    const downloading = page.waitForEvent('download');
+    await page.getByRole('button', { name: `Download cashtrack-batch-${batchId}.xml` }).click();
+    const file = await downloading;
+    let xml = '';
+    for await (const chunk of await file.createReadStream()) xml += String(chunk);
+    expect(xml).toContain(`<MsgId>CASHTRACK-BATCH-${batchId}</MsgId>`);
+    expect(xml).toContain(`<EndToEndId>${refs[1]}</EndToEndId>`);
+    await page.getByRole('button', { name: 'Mark sent' }).click();
+    await page
+      .getByRole('dialog', { name: `Mark batch #${batchId} sent` })
+      .getByRole('button', { name: 'Mark sent' })
+      .click();
+    await page.locator('.components-notice').getByText(`Batch #${batchId} is sent.`).waitFor();
+
+    const report = readFileSync(join(import.meta.dirname, '../fixtures/iso20022/pain.002.001.10-one-rejected.xml'), 'utf8')
+      .replaceAll('CASHTRACK-BATCH-12', `CASHTRACK-BATCH-${batchId}`)
+      .replaceAll('B12-P7', refs[0])
+      .replaceAll('B12-P8', refs[1])
+      .replaceAll('B12-P9', refs[2]);
+    await page.getByRole('button', { name: 'Upload results' }).click();
+    const upload = page.getByRole('dialog', { name: `Upload results of batch #${batchId}` });
+    await upload.getByText('pain.002').first().waitFor();
+    await upload.getByLabel('Or paste the CSV or the pain.002').fill(report);
+    await upload.getByRole('button', { name: 'Apply the results' }).click();
+    await page.locator('.components-notice').getByText(`Batch #${batchId} is finished: 3 payout(s) closed now, 2 paid, 1 failed, 0 pending.`).waitFor();
+    await screenshot(page, `payout-batch-sepa-${dialect}`);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect((await d.api('GET', `/payouts/${eve.payout.id}`)).body).toMatchObject({
+      status: 'cancelled',
+      reason: 'AC04 (closed account): Konto erloschen & aufgeloest',
+    });
+    expect((await d.ctx.ledger.balanceOf(eve.u.id, 'EUR')).available).toBe('100.00');
+    expect((await d.ctx.ledger.balanceOf(dan.u.id, 'EUR')).available).toBe('60.00');
     expect(await d.ctx.ledger.verify()).toEqual([]);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);

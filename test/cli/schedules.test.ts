@@ -33,11 +33,12 @@ for (const dialect of dialects) {
         ['claims_poll', false],
         ['claims_export', false],
         ['networks_watchdog', false],
+        ['payouts_batch_status', false],
         ['maintenance_prune', true],
         ['networks_payments', false],
       ]);
       // Every six hours in Tokyo (UTC+9): 03:00, 09:00, 15:00 or 21:00 UTC.
-      expect(new Date(json[6].next_due).getUTCHours() % 6).toBe(3);
+      expect(new Date(json[7].next_due).getUTCHours() % 6).toBe(3);
     });
 
     it('runs a schedule now, then skips it while its job is queued, and shows the last run', async () => {
@@ -95,7 +96,7 @@ for (const dialect of dialects) {
       const unknown = await runCli(['schedules', 'run', 'nightly'], { db });
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(
-        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, claims_poll, claims_export, networks_watchdog, maintenance_prune, networks_payments\)\./,
+        /^svc_unknown_schedule: There is no schedule "nightly" \(schedules: advertisers_sync, orders_poll, coupons_refresh, claims_poll, claims_export, networks_watchdog, payouts_batch_status, maintenance_prune, networks_payments\)\./,
       );
       const json = await runCli(['schedules', 'run', 'maintenance_prune', '--network', 'awin', '--json'], { db });
       expect(json.code).toBe(1);

@@ -9,7 +9,7 @@ const load = (env: Record<string, string> = {}, overrides: Record<string, unknow
   loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), ...env }, overrides });
 
 describe('schedule configuration', () => {
-  it('runs every schedule by default: sync daily, polling hourly, coupons every 12 hours, pruning daily, claims polled every 4 hours and exported daily, payments statements read daily, in UTC with catch-up; the watchdog every 5 minutes without', () => {
+  it('runs every schedule by default: sync daily, polling hourly, coupons every 12 hours, pruning daily, claims polled every 4 hours and exported daily, payments statements read daily, in UTC with catch-up; the watchdog every 5 minutes without; sent PayPal batches read every 10 minutes', () => {
     const { schedules } = load();
     expect(schedules).toEqual({
       advertisers_sync: { cron: '23 4 * * *', timezone: 'UTC', enabled: true, catch_up: true, networks: {} },
@@ -20,9 +20,20 @@ describe('schedule configuration', () => {
       claims_export: { cron: '45 5 * * *', timezone: 'UTC', enabled: true, catch_up: true },
       networks_watchdog: { cron: '*/5 * * * *', timezone: 'UTC', enabled: true, catch_up: false },
       networks_payments: { cron: '37 5 * * *', timezone: 'UTC', enabled: true, catch_up: true, networks: {} },
+      payouts_batch_status: { cron: '*/10 * * * *', timezone: 'UTC', enabled: true, catch_up: true },
     });
     // Tests switch them off: nothing fires behind a test's back.
-    expect(Object.values(load({ CASHTRACK_ENV: 'test' }).schedules).map((s) => s.enabled)).toEqual([false, false, false, false, false, false, false, false]);
+    expect(Object.values(load({ CASHTRACK_ENV: 'test' }).schedules).map((s) => s.enabled)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('takes CASHTRACK_SCHEDULE_<NAME>_* variables for each schedule', () => {

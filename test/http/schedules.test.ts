@@ -30,6 +30,7 @@ describeEachDialect(
         'claims_poll',
         'claims_export',
         'networks_watchdog',
+        'payouts_batch_status',
         'maintenance_prune',
         'networks_payments',
       ]);

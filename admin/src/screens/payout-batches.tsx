@@ -1,7 +1,8 @@
 // Payout batches (reached from the Payouts screen): the list of batches, a new batch made from a
 // filter after a preview of what goes and what is held out and why, and a batch's page with its
-// items, the held payouts, the file to download, and the ways results come back (mark all paid,
-// upload the bank's result CSV), each in an ActionModal.
+// items, the held payouts, the file to download (CSV, SEPA pain.001), and the ways results come
+// back (mark all paid, upload the bank's result CSV or pain.002; a PayPal batch is sent to PayPal
+// and its results read back by the payouts.batch_status job), each in an ActionModal.
 import { Button, Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, TextControl } from '@wordpress/components';
 import type { Field } from '@wordpress/dataviews';
 import apiFetch from '@wordpress/api-fetch';
@@ -28,6 +29,8 @@ export interface PayoutBatch {
   pending_count: number;
   note: string | null;
   file_name: string | null;
+  provider_batch_id: string | null;
+  provider_status: string | null;
   actor: string;
   created_at: string;
   sent_at: string | null;
@@ -238,7 +241,8 @@ function CreateBatchModal({ onClose }: { onClose: () => void }) {
       {preview ? (
         <div className="ct-batch-preview">
           <p>
-            {preview.item_count} payout(s) go, <Money amount={preview.total} currency={preview.currency} />, as a {preview.channel} file.
+            {preview.item_count} payout(s) go, <Money amount={preview.total} currency={preview.currency} />,{' '}
+            {preview.channel === 'paypal' ? 'through PayPal Payouts' : `as a ${preview.channel === 'sepa' ? 'SEPA pain.001' : 'CSV'} file`}.
           </p>
           {preview.held.length ? (
             <>
@@ -329,6 +333,8 @@ function BatchPage({ id }: { id: string }) {
   if (!detail) return <Spinner />;
   const { batch, items, held } = detail;
   const live = batch.status === 'open' || batch.status === 'sent';
+  // A PayPal batch's results come from PayPal (the payouts.batch_status job), not from finance.
+  const paypal = batch.channel === 'paypal';
   const done = (text: string) => {
     setOpen(null);
     say.success(text);
@@ -370,6 +376,16 @@ function BatchPage({ id }: { id: string }) {
                 <th>Sent</th>
                 <td>{when(batch.sent_at)}</td>
               </tr>
+              {batch.channel === 'paypal' ? (
+                <tr>
+                  <th>PayPal</th>
+                  <td>
+                    {batch.provider_batch_id
+                      ? `Batch ${batch.provider_batch_id}, ${batch.provider_status ?? 'status unknown'}; results are read every 10 minutes until every item is final.`
+                      : 'Not sent to PayPal yet.'}
+                  </td>
+                </tr>
+              ) : null}
               <tr>
                 <th>Finished</th>
                 <td>{when(batch.finished_at ?? batch.cancelled_at)}</td>
@@ -388,10 +404,10 @@ function BatchPage({ id }: { id: string }) {
             ) : null}
             {batch.status === 'open' ? (
               <Button __next40pxDefaultSize variant="secondary" onClick={() => setOpen('send')}>
-                Mark sent
+                {paypal ? 'Send to PayPal' : 'Mark sent'}
               </Button>
             ) : null}
-            {live ? (
+            {live && !paypal ? (
               <>
                 <Button __next40pxDefaultSize variant="primary" onClick={() => setOpen('paid')}>
                   Mark paid
@@ -450,13 +466,26 @@ function BatchPage({ id }: { id: string }) {
       )}
       {open === 'send' ? (
         <ActionModal<{ batch: PayoutBatch }>
-          title={`Mark batch #${batch.id} sent`}
-          submitLabel="Mark sent"
+          title={paypal ? `Send batch #${batch.id} to PayPal` : `Mark batch #${batch.id} sent`}
+          submitLabel={paypal ? 'Send to PayPal' : 'Mark sent'}
           request={() => ({ path: `/payouts/batches/${batch.id}/send` })}
-          onDone={(r) => done(`Batch #${r.batch.id} is sent.`)}
+          onDone={(r) =>
+            done(
+              r.batch.provider_batch_id
+                ? `Batch #${r.batch.id} went to PayPal (batch ${r.batch.provider_batch_id}, ${r.batch.provider_status}); its results are read back shortly.`
+                : `Batch #${r.batch.id} is sent.`,
+            )
+          }
           onClose={() => setOpen(null)}
         >
-          <p>Once the file went to the bank or payment tool, the batch can no longer be cancelled: its results close its payouts.</p>
+          {paypal ? (
+            <p>
+              PayPal pays {batch.item_count} payout(s), <Money amount={batch.total} currency={batch.currency} />, from the site's PayPal account. Sending again
+              never pays twice. Once sent, the batch can no longer be cancelled.
+            </p>
+          ) : (
+            <p>Once the file went to the bank or payment tool, the batch can no longer be cancelled: its results close its payouts.</p>
+          )}
         </ActionModal>
       ) : null}
       {open === 'paid' ? (
@@ -490,19 +519,30 @@ function BatchPage({ id }: { id: string }) {
         >
           <p>
             A CSV with a header row: <code>item_ref</code> (or <code>payout_id</code>), <code>status</code> (paid or failed), and optionally{' '}
-            <code>reference</code> and <code>reason</code>. Failed payouts are cancelled and their amounts credited back; a result applied twice changes
-            nothing.
+            <code>reference</code> and <code>reason</code>
+            {batch.channel === 'sepa' ? (
+              <>
+                ; or the bank's <code>pain.002</code> status report (XML)
+              </>
+            ) : null}
+            . Failed payouts are cancelled and their amounts credited back; a result applied twice changes nothing.
           </p>
           <input
             type="file"
-            accept=".csv,text/csv"
+            accept={batch.channel === 'sepa' ? '.csv,text/csv,.xml,application/xml,text/xml' : '.csv,text/csv'}
             aria-label="Result file"
             onChange={(e) => {
               const f = e.target.files?.[0];
               if (f) void f.text().then(setCsv);
             }}
           />
-          <TextareaControl __nextHasNoMarginBottom label="Or paste the CSV" value={csv} onChange={setCsv} rows={5} />
+          <TextareaControl
+            __nextHasNoMarginBottom
+            label={batch.channel === 'sepa' ? 'Or paste the CSV or the pain.002' : 'Or paste the CSV'}
+            value={csv}
+            onChange={setCsv}
+            rows={5}
+          />
         </ActionModal>
       ) : null}
       {open === 'cancel' ? (

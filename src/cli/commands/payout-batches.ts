@@ -47,10 +47,14 @@ export function register(payouts: Command, run: Run): void {
   batch.command('show <id>').description('one batch with its items and held payouts').addOption(json()).action(run(show));
   batch
     .command('file <id>')
-    .description("write the batch's file (CSV) to --out, or to standard output")
+    .description("write the batch's file (CSV, or a SEPA batch's pain.001 XML) to --out, or to standard output")
     .option('--out <file>', 'write it here (mode 0600) instead of standard output')
     .action(run(file));
-  batch.command('send <id>').description('mark an open batch sent (its file taken to the bank)').addOption(json()).action(run(send));
+  batch
+    .command('send <id>')
+    .description('send an open batch: a file batch is marked sent (its file taken to the bank), a PayPal batch goes to PayPal')
+    .addOption(json())
+    .action(run(send));
   batch
     .command('paid <id>')
     .description('mark every item still pending paid')
@@ -59,7 +63,7 @@ export function register(payouts: Command, run: Run): void {
     .action(run(paid));
   batch
     .command('results <id> <file>')
-    .description('apply a result CSV (item_ref or payout_id, status paid|failed, reference, reason)')
+    .description("apply a result CSV (item_ref or payout_id, status paid|failed, reference, reason), or a SEPA batch's pain.002 status report (XML)")
     .addOption(json())
     .action(run(results));
   batch.command('cancel <id>').description('cancel a batch not yet sent: its payouts leave it, still pending').addOption(json()).action(run(cancel));
@@ -186,7 +190,9 @@ export async function send(io: Io, id: string, opts: { json?: boolean }): Promis
     const params = await validateInput(payoutSchemas.batchId, { id });
     const { batch } = await ctx.payoutBatches.send(params.id, 'cli');
     if (opts.json) return printJson(io, { batch });
-    io.stdout.write(`batch ${batch.id} ${batch.status}\n`);
+    io.stdout.write(
+      `batch ${batch.id} ${batch.status}${batch.provider_batch_id ? ` (provider batch ${batch.provider_batch_id}, ${batch.provider_status})` : ''}\n`,
+    );
   });
 }
 
@@ -219,7 +225,7 @@ export async function results(io: Io, id: string, path: string, opts: { json?: b
   await withContext(io, async (ctx) => {
     const params = await validateInput(payoutSchemas.batchId, { id });
     const payload = await validateInput(payoutSchemas.batchResults, { csv: text });
-    const outcome = await ctx.payoutBatches.applyResults(params.id, ctx.payoutBatches.parseResultsCsv(params.id, payload.csv), 'cli');
+    const outcome = await ctx.payoutBatches.applyUpload(params.id, payload, 'cli');
     if (opts.json) return printJson(io, outcome);
     printOutcome(io, outcome);
   });

@@ -151,9 +151,11 @@ export const payoutsRoutes: RouteDef[] = [
     method: 'POST',
     path: '/payouts/batches/{id}/send',
     auth: 'manage_options',
-    description: 'Mark an open batch sent (its file taken to the bank or tool).',
+    idempotent: true,
+    description:
+      'Send an open batch: a file batch is marked sent (its file taken to the bank or tool); a PayPal batch is handed to PayPal (never paid twice, however often sent) and followed by the payouts.batch_status job.',
     validate: { params: payoutSchemas.batchId, payload: none() },
-    handler: ({ params, actor }, ctx) => ctx.payoutBatches.send(params.id, actor),
+    handler: ({ params, actor, idempotency }, ctx) => ctx.payoutBatches.send(params.id, actor, idempotency?.once(200)),
   }),
   route({
     id: 'payouts.batches.paid',
@@ -170,9 +172,9 @@ export const payoutsRoutes: RouteDef[] = [
     path: '/payouts/batches/{id}/results',
     auth: 'manage_options',
     description:
-      'Apply a result CSV (item_ref or payout_id, status paid|failed, reference, reason): paid items close paid, failed ones are cancelled and credited back, once each.',
+      "Apply a result CSV (item_ref or payout_id, status paid|failed, reference, reason) or a SEPA batch's pain.002 status report: paid items close paid, failed ones are cancelled and credited back, once each.",
     validate: { params: payoutSchemas.batchId, payload: payoutSchemas.batchResults },
-    handler: ({ params, payload, actor }, ctx) => ctx.payoutBatches.applyResults(params.id, ctx.payoutBatches.parseResultsCsv(params.id, payload.csv), actor),
+    handler: ({ params, payload, actor }, ctx) => ctx.payoutBatches.applyUpload(params.id, payload, actor),
   }),
   route({
     id: 'payouts.batches.cancel',

@@ -12,6 +12,7 @@ import { claimsPoll } from './claims-poll.js';
 import { networksWatchdog } from './networks-watchdog.js';
 import { networksPayments } from './networks-payments.js';
 import { exportsRun } from './exports-run.js';
+import { payoutsBatchStatus } from './payouts-batch-status.js';
 
 export const jobTypes: JobType[] = [
   maintenancePrune,
@@ -26,4 +27,5 @@ export const jobTypes: JobType[] = [
   networksWatchdog,
   networksPayments,
   exportsRun,
+  payoutsBatchStatus,
 ];

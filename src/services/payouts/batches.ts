@@ -16,10 +16,23 @@ import { ServiceError } from '../../errors.js';
 import { HOOKS } from '../../hooks/index.js';
 import { currencyExponent, formatAmount, toMinor } from '../../money.js';
 import type { Once } from '../idempotency/index.js';
+import type { JobService } from '../jobs/index.js';
 import type { LogService } from '../logs/index.js';
 import type { WebhookEvents } from '../webhooks/index.js';
-import { channelFor, csvChannel, itemRef, type BatchItem, type ChannelName, type ExtraChannels, type ItemResult, type PayoutChannel } from './channels.js';
+import {
+  channelFor,
+  csvChannel,
+  itemRef,
+  type BatchFile,
+  type BatchItem,
+  type ChannelName,
+  type ExtraChannels,
+  type ItemResult,
+  type PayoutChannel,
+} from './channels.js';
 import type { PayoutService, PayoutStatus } from './index.js';
+import { sepaIbanOf, sepaMessageId } from './sepa.js';
+import { pain002 } from './sepa-report.js';
 import { parse } from 'csv-parse/sync';
 
 export const BATCH_STATUSES = ['open', 'sent', 'finished', 'cancelled'] as const;
@@ -153,6 +166,17 @@ export interface PayoutBatchServiceDeps {
   currency: string;
   /** The channels other than CSV that are installed. */
   channels?: ExtraChannels;
+  /** Where a sent API batch's `payouts.batch_status` job is queued. */
+  jobs?: Pick<JobService, 'enqueue'>;
+}
+
+/** The job that reads a sent API batch's results back (src/jobs/types/payouts-batch-status.ts). */
+export const BATCH_STATUS_JOB = 'payouts.batch_status';
+
+/** What following a sent API batch did. */
+export interface FollowOutcome extends ResultsOutcome {
+  /** Whether every item is final now (the batch is finished). */
+  done: boolean;
 }
 
 /** A payout as a batch plans it. */
@@ -162,12 +186,15 @@ interface Candidate extends Omit<BatchItem, 'item_ref'> {
 }
 
 /**
- * A destination as compared between members: an e-mail address lower-cased, anything else (an
- * IBAN, an account number) without spaces and upper-cased. Null when there is none.
+ * A destination as compared between members: an e-mail address lower-cased; SEPA details (an IBAN
+ * in print or electronic format, with a BIC or a name, or as JSON) by the IBAN in electronic
+ * format; anything else (an account number) without spaces and upper-cased. Null when there is none.
  */
 export function destinationKey(details: string | null): string | null {
   const text = details?.trim();
   if (!text) return null;
+  const iban = sepaIbanOf(text);
+  if (iban) return iban;
   return text.includes('@') ? text.toLowerCase() : text.replace(/\s+/g, '').toUpperCase();
 }
 
@@ -314,7 +341,7 @@ export class PayoutBatchService {
           t,
         );
         // A file channel makes its file now, so a batch whose file cannot be made is not made.
-        const file = plan.channel.file?.(
+        const file = await plan.channel.file?.(
           { id, created_at: now.toISOString(), currency: plan.currency },
           plan.items.map((c) => asItem(c, id)),
         );
@@ -394,7 +421,7 @@ export class PayoutBatchService {
   }
 
   /** The file finance downloads (file channels). 404 svc_payout_batch_not_found, 409 svc_payout_batch_cancelled / svc_payout_batch_no_file. */
-  async file(id: number): Promise<{ name: string; type: string; body: string }> {
+  async file(id: number): Promise<BatchFile> {
     const detail = await this.get(id);
     const { batch } = detail;
     if (batch.status === 'cancelled') throw new ServiceError('svc_payout_batch_cancelled', `Payout batch ${id} was cancelled; it has no file.`, 409);
@@ -405,17 +432,126 @@ export class PayoutBatchService {
   }
 
   /**
-   * Marks an open batch sent (file channels: finance has taken the file to its bank or tool). A
-   * sent batch answers as it is. 409 svc_payout_batch_closed for a finished or cancelled one.
+   * Sends an open batch. File channels: marks it sent (finance has taken the file to its bank or
+   * tool). API channels (PayPal): hands the items to the provider, stores the provider's batch id
+   * and status as soon as they are known, marks the batch sent and queues its `payouts.batch_status`
+   * job. Sending again (a retry, a second click, a send whose answer was lost) never pays twice:
+   * the provider knows the batch by an id made from ours and answers the batch it already has. A
+   * sent batch answers as it is. 409 svc_payout_batch_closed for a finished or cancelled one; the
+   * provider's errors (503 svc_paypal_not_configured, svc_paypal_unavailable, ...) change nothing.
    */
-  async send(id: number, actor: string): Promise<{ batch: PayoutBatch }> {
+  async send(id: number, actor: string, once?: Once<{ batch: PayoutBatch }>): Promise<{ batch: PayoutBatch }> {
+    const { db, clock } = this.deps;
     const batch = await this.readBatch(id);
     if (batch.status === 'finished' || batch.status === 'cancelled')
       throw new ServiceError('svc_payout_batch_closed', `Payout batch ${id} is ${batch.status}.`, 409, { batch_status: batch.status });
-    if (!this.channelNamed(batch.channel).file)
-      throw new ServiceError('svc_payout_channel_unavailable', `Sending batches through the ${batch.channel} API is not available in this version yet.`, 409);
-    await this.markSent(id, actor);
-    return { batch: await this.readBatch(id) };
+    const channel = this.channelNamed(batch.channel);
+    if (!channel.file && !channel.send)
+      throw new ServiceError('svc_payout_channel_unavailable', `The ${batch.channel} channel cannot send batches.`, 409, { channel: batch.channel });
+    // Only an open batch goes to the provider: a sent one without a provider id had its results
+    // applied by hand (an uploaded file), and sending it now could pay those payouts again.
+    if (channel.send && batch.status === 'open' && !batch.provider_batch_id) {
+      const detail = await this.get(id);
+      // Only the payouts still pending: one closed meanwhile (cancelled at its member's erasure) is not paid.
+      const items = detail.items.filter((i) => i.status === 'pending').map(({ status: _s, reference: _r, reason: _x, override_note: _o, ...item }) => item);
+      if (items.length === 0) throw new ServiceError('svc_payout_batch_empty', `Payout batch ${id} has no pending payout left to send.`, 409, { batch_id: id });
+      let sent: { provider_batch_id: string; provider_status: string };
+      try {
+        sent = await channel.send({ id, currency: batch.currency }, items);
+      } catch (err) {
+        if (err instanceof ServiceError) this.deps.logger.warning('payouts', 'Payout batch not sent', { batch_id: id, code: err.code, actor });
+        throw err;
+      }
+      // Stored first and on its own, so whatever happens next the batch can be followed.
+      await db.execute('UPDATE payout_batches SET provider_batch_id = ?, provider_status = ?, updated_at = ? WHERE id = ? AND provider_batch_id IS NULL', [
+        sent.provider_batch_id.slice(0, 191),
+        sent.provider_status.slice(0, 32),
+        clock.now(),
+        id,
+      ]);
+      this.deps.logger.info('payouts', 'Payout batch handed to the provider', {
+        batch_id: id,
+        channel: batch.channel,
+        provider_batch_id: sent.provider_batch_id,
+        provider_status: sent.provider_status,
+        actor,
+      });
+    }
+    if (once) {
+      await db.transaction(async (t) => {
+        await once.claim?.(t);
+        await this.markSent(id, actor, t);
+        await once.record({ batch: await this.readBatch(id, t) }, t);
+      });
+    } else await db.transaction((t) => this.markSent(id, actor, t));
+    const now = await this.readBatch(id);
+    if (channel.status && now.status === 'sent' && now.provider_batch_id) await this.queueFollowUp(id, actor);
+    return { batch: now };
+  }
+
+  /**
+   * Reads a sent API batch back from its provider and applies the items' results (paid with the
+   * provider's reference; refused ones cancelled with the provider's reason and their amount
+   * returned, once each however often this runs). `done` once no item is pending (the batch is
+   * finished). A batch that is not a sent API batch answers as it is, done when finished. Run by the
+   * `payouts.batch_status` job.
+   */
+  async followUp(id: number, actor: string): Promise<FollowOutcome> {
+    const batch = await this.readBatch(id);
+    const channel = this.channelNamed(batch.channel);
+    if (!channel.status || batch.status !== 'sent' || !batch.provider_batch_id) return { batch, results: [], done: batch.status !== 'sent' };
+    const read = await channel.status(batch.provider_batch_id);
+    await this.deps.db.execute('UPDATE payout_batches SET provider_status = ?, updated_at = ? WHERE id = ?', [
+      read.provider_status.slice(0, 32),
+      this.deps.clock.now(),
+      id,
+    ]);
+    const outcome = await this.applyResults(id, read.results, actor);
+    return { ...outcome, done: outcome.batch.status === 'finished' };
+  }
+
+  /** The sent API batches still waiting for results (the `payouts.batch_status` job without a batch). */
+  async followed(): Promise<number[]> {
+    const installed = (['paypal', 'sepa'] as const).filter((c) => this.deps.channels?.[c]?.status);
+    if (!installed.length) return [];
+    const rows = await this.deps.db.select<{ id: unknown }>(
+      `SELECT id FROM payout_batches WHERE status = 'sent' AND provider_batch_id IS NOT NULL AND channel IN (${installed.map(() => '?').join(', ')}) ORDER BY id`,
+      installed,
+    );
+    return rows.map((r) => toInt(r.id));
+  }
+
+  /**
+   * Applies the bank's pain.002 status report to a SEPA batch: rejected items are cancelled with the
+   * bank's reason (their amount returned once), accepted ones paid, the rest left pending. 400
+   * svc_sepa_report_invalid (not a readable report), 409 svc_payout_report_mismatch (the report
+   * answers another file than this batch's), and applyResults' refusals.
+   */
+  async applyReport(
+    id: number,
+    xml: string,
+    actor: string,
+  ): Promise<ResultsOutcome & { report: { original_msg_id: string; version: string; group_status: string | null } }> {
+    const batch = await this.readBatch(id);
+    if (batch.channel !== 'sepa')
+      throw new ServiceError('svc_payout_report_mismatch', `Payout batch ${id} is a ${batch.channel} batch; a pain.002 report answers a SEPA batch.`, 409, {
+        channel: batch.channel,
+      });
+    const rows = await this.deps.db.select<{ payout_id: unknown }>('SELECT payout_id FROM payout_batch_items WHERE batch_id = ? ORDER BY payout_id', [id]);
+    const report = pain002(
+      xml,
+      rows.map((r) => itemRef(id, toInt(r.payout_id))),
+    );
+    const expected = sepaMessageId(id);
+    if (report.original_msg_id !== expected)
+      throw new ServiceError(
+        'svc_payout_report_mismatch',
+        `This report answers the file ${report.original_msg_id.slice(0, 64)}, not batch ${id}'s (${expected}); nothing was applied.`,
+        409,
+        { original_msg_id: report.original_msg_id.slice(0, 64), expected },
+      );
+    const outcome = await this.applyResults(id, report.results, actor);
+    return { ...outcome, report: { original_msg_id: report.original_msg_id, version: report.version, group_status: report.group_status } };
   }
 
   /**
@@ -471,7 +607,7 @@ export class PayoutBatchService {
       throw new ServiceError('svc_payout_results_invalid', `The results do not fit batch ${id}: ${problems[0].message}; nothing was applied.`, 400, {
         problems: problems.slice(0, 50),
       });
-    if (batch.status === 'open' && results.some((r) => r.outcome !== 'pending')) await this.markSent(id, actor);
+    if (batch.status === 'open' && results.some((r) => r.outcome !== 'pending')) await this.deps.db.transaction((t) => this.markSent(id, actor, t));
     const out: AppliedResult[] = [];
     const done = new Set<string>();
     for (const r of results) {
@@ -485,6 +621,16 @@ export class PayoutBatchService {
     const conflicts = out.filter((r) => r.effect === 'conflict').length;
     this.deps.logger.info('payouts', 'Payout batch results applied', { batch_id: id, results: out.length, applied, conflicts, actor });
     return { batch: await this.readBatch(id), results: out };
+  }
+
+  /**
+   * An uploaded result file: a pain.002 report (given as `pain002`, or a `csv` that is an XML
+   * document) through applyReport, else a result CSV through parseResultsCsv and applyResults.
+   */
+  async applyUpload(id: number, input: { csv?: string; pain002?: string }, actor: string): Promise<ResultsOutcome> {
+    const text = input.pain002 ?? input.csv ?? '';
+    if (input.pain002 !== undefined || /^\uFEFF?\s*</.test(text)) return this.applyReport(id, text.replace(/^\uFEFF/, ''), actor);
+    return this.applyResults(id, this.parseResultsCsv(id, text), actor);
   }
 
   /** Marks every item still pending paid (file channels: the bank paid the whole file). */
@@ -537,7 +683,7 @@ export class PayoutBatchService {
   private channelNamed(name: ChannelName): PayoutChannel {
     if (name === 'csv') return csvChannel;
     const channel = this.deps.channels?.[name];
-    if (!channel) throw new ServiceError('svc_payout_channel_unavailable', `The ${name} channel is not available in this version yet.`, 409, { channel: name });
+    if (!channel) throw new ServiceError('svc_payout_channel_unavailable', `The ${name} channel is not installed.`, 409, { channel: name });
     return channel;
   }
 
@@ -556,20 +702,28 @@ export class PayoutBatchService {
     }
   }
 
-  /** open → sent, once (the event fires for the request that moved it). */
-  private async markSent(id: number, actor: string): Promise<void> {
+  /** open → sent, once (the event fires for the request that moved it), in `t`. */
+  private async markSent(id: number, actor: string, t: Transaction): Promise<void> {
     const { db, clock } = this.deps;
-    const moved = await db.transaction(async (t) => {
-      const now = clock.now();
-      const { affected } = await db.execute(
-        "UPDATE payout_batches SET status = 'sent', sent_at = ?, updated_at = ? WHERE id = ? AND status = 'open'",
-        [now, now, id],
-        t,
-      );
-      if (affected === 1) await this.deps.events.emit(t, HOOKS.payoutBatchSent, await this.readBatch(id, t), { actor });
-      return affected === 1;
-    });
-    if (moved) this.deps.logger.info('payouts', 'Payout batch sent', { batch_id: id, actor });
+    const now = clock.now();
+    const { affected } = await db.execute(
+      "UPDATE payout_batches SET status = 'sent', sent_at = ?, updated_at = ? WHERE id = ? AND status = 'open'",
+      [now, now, id],
+      t,
+    );
+    if (affected !== 1) return;
+    await this.deps.events.emit(t, HOOKS.payoutBatchSent, await this.readBatch(id, t), { actor });
+    this.deps.logger.info('payouts', 'Payout batch sent', { batch_id: id, actor });
+  }
+
+  /** Queues the batch's `payouts.batch_status` job, unless one is already queued or running. */
+  private async queueFollowUp(id: number, actor: string): Promise<void> {
+    if (!this.deps.jobs) return;
+    try {
+      await this.deps.jobs.enqueue(BATCH_STATUS_JOB, { batch_id: id }, actor, { unique: true });
+    } catch (err) {
+      if (!(err instanceof ServiceError) || err.code !== 'svc_job_already_running') throw err;
+    }
   }
 
   /** sent → finished when no item is pending any more, once. */

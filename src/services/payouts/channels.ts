@@ -1,7 +1,9 @@
 // How a batch's payouts leave: a channel per way of paying. File channels (CSV here; SEPA's
 // pain.001 in sepa.ts) make the file finance downloads and imports into its bank or tool; an API
 // channel (PayPal Payouts, paypal.ts) sends the items itself. The batch service knows channels
-// only through this seam: `check` holds an item out of a batch (a bad IBAN), `file` writes one.
+// only through this seam: `check` holds an item out of a batch (a bad IBAN), `file` writes one
+// (async: SEPA's needs the site's debtor account from the settings), and an API channel's `send`
+// and `status` hand the items to the provider and read back what became of them.
 import { csvText } from '../../csv-cells.js';
 import { ServiceError } from '../../errors.js';
 
@@ -30,15 +32,35 @@ export interface ItemResult {
 
 export type ChannelName = 'csv' | 'sepa' | 'paypal';
 
+/** A batch's file: what finance downloads and imports into its bank or tool. */
+export interface BatchFile {
+  name: string;
+  type: string;
+  body: string;
+}
+
+/** What a provider said of a batch: its own id and status. */
+export interface ProviderBatch {
+  provider_batch_id: string;
+  provider_status: string;
+}
+
 export interface PayoutChannel {
   name: ChannelName;
   /** null if the item can go, else why it is held out of the batch (e.g. a bad IBAN). */
   check(item: BatchItem): string | null;
-  /** file channels: the file finance downloads */
-  file?(batch: { id: number; created_at: string; currency: string }, items: BatchItem[]): { name: string; type: string; body: string };
+  /** file channels: the file finance downloads (made at creation too: a batch whose file cannot be made is not made) */
+  file?(batch: { id: number; created_at: string; currency: string }, items: BatchItem[]): Promise<BatchFile>;
+  /**
+   * API channels: hands the batch to the provider. Sending the same batch again must never pay
+   * twice (the provider knows the batch by an id made from ours) and answers the same provider batch.
+   */
+  send?(batch: { id: number; currency: string }, items: BatchItem[]): Promise<ProviderBatch>;
+  /** API channels: the provider's status of a batch sent, and each item's result. */
+  status?(providerBatchId: string): Promise<ProviderBatch & { results: ItemResult[] }>;
 }
 
-/** The channels other than CSV that are installed (SEPA and PayPal join here). */
+/** The channels other than CSV that are installed (src/context.ts installs SEPA and PayPal). */
 export type ExtraChannels = Partial<Record<'sepa' | 'paypal', PayoutChannel>>;
 
 /** Our id for a batch item: unique forever, so a provider never confuses two sends of one payout. */
@@ -54,7 +76,7 @@ export const CSV_COLUMNS = ['item_ref', 'payout_id', 'member_id', 'login', 'name
 export const csvChannel: PayoutChannel = {
   name: 'csv',
   check: () => null,
-  file(batch, items) {
+  async file(batch, items) {
     const rows = items.map((i) => [i.item_ref, i.payout_id, i.member_id, i.login, i.display_name, i.amount, i.currency, i.method, i.details ?? '']);
     return { name: `payout-batch-${batch.id}.csv`, type: 'text/csv; charset=utf-8', body: csvText(CSV_COLUMNS, rows) };
   },
@@ -75,6 +97,9 @@ export function channelFor(method: string, currency: string, extra: ExtraChannel
     });
   const channel = extra[m];
   if (!channel)
-    throw new ServiceError('svc_payout_channel_unavailable', `Batches of ${m} payouts are not available in this version yet.`, 409, { method, channel: m });
+    throw new ServiceError('svc_payout_channel_unavailable', `Batches of ${m} payouts are not possible: the ${m} channel is not installed.`, 409, {
+      method,
+      channel: m,
+    });
   return channel;
 }

@@ -21,7 +21,9 @@ export {
   DEFAULT_BATCH_ITEMS,
   destinationKey,
   MAX_BATCH_ITEMS,
+  BATCH_STATUS_JOB,
   PayoutBatchService,
+  type FollowOutcome,
   type AppliedResult,
   type BatchDetail,
   type BatchFilters,
@@ -40,11 +42,13 @@ export {
   csvChannel,
   CSV_COLUMNS,
   itemRef,
+  type BatchFile,
   type BatchItem,
   type ChannelName,
   type ExtraChannels,
   type ItemResult,
   type PayoutChannel,
+  type ProviderBatch,
 } from './channels.js';
 /** How the reason of a payout cancelled by its member's erasure starts. */
 export const ERASURE_REASON = 'Cancelled at erasure';
@@ -548,6 +552,7 @@ export { SepaSettingsStore, type SepaSettingsView } from './sepa-settings.js';
 export {
   pain001,
   sepaDestination,
+  sepaIbanOf,
   sepaMessageId,
   SEPA_VERSIONS,
   type SepaBatch,
@@ -571,3 +576,5 @@ export {
   type PayPalItemResult,
   type PayPalPayoutItem,
 } from './paypal.js';
+export { sepaChannel } from './sepa-channel.js';
+export { paypalChannel, paypalReceiver, paypalSenderBatchId } from './paypal-channel.js';

@@ -83,7 +83,11 @@ export const payoutSchemas = {
   batchPaid: Joi.object<{ reference?: string | null }, true>({
     reference: Joi.string().trim().max(191).allow('', null).description("The payment's reference (the bank's transfer reference)."),
   }),
-  batchResults: Joi.object<{ csv: string }, true>({
-    csv: Joi.string().min(1).max(5_000_000).required().description('The result CSV: item_ref or payout_id, status (paid|failed), reference, reason.'),
-  }),
+  batchResults: Joi.object<{ csv?: string; pain002?: string }, true>({
+    csv: Joi.string()
+      .min(1)
+      .max(5_000_000)
+      .description('The result CSV: item_ref or payout_id, status (paid|failed), reference, reason (an XML document here is read as a pain.002).'),
+    pain002: Joi.string().min(1).max(10_485_760).description("The bank's pain.002 status report (XML) on a SEPA batch's file."),
+  }).xor('csv', 'pain002'),
 };

@@ -120,6 +120,20 @@ function readDetails(details: string): { iban: string; bic?: string; name?: stri
 }
 
 /**
+ * The IBAN (electronic format) of payment details when they name a valid one of a SEPA country (as
+ * JSON, or in print format with labels and a BIC), else null: how SEPA destinations are compared
+ * between members.
+ */
+export function sepaIbanOf(details: string | null): string | null {
+  const text = details?.trim();
+  if (!text) return null;
+  const read = readDetails(text);
+  if ('reason' in read) return null;
+  const iban = checkIban(read.iban);
+  return 'iban' in iban ? iban.iban : null;
+}
+
+/**
  * Where a payout goes by SEPA, or the reason it cannot go (the batch holds it out with that
  * reason): EUR only, within the scheme's amount bounds, an IBAN of a SEPA country with right check
  * digits and length, a BIC that is one (required outside the EEA), and a creditor name left in the

@@ -92,7 +92,12 @@ describeEachDialect(
       await expect(ctx.payoutBatches.create({ payout_ids: [p1.id, 99_999_999] }, 'test')).rejects.toMatchObject({ code: 'svc_payout_not_found', status: 404 });
       await expect(ctx.payoutBatches.create({}, 'test')).rejects.toMatchObject({ code: 'svc_payout_batch_method_required', status: 400 });
       const pp = await pay(a.id, '10.00', 'paypal');
-      await expect(ctx.payoutBatches.create({ payout_ids: [pp.id] }, 'test')).rejects.toMatchObject({ code: 'svc_payout_channel_unavailable', status: 409 });
+      // A PayPal payout without an e-mail address is held out by the PayPal channel's check.
+      await expect(ctx.payoutBatches.create({ payout_ids: [pp.id] }, 'test')).rejects.toMatchObject({
+        code: 'svc_payout_batch_empty',
+        status: 409,
+        data: { held: [expect.objectContaining({ payout_id: pp.id, code: 'channel_check', reason: expect.stringContaining('PayPal e-mail address') })] },
+      });
       const sepaUsd = await pay(a.id, '10.00', 'sepa');
       await expect(ctx.payoutBatches.create({ payout_ids: [sepaUsd.id] }, 'test')).rejects.toMatchObject({ code: 'svc_payout_channel_currency' });
       const { batch } = await ctx.payoutBatches.create({ payout_ids: [p2.id, p1.id, p1.id] }, 'test');

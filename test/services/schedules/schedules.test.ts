@@ -340,6 +340,7 @@ describeEachDialect(
             'claims_poll',
             'claims_export',
             'networks_watchdog',
+            'payouts_batch_status',
             'maintenance_prune',
             'networks_payments',
           ],
