@@ -1,4 +1,4 @@
-import { foreignKey, primaryKey, tableOptions, timestamp, type Migration } from '../src/db/migration.js';
+import { primaryKey, tableOptions, timestamp, type Migration } from '../src/db/migration.js';
 
 /**
  * Payout batches: pending payouts of one method and currency sent together, through a file finance
