@@ -628,14 +628,31 @@ export class PayoutBatchService {
    * document) through applyReport, else a result CSV through parseResultsCsv and applyResults.
    */
   async applyUpload(id: number, input: { csv?: string; pain002?: string }, actor: string): Promise<ResultsOutcome> {
+    this.refuseByHand(await this.readBatch(id));
     const text = input.pain002 ?? input.csv ?? '';
     if (input.pain002 !== undefined || /^\uFEFF?\s*</.test(text)) return this.applyReport(id, text.replace(/^\uFEFF/, ''), actor);
     return this.applyResults(id, this.parseResultsCsv(id, text), actor);
   }
 
+  /**
+   * A batch a provider holds (PayPal answered its send with a batch id) takes its results from
+   * the provider only (`payouts.batch_status`): results by hand could close a payout paid or
+   * cancelled that the provider is about to settle the other way. 409 svc_payout_batch_with_provider.
+   */
+  private refuseByHand(batch: PayoutBatch): void {
+    if (batch.provider_batch_id)
+      throw new ServiceError(
+        'svc_payout_batch_with_provider',
+        `Payout batch ${batch.id} was sent to ${batch.channel} (${batch.provider_batch_id}); its results are read from there by the payouts.batch_status job, not given by hand.`,
+        409,
+        { provider_batch_id: batch.provider_batch_id },
+      );
+  }
+
   /** Marks every item still pending paid (file channels: the bank paid the whole file). */
   async markPaid(id: number, input: { reference?: string | null }, actor: string): Promise<ResultsOutcome> {
     const batch = await this.readBatch(id);
+    this.refuseByHand(batch);
     if (batch.status === 'cancelled') throw new ServiceError('svc_payout_batch_cancelled', `Payout batch ${id} was cancelled; it has no results.`, 409);
     const rows = await this.deps.db.select<{ id: unknown }>("SELECT id FROM payouts WHERE batch_id = ? AND status = 'pending' ORDER BY id", [id]);
     const reference = clean(input.reference);

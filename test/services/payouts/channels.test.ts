@@ -112,6 +112,13 @@ describeEachDialect(
         [`${batch.id}-${cid.payout.id}`, `Cid${seq - 2}@Example.com`, { value: '17.25', currency: 'USD' }],
         [`${batch.id}-${dan.payout.id}`, `deny-dan${seq - 1}@example.com`, { value: '20.00', currency: 'USD' }],
       ]);
+      // PayPal holds it now: results by hand are refused, and nothing changes.
+      for (const byHand of [
+        ctx.payoutBatches.markPaid(batch.id, {}, 'test'),
+        ctx.payoutBatches.applyUpload(batch.id, { csv: 'payout_id,status\n1,paid\n' }, 'test'),
+      ])
+        await expect(byHand).rejects.toMatchObject({ code: 'svc_payout_batch_with_provider', status: 409 });
+      expect((await ctx.payoutBatches.get(batch.id)).batch).toMatchObject({ status: 'sent', pending_count: 4 });
       const queued = (await ctx.jobs.list({ type: 'payouts.batch_status', page: 1, per_page: 10 })).items;
       expect(queued.map((j) => [j.status, j.params])).toEqual([['queued', { batch_id: batch.id }]]);
 
