@@ -61,7 +61,7 @@ export const exportsRoutes: RouteDef[] = [
     path: '/exports/{id}',
     auth: 'manage_options',
     description: 'Delete an export and its file (a queued or running one is cancelled).',
-    validate: { params: exportSchemas.exportId, query: none() },
+    validate: { params: exportSchemas.exportId, query: none(), payload: none() },
     async handler({ params, actor }, ctx) {
       await ctx.exports.delete(params.id, actor);
       return { deleted: true, id: params.id };
