@@ -288,7 +288,7 @@ export class ExportService {
     const piped = pipeline(sink, batches(), file);
     piped.catch(() => undefined);
     const put = (item: unknown): boolean => (csv ? csv.write(spec.cells(item)) : sink.write(`${JSON.stringify(item)}\n`));
-    const chunk = this.deps.chunkSize ?? 5000;
+    const chunk = this.deps.chunkSize ?? 2000;
     let cursor = spec.start;
     let rows = 0;
     try {
