@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { HOOKS } from '../../../src/hooks/index.js';
 import { JobRunner } from '../../../src/jobs/runner.js';
 import { destinationKey, PayPalPayouts, paypalSenderBatchId } from '../../../src/services/payouts/index.js';
@@ -113,11 +114,12 @@ describeEachDialect(
         [`${batch.id}-${dan.payout.id}`, `deny-dan${seq - 1}@example.com`, { value: '20.00', currency: 'USD' }],
       ]);
       // PayPal holds it now: results by hand are refused, and nothing changes.
+      // (Each is started only when awaited: a rejection nobody awaits yet is an unhandled one.)
       for (const byHand of [
-        ctx.payoutBatches.markPaid(batch.id, {}, 'test'),
-        ctx.payoutBatches.applyUpload(batch.id, { csv: 'payout_id,status\n1,paid\n' }, 'test'),
+        () => ctx.payoutBatches.markPaid(batch.id, {}, 'test'),
+        () => ctx.payoutBatches.applyUpload(batch.id, { csv: 'payout_id,status\n1,paid\n' }, 'test'),
       ])
-        await expect(byHand).rejects.toMatchObject({ code: 'svc_payout_batch_with_provider', status: 409 });
+        await expect(byHand()).rejects.toMatchObject({ code: 'svc_payout_batch_with_provider', status: 409 });
       expect((await ctx.payoutBatches.get(batch.id)).batch).toMatchObject({ status: 'sent', pending_count: 4 });
       const queued = (await ctx.jobs.list({ type: 'payouts.batch_status', page: 1, per_page: 10 })).items;
       expect(queued.map((j) => [j.status, j.params])).toEqual([['queued', { batch_id: batch.id }]]);
@@ -297,7 +299,9 @@ describeEachDialect(
       expect(await returns(ids)).toBe(1);
 
       // The same report again, from the command line (read as XML): nothing changes.
-      const path = join('/tmp/h-channels', `report-${batch.id}-${Date.now()}.xml`);
+      const dir = mkdtempSync(join(tmpdir(), 'ct-pain002-'));
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const path = join(dir, `report-${batch.id}.xml`);
       await writeFile(path, report);
       const cli = await runCli(['payouts', 'batch', 'results', String(batch.id), path], { db });
       expect(cli.code, cli.stderr).toBe(0);
