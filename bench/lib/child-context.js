@@ -2,11 +2,16 @@
 // logos): the options the parent passed (bench/lib/fresh-db.js), a production context built from
 // dist/ on its database, migrated, and the IPC answer: `done` with what the work returned, or
 // `error`; the context is closed either way.
-const { loadConfig } = await import('../../dist/src/config/index.js');
-const { buildContext, ensureSchema } = await import('../../dist/src/context.js');
+//
+// `options.root` (a checkout's directory) runs another checkout's dist/ against the same benchmark:
+// a before/after comparison of two commits on one fixture (bench/poll.js --before DIR).
 
-/** The parent's options: `{ dbUrl, dataDir, secret, ...payload }`. */
+/** The parent's options: `{ dbUrl, dataDir, secret, root?, ...payload }`. */
 export const options = JSON.parse(process.argv[2]);
+
+const dist = options.root ? new URL(`file://${options.root.replace(/\/?$/, '/')}dist/`) : new URL('../../dist/', import.meta.url);
+const { loadConfig } = await import(new URL('src/config/index.js', dist).href);
+const { buildContext, ensureSchema } = await import(new URL('src/context.js', dist).href);
 
 /**
  * A context on the parent's database with `overrides` (config keys). `loopback`: the fixture

@@ -11,3 +11,12 @@ export function Money({ amount, currency }: { amount: string | null | undefined;
     </span>
   );
 }
+
+/** A table cell of an amount with how many it adds up: "120.00 (4)". */
+export function CountedMoneyCell({ figure }: { figure: { commission: string | null; count: number } }) {
+  return (
+    <td className="ct-num">
+      <Money amount={figure.commission} /> <span className="ct-aside">({figure.count})</span>
+    </td>
+  );
+}

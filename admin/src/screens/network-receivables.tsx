@@ -6,7 +6,7 @@ import { Card, CardBody, CardHeader, Notice, Spinner } from '@wordpress/componen
 import { useEffect, useState } from 'react';
 import { api, errorMessage } from '../lib/api';
 import { Link } from '../lib/link';
-import { Money } from '../lib/money';
+import { CountedMoneyCell, Money } from '../lib/money';
 import { FigureTable } from './overview-card';
 import { BUCKET_LABELS, type Bucket, type Figure, type Liability } from './overview-receivables';
 
@@ -98,16 +98,10 @@ export function ReceivablesPanel({ network }: { network: string }) {
                     <Money amount={c.unpaid.commission} />
                   </td>
                   {c.buckets.map((b) => (
-                    <td key={b.bucket} className="ct-num">
-                      <Money amount={b.commission} /> <span className="ct-aside">({b.count})</span>
-                    </td>
+                    <CountedMoneyCell key={b.bucket} figure={b} />
                   ))}
-                  <td className="ct-num">
-                    <Money amount={c.overdue.commission} /> <span className="ct-aside">({c.overdue.count})</span>
-                  </td>
-                  <td className="ct-num">
-                    <Money amount={c.paid.commission} /> <span className="ct-aside">({c.paid.count})</span>
-                  </td>
+                  <CountedMoneyCell figure={c.overdue} />
+                  <CountedMoneyCell figure={c.paid} />
                   <td className="ct-num">
                     <Money amount={c.liabilities?.owed ?? null} />
                   </td>

@@ -2,7 +2,7 @@
 // approval, beside what members are owed in that currency, and the variances per network, each
 // network a link to its page (where the variances are listed).
 import { Link } from '../lib/link';
-import { Money } from '../lib/money';
+import { CountedMoneyCell, Money } from '../lib/money';
 import { FigureTable, SummaryCard } from './overview-card';
 
 export interface Figure {
@@ -44,17 +44,13 @@ export function ReceivablesCard({ receivables }: { receivables: ReceivablesOverv
         {receivables.by_currency.map((c) => (
           <tr key={c.currency}>
             <th scope="row">{c.currency}</th>
-            <td className="ct-num">
-              <Money amount={c.unpaid.commission} /> <span className="ct-aside">({c.unpaid.count})</span>
-            </td>
+            <CountedMoneyCell figure={c.unpaid} />
             {c.buckets.map((b) => (
               <td key={b.bucket} className="ct-num">
                 <Money amount={b.commission} />
               </td>
             ))}
-            <td className="ct-num">
-              <Money amount={c.overdue.commission} /> <span className="ct-aside">({c.overdue.count})</span>
-            </td>
+            <CountedMoneyCell figure={c.overdue} />
             <td className="ct-num">
               <Money amount={c.liabilities?.owed ?? null} />
             </td>
@@ -71,9 +67,7 @@ export function ReceivablesCard({ receivables }: { receivables: ReceivablesOverv
                   <Link to={`/networks/${encodeURIComponent(n.network)}`}>{n.network}</Link>
                 </th>
                 <td>{n.currency}</td>
-                <td className="ct-num">
-                  <Money amount={n.unpaid.commission} /> <span className="ct-aside">({n.unpaid.count})</span>
-                </td>
+                <CountedMoneyCell figure={n.unpaid} />
                 {n.buckets.map((b) => (
                   <td key={b.bucket} className="ct-num">
                     <Money amount={b.commission} />

@@ -2,9 +2,8 @@
 // the screen says whether one is set and lets it be replaced, never shows it. Today's spend
 // against the daily token budget is shown beside; the PayPal Payouts account below
 // (GET/POST /payouts/paypal/settings, ./paypal-settings.tsx).
-import { Button, Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, TextControl } from '@wordpress/components';
-import { type FormEvent, useCallback, useEffect, useState } from 'react';
-import { api, errorMessage } from '../lib/api';
+import { Card, CardBody, CardHeader, Notice, Spinner, TextareaControl, TextControl } from '@wordpress/components';
+import { SecretField, SettingsButtons, SettingsNotices, useSettingsForm } from '../lib/settings-form';
 import type { ScreenProps } from '../screens';
 import { PayPalSettingsPanel } from './paypal-settings';
 import './content.css';
@@ -47,10 +46,8 @@ const PROMPTS = [
   { name: 'prompts.coupon.user', label: 'Coupon rewrite: user prompt', task: 'coupon' },
 ] as const;
 
-type Form = Record<string, string>;
-
-function formOf(s: AiSettingsView): Form {
-  const form: Form = {};
+function formOf(s: AiSettingsView): Record<string, string> {
+  const form: Record<string, string> = {};
   for (const f of PLAIN) form[f.name] = String(s[f.name] ?? '');
   form['prompts.shop.system'] = s.prompts.shop.system;
   form['prompts.shop.user'] = s.prompts.shop.user;
@@ -59,81 +56,33 @@ function formOf(s: AiSettingsView): Form {
   return form;
 }
 
+// A number field sends a number; the rest send their text.
+const fieldValue = (name: string, text: string) => (PLAIN.find((f) => f.name === name)?.type === 'number' ? Number(text) : text);
+
 export default function SettingsScreen(_props: ScreenProps) {
-  const [settings, setSettings] = useState<AiSettingsView | null>(null);
-  const [form, setForm] = useState<Form>({});
-  const [key, setKey] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [saved, setSaved] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const show = useCallback((s: AiSettingsView) => {
-    setSettings(s);
-    setForm(formOf(s));
-    setKey(null);
-  }, []);
-  useEffect(() => {
-    api<AiSettingsView>('/ai/settings').then(show, (err: unknown) => setError(errorMessage(err)));
-  }, [show]);
+  const state = useSettingsForm<AiSettingsView>({ path: '/ai/settings', formOf, secretName: 'api_key', value: fieldValue });
+  const { settings, form, setField } = state;
   if (!settings)
     return (
       <>
         <h1>Settings</h1>
-        {error ? (
+        {state.error ? (
           <Notice status="error" isDismissible={false}>
-            {error}
+            {state.error}
           </Notice>
         ) : (
           <Spinner />
         )}
       </>
     );
-  const initial = formOf(settings);
-  const changed = Object.keys(form).filter((k) => form[k] !== initial[k]);
-  const dirty = changed.length > 0 || (key !== null && key !== '');
-  const save = (event: FormEvent) => {
-    event.preventDefault();
-    if (!dirty || busy) return;
-    const data: Record<string, string | number | null> = {};
-    for (const k of changed) {
-      const type = PLAIN.find((f) => f.name === k)?.type;
-      // An emptied field goes back to the configuration's value.
-      data[k] = form[k] === '' ? null : type === 'number' ? Number(form[k]) : form[k]!;
-    }
-    if (key) data.api_key = key;
-    setBusy(true);
-    setError(null);
-    setSaved(false);
-    api<AiSettingsView>('/ai/settings', { method: 'POST', data }).then(
-      (s) => {
-        show(s);
-        setSaved(true);
-        setBusy(false);
-      },
-      (err: unknown) => {
-        setError(errorMessage(err));
-        setBusy(false);
-      },
-    );
-  };
   const origin = (name: string) => (settings.stored.includes(name) ? 'stored here' : 'from the configuration');
   const { today } = settings;
   return (
     <>
       <h1>Settings</h1>
-      {error ? (
-        <Notice status="error" isDismissible={false}>
-          {error}
-        </Notice>
-      ) : null}
-      <div role="status">
-        {saved ? (
-          <Notice status="success" onRemove={() => setSaved(false)}>
-            Settings saved.
-          </Notice>
-        ) : null}
-      </div>
+      <SettingsNotices state={state} savedText="Settings saved." />
       <div className="ct-editor">
-        <form onSubmit={save} aria-label="AI provider">
+        <form onSubmit={state.save} aria-label="AI provider">
           <h2>AI provider</h2>
           <p className={settings.configured ? 'ct-aside' : undefined}>
             {settings.configured
@@ -149,31 +98,17 @@ export default function SettingsScreen(_props: ScreenProps) {
               type={f.type}
               value={form[f.name] ?? ''}
               help={origin(f.name)}
-              onChange={(v) => setForm({ ...form, [f.name]: v })}
+              onChange={(v) => setField(f.name, v)}
             />
           ))}
-          {key === null ? (
-            <div className="ct-toolbar">
-              <span>
-                API key: <strong>{settings.api_key_set ? 'set' : 'not set'}</strong>
-                {settings.api_key_set ? <span className="ct-aside"> (never shown)</span> : null}
-              </span>
-              <Button variant="secondary" onClick={() => setKey('')}>
-                {settings.api_key_set ? 'Replace the key' : 'Set a key'}
-              </Button>
-            </div>
-          ) : (
-            <TextControl
-              __next40pxDefaultSize
-              __nextHasNoMarginBottom
-              label="New API key"
-              type="password"
-              autoComplete="new-password"
-              value={key}
-              help="Sent once and stored sealed; a key belongs to the base URL's origin, so a new origin needs the key again."
-              onChange={setKey}
-            />
-          )}
+          <SecretField
+            state={state}
+            isSet={settings.api_key_set}
+            name="API key"
+            noun="key"
+            label="New API key"
+            help="Sent once and stored sealed; a key belongs to the base URL's origin, so a new origin needs the key again."
+          />
           <h2>Prompts</h2>
           {PROMPTS.map((p) => (
             <TextareaControl
@@ -183,17 +118,10 @@ export default function SettingsScreen(_props: ScreenProps) {
               rows={p.name.endsWith('system') ? 3 : 6}
               value={form[p.name] ?? ''}
               help={`${origin(p.name)}. Tags: ${settings.tags[p.task].map((t) => `%${t}%`).join(' ')}`}
-              onChange={(v) => setForm({ ...form, [p.name]: v })}
+              onChange={(v) => setField(p.name, v)}
             />
           ))}
-          <div className="ct-modal-buttons">
-            <Button __next40pxDefaultSize variant="tertiary" onClick={() => show(settings)} disabled={!dirty || busy} accessibleWhenDisabled>
-              Undo changes
-            </Button>
-            <Button __next40pxDefaultSize variant="primary" type="submit" isBusy={busy} disabled={!dirty || busy} accessibleWhenDisabled>
-              Save settings
-            </Button>
-          </div>
+          <SettingsButtons state={state} undoText="Undo changes" saveText="Save settings" />
         </form>
         <Card>
           <CardHeader>
