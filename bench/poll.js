@@ -33,7 +33,12 @@ const { startAdmitadFixture } = await import('../dist/test/fixtures/networks/adm
 const DAY = 86_400_000;
 const now = Date.now();
 const fixture = await startAdmitadFixture({ actions: ACTIONS, actionsFrom: new Date(now - 10 * DAY), actionsTo: new Date(now - DAY) });
-const trees = before ? [['before', resolve(before)], ['after', null]] : [['this', null]];
+const trees = before
+  ? [
+      ['before', resolve(before)],
+      ['after', null],
+    ]
+  : [['this', null]];
 const results = new Map();
 try {
   for (const dialect of ['sqlite', 'mysql']) {
@@ -67,7 +72,9 @@ for (const [key, runs] of results) {
   const [dialect, tree] = key.split(' ');
   const first = median(runs.map((r) => ACTIONS / r.first));
   const again = median(runs.map((r) => ACTIONS / r.again));
-  console.log(`${dialect.padEnd(6)}  ${tree.padEnd(6)}  ${first.toFixed(0).padStart(11)}  ${again.toFixed(0).padStart(11)}   ${runs.map((r) => (ACTIONS / r.first).toFixed(0)).join(', ')}`);
+  console.log(
+    `${dialect.padEnd(6)}  ${tree.padEnd(6)}  ${first.toFixed(0).padStart(11)}  ${again.toFixed(0).padStart(11)}   ${runs.map((r) => (ACTIONS / r.first).toFixed(0)).join(', ')}`,
+  );
 }
 if (before) {
   for (const dialect of ['sqlite', 'mysql']) {
