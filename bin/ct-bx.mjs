@@ -1,0 +1,2 @@
+import { main } from "../dist/src/bx/main.js";
+process.exitCode = await main(process.argv.slice(2));

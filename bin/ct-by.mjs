@@ -1,0 +1,2 @@
+import { main } from "../dist/src/by/main.js";
+process.exitCode = await main(process.argv.slice(2));
