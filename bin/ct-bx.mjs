@@ -1,2 +1,0 @@
-import { main } from "../dist/src/bx/main.js";
-process.exitCode = await main(process.argv.slice(2));

@@ -1,2 +1,0 @@
-import { main } from "../dist/src/by/main.js";
-process.exitCode = await main(process.argv.slice(2));
