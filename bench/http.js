@@ -1,12 +1,11 @@
 // `npm run bench:http`: the svc/v1 namespace under load next to a bare hapi server, per database,
-// and the CLI's cold start. Run by hand; prints a table and PASS/FAIL against the targets.
+// and the CLI's cold start (bench/startup.js). Run by hand; prints a table and PASS/FAIL against the targets.
 //
 //   node bench/http.js [--duration 10] [--connections 32] [--only sqlite|mysql] [--profile DIR]
 //
 // Each server runs in its own child process (bench/http-server.js); autocannon runs here.
 // MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,13 +14,13 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { summarize } from './cpuprofile-top.js';
 import { createMysqlDatabase, mysqlServer } from './ledger-db.js';
-import { cliEnv, root, runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
+import { runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
+import { measureStartup, startupLines } from './startup.js';
 
 const serverScript = fileURLToPath(new URL('./http-server.js', import.meta.url));
 
-const TARGETS = { ratio: 0.5, p99Ms: 25, versionMs: 150, usersListMs: 400 };
+const TARGETS = { ratio: 0.5, p99Ms: 25 };
 const WARMUP_SECONDS = 2;
-const COLD_RUNS = 10;
 const CHILD_TIMEOUT_MS = 120_000;
 
 class UsageError extends Error {}
@@ -112,26 +111,6 @@ async function measure(label, db, handle, opts, profileFile) {
     );
   }
   return row;
-}
-
-// ---- cold start --------------------------------------------------------------------------------
-
-/** Median wall time of `node bin/cashtrack ...args` over COLD_RUNS runs, after one unmeasured run. */
-function coldStart(args, env) {
-  const times = [];
-  for (let i = 0; i <= COLD_RUNS; i++) {
-    const start = process.hrtime.bigint();
-    const res = spawnSync(process.execPath, ['bin/cashtrack', ...args], { cwd: root, env, encoding: 'utf8', timeout: 30_000 });
-    const ms = Number(process.hrtime.bigint() - start) / 1e6;
-    if (res.error || res.status !== 0) {
-      throw new Error(`cashtrack ${args.join(' ')} failed (${res.error?.message ?? `exit ${res.status}`}): ${(res.stderr || res.stdout || '').slice(0, 500)}`);
-    }
-    if (i > 0) times.push(ms);
-    else if (args.includes('--json')) JSON.parse(res.stdout);
-  }
-  times.sort((a, b) => a - b);
-  const mid = times.length / 2;
-  return { median: (times[Math.floor(mid - 0.5)] + times[Math.ceil(mid - 0.5)]) / 2, min: times[0], max: times[times.length - 1] };
 }
 
 // ---- output ------------------------------------------------------------------------------------
@@ -227,11 +206,7 @@ async function main() {
     }
 
     process.stdout.write('cold start… ');
-    const version = coldStart(['--version'], cliEnv({}));
-    const usersList = coldStart(
-      ['users', 'list', '--json'],
-      cliEnv({ CASHTRACK_DATABASE_URL: sqliteUrl, CASHTRACK_DATA_DIR: dataDir, CASHTRACK_SECRET: secret }),
-    );
+    const startup = measureStartup({ dbUrl: sqliteUrl, dataDir, secret });
     console.log('done\n');
 
     if (rows.length > 0) {
@@ -246,15 +221,7 @@ async function main() {
     }
     for (const note of notes) console.log(note);
     console.log('');
-    const cold = [
-      ['cashtrack --version', version, TARGETS.versionMs],
-      ['cashtrack users list --json', usersList, TARGETS.usersListMs],
-    ];
-    for (const [name, t, target] of cold) {
-      console.log(
-        `cold start ${name.padEnd(28)} median ${t.median.toFixed(0).padStart(4)} ms (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)}; target < ${target} ms: ${verdict(t.median < target)})`,
-      );
-    }
+    console.log(startupLines(startup).join('\n'));
     for (const db of databases) {
       if (!db.profileFile) continue;
       console.log(`\nCPU profile of the namespace server on ${db.name} (${db.profileFile}):`);

@@ -162,14 +162,23 @@ function shiftDay(year: number, month: number, day: number, by: number): { year:
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 }
 
-/** Whether `zone` is an IANA time zone this runtime knows. */
+/** Zones found known: the configuration names the same few many times. Only known ones, so the set stays bounded by the runtime's zones. */
+const knownZones = new Set<string>(['UTC']);
+
+/**
+ * Whether `zone` is an IANA time zone this runtime knows. UTC always is: answered without Intl,
+ * whose first time zone loads the ICU zone data, which a command validating the default schedules
+ * (all UTC) would otherwise pay for at every start.
+ */
 export function isTimeZone(zone: string): boolean {
+  if (knownZones.has(zone)) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
   } catch {
     return false;
   }
+  knownZones.add(zone);
+  return true;
 }
 
 /** A cron expression in a time zone: its slots before and after any instant. */

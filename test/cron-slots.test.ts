@@ -113,6 +113,11 @@ describe('CronSlots', () => {
     expect(() => new CronSlots('0 3 * * *', 'Mars/Olympus')).toThrow(/"Mars\/Olympus" is not a time zone/);
     expect(isTimeZone('Europe/Berlin')).toBe(true);
     expect(isTimeZone('nowhere')).toBe(false);
+    // Answers are remembered for known zones only: asked again, an unknown one is still unknown.
+    expect(isTimeZone('UTC')).toBe(true);
+    expect(isTimeZone('Europe/Berlin')).toBe(true);
+    expect(isTimeZone('nowhere')).toBe(false);
+    expect(() => new CronSlots('0 3 * * *', 'Mars/Olympus')).toThrow(/"Mars\/Olympus" is not a time zone/);
   });
 
   it('tells slots from other instants', () => {

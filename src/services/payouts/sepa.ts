@@ -3,8 +3,9 @@
 // Pure: no database, no clock; the same batch always gives the same file, byte for byte, so a file
 // made twice carries the same message id and the bank refuses the second as a duplicate instead of
 // paying twice. The bank's answer, `pain.002`, is read in sepa-report.ts.
+import { createRequire } from 'node:module';
 import { electronicFormatIBAN, isSEPACountry, validateBIC, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
-import { create } from 'xmlbuilder2';
+import type * as XmlBuilder from 'xmlbuilder2';
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces.js';
 import { ServiceError } from '../../errors.js';
 import { formatAmount } from '../../money.js';
@@ -12,6 +13,11 @@ import type { BatchItem, ItemResult } from './channels.js';
 import { isSepaReference, sepaText } from './sepa-text.js';
 
 export type { BatchItem, ItemResult };
+
+// xmlbuilder2 (some 150 modules with its DOM) is loaded when a file is written: every command and
+// the daemon's start build the payout services, and only a SEPA batch needs it.
+const require = createRequire(import.meta.url);
+const xml = () => require('xmlbuilder2') as typeof XmlBuilder;
 
 /** Where a SEPA payout goes: `name` already in the SEPA character set. */
 export interface SepaDestination {
@@ -211,7 +217,7 @@ export function pain001(batch: SepaBatch, debtor: SepaDebtor, items: readonly Ba
     else id.ele('Othr').ele('Id').txt('NOTPROVIDED');
   };
 
-  const root = create({ version: '1.0', encoding: 'UTF-8' }).ele(painNamespace(version), 'Document').ele('CstmrCdtTrfInitn');
+  const root = xml().create({ version: '1.0', encoding: 'UTF-8' }).ele(painNamespace(version), 'Document').ele('CstmrCdtTrfInitn');
   const header = root.ele('GrpHdr');
   header.ele('MsgId').txt(sepaMessageId(batch.id));
   header.ele('CreDtTm').txt(created.toISOString().slice(0, 19));
