@@ -1,4 +1,4 @@
-// Group commit (postbacks, clicks): work that arrives while earlier work is being written waits and is written with
+// Group commit (postbacks, clicks, and through GroupCommit the money writes): work that arrives while earlier work is being written waits and is written with
 // the next batch, so the database sees one transaction for many requests under load, and a lone
 // request is written at once (no timer, no added latency when idle).
 

@@ -3,4 +3,9 @@
 export interface Transaction {
   /** Runs `fn` once the transaction has committed; never if it rolls back (or is retried). */
   afterCommit(fn: () => unknown): void;
+  /**
+   * Runs `fn` inside a SAVEPOINT of this transaction: when it throws, its statements (and its
+   * after-commit work) are rolled back and the rest of the transaction stands.
+   */
+  savepoint<T>(fn: (t: Transaction) => Promise<T>): Promise<T>;
 }

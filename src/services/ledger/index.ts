@@ -340,11 +340,11 @@ export class LedgerService {
     try {
       if (!note) throw new ServiceError('svc_note_required', 'An adjustment needs a note saying who asked for it and why.', 400);
       const minor = parseAmount(input.amount, currency);
-      await this.requireMember(input.member_id);
-      // A debit that cannot go negative needs no row: without one it is refused.
-      if (input.type === 'credit' || input.allow_negative === true) await this.ensureBalances([{ memberId: input.member_id, currency }]);
-      const result = await this.deps.db.transaction(async (t) => {
+      // In the group's transaction (src/db/group-commit.ts): the member check rides on its
+      // connection, and a missing balance row is made by `postWithBalance` in it.
+      const result = await this.deps.db.grouped(async (t) => {
         await once?.claim?.(t);
+        await this.requireMember(input.member_id, t);
         const { row, balance } = await this.postWithBalance(
           {
             memberId: input.member_id,
@@ -384,7 +384,7 @@ export class LedgerService {
     }
   }
 
-  /** Reverses one entry (its own transaction). */
+  /** Reverses one entry (in a group of money writes, see src/db/group-commit.ts). */
   async reverse(
     id: number,
     note: string | null,
@@ -392,7 +392,7 @@ export class LedgerService {
     once?: Once<{ reversal: Entry; original: Entry }>,
   ): Promise<{ reversal: Entry; original: Entry }> {
     try {
-      const result = await this.deps.db.transaction(async (t) => {
+      const result = await this.deps.db.grouped(async (t) => {
         await once?.claim?.(t);
         const { reversal, original } = await this.reverseWithin(id, note?.trim() || null, actor, t);
         const shaped = { reversal: shapeEntry(reversal), original: shapeEntry(original) };
@@ -413,8 +413,10 @@ export class LedgerService {
     }
   }
 
-  async requireMember(memberId: number): Promise<void> {
-    if (!(await this.deps.users.get(memberId))) throw new ServiceError('svc_member_not_found', `Member ${memberId} not found.`, 404);
+  /** 404 svc_member_not_found unless member `memberId` exists (inside `t` when given). */
+  async requireMember(memberId: number, t?: Transaction): Promise<void> {
+    const [row] = await this.deps.db.select('SELECT id FROM users WHERE id = ?', [memberId], t);
+    if (!row) throw new ServiceError('svc_member_not_found', `Member ${memberId} not found.`, 404);
   }
 
   /** Balances per member and currency, with the member's names; filtered, ordered, paged. */
