@@ -30,15 +30,21 @@ const ownOutcome = (err: unknown): boolean => err instanceof ServiceError || err
 /** Runs units in groups (see the file's header). */
 export class GroupCommit {
   private readonly queue: BatchQueue<Queued>;
-  /** Groups that failed as a whole, their units then run alone (for monitoring and tests). */
-  failedGroups = 0;
+  /** Transactions of several units committed, and those that failed as a whole, their units then run alone (monitoring, tests). */
+  readonly stats = { groups: 0, grouped: 0, failed: 0 };
 
   constructor(
     private readonly transaction: RunTransaction,
     maxGroup: number,
-    inFlight: number,
+    /** Groups (or lone units) run at once. */
+    readonly inFlight: number,
   ) {
     this.queue = new BatchQueue((items) => this.runGroup(items), maxGroup, inFlight);
+  }
+
+  /** Units waiting for a group. */
+  get waiting(): number {
+    return this.queue.waiting;
   }
 
   /** Runs `unit` with the group it joins; settles once its transaction has committed (or rolled back). */
@@ -63,9 +69,11 @@ export class GroupCommit {
           return out;
         }, 0);
       } catch {
-        this.failedGroups++;
+        this.stats.failed++;
       }
       if (settled) {
+        this.stats.groups++;
+        this.stats.grouped += items.length;
         for (const [k, item] of items.entries()) {
           const s = settled[k];
           if (s.ok) item.resolve(s.value);
