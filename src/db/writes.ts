@@ -6,11 +6,16 @@ import type { Transaction } from './transaction.js';
 /** The transaction handle services receive; statements given it run on its connection. */
 export class DirectTransaction implements Transaction {
   readonly after: (() => unknown)[] = [];
+  readonly outermost: Transaction;
+
   /** `depth`: how many savepoints this handle is inside (their names differ by it). */
   constructor(
     readonly conn: TxConnection,
     private readonly depth = 0,
-  ) {}
+    outermost?: Transaction,
+  ) {
+    this.outermost = outermost ?? this;
+  }
   afterCommit(fn: () => unknown): void {
     this.after.push(fn);
   }
@@ -23,7 +28,7 @@ export class DirectTransaction implements Transaction {
   async savepoint<T>(fn: (t: Transaction) => Promise<T>): Promise<T> {
     const name = `unit${this.depth}`;
     await this.conn.run(`SAVEPOINT ${name}`, []);
-    const inner = new DirectTransaction(this.conn, this.depth + 1);
+    const inner = new DirectTransaction(this.conn, this.depth + 1, this.outermost);
     let result: T;
     try {
       result = await fn(inner);

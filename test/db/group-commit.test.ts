@@ -3,20 +3,13 @@ import { GroupCommit, UnitOutcome, type RunTransaction } from '../../src/db/grou
 import type { Transaction } from '../../src/db/transaction.js';
 import { ServiceError } from '../../src/errors.js';
 import { describeEachDialect } from '../helpers/context.js';
+import { inOneGroup as heldGroup, waitingUnits } from '../helpers/groups.js';
 
 /** A promise and the function that settles it. */
 function gate(): { wait: Promise<void>; open: () => void } {
   let open!: () => void;
   const wait = new Promise<void>((r) => (open = r));
   return { wait, open };
-}
-
-/** Waits until `groups` has `n` units waiting for a group. */
-async function waiting(groups: GroupCommit, n: number): Promise<void> {
-  for (let i = 0; groups.waiting < n; i++) {
-    if (i > 500) throw new Error(`only ${groups.waiting} of ${n} units are waiting`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
 }
 
 describe('group commit', () => {
@@ -41,16 +34,8 @@ describeEachDialect('group commit', (use) => {
   /** A group commit of its own (one group at a time) over the test database. */
   const groupsOf = () => new GroupCommit((fn, retries) => use().ctx.db.transaction(fn, retries), 64, 1);
 
-  /** Runs `units` in one group behind a unit that holds the queue until they all wait. */
-  async function inOneGroup<R>(groups: GroupCommit, units: ((t: Transaction) => Promise<R>)[]): Promise<PromiseSettledResult<R>[]> {
-    const hold = gate();
-    const first = groups.run(() => hold.wait);
-    const answers = units.map((u) => groups.run(u));
-    await waiting(groups, units.length);
-    hold.open();
-    await first;
-    return Promise.allSettled(answers);
-  }
+  /** Runs `units` in one group. */
+  const inOneGroup = <R>(groups: GroupCommit, units: ((t: Transaction) => Promise<R>)[]) => heldGroup(groups, units.length, () => units.map((u) => groups.run(u)));
 
   const insert = (v: string, t: Transaction) => use().ctx.db.execute('INSERT INTO gc_rows (v) VALUES (?)', [v], t);
 
@@ -74,7 +59,7 @@ describeEachDialect('group commit', (use) => {
     const hold = gate();
     const first = groups.run(() => hold.wait);
     const answers = units.map((u) => groups.run(u).then(async (v) => (seenAtAnswer.push(await rows()), v)));
-    await waiting(groups, 3);
+    await waitingUnits(groups, 3);
     hold.open();
     await first;
     expect(await Promise.all(answers)).toEqual(['a', 'b', 'c']);
