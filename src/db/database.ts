@@ -29,7 +29,7 @@ export interface DatabaseOptions {
 
 /** Defaults of `groupMax` and `groupsInFlight`. */
 export const GROUP_MAX = 64;
-export const GROUPS_IN_FLIGHT = 4;
+export const GROUPS_IN_FLIGHT = 8;
 
 const require = createRequire(import.meta.url);
 

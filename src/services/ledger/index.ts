@@ -148,7 +148,7 @@ export class LedgerService {
   /**
    * Appends one entry and moves the balance with it, inside the caller's transaction. A debit that
    * would take `available` below zero is refused by the UPDATE itself (409 svc_insufficient_funds)
-   * unless `allowNegative`.
+   * unless `allowNegative`; an unknown member is 404 svc_member_not_found.
    */
   async post(input: PostInput, t: Transaction): Promise<EntryRow> {
     return (await this.postWithBalance(input, t)).row;
@@ -185,6 +185,9 @@ export class LedgerService {
         )
       )[0];
     let balance = await readBalance();
+    // No row: first, is there such a member? (A balance row says so: its foreign key keeps the
+    // member, which spares the callers that check inside the transaction a read per entry.)
+    if (!balance) await this.requireMember(input.memberId, t);
     // No row: a guarded debit is refused below as it is (nothing to debit, and no empty row is
     // made for it). Otherwise the row is made here when the caller did not make it beforehand
     // (ensureBalances): correct, but prone to deadlock (retried) when first entries race.
@@ -340,11 +343,10 @@ export class LedgerService {
     try {
       if (!note) throw new ServiceError('svc_note_required', 'An adjustment needs a note saying who asked for it and why.', 400);
       const minor = parseAmount(input.amount, currency);
-      // In the group's transaction (src/db/group-commit.ts): the member check rides on its
-      // connection, and a missing balance row is made by `postWithBalance` in it.
+      // In a group's transaction (src/db/group-commit.ts): `postWithBalance` checks the member
+      // and makes a missing balance row in it.
       const result = await this.deps.db.grouped(async (t) => {
         await once?.claim?.(t);
-        await this.requireMember(input.member_id, t);
         const { row, balance } = await this.postWithBalance(
           {
             memberId: input.member_id,

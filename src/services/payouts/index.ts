@@ -217,14 +217,15 @@ export class PayoutService {
       const minor = parseAmount(input.amount, currency);
       const method = clean(input.method);
       if (!method) throw new ServiceError('svc_method_required', 'A payout needs a method, e.g. paypal or bank_transfer.', 400);
-      if (currency === this.deps.currency && minor < this.minimumMinor) {
-        const minimum = formatAmount(this.minimumMinor, currency);
-        throw new ServiceError('svc_payout_below_minimum', `The smallest payout is ${minimum} ${currency}.`, 409, { minimum, currency });
-      }
       const { db, ledger } = this.deps;
       const result = await db.grouped(async (t) => {
         await once?.claim?.(t);
+        // An unknown member is refused before a payout below the minimum, as it always was.
         await ledger.requireMember(input.member_id, t);
+        if (currency === this.deps.currency && minor < this.minimumMinor) {
+          const minimum = formatAmount(this.minimumMinor, currency);
+          throw new ServiceError('svc_payout_below_minimum', `The smallest payout is ${minimum} ${currency}.`, 409, { minimum, currency });
+        }
         // Payouts of one member queue on the balance row instead of deadlocking.
         await ledger.lockBalance(input.member_id, currency, t);
         const now = this.deps.clock.now();
