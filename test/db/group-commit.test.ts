@@ -28,14 +28,14 @@ describe('group commit', () => {
 });
 
 describeEachDialect('group commit', (use) => {
-  const rows = async () =>
-    (await use().ctx.db.select<{ v: unknown }>('SELECT v FROM gc_rows ORDER BY id')).map((r) => String(r.v));
+  const rows = async () => (await use().ctx.db.select<{ v: unknown }>('SELECT v FROM gc_rows ORDER BY id')).map((r) => String(r.v));
 
   /** A group commit of its own (one group at a time) over the test database. */
   const groupsOf = () => new GroupCommit((fn, retries) => use().ctx.db.transaction(fn, retries), 64, 1);
 
   /** Runs `units` in one group. */
-  const inOneGroup = <R>(groups: GroupCommit, units: ((t: Transaction) => Promise<R>)[]) => heldGroup(groups, units.length, () => units.map((u) => groups.run(u)));
+  const inOneGroup = <R>(groups: GroupCommit, units: ((t: Transaction) => Promise<R>)[]) =>
+    heldGroup(groups, units.length, () => units.map((u) => groups.run(u)));
 
   const insert = (v: string, t: Transaction) => use().ctx.db.execute('INSERT INTO gc_rows (v) VALUES (?)', [v], t);
 
