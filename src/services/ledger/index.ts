@@ -135,6 +135,25 @@ export class LedgerService {
     });
   }
 
+  /** The (member, currency) balance rows known to exist: a balance row is never deleted. At most this many are kept. */
+  private readonly knownBalances = new Set<string>();
+  private static readonly KNOWN_BALANCES_MAX = 100_000;
+
+  /**
+   * Before a write joins its group: checks the member and makes its balance row (ensureBalances),
+   * unless this process has seen the row, which is what a busy member costs: nothing. Inside a
+   * group on MariaDB, two first entries of a member in two groups would deadlock on the gap
+   * locks (see ensureBalances).
+   */
+  private async prepareBalance(memberId: number, currency: string): Promise<void> {
+    const key = `${memberId}\0${currency}`;
+    if (this.knownBalances.has(key)) return;
+    await this.requireMember(memberId);
+    await this.ensureBalances([{ memberId, currency }]);
+    if (this.knownBalances.size >= LedgerService.KNOWN_BALANCES_MAX) this.knownBalances.clear();
+    this.knownBalances.add(key);
+  }
+
   /**
    * Takes the (member, currency) balance row's write lock up front (MariaDB; a SQLite write
    * transaction is already exclusive). Callers that read other rows before posting use it so that
@@ -343,8 +362,8 @@ export class LedgerService {
     try {
       if (!note) throw new ServiceError('svc_note_required', 'An adjustment needs a note saying who asked for it and why.', 400);
       const minor = parseAmount(input.amount, currency);
-      // In a group's transaction (src/db/group-commit.ts): `postWithBalance` checks the member
-      // and makes a missing balance row in it.
+      // A debit that cannot go negative needs no row: without one it is refused.
+      if (input.type === 'credit' || input.allow_negative === true) await this.prepareBalance(input.member_id, currency);
       const result = await this.deps.db.grouped(async (t) => {
         await once?.claim?.(t);
         const { row, balance } = await this.postWithBalance(
