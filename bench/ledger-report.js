@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { summarize } from './cpuprofile-top.js';
 import { formatMinor, LOAD_DESCRIPTION } from './ledger-load.js';
 
-const TARGETS = { adjustmentsPerSecond: 1_500, ratio: 0.5, readP99Ms: 30 };
+// Issue 22: at least half the raw commit rate on both databases, and 3,000/s on MariaDB.
+const TARGETS = { adjustmentsPerSecond: { sqlite: 1_500, mysql: 3_000 }, ratio: 0.5, readP99Ms: 30 };
 
 const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
 const pct = (v) => (v === null || v === undefined ? '-' : `${(100 * v).toFixed(0)}%`);
@@ -52,9 +53,10 @@ export function printWrite(results, opts) {
   console.log(CPU_LEGEND);
   console.log('');
   for (const r of results) {
-    const pass = r.rate >= TARGETS.adjustmentsPerSecond && r.ratio >= TARGETS.ratio && r.verify.count === 0 && r.once.ok;
+    const floor = TARGETS.adjustmentsPerSecond[r.db];
+    const pass = r.rate >= floor && r.ratio >= TARGETS.ratio && r.verify.count === 0 && r.once.ok;
     console.log(
-      `${r.db.padEnd(6)}  ${r.rate.toFixed(0)} adjustments/s (target >= ${TARGETS.adjustmentsPerSecond}: ${verdict(r.rate >= TARGETS.adjustmentsPerSecond)})  ` +
+      `${r.db.padEnd(6)}  ${r.rate.toFixed(0)} adjustments/s (target >= ${floor}: ${verdict(r.rate >= floor)})  ` +
         `ratio adjustments/raw = ${r.ratio.toFixed(2)} (target >= ${TARGETS.ratio}: ${verdict(r.ratio >= TARGETS.ratio)})  ` +
         `ledger verify: ${r.verify.count ?? 'n/a'} discrepancies (${verdict(r.verify.count === 0)})  exactly-once: ${verdict(r.once.ok)}  => ${verdict(pass)}`,
     );

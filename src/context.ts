@@ -204,7 +204,13 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   // An older release created the data directory readable by everyone: owner-only from now on.
   tighten(config.data_dir);
   const keys = deriveKeys(config.secret);
-  const db = new Database({ url: config.database.url, busyTimeoutMs: config.database.busy_timeout_ms, poolMax: config.database.pool_max });
+  const db = new Database({
+    url: config.database.url,
+    busyTimeoutMs: config.database.busy_timeout_ms,
+    poolMax: config.database.pool_max,
+    groupMax: config.database.group_max,
+    groupsInFlight: config.database.groups_in_flight,
+  });
   // Postback and media URLs are absolute on the daemon's own base (public_url, else its listening address).
   const selfUrl = new SelfUrl(config.server);
   const secrets = new SecretValues();

@@ -12,6 +12,8 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_DATABASE_URL: 'database.url',
   CASHTRACK_DATABASE_BUSY_TIMEOUT_MS: 'database.busy_timeout_ms',
   CASHTRACK_DATABASE_POOL_MAX: 'database.pool_max',
+  CASHTRACK_DATABASE_GROUP_MAX: 'database.group_max',
+  CASHTRACK_DATABASE_GROUPS_IN_FLIGHT: 'database.groups_in_flight',
   CASHTRACK_DATABASE_AUTO_MIGRATE: 'database.auto_migrate',
   CASHTRACK_HOST: 'server.host',
   CASHTRACK_PORT: 'server.port',

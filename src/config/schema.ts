@@ -117,6 +117,8 @@ export const schema = Joi.object({
       .required(),
     busy_timeout_ms: Joi.number().integer().min(0).max(600_000).required(),
     pool_max: Joi.number().integer().min(1).max(500).required(),
+    group_max: Joi.number().integer().min(1).max(1000).required(),
+    groups_in_flight: Joi.number().integer().min(1).max(64).required(),
     auto_migrate: Joi.boolean().allow(null).required(),
   }).required(),
   server: Joi.object({

@@ -34,7 +34,16 @@ export interface Config {
   data_dir: string;
   secret: string;
   currency: string;
-  database: { url: string; busy_timeout_ms: number; pool_max: number; auto_migrate: boolean | null };
+  database: {
+    url: string;
+    busy_timeout_ms: number;
+    pool_max: number;
+    /** Money writes committed in one transaction at most (src/db/group-commit.ts). */
+    group_max: number;
+    /** Groups of money writes committed at once on MariaDB/MySQL (SQLite: one). */
+    groups_in_flight: number;
+    auto_migrate: boolean | null;
+  };
   server: {
     host: string;
     port: number;

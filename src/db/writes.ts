@@ -6,9 +6,38 @@ import type { Transaction } from './transaction.js';
 /** The transaction handle services receive; statements given it run on its connection. */
 export class DirectTransaction implements Transaction {
   readonly after: (() => unknown)[] = [];
-  constructor(readonly conn: TxConnection) {}
+  readonly outermost: Transaction;
+
+  /** `depth`: how many savepoints this handle is inside (their names differ by it). */
+  constructor(
+    readonly conn: TxConnection,
+    private readonly depth = 0,
+    outermost?: Transaction,
+  ) {
+    this.outermost = outermost ?? this;
+  }
   afterCommit(fn: () => unknown): void {
     this.after.push(fn);
+  }
+
+  /**
+   * The same SQL on both dialects. Savepoints side by side share a name (one per depth): a new one
+   * replaces (MariaDB) or stacks on (SQLite) the last, and ROLLBACK TO reaches the newest. None is
+   * released, which spares a round trip each; the commit releases them all.
+   */
+  async savepoint<T>(fn: (t: Transaction) => Promise<T>): Promise<T> {
+    const name = `unit${this.depth}`;
+    await this.conn.run(`SAVEPOINT ${name}`, []);
+    const inner = new DirectTransaction(this.conn, this.depth + 1, this.outermost);
+    let result: T;
+    try {
+      result = await fn(inner);
+    } catch (err) {
+      await this.conn.run(`ROLLBACK TO SAVEPOINT ${name}`, []);
+      throw err;
+    }
+    this.after.push(...inner.after);
+    return result;
   }
 }
 

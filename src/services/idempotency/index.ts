@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from '../../db/transaction.js';
 import { replaceInColumns, type Replacement } from '../../db/erasure.js';
+import { UnitOutcome } from '../../db/group-commit.js';
 import type { Clock } from '../../clock.js';
 import type { Database } from '../../db/database.js';
 import { isLockWaitTimeout, isUniqueViolation } from '../../db/errors.js';
@@ -64,8 +65,13 @@ export type Ran<T> = { replayed: false; result: T } | { replayed: true; status: 
 /** A test hook: runs after the key's row is written, inside the effect's transaction (tests only). */
 export type HoldInTransaction = (scope: string) => Promise<void>;
 
-/** Another request holds (or has just committed) the key: the effect rolls back and `run` looks again. */
-class KeyTaken extends Error {}
+/**
+ * Another request holds (or has just committed) the key: the effect rolls back and `run` looks
+ * again. In a group of writes (src/db/group-commit.ts) it is the unit's own outcome: a request
+ * repeating the key of an earlier one of its group rolls back alone and, once the group has
+ * committed, finds the first one's outcome to replay.
+ */
+class KeyTaken extends UnitOutcome {}
 
 /** A stable hash of what the request asks for (key order does not matter). */
 export function requestHash(value: unknown): string {

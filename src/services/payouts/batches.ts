@@ -608,14 +608,21 @@ export class PayoutBatchService {
         problems: problems.slice(0, 50),
       });
     if (batch.status === 'open' && results.some((r) => r.outcome !== 'pending')) await this.deps.db.transaction((t) => this.markSent(id, actor, t));
-    const out: AppliedResult[] = [];
-    const done = new Set<string>();
-    for (const r of results) {
-      if (done.has(r.item_ref)) continue;
-      done.add(r.item_ref);
-      const payoutId = known.get(r.item_ref)!;
-      out.push({ item_ref: r.item_ref, payout_id: payoutId, outcome: r.outcome, ...(await this.applyOne(id, payoutId, r, actor)) });
-    }
+    // Each item once, as its first row gives it.
+    const taken = new Set<string>();
+    const first = results.filter((r) => !taken.has(r.item_ref) && taken.add(r.item_ref));
+    // All at once: each item is a payout of its own, and their writes commit in groups
+    // (src/db/group-commit.ts), each answered as alone. A fault stops nothing else; it is thrown
+    // once every item has its answer (a second upload finds the applied ones unchanged).
+    const settled = await Promise.allSettled(
+      first.map(async (r): Promise<AppliedResult> => {
+        const payoutId = known.get(r.item_ref)!;
+        return { item_ref: r.item_ref, payout_id: payoutId, outcome: r.outcome, ...(await this.applyOne(id, payoutId, r, actor)) };
+      }),
+    );
+    const fault = settled.find((s) => s.status === 'rejected');
+    if (fault) throw fault.reason;
+    const out = settled.map((s) => (s as PromiseFulfilledResult<AppliedResult>).value);
     await this.finishIfDone(id, actor);
     const applied = out.filter((r) => r.effect === 'applied').length;
     const conflicts = out.filter((r) => r.effect === 'conflict').length;

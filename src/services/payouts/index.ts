@@ -217,14 +217,15 @@ export class PayoutService {
       const minor = parseAmount(input.amount, currency);
       const method = clean(input.method);
       if (!method) throw new ServiceError('svc_method_required', 'A payout needs a method, e.g. paypal or bank_transfer.', 400);
-      await this.deps.ledger.requireMember(input.member_id);
-      if (currency === this.deps.currency && minor < this.minimumMinor) {
-        const minimum = formatAmount(this.minimumMinor, currency);
-        throw new ServiceError('svc_payout_below_minimum', `The smallest payout is ${minimum} ${currency}.`, 409, { minimum, currency });
-      }
       const { db, ledger } = this.deps;
-      const result = await db.transaction(async (t) => {
+      const result = await db.grouped(async (t) => {
         await once?.claim?.(t);
+        // An unknown member is refused before a payout below the minimum, as it always was.
+        await ledger.requireMember(input.member_id, t);
+        if (currency === this.deps.currency && minor < this.minimumMinor) {
+          const minimum = formatAmount(this.minimumMinor, currency);
+          throw new ServiceError('svc_payout_below_minimum', `The smallest payout is ${minimum} ${currency}.`, 409, { minimum, currency });
+        }
         // Payouts of one member queue on the balance row instead of deadlocking.
         await ledger.lockBalance(input.member_id, currency, t);
         const now = this.deps.clock.now();
@@ -290,7 +291,7 @@ export class PayoutService {
     via: PayoutVia = {},
   ): Promise<{ payout: Payout }> {
     try {
-      const result = await this.deps.db.transaction(async (t) => {
+      const result = await this.deps.db.grouped(async (t) => {
         await once?.claim?.(t);
         await this.lockPending(id, t, via);
         await this.close(id, 'paid', { reference: clean(input.reference) }, actor, t);
@@ -328,7 +329,7 @@ export class PayoutService {
     try {
       const reason = clean(input.reason);
       if (!reason) throw new ServiceError('svc_reason_required', 'Cancelling a payout needs a reason.', 400);
-      const result = await this.deps.db.transaction(async (t) => {
+      const result = await this.deps.db.grouped(async (t) => {
         await once?.claim?.(t);
         const result = await this.cancelWithin(id, reason, actor, t, via);
         await once?.record(result, t);

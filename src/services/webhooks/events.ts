@@ -135,10 +135,11 @@ export class WebhookEvents {
   }
 
   private listeners(t: Transaction): Promise<Listener[]> {
-    let p = this.perTransaction.get(t);
+    // Once per whole transaction: a group of money writes reads it for all its units.
+    let p = this.perTransaction.get(t.outermost);
     if (!p) {
       p = this.read(t);
-      this.perTransaction.set(t, p);
+      this.perTransaction.set(t.outermost, p);
     }
     return p;
   }
