@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-    // Refuses a CI run that would test SQLite alone (no CASHTRACK_TEST_MYSQL_URL).
-    globalSetup: ['test/setup/dialects.ts'],
+    // Refuses a CI run that would test SQLite alone (no CASHTRACK_TEST_MYSQL_URL), then migrates
+    // the template databases that each test file's fresh database copies.
+    globalSetup: ['test/setup/dialects.ts', 'test/setup/templates.ts'],
     pool: 'forks',
     fileParallelism: true,
     testTimeout: 30_000,
