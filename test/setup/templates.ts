@@ -12,8 +12,9 @@ export default async function migrateTemplates(project: TestProject): Promise<()
   const teardown = async () => {
     for (const db of made.splice(0)) await db.drop();
   };
-  try {
-    for (const dialect of dialects) {
+  // Both dialects at once: a run of a single file waits for the slower one, not for the sum.
+  const results = await Promise.allSettled(
+    dialects.map(async (dialect) => {
       const db = await createTestDatabase(dialect);
       made.push(db);
       const ctx = buildContext(testConfig(db), { logStream: null });
@@ -24,10 +25,12 @@ export default async function migrateTemplates(project: TestProject): Promise<()
       }
       if (dialect === 'sqlite') project.provide('sqliteTemplate', db.url.slice('sqlite:'.length));
       else project.provide('mysqlTemplate', await mysqlTemplateStatements(db.url));
-    }
-  } catch (err) {
+    }),
+  );
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) {
     await teardown();
-    throw err;
+    throw failed.reason;
   }
   return teardown;
 }
