@@ -4,8 +4,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-    // Refuses a CI run that would test SQLite alone (no CASHTRACK_TEST_MYSQL_URL), then migrates
-    // the template databases that each test file's fresh database copies.
+    // Refuses a CI run that would test SQLite alone (no CASHTRACK_TEST_MYSQL_URL), then makes the
+    // folder of the run's template databases, which each test file's fresh database copies.
     globalSetup: ['test/setup/dialects.ts', 'test/setup/templates.ts'],
     pool: 'forks',
     fileParallelism: true,

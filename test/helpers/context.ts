@@ -1,8 +1,10 @@
 // Each test file gets its own freshly migrated database: a temporary SQLite file, and (when
 // CASHTRACK_TEST_MYSQL_URL is set) a MariaDB database created for it and dropped afterwards.
-// Under `vitest run` the migrations ran once into a template (test/setup/templates.ts) and a
-// fresh database is a copy of it; without the template (another config) it is migrated here.
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+// Under `vitest run` the migrations run once per run into a template (test/setup/templates.ts)
+// and a fresh database is a copy of it; without the template folder (another config) each
+// database is migrated itself.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -18,12 +20,13 @@ export const dialects: TestDialect[] = process.env.CASHTRACK_TEST_MYSQL_URL ? ['
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The migrated SQLite file that fresh databases copy. */
-    sqliteTemplate?: string;
-    /** The statements that make an empty MariaDB database a copy of the migrated template. */
-    mysqlTemplate?: string[];
+    /** Where the run's template databases are described (test/setup/templates.ts). */
+    templateDir?: string;
   }
 }
+
+/** A migrated template: the SQLite file to copy, or the MariaDB database and the statements that copy it. */
+export type Template = { file: string } | { database: string; url: string; statements: string[] };
 
 export interface TestDatabase {
   url: string;
@@ -52,8 +55,8 @@ export async function createTestDatabase(dialect: TestDialect, { migrated = fals
   const dataDir = mkdtempSync(join(tmpdir(), 'cashtrack-test-'));
   if (dialect === 'sqlite') {
     const file = join(dataDir, 'test.sqlite');
-    const template = migrated ? inject('sqliteTemplate') : undefined;
-    if (template) copyFileSync(template, file);
+    const template = migrated ? await templateOf('sqlite') : undefined;
+    if (template && 'file' in template) copyFileSync(template.file, file);
     return { url: `sqlite:${file}`, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const base = process.env.CASHTRACK_TEST_MYSQL_URL!;
@@ -61,10 +64,10 @@ export async function createTestDatabase(dialect: TestDialect, { migrated = fals
   const admin = await mysqlConnection(base);
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
   await admin.end();
-  const template = migrated ? inject('mysqlTemplate') : undefined;
-  if (template) {
+  const template = migrated ? await templateOf('mysql') : undefined;
+  if (template && 'statements' in template) {
     const conn = await mysqlConnection(base, name, true);
-    await conn.query(template.join(';\n'));
+    await conn.query(template.statements.join(';\n'));
     await conn.end();
   }
   const url = new URL(base);
@@ -82,11 +85,66 @@ export async function createTestDatabase(dialect: TestDialect, { migrated = fals
 }
 
 /**
+ * The run's migrated template of `dialect`, made by the first file that asks (the others wait for
+ * it); none outside a run that set up the template folder.
+ */
+async function templateOf(dialect: TestDialect): Promise<Template | undefined> {
+  const dir = inject('templateDir');
+  if (!dir) return undefined;
+  const described = join(dir, `${dialect}.json`);
+  const lock = join(dir, `${dialect}.lock`);
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (existsSync(described)) return JSON.parse(readFileSync(described, 'utf8')) as Template;
+    let mine = false;
+    try {
+      mkdirSync(lock);
+      mine = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (mine) {
+      try {
+        const template = await migrateTemplate(dialect, dir);
+        // Written whole, then renamed: a waiting file never reads half of it.
+        writeFileSync(`${described}.tmp`, JSON.stringify(template));
+        renameSync(`${described}.tmp`, described);
+        return template;
+      } finally {
+        // On a failure the next file tries again.
+        rmSync(lock, { recursive: true, force: true });
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`The ${dialect} template database was not made within 180 s (${dir}).`);
+    await sleep(100);
+  }
+}
+
+async function migrateTemplate(dialect: TestDialect, dir: string): Promise<Template> {
+  const db = await createTestDatabase(dialect);
+  const ctx = buildContext(testConfig(db), { logStream: null });
+  try {
+    await ensureSchema(ctx, true);
+  } finally {
+    await ctx.close();
+  }
+  if (dialect === 'sqlite') {
+    // Kept in the template folder, which the run's end removes.
+    const file = join(dir, 'template.sqlite');
+    copyFileSync(db.url.slice('sqlite:'.length), file);
+    await db.drop();
+    return { file };
+  }
+  rmSync(db.dataDir, { recursive: true, force: true });
+  return { database: decodeURIComponent(new URL(db.url).pathname.slice(1)), url: db.url, statements: await mysqlTemplateStatements(db.url) };
+}
+
+/**
  * What makes an empty database a copy of the migrated one at `url`: each table as SHOW CREATE
  * TABLE gives it (foreign keys included, which CREATE TABLE ... LIKE would drop), then the rows
  * the migrations wrote, read from the template while it lasts (the run's end).
  */
-export async function mysqlTemplateStatements(url: string): Promise<string[]> {
+async function mysqlTemplateStatements(url: string): Promise<string[]> {
   const schema = decodeURIComponent(new URL(url).pathname.slice(1));
   const conn = await mysqlConnection(url, schema);
   try {

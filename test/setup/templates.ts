@@ -1,36 +1,33 @@
-// vitest globalSetup: the migrations run once per run, into a template of each dialect, and every
-// test file's fresh database is a copy of it (test/helpers/context.ts). Migrating a database took
-// about 1 s on SQLite and 3 s on MariaDB, several hundred times a run; a copy takes a tenth of that.
+// vitest globalSetup: a folder for the run's template databases (test/helpers/context.ts). The
+// first file that needs a migrated database of a dialect migrates one there, once for the whole
+// run, and every fresh database after it is a copy: migrating took about 1 s on SQLite and 3 s on
+// MariaDB, several hundred times a run; a copy takes a tenth of that. The template is made by a
+// worker, not here, so a run of files that need no database pays nothing for it.
 // test/db/migrator.test.ts and the tests of `db migrate` and of a first start still migrate empty
 // databases of their own, so the migrations themselves stay tested on both dialects.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
 import type { TestProject } from 'vitest/node';
-import { buildContext, ensureSchema } from '../../src/context.js';
-import { createTestDatabase, dialects, mysqlTemplateStatements, testConfig, type TestDatabase } from '../helpers/context.js';
+import type { Template } from '../helpers/context.js';
 
-export default async function migrateTemplates(project: TestProject): Promise<() => Promise<void>> {
-  const made: TestDatabase[] = [];
-  const teardown = async () => {
-    for (const db of made.splice(0)) await db.drop();
+export default function templateFolder(project: TestProject): () => Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'cashtrack-templates-'));
+  project.provide('templateDir', dir);
+  return async () => {
+    await dropTemplates(dir);
+    rmSync(dir, { recursive: true, force: true });
   };
-  // Both dialects at once: a run of a single file waits for the slower one, not for the sum.
-  const results = await Promise.allSettled(
-    dialects.map(async (dialect) => {
-      const db = await createTestDatabase(dialect);
-      made.push(db);
-      const ctx = buildContext(testConfig(db), { logStream: null });
-      try {
-        await ensureSchema(ctx, true);
-      } finally {
-        await ctx.close();
-      }
-      if (dialect === 'sqlite') project.provide('sqliteTemplate', db.url.slice('sqlite:'.length));
-      else project.provide('mysqlTemplate', await mysqlTemplateStatements(db.url));
-    }),
-  );
-  const failed = results.find((r) => r.status === 'rejected');
-  if (failed) {
-    await teardown();
-    throw failed.reason;
-  }
-  return teardown;
+}
+
+/** Drops the MariaDB template, if a file made one. */
+async function dropTemplates(dir: string): Promise<void> {
+  const described = join(dir, 'mysql.json');
+  if (!existsSync(described)) return;
+  const template = JSON.parse(readFileSync(described, 'utf8')) as Template;
+  if (!('database' in template)) return;
+  const conn = await mysql.createConnection(template.url);
+  await conn.query(`DROP DATABASE IF EXISTS \`${template.database}\``);
+  await conn.end();
 }
