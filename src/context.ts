@@ -237,7 +237,7 @@ export function buildContext(config: Config, options: ContextOptions = {}): Cont
   const passwordChecks = new PasswordCheckGate(config.auth.password_checks);
   const auth = new AuthService({ db, clock, logger, users, appPasswords, sessions, hooks, throttle: authThrottle, passwordChecks });
   const idempotency = new IdempotencyService({ db, clock, holdInTransaction: config.env === 'test' ? options.holdInTransaction : null });
-  const ledger = new LedgerService({ db, clock, logger, users, events, currency: config.currency });
+  const ledger = new LedgerService({ db, clock, logger, events, currency: config.currency });
   const payouts = new PayoutService({ db, clock, logger, ledger, events, currency: config.currency, minimum: config.payouts.minimum });
   const sepaSettings = new SepaSettingsStore({ settings, logger });
   const paypal = new PayPalSettings({ settings, keys, secrets, logger, guard: outbound, clock });

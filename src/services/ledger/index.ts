@@ -13,7 +13,6 @@ import { HOOKS } from '../../hooks/index.js';
 import type { WebhookEvents } from '../webhooks/index.js';
 import type { Once } from '../idempotency/index.js';
 import type { LogService } from '../logs/index.js';
-import type { UserService } from '../users/index.js';
 import { postCredits, movePending } from './balances.js';
 import {
   BALANCE_COLUMNS,
@@ -44,7 +43,6 @@ export interface LedgerServiceDeps {
   db: Database;
   clock: Clock;
   logger: LogService;
-  users: UserService;
   /** The outbox: entry_posted goes to webhooks in the entry's transaction, to hooks after commit. */
   events: WebhookEvents;
   currency: string;
