@@ -39,7 +39,7 @@ export class Supervisor {
   /** Until the first worker is ready, a death is the start's failure (run reports it), not replaced. */
   private started = false;
   private stopping = false;
-  private reloading: Promise<void> | null = null;
+  private reloading = false;
   private reloadAgain = false;
 
   constructor(private readonly options: SupervisorOptions) {}
@@ -137,8 +137,9 @@ export class Supervisor {
         this.reloadAgain = true;
         return;
       }
-      this.reloading = this.reload().finally(() => {
-        this.reloading = null;
+      this.reloading = true;
+      void this.reload().finally(() => {
+        this.reloading = false;
         if (this.reloadAgain && !this.stopping) {
           this.reloadAgain = false;
           onHup();
