@@ -3,12 +3,14 @@
 // and each of its cluster workers runs the daemon below.
 import cluster from 'node:cluster';
 import type { Command } from 'commander';
+import type { Config } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { createServer, startMetricsListener } from '../../server.js';
 import { ServiceError } from '../../errors.js';
-import { WORKER_READY } from '../../supervisor.js';
+import { workerCount } from '../../config/workers.js';
+import { Supervisor, WORKER_READY } from '../../supervisor.js';
 import { loadCliConfig, testHold, type Io } from '../io.js';
 import { port, workers, type Run } from '../options.js';
 
@@ -86,12 +88,20 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
   if (opts.workers !== undefined) overrides['server.workers'] = opts.workers;
   const config = await loadCliConfig(io, overrides);
   // One worker is the daemon itself, with no supervisor in between.
-  const { workerCount } = await import('../../config/workers.js');
   if (cluster.isPrimary && workerCount(config.server.workers) > 1) {
-    const { Supervisor } = await import('../../supervisor.js');
     const supervisor = new Supervisor({ workers: workerCount(config.server.workers), log: config.log.stdout ? io.stdout : null, stderr: io.stderr });
     return supervisor.run();
   }
+  if (!cluster.isWorker) return serveDaemon(io, config, opts);
+  try {
+    await serveDaemon(io, config, opts);
+  } finally {
+    // The channel to the supervisor would keep the process alive once the daemon stopped (or failed to start).
+    if (cluster.worker?.isConnected()) cluster.worker.disconnect();
+  }
+}
+
+async function serveDaemon(io: Io, config: Config, opts: { migrate?: boolean }): Promise<void> {
   const { buildContext, ensureSchema, loadContextExtensions } = await import('../../context.js');
   const { createServer, namespaceUrl: namespaceUrlOf, startMetricsListener } = await import('../../server.js');
   const { JobRunner } = await import('../../jobs/runner.js');
@@ -175,8 +185,6 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
       await Promise.all([runner!.stop(), server!.stop({ timeout: 10_000 }), ctx.webhookSender.stop()]);
       await ctx.appPasswords.drain();
       await ctx.close();
-      // The channel to the supervisor would keep the process alive.
-      if (cluster.isWorker) cluster.worker!.disconnect();
       resolve();
     };
     const onInt = () => void stop('SIGINT');
