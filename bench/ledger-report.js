@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { summarize } from './cpuprofile-top.js';
 import { formatMinor, LOAD_DESCRIPTION } from './ledger-load.js';
+import { printScaling } from './lib/scaling.js';
 
 // Issue 22: at least half the raw commit rate on both databases, and 3,000/s on MariaDB.
 const TARGETS = { adjustmentsPerSecond: { sqlite: 1_500, mysql: 3_000 }, ratio: 0.5, readP99Ms: 30 };
@@ -35,6 +36,7 @@ export function printWrite(results, opts) {
   printTable(
     [
       ['db', (r) => r.db, 'left'],
+      ['workers', (r) => String(r.workers)],
       ['adjust/s', (r) => r.rate.toFixed(0)],
       ['p50 ms', (r) => ms(r.p50)],
       ['p99 ms', (r) => ms(r.p99)],
@@ -61,6 +63,7 @@ export function printWrite(results, opts) {
         `ledger verify: ${r.verify.count ?? 'n/a'} discrepancies (${verdict(r.verify.count === 0)})  exactly-once: ${verdict(r.once.ok)}  => ${verdict(pass)}`,
     );
   }
+  printScaling(results, (r) => r.rate, 'adjustments/s');
   for (const r of results) {
     console.log(
       `\n[${r.db}] raw baseline: ${r.raw.mode}; ${opts.duration / 2} s before and ${opts.duration / 2} s after the adjustments: ${r.raw.rates.map((x) => x.toFixed(0)).join(' and ')} txn/s; ` +

@@ -8,7 +8,7 @@ import { benchAdmin, serveOverIpc, startDaemon } from './lib/daemon.js';
 const [rawOptions] = process.argv.slice(2);
 
 async function startCashtrack(options) {
-  const { server, config, ctx, close, namespace, admin } = await startDaemon(options, {
+  const { server, config, ctx, close, cpuUsage, namespace, admin } = await startDaemon(options, {
     setup: async (ctx) => {
       // A hyphen: no seeded member's login has one.
       const admin = await benchAdmin(ctx, 'bench-admin');
@@ -18,6 +18,7 @@ async function startCashtrack(options) {
   });
   return {
     close,
+    cpuUsage,
     ready: {
       origin: server.info.uri,
       prefix: `/${config.server.rest_root}/${namespace}`,
@@ -26,6 +27,7 @@ async function startCashtrack(options) {
       dialect: ctx.db.dialect,
       poolMax: config.database.pool_max,
       currency: config.currency,
+      workers: options.workers ?? 1,
     },
   };
 }

@@ -6,12 +6,14 @@
 //
 //   node bench/ledger.js [--duration 20] [--connections 32] [--only sqlite|mysql] [--skip-read]
 //                        [--read-duration 10] [--read-members 100000] [--read-entries 1000000]
-//                        [--skip-write] [--pool-max N] [--profile DIR]
+//                        [--skip-write] [--pool-max N] [--profile DIR] [--workers N]
 //
 // The daemon runs in a child process (bench/ledger-server.js); autocannon, the seeding and the raw
 // baseline run here (bench/ledger-db.js, bench/ledger-load.js). MariaDB: CASHTRACK_BENCH_MYSQL_URL,
 // else CASHTRACK_TEST_MYSQL_URL, else mysql://root@127.0.0.1:3306/test; fresh `ct_bench_*`
-// databases are created there and dropped.
+// databases are created there and dropped. With `--workers N` (N > 1) the write half runs twice,
+// on a fresh database each, by the daemon alone and by `cashtrack serve --workers N`, and the
+// scaling from one to N is printed.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -50,6 +52,7 @@ function parseOptions(argv, env) {
     readEntries: 1_000_000,
     poolMax: null,
     profile: env.CASHTRACK_BENCH_PROFILE || null,
+    workers: 1,
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
@@ -64,9 +67,10 @@ function parseOptions(argv, env) {
     else if (flag === '--read-entries') opts.readEntries = Number(value());
     else if (flag === '--pool-max') opts.poolMax = Number(value());
     else if (flag === '--profile') opts.profile = value();
+    else if (flag === '--workers') opts.workers = Number(value());
     else
       throw new UsageError(
-        `unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --skip-read, --skip-write, --read-duration N, --read-members N, --read-entries N, --pool-max N, --profile DIR)`,
+        `unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --skip-read, --skip-write, --read-duration N, --read-members N, --read-entries N, --pool-max N, --profile DIR, --workers N)`,
       );
   }
   const int = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
@@ -77,6 +81,7 @@ function parseOptions(argv, env) {
   if (!int(opts.readMembers, 1_000, 1_000_000)) throw new UsageError('--read-members must be 1000-1000000');
   if (!int(opts.readEntries, opts.readMembers, 10_000_000)) throw new UsageError('--read-entries must be at least --read-members and at most 10000000');
   if (opts.poolMax !== null && !int(opts.poolMax, 1, 500)) throw new UsageError('--pool-max must be 1-500');
+  if (!int(opts.workers, 1, 64)) throw new UsageError('--workers must be 1-64');
   if (opts.skipRead && opts.skipWrite) throw new UsageError('--skip-read and --skip-write leave nothing to run');
   return opts;
 }
@@ -97,8 +102,8 @@ function cannon(ready, opts) {
 }
 
 /** The write half on a fresh database: seed, preflight, warm-up, raw baseline, measured run, checks. */
-async function runWrite(db, opts, dataDir, secret, log) {
-  const handle = await startServer({ dbUrl: db.url, dataDir, secret, poolMax: opts.poolMax });
+async function runWrite(db, opts, dataDir, secret, log, workers = 1) {
+  const handle = await startServer({ dbUrl: db.url, dataDir, secret, poolMax: opts.poolMax, workers });
   const { ready } = handle;
   let direct = null;
   try {
@@ -153,6 +158,7 @@ async function runWrite(db, opts, dataDir, secret, log) {
     const verify = await ledgerVerify(db.url, dataDir, secret);
     return {
       db: db.name,
+      workers,
       members: WRITE_MEMBERS,
       openingMinor: OPENING_MINOR,
       poolMax: ready.poolMax,
@@ -314,13 +320,16 @@ async function main() {
         continue;
       }
       if (!opts.skipWrite) {
-        log(`[${name}] adjustments: seeding… `);
-        try {
-          writes.push(await runWrite(db, opts, dataDir, secret, log));
-        } finally {
-          await db.drop();
+        for (const workers of opts.workers > 1 ? [1, opts.workers] : [1]) {
+          if (workers > 1) db = await fresh(`write-${workers}`);
+          log(`[${name}] adjustments${workers > 1 ? `, ${workers} workers` : ''}: seeding… `);
+          try {
+            writes.push(await runWrite(db, opts, dataDir, secret, log, workers));
+          } finally {
+            await db.drop();
+          }
+          console.log('done');
         }
-        console.log('done');
         if (opts.skipRead) continue;
         db = await fresh('read');
       }

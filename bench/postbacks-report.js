@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { summarize } from './cpuprofile-top.js';
 import { LOAD_DESCRIPTION } from './postbacks-load.js';
+import { printScaling } from './lib/scaling.js';
 
 export const TARGETS = { postbacksPerSecond: 2_000 };
 
@@ -32,6 +33,7 @@ export function printPostbacks(results, opts) {
   printTable(
     [
       ['db', (r) => r.db, 'left'],
+      ['workers', (r) => String(r.workers)],
       ['postbacks/s', (r) => r.rate.toFixed(0)],
       ['accepted/s', (r) => (r.measured.accepted / r.seconds).toFixed(0)],
       ['duplicate/s', (r) => (r.measured.duplicate / r.seconds).toFixed(0)],
@@ -54,6 +56,7 @@ export function printPostbacks(results, opts) {
         `non-2xx/errors: ${r.other} (${verdict(r.other === 0)})  exact orders and balances: ${verdict(r.check.ok)}  ledger verify: ${r.verify.count ?? 'n/a'} discrepancies (${verdict(r.verify.count === 0)})  => ${verdict(passed(r))}`,
     );
   }
+  printScaling(results, (r) => r.rate, 'postbacks/s');
   for (const r of results) {
     const s = r.measured.sent;
     console.log(

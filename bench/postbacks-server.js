@@ -12,7 +12,7 @@ const [rawOptions] = process.argv.slice(2);
 export const BENCH_NETWORK = 'benchnet';
 
 async function startCashtrack(options) {
-  const { server, config, ctx, close, secret } = await startDaemon(options, {
+  const { server, config, ctx, close, cpuUsage, secret } = await startDaemon(options, {
     overrides: { 'postbacks.enabled': true },
     setup: async (ctx, config) => {
       const definition = {
@@ -32,6 +32,7 @@ async function startCashtrack(options) {
   });
   return {
     close,
+    cpuUsage,
     ready: {
       origin: server.info.uri,
       network: BENCH_NETWORK,
@@ -39,6 +40,7 @@ async function startCashtrack(options) {
       dialect: ctx.db.dialect,
       poolMax: config.database.pool_max,
       currency: config.currency,
+      workers: options.workers ?? 1,
     },
   };
 }

@@ -7,6 +7,7 @@
 // table and PASS/FAIL. Loopback only.
 //
 //   node bench/postbacks.js [--duration 20] [--connections 32] [--only sqlite|mysql|mysql-socket] [--pool-max N] [--profile DIR]
+//                           [--workers N]
 //
 // `mysql` reaches MariaDB over TCP as the URL says; `mysql-socket` reaches the same server through
 // its Unix socket (`?socket=` in database.url, as a daemon on the database's host would be set up;
@@ -15,6 +16,8 @@
 // The daemon runs in a child process (bench/postbacks-server.js); autocannon and the seeding run
 // here. MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
+// With `--workers N` (N > 1) each database is measured twice, on a fresh database each, by the
+// daemon alone and by `cashtrack serve --workers N`, and the scaling from one to N is printed.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -45,6 +48,7 @@ function parseOptions(argv, env) {
     only: env.CASHTRACK_BENCH_ONLY || null,
     poolMax: null,
     profile: env.CASHTRACK_BENCH_PROFILE || null,
+    workers: 1,
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
@@ -54,13 +58,18 @@ function parseOptions(argv, env) {
     else if (flag === '--only') opts.only = value();
     else if (flag === '--pool-max') opts.poolMax = Number(value());
     else if (flag === '--profile') opts.profile = value();
-    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql|mysql-socket, --pool-max N, --profile DIR)`);
+    else if (flag === '--workers') opts.workers = Number(value());
+    else
+      throw new UsageError(
+        `unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql|mysql-socket, --pool-max N, --profile DIR, --workers N)`,
+      );
   }
   const int = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
   if (!int(opts.duration, 1, 120)) throw new UsageError('--duration must be 1-120 seconds (signatures are valid for 300 s)');
   if (!int(opts.connections, 1, 1000)) throw new UsageError('--connections must be 1-1000');
   if (opts.only && !['sqlite', 'mysql', 'mysql-socket'].includes(opts.only)) throw new UsageError('--only must be sqlite, mysql or mysql-socket');
   if (opts.poolMax !== null && !int(opts.poolMax, 1, 500)) throw new UsageError('--pool-max must be 1-500');
+  if (!int(opts.workers, 1, 64)) throw new UsageError('--workers must be 1-64');
   return opts;
 }
 
@@ -75,8 +84,8 @@ const ledgerVerify = (dbUrl, dataDir, secret) => verifyLedger(dbUrl, dataDir, se
 
 // ---- load --------------------------------------------------------------------------------------
 
-async function run(db, opts, dataDir, secret, log) {
-  const handle = await startServer({ dbUrl: db.url, dataDir, secret, poolMax: opts.poolMax });
+async function run(db, opts, dataDir, secret, log, workers = 1) {
+  const handle = await startServer({ dbUrl: db.url, dataDir, secret, poolMax: opts.poolMax, workers });
   const { ready } = handle;
   let direct = null;
   try {
@@ -111,6 +120,7 @@ async function run(db, opts, dataDir, secret, log) {
     const verify = await ledgerVerify(db.url, dataDir, secret);
     return {
       db: db.name,
+      workers,
       members: MEMBERS,
       poolMax: ready.poolMax,
       seconds: opts.duration,
@@ -182,7 +192,8 @@ async function main() {
     `cashtrack bench:postbacks: ${opts.connections} connections, ${opts.duration} s per database; ${availableParallelism()} CPUs shared by the daemon, autocannon and the database (load average ${loadavg()[0].toFixed(1)})\n`,
   );
   try {
-    for (const name of databases) {
+    const runs = databases.flatMap((name) => (opts.workers > 1 ? [1, opts.workers] : [1]).map((workers) => [name, workers]));
+    for (const [name, workers] of runs) {
       const log = (s) => process.stdout.write(s);
       let db;
       try {
@@ -215,9 +226,9 @@ async function main() {
         if (opts.only === name) failed = true;
         continue;
       }
-      log(`[${name}] seeding… `);
+      log(`[${name}]${workers > 1 ? ` ${workers} workers:` : ''} seeding… `);
       try {
-        results.push(await run(db, opts, dataDir, secret, log));
+        results.push(await run(db, opts, dataDir, secret, log, workers));
       } finally {
         await db.drop();
       }

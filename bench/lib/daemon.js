@@ -36,6 +36,13 @@ export async function startDaemon(options, { overrides = {}, setup = async () =>
   try {
     await ensureSchema(ctx, true);
     const extra = await setup(ctx, config);
+    if (options.workers > 1) {
+      // The daemon as an operator runs it, `cashtrack serve --workers N`, on the same configuration.
+      await ctx.logger.flush();
+      const cluster = await serveWorkers(all, options.workers, port);
+      const stopCluster = close;
+      return { ctx, config, server: cluster.server, cpuUsage: cluster.cpuUsage, close: () => cluster.stop().then(stopCluster), namespace: NAMESPACE, ...extra };
+    }
     server = await createServer(ctx, { port, host: '127.0.0.1' });
     if (listen) await server.start();
     else await server.initialize();
@@ -44,6 +51,54 @@ export async function startDaemon(options, { overrides = {}, setup = async () =>
     await close();
     throw err;
   }
+}
+
+/**
+ * `cashtrack serve --workers N` on loopback with `settings` (dotted configuration keys) as its
+ * CASHTRACK_* variables; resolves once every worker listens, with a server-like `{ info: { uri } }`,
+ * the CPU time of the supervisor and its workers (as process.cpuUsage() gives it), and `stop`.
+ */
+async function serveWorkers(settings, workers, port) {
+  const { spawn } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const { ENV_KEYS } = await import('../../dist/src/config/index.js');
+  const { cliEnv, root } = await import('./child.js');
+  const byKey = Object.fromEntries(Object.entries(ENV_KEYS).map(([name, key]) => [key, name]));
+  const env = { CASHTRACK_ENV: 'production' };
+  for (const [key, value] of Object.entries(settings)) {
+    if (!byKey[key]) throw new Error(`no CASHTRACK_* variable sets ${key}`);
+    env[byKey[key]] = String(value);
+  }
+  const child = spawn(process.execPath, [`${root}/bin/cashtrack`, 'serve', '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers)], {
+    env: cliEnv(env),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const uri = await new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (s) => {
+      stderr += s;
+      const m = /cashtrack: \d+ workers listening on (http:\/\/[\d.:]+) /.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`cashtrack serve --workers ${workers} exited (${signal ?? code}): ${stderr.slice(-2000)}`)));
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  // utime + stime of the supervisor and its workers, in clock ticks (100 a second on Linux).
+  const cpuUsage = () => {
+    const ticks = [child.pid, ...readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)].map((pid) => {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    });
+    return { user: ticks.reduce((a, b) => a + b, 0) * 10_000, system: 0 };
+  };
+  return {
+    server: { info: { uri } },
+    cpuUsage,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 /** An administrator `login` (unless `existing` is given) and a fresh application password for it. */
@@ -94,7 +149,7 @@ export function serveOverIpc(start) {
     process.on('message', (msg) => {
       if (msg?.type === 'stop') void stop();
       // CPU time of this process, so the parent can tell a CPU-bound server from one waiting on the database.
-      if (msg?.type === 'cpu') send({ type: 'cpu', usage: process.cpuUsage(), at: Number(process.hrtime.bigint() / 1000n) });
+      if (msg?.type === 'cpu') send({ type: 'cpu', usage: started.cpuUsage?.() ?? process.cpuUsage(), at: Number(process.hrtime.bigint() / 1000n) });
       if (msg?.type === 'profile-start')
         void profileStart().then(
           () => send({ type: 'profile-started' }),

@@ -2,6 +2,7 @@
 // option shapes, so `--page`, `--per-page` and `--json` mean the same on every command and a bad
 // value is the same usage error everywhere, and the one way a list command prints its page.
 import { Option, type Command } from 'commander';
+import { WORKERS_RULE, workersSetting } from '../config/workers.js';
 import { printJson, printTable, UsageError, type Io } from './io.js';
 
 /**
@@ -25,6 +26,13 @@ export function positiveInt(value: string): number {
 export function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be 0-65535, got "${value}"`);
   return Number(value);
+}
+
+/** `--workers`: what `server.workers` takes (config/workers.ts). */
+export function workers(value: string): number | 'auto' {
+  const setting = workersSetting(value);
+  if (setting === null) throw new UsageError(`--workers must be ${WORKERS_RULE}, got "${value.slice(0, 32)}"`);
+  return setting;
 }
 
 /** A repeatable option's values, in order. */

@@ -17,6 +17,7 @@ export const ENV_KEYS: Record<string, string> = {
   CASHTRACK_DATABASE_AUTO_MIGRATE: 'database.auto_migrate',
   CASHTRACK_HOST: 'server.host',
   CASHTRACK_PORT: 'server.port',
+  CASHTRACK_WORKERS: 'server.workers',
   CASHTRACK_REST_ROOT: 'server.rest_root',
   CASHTRACK_PUBLIC_URL: 'server.public_url',
   CASHTRACK_TRUST_PROXY: 'server.trust_proxy',

@@ -7,6 +7,7 @@ import { parseCeiling } from '../money.js';
 import { own } from '../objects.js';
 import { isAllowEntry } from '../outbound/addresses.js';
 import { CronSlots } from '../cron-slots.js';
+import { WORKERS_RULE, workersSetting } from './workers.js';
 import { PAGE_TEMPLATE_TAGS, unknownTags } from './template-tags.js';
 import { PER_NETWORK_SCHEDULES, SCHEDULE_NAMES, type Config, type ScheduleName } from './types.js';
 
@@ -124,6 +125,10 @@ export const schema = Joi.object({
   server: Joi.object({
     host: Joi.string().min(1).required(),
     port: Joi.number().integer().min(0).max(65535).required(),
+    workers: Joi.any()
+      .required()
+      .custom((value, helpers) => workersSetting(value) ?? helpers.error('any.invalid'))
+      .messages({ 'any.invalid': `{{#label}} must be ${WORKERS_RULE}` }),
     rest_root: Joi.string()
       .pattern(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/)
       .message('{{#label}} must be a path segment such as wp-json')

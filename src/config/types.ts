@@ -47,6 +47,8 @@ export interface Config {
   server: {
     host: string;
     port: number;
+    /** Daemon processes on the port (`serve --workers`): a count, or `auto` for one per CPU. */
+    workers: number | 'auto';
     rest_root: string;
     public_url: string | null;
     trust_proxy: boolean;

@@ -33,6 +33,28 @@ for (const dialect of dialects) {
       expect(child.stderr).not.toMatch(/\n\s+at /);
       expect(child.stderr).not.toContain('EADDRINUSE');
     });
+
+    it('with --workers 2, stops after the first worker fails on a port in use, exit 1, and starts no other', async () => {
+      const child = runner.start(['serve', '--host', '127.0.0.1', '--port', String(port), '--workers', '2']);
+      const { code } = await child.finished();
+      expect(code).toBe(1);
+      expect(child.stderr.match(/^svc_port_in_use: /gm)).toHaveLength(1);
+      expect(child.stderr).toMatch(/^svc_worker_failed: The first worker exited \(code 1\) before it was ready/m);
+      expect(child.stderr).not.toMatch(/\n\s+at /);
+    });
+
+    it('refuses a worker count that is not auto or 1-64: a usage error for --workers, svc_invalid_config for CASHTRACK_WORKERS', async () => {
+      for (const bad of ['0', 'abc', '65', '1.5', '-2']) {
+        const child = runner.start(['serve', '--port', '0', `--workers=${bad}`, '--json']);
+        expect(await child.finished()).toEqual({ code: 2, signal: null });
+        expect(JSON.parse(child.stderr)).toMatchObject({ code: 'svc_usage', message: `--workers must be auto or a whole number from 1 to 64, got "${bad}"` });
+      }
+      const child = runner.start(['serve', '--port', '0'], { CASHTRACK_WORKERS: 'many' });
+      expect((await child.finished()).code).toBe(1);
+      expect(child.stderr).toMatch(
+        /^svc_invalid_config: Invalid configuration CASHTRACK_WORKERS \(server\.workers\): must be auto or a whole number from 1 to 64$/m,
+      );
+    });
   });
 }
 

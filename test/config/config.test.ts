@@ -10,7 +10,7 @@ describe('configuration', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir() } });
     expect(c.database.url).toBe('sqlite:data/cashtrack.sqlite');
-    expect(c.server).toMatchObject({ host: '127.0.0.1', port: 8080, rest_root: 'wp-json' });
+    expect(c.server).toMatchObject({ host: '127.0.0.1', port: 8080, workers: 1, rest_root: 'wp-json' });
     expect(c.env).toBe('development');
   });
 
@@ -43,10 +43,23 @@ describe('configuration', () => {
     ['CASHTRACK_LOG_LEVEL', 'verbose', 'log.level'],
     ['CASHTRACK_TRUST_PROXY', 'maybe', 'server.trust_proxy'],
     ['CASHTRACK_SECRET', 'short', 'secret'],
+    ['CASHTRACK_WORKERS', '0', 'server.workers'],
+    ['CASHTRACK_WORKERS', '65', 'server.workers'],
+    ['CASHTRACK_WORKERS', 'all', 'server.workers'],
   ])('refuses %s=%s naming the key', (name, value, key) => {
     expect(() => loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), [name]: value } })).toThrow(
       expect.objectContaining({ code: 'svc_invalid_config', message: expect.stringContaining(`${name} (${key})`) }),
     );
+  });
+
+  it('takes CASHTRACK_WORKERS as a count or auto, and workerCount makes auto one per CPU', async () => {
+    const { workerCount } = await import('../../src/config/workers.js');
+    const { availableParallelism } = await import('node:os');
+    expect(loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_WORKERS: '4' } }).server.workers).toBe(4);
+    const auto = loadConfig({ env: { CASHTRACK_DATA_DIR: dataDir(), CASHTRACK_WORKERS: 'auto' } }).server.workers;
+    expect(auto).toBe('auto');
+    expect(workerCount(auto)).toBe(Math.min(availableParallelism(), 64));
+    expect(workerCount(3)).toBe(3);
   });
 
   it('generates a secret on first run, keeps it private in the data directory, and reuses it', () => {

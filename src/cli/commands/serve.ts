@@ -1,18 +1,24 @@
 // `cashtrack serve`: the daemon. The context, hapi and the job runner load when it starts, not when
-// its help is shown.
+// its help is shown. With `--workers N` (N > 1) this process is the supervisor (src/supervisor.ts)
+// and each of its cluster workers runs the daemon below.
+import cluster from 'node:cluster';
 import type { Command } from 'commander';
+import type { Config } from '../../config/index.js';
 import type { Context } from '../../context.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { createServer, startMetricsListener } from '../../server.js';
 import { ServiceError } from '../../errors.js';
+import { workerCount } from '../../config/workers.js';
+import { Supervisor, WORKER_READY } from '../../supervisor.js';
 import { loadCliConfig, testHold, type Io } from '../io.js';
-import { port, type Run } from '../options.js';
+import { port, workers, type Run } from '../options.js';
 
 export function register(serve: Command, run: Run): void {
   serve
     .option('--port <n>', 'port to listen on (overrides CASHTRACK_PORT)', port)
     .option('--host <addr>', 'address to listen on (overrides CASHTRACK_HOST)')
+    .option('--workers <n>', 'daemon processes on the port: a number, or auto for one per CPU (overrides CASHTRACK_WORKERS)', workers)
     .option('--migrate', 'run pending migrations on MariaDB/MySQL before starting')
     .action(run(start));
 }
@@ -75,11 +81,27 @@ export function firstRunBanner(admin: FirstAdministrator, namespaceUrl: string):
   return ['', rule, ...lines.map((l) => `| ${l.padEnd(width)} |`), rule, ''].join('\n');
 }
 
-export async function start(io: Io, opts: { port?: number; host?: string; migrate?: boolean }): Promise<void> {
+export async function start(io: Io, opts: { port?: number; host?: string; migrate?: boolean; workers?: number | 'auto' }): Promise<void> {
   const overrides: Record<string, unknown> = {};
   if (opts.port !== undefined) overrides['server.port'] = opts.port;
   if (opts.host !== undefined) overrides['server.host'] = opts.host;
+  if (opts.workers !== undefined) overrides['server.workers'] = opts.workers;
   const config = await loadCliConfig(io, overrides);
+  // One worker is the daemon itself, with no supervisor in between.
+  if (cluster.isPrimary && workerCount(config.server.workers) > 1) {
+    const supervisor = new Supervisor({ workers: workerCount(config.server.workers), log: config.log.stdout ? io.stdout : null, stderr: io.stderr });
+    return supervisor.run();
+  }
+  if (!cluster.isWorker) return serveDaemon(io, config, opts);
+  try {
+    await serveDaemon(io, config, opts);
+  } finally {
+    // The channel to the supervisor would keep the process alive once the daemon stopped (or failed to start).
+    if (cluster.worker?.isConnected()) cluster.worker.disconnect();
+  }
+}
+
+async function serveDaemon(io: Io, config: Config, opts: { migrate?: boolean }): Promise<void> {
   const { buildContext, ensureSchema, loadContextExtensions } = await import('../../context.js');
   const { createServer, namespaceUrl: namespaceUrlOf, startMetricsListener } = await import('../../server.js');
   const { JobRunner } = await import('../../jobs/runner.js');
@@ -138,6 +160,7 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
     // After the last start-up log line, so it is not lost among them.
     if (firstAdmin) io.stdout.write(`${firstRunBanner(firstAdmin, namespaceUrl)}\n`);
     io.stderr.write(`cashtrack: listening on ${server.info.uri} (REST API ${namespaceUrl})\n`);
+    if (cluster.isWorker) process.send!({ type: WORKER_READY, url: server.info.uri });
   } catch (err) {
     await scheduler?.stop().catch(() => {});
     await runner?.stop().catch(() => {});
@@ -150,6 +173,9 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
     const stop = async (signal: string) => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
+      // A worker gets a terminal's Ctrl-C and then its supervisor's SIGTERM: the second must not
+      // cut its drain short (the supervisor kills it if it takes too long).
+      if (cluster.isWorker) for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, () => {});
       ctx.logger.info('daemon', 'Stopping', { signal });
       // /readyz answers 503 from here on, so a balancer stops sending while requests drain.
       ctx.health.markStopping();
@@ -165,5 +191,7 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
     const onTerm = () => void stop('SIGTERM');
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
+    // SIGHUP is the supervisor's (a rolling reload), also when a closing terminal sends it to all.
+    if (cluster.isWorker) process.on('SIGHUP', () => {});
   });
 }
