@@ -154,24 +154,9 @@ export class Database {
   /** A SELECT (`?` placeholders); reads outside a transaction are retried on transient errors. */
   async select<T extends object>(sql: string, params: unknown[] = [], transaction?: Transaction): Promise<T[]> {
     if (transaction) return (transaction as DirectTransaction).conn.all<T>(sql, params);
-    return this.retriedRead(() => this.direct.all<T>(sql, params));
-  }
-
-  /**
-   * A small read that many requests wait on before their own (the auth revision each request
-   * checks): on SQLite it has a reader connection of its own, so it never queues behind the page
-   * reads it gates. Sharing the readers, every request waited for it behind the others' pages, and
-   * the pages then for it: under bench:http the daemon idled at 70% CPU and served 0.3 of what
-   * its route's SQL alone did. Elsewhere the same as `select`.
-   */
-  selectAhead<T extends object>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return this.retriedRead(() => this.direct.allAhead<T>(sql, params));
-  }
-
-  private async retriedRead<T>(read: () => Promise<T[]>): Promise<T[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await read();
+        return await this.direct.all<T>(sql, params);
       } catch (err) {
         if (attempt >= 3 || !isTransientDbError(err)) throw err;
         await sleep(10 * 2 ** attempt);

@@ -2,7 +2,7 @@
 // (stack capture, result shaping) costs several times the query itself on the hot read paths.
 // Only the migrations (umzug, the query interface) still go through Sequelize.
 import { createRequire } from 'node:module';
-import type { Database as SqliteConnection, Statement as SqliteStatement } from 'sqlite3';
+import type { Database as SqliteConnection } from 'sqlite3';
 import type { Pool, ResultSetHeader } from 'mysql2';
 import type { ParsedUrl } from './url.js';
 
@@ -21,8 +21,6 @@ export interface TxConnection {
 
 export interface DirectDriver {
   all<T>(sql: string, params: unknown[]): Promise<T[]>;
-  /** A read that others wait on: ahead of the queued reads where the driver queues them. */
-  allAhead<T>(sql: string, params: unknown[]): Promise<T[]>;
   run(sql: string, params: unknown[]): Promise<RunResult>;
   /** Starts a write transaction (SQLite: BEGIN IMMEDIATE on the writer; the caller serialises). */
   begin(): Promise<TxConnection>;
@@ -82,85 +80,12 @@ function sqliteRun(conn: SqliteConnection, sql: string, params: unknown[]): Prom
   );
 }
 
-/** Prepared statements kept per reader connection, most recently used last. */
-const STATEMENTS_PER_READER = 64;
-
-/**
- * A reader connection and its prepared statements. `conn.all(sql)` prepares, runs and finalizes
- * the statement: three trips to the thread pool, each queued behind the others' work. A statement
- * prepared once and run again is one trip (the logs page and the auth revision read took about
- * 180 µs of CPU per request that way and 115 µs prepared, in a same-SQL harness). Only a
- * statement that prepared cleanly is kept: sqlite3 never runs what is queued on one that failed.
- * And only one that binds every time: sqlite3 keeps the previous bindings when a run passes none,
- * so a statement with placeholders run without values is prepared afresh each time, as before.
- */
-class Reader {
-  busy = 0;
-  private readonly statements = new Map<string, Promise<SqliteStatement>>();
-
-  constructor(readonly conn: Promise<SqliteConnection>) {}
-
-  async all<T>(sql: string, params: unknown[]): Promise<T[]> {
-    const conn = await this.conn;
-    if (params.length === 0 && sql.includes('?')) return sqliteAll<T>(conn, sql, params);
-    const values = checkParams(sql, params).map(sqliteValue);
-    const statement = await this.prepared(conn, sql);
-    return new Promise((resolve, reject) => statement.all(values, (err: Error | null, rows: unknown[]) => (err ? reject(err) : resolve(rows as T[]))));
-  }
-
-  private prepared(conn: SqliteConnection, sql: string): Promise<SqliteStatement> {
-    let statement = this.statements.get(sql);
-    if (statement !== undefined) {
-      // Most recently used last, so the first is the one to drop.
-      this.statements.delete(sql);
-      this.statements.set(sql, statement);
-      return statement;
-    }
-    statement = new Promise<SqliteStatement>((resolve, reject) => {
-      const prepared: SqliteStatement = conn.prepare(sql, (err) => {
-        if (!err) return resolve(prepared);
-        this.statements.delete(sql);
-        reject(err);
-      });
-    });
-    this.statements.set(sql, statement);
-    if (this.statements.size > STATEMENTS_PER_READER) {
-      const [oldest, dropped] = this.statements.entries().next().value as [string, Promise<SqliteStatement>];
-      this.statements.delete(oldest);
-      // Finalized once what is queued on it has run (sqlite3 finalizes after its queue).
-      dropped.then(
-        (st) => st.finalize(),
-        () => {},
-      );
-    }
-    return statement;
-  }
-
-  /** Finalizes the kept statements, then closes the connection. */
-  async close(): Promise<void> {
-    const statements = [...this.statements.values()];
-    this.statements.clear();
-    await Promise.all(
-      statements.map((p) =>
-        p.then(
-          (st) => new Promise<void>((resolve) => st.finalize(() => resolve())),
-          () => {},
-        ),
-      ),
-    );
-    const conn = await this.conn.catch(() => null);
-    if (conn) await new Promise<void>((resolve) => conn.close(() => resolve()));
-  }
-}
-
 /**
  * Connections of our own: a few readers (WAL lets them run side by side and beside a writer; each
  * connection runs one statement at a time) and one writer, which the caller serialises.
  */
 export class SqliteDirect implements DirectDriver {
-  private readers: Reader[] = [];
-  /** The connection of `allAhead`, opened on first use. */
-  private ahead: Reader | null = null;
+  private readers: { conn: Promise<SqliteConnection>; busy: number }[] = [];
   private writer: Promise<SqliteConnection> | null = null;
   private closed = false;
 
@@ -175,12 +100,12 @@ export class SqliteDirect implements DirectDriver {
   }
 
   /** The least busy reader, opening another while all are busy and the pool has room. */
-  private reader(): Reader {
+  private reader(): { conn: Promise<SqliteConnection>; busy: number } {
     this.checkOpen();
     let best = this.readers[0];
     for (const r of this.readers) if (r.busy < best.busy) best = r;
     if (!best || (best.busy > 0 && this.readers.length < this.maxReaders)) {
-      best = new Reader(this.openConnection(this.storage));
+      best = { conn: this.openConnection(this.storage), busy: 0 };
       this.readers.push(best);
     }
     return best;
@@ -190,16 +115,10 @@ export class SqliteDirect implements DirectDriver {
     const reader = this.reader();
     reader.busy++;
     try {
-      return await reader.all<T>(sql, params);
+      return await sqliteAll<T>(await reader.conn, sql, params);
     } finally {
       reader.busy--;
     }
-  }
-
-  async allAhead<T>(sql: string, params: unknown[]): Promise<T[]> {
-    this.checkOpen();
-    this.ahead ??= new Reader(this.openConnection(this.storage));
-    return this.ahead.all<T>(sql, params);
   }
 
   private writerConnection(): Promise<SqliteConnection> {
@@ -225,18 +144,14 @@ export class SqliteDirect implements DirectDriver {
   /** SQLite: the readers (statements queue on a reader rather than wait for one) and the one writer. */
   stats(): PoolStats {
     const busyReaders = this.readers.reduce((n, r) => n + (r.busy > 0 ? 1 : 0), 0);
-    const open = this.readers.length + (this.ahead !== null ? 1 : 0) + (this.writer !== null ? 1 : 0);
-    return { max: this.maxReaders + 2, open, busy: busyReaders, waiting: 0 };
+    return { max: this.maxReaders + 1, open: this.readers.length + (this.writer !== null ? 1 : 0), busy: busyReaders, waiting: 0 };
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    const readers = this.ahead ? [...this.readers, this.ahead] : this.readers;
-    this.ahead = null;
-    const conns = [this.writer].filter(Boolean) as Promise<SqliteConnection>[];
+    const conns = [...this.readers.map((r) => r.conn), this.writer].filter(Boolean) as Promise<SqliteConnection>[];
     this.readers = [];
     this.writer = null;
-    await Promise.all(readers.map((r) => r.close()));
     await Promise.all(
       conns.map(
         async (p) =>
@@ -288,11 +203,6 @@ export class MysqlDirect implements DirectDriver {
 
   all<T>(sql: string, params: unknown[]): Promise<T[]> {
     return new Promise((resolve, reject) => this.pool.query(sql, checkParams(sql, params), (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
-  }
-
-  /** The pool queues no statement behind another: each waits for a connection alike. */
-  allAhead<T>(sql: string, params: unknown[]): Promise<T[]> {
-    return this.all<T>(sql, params);
   }
 
   run(sql: string, params: unknown[]): Promise<RunResult> {

@@ -296,45 +296,19 @@ describeEachDialect('placeholders', (use) => {
   });
 });
 
-describeEachDialect('reads', (use, dialect) => {
-  it('see what another connection committed since, through a kept statement and the read ahead alike', async () => {
+describeEachDialect('reads', (use) => {
+  it('see what another connection committed since', async () => {
     const { ctx, config } = use();
     const other = new Database({ url: config.database.url });
     try {
       await ctx.db.execute("INSERT INTO settings (name, value) VALUES ('reads-test', 'one')");
       const sql = 'SELECT value FROM settings WHERE name = ?';
       expect(await ctx.db.select(sql, ['reads-test'])).toEqual([{ value: 'one' }]);
-      expect(await ctx.db.selectAhead(sql, ['reads-test'])).toEqual([{ value: 'one' }]);
       await other.execute("UPDATE settings SET value = 'two' WHERE name = 'reads-test'");
       expect(await ctx.db.select(sql, ['reads-test'])).toEqual([{ value: 'two' }]);
-      expect(await ctx.db.selectAhead(sql, ['reads-test'])).toEqual([{ value: 'two' }]);
     } finally {
       await other.close();
     }
-  });
-
-  it('fail for a statement that cannot be prepared each time it is asked, and run it once it can be', async () => {
-    const { db } = use().ctx;
-    const sql = 'SELECT n FROM reads_later WHERE n > ?';
-    await expect(db.select(sql, [0])).rejects.toThrow(/reads_later/);
-    await expect(db.select(sql, [0])).rejects.toThrow(/reads_later/);
-    await db.execute('CREATE TABLE reads_later (n INTEGER)');
-    await db.execute('INSERT INTO reads_later (n) VALUES (1), (2)');
-    expect(await db.select(sql, [1])).toEqual([{ n: 2 }]);
-  });
-
-  it('answer right for more statements than a connection keeps, each run with new values', async () => {
-    const { db } = use().ctx;
-    for (let round = 0; round < 2; round++) {
-      const answers = await Promise.all(Array.from({ length: 80 }, (_, i) => db.select<{ n: unknown }>(`SELECT ? + ${i} AS n`, [round])));
-      expect(answers.map(([r]) => Number(r.n))).toEqual(Array.from({ length: 80 }, (_, i) => i + round));
-    }
-  });
-
-  it.runIf(dialect === 'sqlite')('bind no value left from an earlier run when a statement with a placeholder gets none', async () => {
-    const { db } = use().ctx;
-    expect(await db.select('SELECT ? AS v', ['kept'])).toEqual([{ v: 'kept' }]);
-    expect(await db.select('SELECT ? AS v', [])).toEqual([{ v: null }]);
   });
 });
 

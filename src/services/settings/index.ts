@@ -42,10 +42,8 @@ export class SettingsService {
     const reads = this.revisionReads.get(name) ?? { current: null, next: null };
     this.revisionReads.set(name, reads);
     if (!reads.current) {
-      // Ahead of the page reads: every request waits for this one first (Database.selectAhead).
-      reads.current = this.db
-        .selectAhead<{ value: string }>('SELECT value FROM settings WHERE name = ?', [name])
-        .then((rows) => rows[0]?.value ?? '0')
+      reads.current = this.get(name)
+        .then((v) => v ?? '0')
         .finally(() => (reads.current = null));
       return reads.current;
     }

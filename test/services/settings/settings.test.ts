@@ -34,11 +34,11 @@ describeEachDialect('settings revisions', (use) => {
     const { settings, db } = use().ctx;
     await settings.bumpRevision('test_d_revision');
     const reads: string[] = [];
-    const select = db.selectAhead.bind(db);
-    db.selectAhead = (async (sql: string, params?: unknown[]) => {
+    const select = db.select.bind(db);
+    db.select = (async (sql: string, params?: unknown[], t?: never) => {
       if (params?.[0] === 'test_d_revision') reads.push(sql);
-      return select(sql, params);
-    }) as typeof db.selectAhead;
+      return select(sql, params, t);
+    }) as typeof db.select;
     try {
       const first = settings.revision('test_d_revision');
       const rest = Array.from({ length: 10 }, () => settings.revision('test_d_revision'));
@@ -47,7 +47,7 @@ describeEachDialect('settings revisions', (use) => {
       // The first read, and one shared by all who arrived while it ran.
       expect(reads).toHaveLength(2);
     } finally {
-      db.selectAhead = select;
+      db.select = select;
     }
   });
 });
