@@ -1,6 +1,8 @@
 // The server side of `npm run bench:http`, run in a child process so autocannon's CPU does not
 // share the server's event loop. `node bench/http-server.js bare` answers a constant object with
-// plain hapi; `node bench/http-server.js cashtrack <json>` seeds a database and serves the daemon.
+// plain hapi; `node bench/http-server.js cashtrack <json>` seeds a database and serves the daemon;
+// `node bench/http-server.js ceiling <json>` serves the fair ceiling: plain hapi running exactly
+// the statements the logs route runs, on the same driver and database, and nothing else.
 // It reports `{ type: 'ready', ... }` over IPC and stops on `{ type: 'stop' }` or a lost parent.
 import Hapi from '@hapi/hapi';
 import { benchAdmin, serveOverIpc, startDaemon } from './lib/daemon.js';
@@ -41,8 +43,10 @@ async function seedLogs(ctx) {
   }
 }
 
-async function startCashtrack(options) {
-  const { server, config, ctx, close, namespace, authorization, logRows } = await startDaemon(options, {
+/** The daemon on a seeded database (seeded once: the namespace and the ceiling share the file). */
+function daemonOnLogs(options, startOptions = {}) {
+  return startDaemon(options, {
+    ...startOptions,
     setup: async (ctx) => {
       const existing = await ctx.users.findByLogin('bench');
       const { authorization } = await benchAdmin(ctx, 'bench', existing);
@@ -52,12 +56,78 @@ async function startCashtrack(options) {
       return { authorization, logRows: Number(n) };
     },
   });
-  const path = `/${config.server.rest_root}/${namespace}/logs?per_page=10`;
-  return { close, ready: { url: `${server.info.uri}${path}`, authorization, logRows, dialect: ctx.db.dialect } };
+}
+
+const routePath = (config, namespace) => `/${config.server.rest_root}/${namespace}/logs?per_page=10`;
+
+async function startCashtrack(options) {
+  const { server, config, ctx, close, namespace, authorization, logRows } = await daemonOnLogs(options);
+  return { close, ready: { url: `${server.info.uri}${routePath(config, namespace)}`, authorization, logRows, dialect: ctx.db.dialect } };
+}
+
+/**
+ * The statements the logs route runs, read off the route itself: one request through the real
+ * daemon (not listening), every SELECT between the route's pre-handler and post-handler steps
+ * recorded with its parameters. So the ceiling follows the route when its SQL changes, and the
+ * authentication's own statements (before the handler) stay out of it.
+ */
+async function captureRouteSql(daemon) {
+  const { server, ctx, config, namespace, authorization } = daemon;
+  const statements = [];
+  let capturing = false;
+  const select = ctx.db.select.bind(ctx.db);
+  ctx.db.select = (sql, params = [], t) => {
+    if (capturing) statements.push({ sql, params: [...params] });
+    return select(sql, params, t);
+  };
+  server.ext('onPreHandler', (_request, h) => {
+    capturing = true;
+    return h.continue;
+  });
+  server.ext('onPostHandler', (_request, h) => {
+    capturing = false;
+    return h.continue;
+  });
+  const res = await server.inject({ method: 'GET', url: routePath(config, namespace), headers: { authorization } });
+  ctx.db.select = select;
+  if (res.statusCode !== 200) throw new Error(`capturing the route's SQL: it answered ${res.statusCode}: ${res.payload.slice(0, 300)}`);
+  if (statements.length === 0) throw new Error("capturing the route's SQL: the route ran no SELECT");
+  return statements;
+}
+
+async function startCeiling(options) {
+  const daemon = await daemonOnLogs(options, { listen: false });
+  try {
+    const statements = await captureRouteSql(daemon);
+    const { ctx } = daemon;
+    const server = Hapi.server({ port: 0, host: '127.0.0.1', load: { sampleInterval: 0 }, debug: false });
+    // The statements run one after another as the route runs them; the last one's rows are the answer.
+    server.route({
+      method: 'GET',
+      path: '/',
+      handler: async () => {
+        let rows = [];
+        for (const s of statements) rows = await ctx.db.select(s.sql, s.params);
+        return rows;
+      },
+    });
+    await server.start();
+    return {
+      ready: { url: `${server.info.uri}/`, statements: statements.map((s) => s.sql) },
+      close: async () => {
+        await server.stop({ timeout: 2_000 }).catch(() => {});
+        await daemon.close();
+      },
+    };
+  } catch (err) {
+    await daemon.close();
+    throw err;
+  }
 }
 
 serveOverIpc(async () => {
-  const started = mode === 'bare' ? await startBare() : mode === 'cashtrack' ? await startCashtrack(JSON.parse(rawOptions)) : null;
-  if (!started) throw new Error(`usage: http-server.js bare | cashtrack <json>`);
+  const starts = { bare: startBare, cashtrack: () => startCashtrack(JSON.parse(rawOptions)), ceiling: () => startCeiling(JSON.parse(rawOptions)) };
+  if (!Object.hasOwn(starts, mode)) throw new Error('usage: http-server.js bare | cashtrack <json> | ceiling <json>');
+  const started = await starts[mode]();
   return started;
 });

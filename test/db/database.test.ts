@@ -296,6 +296,22 @@ describeEachDialect('placeholders', (use) => {
   });
 });
 
+describeEachDialect('reads', (use) => {
+  it('see what another connection committed since', async () => {
+    const { ctx, config } = use();
+    const other = new Database({ url: config.database.url });
+    try {
+      await ctx.db.execute("INSERT INTO settings (name, value) VALUES ('reads-test', 'one')");
+      const sql = 'SELECT value FROM settings WHERE name = ?';
+      expect(await ctx.db.select(sql, ['reads-test'])).toEqual([{ value: 'one' }]);
+      await other.execute("UPDATE settings SET value = 'two' WHERE name = 'reads-test'");
+      expect(await ctx.db.select(sql, ['reads-test'])).toEqual([{ value: 'two' }]);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('SQLite connections', () => {
   it('use WAL, synchronous=FULL and a busy timeout', async () => {
     const { createTestDatabase } = await import('../helpers/context.js');

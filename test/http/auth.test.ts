@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwardedAddress } from '../../src/http/rest/request-state.js';
 import type { Server } from '@hapi/hapi';
 import { ManualClock } from '../../src/clock.js';
+import { buildContext } from '../../src/context.js';
 import { describeEachDialect } from '../helpers/context.js';
 import { basic, createActor, NS, testServer, type Actor } from '../helpers/http.js';
 
@@ -61,6 +62,38 @@ describeEachDialect(
       const res = await get({ authorization: basic('boss', extra.password), ...from });
       expect(res.statusCode).toBe(401);
       expect(res.result).toMatchObject({ code: 'incorrect_password' });
+    });
+
+    it('sees a revoke, a role change and a disable made by another process on the next request, while other requests read pages', async () => {
+      const { ctx, config } = use();
+      // Another process on the same database (a CLI command, a second daemon): its own connections.
+      const other = buildContext(config, { logStream: null });
+      try {
+        const user = await ctx.users.create({ login: 'changing', email: 'changing@example.com', role: 'administrator' });
+        const first = await ctx.appPasswords.create(user, 'first');
+        const second = await ctx.appPasswords.create(user, 'second');
+        const from = { 'x-forwarded-for': '198.51.100.51' };
+        // Pages in flight beside each check, so the revision is read while the readers are busy.
+        const asAdmin = () => get({ authorization: basic('boss', admin.password), ...from }, `${NS}/logs?per_page=100`);
+        const as = (password: string) => get({ authorization: basic('changing', password), ...from });
+        const check = async (password: string) => (await Promise.all([as(password), asAdmin(), asAdmin()]))[0];
+        expect((await check(first.password)).statusCode).toBe(200);
+        expect((await check(second.password)).statusCode).toBe(200);
+
+        await other.appPasswords.revoke(user, first.uuid);
+        expect((await check(first.password)).result).toMatchObject({ code: 'incorrect_password' });
+        expect((await check(second.password)).statusCode).toBe(200);
+
+        await other.users.update(user.id, { role: 'member' });
+        expect((await check(second.password)).result).toMatchObject({ code: 'rest_forbidden' });
+        await other.users.update(user.id, { role: 'administrator' });
+        expect((await check(second.password)).statusCode).toBe(200);
+
+        await other.users.setStatus(user.id, 'disabled');
+        expect((await check(second.password)).result).toMatchObject({ code: 'svc_user_disabled' });
+      } finally {
+        await other.close();
+      }
     });
 
     it('refuses names that are empty or already used by the same user', async () => {
