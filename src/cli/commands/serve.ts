@@ -180,6 +180,7 @@ async function serveDaemon(io: Io, config: Config, opts: { migrate?: boolean }):
       // /readyz answers 503 from here on, so a balancer stops sending while requests drain.
       ctx.health.markStopping();
       metricsListener?.close();
+      if (cluster.isWorker) await refuseNewConnections(server!.listener);
       await scheduler!.stop();
       // Running jobs are told to stop and given back to the queue while requests drain.
       await Promise.all([runner!.stop(), server!.stop({ timeout: 10_000 }), ctx.webhookSender.stop()]);
@@ -194,4 +195,20 @@ async function serveDaemon(io: Io, config: Config, opts: { migrate?: boolean }):
     // SIGHUP is the supervisor's (a rolling reload), also when a closing terminal sends it to all.
     if (cluster.isWorker) process.on('SIGHUP', () => {});
   });
+}
+
+/** How long a stopping worker lets the connections already handed to it send their requests. */
+const HANDED_OVER_GRACE_MS = 500;
+
+/**
+ * A stopping worker first declines the connections the supervisor hands it: a worker whose server
+ * is at its `maxConnections` answers the primary's handoff "not accepted", and node:cluster's
+ * round-robin primary gives that connection to another worker. Node tests the limit only when it is
+ * truthy, so "none at all" is -1, not 0 (0 means no limit). Closing the listener at once would end a connection handed
+ * over a moment before its request arrived (the client sees ECONNRESET); after the grace, a
+ * connection still without a request is one the client left idle.
+ */
+async function refuseNewConnections(listener: { maxConnections: number }): Promise<void> {
+  listener.maxConnections = -1;
+  await new Promise((resolve) => setTimeout(resolve, HANDED_OVER_GRACE_MS));
 }
