@@ -16,12 +16,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { argReader } from './lib/args.js';
 
 const args = process.argv.slice(2);
-const arg = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const arg = argReader(args);
 const ADVERTISERS = Number(arg('advertisers', 10_000));
 const RUNS = Number(arg('runs', 3));
 const only = arg('only', null);

@@ -9,12 +9,9 @@
 // rows `{ name, dialect, value, unit, target, pass }` printed in the same table.
 import { existsSync } from 'node:fs';
 import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { argReader } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const arg = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const arg = argReader();
 const COUPONS = Number(arg('coupons', 100_000));
 const RUNS = Number(arg('runs', 3));
 const only = arg('only', null);

@@ -6,12 +6,9 @@
 // patience (/healthz must answer within 200 ms).
 import http from 'node:http';
 import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { argReader } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const arg = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const arg = argReader();
 const MB = Number(arg('mb', 200));
 const RUNS = Number(arg('runs', 3));
 const only = arg('only', null);

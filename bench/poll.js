@@ -7,6 +7,7 @@
 //   node bench/poll.js [--actions 20000] [--runs 3] [--only sqlite|mysql] [--before DIR]
 import { resolve } from 'node:path';
 import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { argReader } from './lib/args.js';
 
 const args = process.argv.slice(2);
 const known = new Set(['actions', 'runs', 'only', 'before']);
@@ -16,10 +17,7 @@ for (let i = 0; i < args.length; i += 2) {
     process.exit(2);
   }
 }
-const arg = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const arg = argReader(args);
 const ACTIONS = Number(arg('actions', 20_000));
 const RUNS = Number(arg('runs', 3));
 const only = arg('only', null);

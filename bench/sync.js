@@ -2,12 +2,9 @@
 // Admitad pages: limit/offset, at most 500 a page), on SQLite and on MariaDB; prints the time and
 // the peak memory of the syncing process. Targets: under 30 s, peak RSS under 300 MB.
 import { mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { argReader } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const arg = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+const arg = argReader();
 const ADVERTISERS = Number(arg('advertisers', 100_000));
 const only = arg('only', null);
 const TIME_TARGET_S = 30;
