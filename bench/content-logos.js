@@ -10,7 +10,7 @@
 import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
-import { mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { dialectsToRun, runOnFreshDatabase } from './lib/fresh-db.js';
 
 export const LOGOS_TARGET_S = 30;
 
@@ -72,12 +72,7 @@ export async function runLogos(options = {}) {
   const log = options.log ?? ((line) => process.stdout.write(line));
   const logos = await makeLogos(count);
   const rows = [];
-  for (const dialect of ['sqlite', 'mysql']) {
-    if (options.only && options.only !== dialect) continue;
-    if (dialect === 'mysql' && !(await mysqlReachable())) {
-      log('[mysql] logos skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)\n');
-      continue;
-    }
+  for (const dialect of await dialectsToRun(options.only, { say: (text) => log(`${text}\n`), what: 'logos ' })) {
     // Fresh sites per dialect, so that the per-host peaks are this run's.
     const sites = await startSites(logos, hosts, latencyMs);
     try {

@@ -15,7 +15,7 @@
 // a temporary ct_bench_* database is created there per run and dropped.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { median, dialectsToRun, runOnFreshDatabase } from './lib/fresh-db.js';
 import { argReader } from './lib/args.js';
 
 const args = process.argv.slice(2);
@@ -87,15 +87,7 @@ function printTable(rows) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const dialects = [];
-  for (const dialect of ['sqlite', 'mysql']) {
-    if (only && only !== dialect) continue;
-    if (dialect === 'mysql' && !(await mysqlReachable())) {
-      console.log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
-      continue;
-    }
-    dialects.push(dialect);
-  }
+  const dialects = await dialectsToRun(only);
   const rows = await pageRows(dialects);
   // ---- other parts of the content benchmark (logos) -------------------------------------------
   const logos = new URL('./content-logos.js', import.meta.url);

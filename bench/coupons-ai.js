@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMysqlDatabase } from './ledger-db.js';
-import { median, mysqlReachable } from './lib/fresh-db.js';
+import { median, dialectsToRun } from './lib/fresh-db.js';
 
 const TARGET_SHARE = 0.9;
 
@@ -180,12 +180,7 @@ export async function benchCouponsAi({ coupons = 1000, concurrency = 10, delayMs
   try {
     const baseline = await transportBaseline(fixture, { concurrency, delayMs, calls: Math.min(coupons, 300) });
     log(`transport baseline (bare fetch, no SDK, no database): ${baseline.toFixed(1)} calls/s`);
-    for (const dialect of ['sqlite', 'mysql']) {
-      if (only && only !== dialect) continue;
-      if (dialect === 'mysql' && !(await mysqlReachable())) {
-        log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
-        continue;
-      }
+    for (const dialect of await dialectsToRun(only, { say: log })) {
       log(`[${dialect}] bulk AI rewrite of ${coupons.toLocaleString('en')} coupons at concurrency ${concurrency}, ${delayMs} ms a call…`);
       rows.push({ ...(await runOne(dialect, fixture, { coupons, concurrency, delayMs })), baseline_per_s: baseline });
     }

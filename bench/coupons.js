@@ -8,7 +8,7 @@
 // when the AI part is installed: its default export, `async ({ runs, only }) => rows`, answers
 // rows `{ name, dialect, value, unit, target, pass }` printed in the same table.
 import { existsSync } from 'node:fs';
-import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { median, dialectsToRun, runOnFreshDatabase } from './lib/fresh-db.js';
 import { argReader } from './lib/args.js';
 
 const arg = argReader();
@@ -42,12 +42,7 @@ const end = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 19);
 const fixture = await startAdmitadFixture({ coupons: COUPONS, campaigns: 1_000, couponDates: { start, end } });
 const rows = [];
 try {
-  for (const dialect of ['sqlite', 'mysql']) {
-    if (only && only !== dialect) continue;
-    if (dialect === 'mysql' && !(await mysqlReachable())) {
-      console.log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
-      continue;
-    }
+  for (const dialect of await dialectsToRun(only)) {
     const runs = [];
     for (let run = 0; run < RUNS; run++) {
       process.stdout.write(`[${dialect}] run ${run + 1}/${RUNS}: refreshing ${COUPONS.toLocaleString('en')} coupons twice… `);

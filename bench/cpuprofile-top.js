@@ -69,6 +69,18 @@ export function summarize(profile, n = 15) {
   return lines;
 }
 
+/** Prints, for each `[label, file]`, the summary of that profile under a heading (the benchmarks' `--profile`). */
+export function printProfiles(files, n = 15) {
+  for (const [label, file] of files) {
+    console.log(`\nCPU profile of ${label} (${file}):`);
+    console.log(
+      summarize(JSON.parse(readFileSync(file, 'utf8')), n)
+        .map((l) => `  ${l}`)
+        .join('\n'),
+    );
+  }
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [file, n] = process.argv.slice(2);
   if (!file) {

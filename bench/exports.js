@@ -13,7 +13,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { openDirect } from './ledger-db.js';
 import { seedHistory } from './ledger-seed.js';
-import { mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { dialectsToRun, runOnFreshDatabase } from './lib/fresh-db.js';
 
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {
@@ -31,12 +31,7 @@ if (only && !['sqlite', 'mysql'].includes(only)) throw new Error('--only must be
 
 const log = (s) => process.stdout.write(s);
 const rows = [];
-for (const dialect of ['sqlite', 'mysql']) {
-  if (only && only !== dialect) continue;
-  if (dialect === 'mysql' && !(await mysqlReachable())) {
-    console.log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
-    continue;
-  }
+for (const dialect of await dialectsToRun(only)) {
   log(`[${dialect}] seeding ${ENTRIES.toLocaleString('en')} entries of ${MEMBERS.toLocaleString('en')} members… `);
   let seedSeconds = 0;
   const r = await runOnFreshDatabase(

@@ -5,7 +5,7 @@
 // size (JSON.parse of a 120 MB feed took the daemon to 3.4 GB), and no stall near a health probe's
 // patience (/healthz must answer within 200 ms).
 import http from 'node:http';
-import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { median, dialectsToRun, runOnFreshDatabase } from './lib/fresh-db.js';
 import { argReader } from './lib/args.js';
 
 const arg = argReader();
@@ -67,12 +67,7 @@ function startFeed() {
 const feed = await startFeed();
 const rows = [];
 try {
-  for (const dialect of ['sqlite', 'mysql']) {
-    if (only && only !== dialect) continue;
-    if (dialect === 'mysql' && !(await mysqlReachable())) {
-      console.log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
-      continue;
-    }
+  for (const dialect of await dialectsToRun(only)) {
     const runs = [];
     for (let run = 0; run < RUNS; run++) {
       process.stdout.write(`[${dialect}] run ${run + 1}/${RUNS}: syncing a ${MB} MB JSON feed (${RECORDS.toLocaleString('en')} advertisers)… `);

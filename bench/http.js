@@ -9,12 +9,12 @@
 // MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
 // mysql://root@127.0.0.1:3306/test; a fresh `ct_bench_*` database is created there and dropped.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { summarize } from './cpuprofile-top.js';
+import { printProfiles } from './cpuprofile-top.js';
 import { createMysqlDatabase, mysqlServer } from './ledger-db.js';
 import { runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
 import { measureStartup, startupLines } from './startup.js';
@@ -249,18 +249,13 @@ async function main() {
       if (db.statements) console.log(`\nthe fair ceiling's SQL on ${db.name} (captured from the route): ${db.statements.join('; ')}`);
     }
     for (const db of databases) {
-      for (const [what, file] of [
-        ['fair ceiling', db.ceilingProfileFile],
-        ['namespace server', db.profileFile],
-      ]) {
-        if (!file) continue;
-        console.log(`\nCPU profile of the ${what} on ${db.name} (${file}):`);
-        console.log(
-          summarize(JSON.parse(readFileSync(file, 'utf8')), 12)
-            .map((l) => `  ${l}`)
-            .join('\n'),
-        );
-      }
+      printProfiles(
+        [
+          [`the fair ceiling on ${db.name}`, db.ceilingProfileFile],
+          [`the namespace server on ${db.name}`, db.profileFile],
+        ].filter(([, file]) => file),
+        12,
+      );
     }
   } finally {
     await runCleanups(cleanups);

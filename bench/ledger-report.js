@@ -1,7 +1,5 @@
 // The tables of `npm run bench:ledger`: the adjustments run per database next to its raw baseline,
 // the exactly-once and Idempotency-Key checks, the reads, and CPU profile summaries.
-import { readFileSync } from 'node:fs';
-import { summarize } from './cpuprofile-top.js';
 import { formatMinor, LOAD_DESCRIPTION } from './ledger-load.js';
 import { printScaling } from './lib/scaling.js';
 
@@ -122,16 +120,5 @@ export function printRead(results, opts) {
         `ledger verify: ${verifyText(r.verify)} => ${verdict(r.verify.count === 0)}`,
     );
     for (const d of r.verify.first) console.log(`[${r.db}]   ${d.kind}: ${d.detail}`);
-  }
-}
-
-export function printProfiles(files) {
-  for (const [label, file] of files) {
-    console.log(`\nCPU profile of the daemon, ${label} (${file}):`);
-    console.log(
-      summarize(JSON.parse(readFileSync(file, 'utf8')), 12)
-        .map((l) => `  ${l}`)
-        .join('\n'),
-    );
   }
 }

@@ -22,7 +22,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { combineRaw, createMysqlDatabase, innodbLockCounters, mysqlServer, openDirect, prng, rawBaseline } from './ledger-db.js';
 import { adjustmentLoad, checkExactlyOnce } from './ledger-load.js';
-import { printProfiles, printRead, printWrite } from './ledger-report.js';
+import { printRead, printWrite } from './ledger-report.js';
+import { printProfiles } from './cpuprofile-top.js';
 import { seedHistory, seedWriteSet } from './ledger-seed.js';
 import { ledgerVerify as verifyLedger, runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
 import { cpuDuring } from './lib/load.js';
@@ -345,10 +346,13 @@ async function main() {
     if (writes.length) printWrite(writes, opts);
     if (reads.length) printRead(reads, opts);
     for (const note of notes) console.log(note);
-    printProfiles([
-      ...writes.filter((r) => r.profileFile).map((r) => [`adjustments on ${r.db}`, r.profileFile]),
-      ...reads.flatMap((r) => r.rows.filter((x) => x.profileFile).map((x) => [`${x.label} on ${x.db}`, x.profileFile])),
-    ]);
+    printProfiles(
+      [
+        ...writes.filter((r) => r.profileFile).map((r) => [`the daemon, adjustments on ${r.db}`, r.profileFile]),
+        ...reads.flatMap((r) => r.rows.filter((x) => x.profileFile).map((x) => [`the daemon, ${x.label} on ${x.db}`, x.profileFile])),
+      ],
+      12,
+    );
   } finally {
     clearTimeout(watchdog);
     await runCleanups(cleanups);

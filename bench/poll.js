@@ -6,7 +6,7 @@
 //
 //   node bench/poll.js [--actions 20000] [--runs 3] [--only sqlite|mysql] [--before DIR]
 import { resolve } from 'node:path';
-import { median, mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { median, dialectsToRun, runOnFreshDatabase } from './lib/fresh-db.js';
 import { argReader } from './lib/args.js';
 
 const args = process.argv.slice(2);
@@ -39,12 +39,7 @@ const trees = before
   : [['this', null]];
 const results = new Map();
 try {
-  for (const dialect of ['sqlite', 'mysql']) {
-    if (only && only !== dialect) continue;
-    if (dialect === 'mysql' && !(await mysqlReachable())) {
-      console.log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
-      continue;
-    }
+  for (const dialect of await dialectsToRun(only)) {
     for (let run = 1; run <= RUNS; run++) {
       // Paired runs alternate which tree goes first, so neither always meets a warmer fixture.
       for (const [tree, root] of run % 2 ? trees : [...trees].reverse()) {

@@ -1,7 +1,5 @@
 // The tables of `npm run bench:postbacks`: the postback run per database, the exactness checks and
 // `ledger verify`, and CPU profile summaries.
-import { readFileSync } from 'node:fs';
-import { summarize } from './cpuprofile-top.js';
 import { LOAD_DESCRIPTION } from './postbacks-load.js';
 import { printScaling } from './lib/scaling.js';
 
@@ -71,16 +69,5 @@ export function printPostbacks(results, opts) {
     );
     for (const p of c.problems.slice(0, 12)) console.log(`[${r.db}]   ${p}`);
     console.log(`[${r.db}] ledger verify: ${verifyText(r.verify)} => ${verdict(r.verify.count === 0)}`);
-  }
-}
-
-export function printProfiles(files) {
-  for (const [label, file] of files) {
-    console.log(`\nCPU profile of the daemon, ${label} (${file}):`);
-    console.log(
-      summarize(JSON.parse(readFileSync(file, 'utf8')), 15)
-        .map((l) => `  ${l}`)
-        .join('\n'),
-    );
   }
 }

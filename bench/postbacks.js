@@ -27,7 +27,8 @@ import autocannon from 'autocannon';
 import { createMysqlDatabase, mysqlServer, openDirect } from './ledger-db.js';
 import { insertMembers } from './ledger-seed.js';
 import { checkPostbacks, postbackLoad } from './postbacks-load.js';
-import { passed, printPostbacks, printProfiles } from './postbacks-report.js';
+import { passed, printPostbacks } from './postbacks-report.js';
+import { printProfiles } from './cpuprofile-top.js';
 import { ledgerVerify as verifyLedger, runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
 import { cpuDuring } from './lib/load.js';
 
@@ -236,7 +237,7 @@ async function main() {
     }
     if (results.length) printPostbacks(results, opts);
     for (const note of notes) console.log(note);
-    printProfiles(results.filter((r) => r.profileFile).map((r) => [`postbacks on ${r.db}`, r.profileFile]));
+    printProfiles(results.filter((r) => r.profileFile).map((r) => [`the daemon, postbacks on ${r.db}`, r.profileFile]));
     if (results.some((r) => !passed(r))) failed = true;
   } finally {
     clearTimeout(watchdog);

@@ -1,7 +1,7 @@
 // `npm run bench:sync`: sync 100,000 advertisers from the Admitad fixture network (paged as
 // Admitad pages: limit/offset, at most 500 a page), on SQLite and on MariaDB; prints the time and
 // the peak memory of the syncing process. Targets: under 30 s, peak RSS under 300 MB.
-import { mysqlReachable, runOnFreshDatabase } from './lib/fresh-db.js';
+import { dialectsToRun, runOnFreshDatabase } from './lib/fresh-db.js';
 import { argReader } from './lib/args.js';
 
 const arg = argReader();
@@ -19,12 +19,7 @@ function runOne(dialect, fixture) {
 const fixture = await startAdmitadFixture({ advertisers: ADVERTISERS });
 const rows = [];
 try {
-  for (const dialect of ['sqlite', 'mysql']) {
-    if (only && only !== dialect) continue;
-    if (dialect === 'mysql' && !(await mysqlReachable())) {
-      console.log('[mysql] skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)');
-      continue;
-    }
+  for (const dialect of await dialectsToRun(only)) {
     process.stdout.write(`[${dialect}] syncing ${ADVERTISERS.toLocaleString('en')} advertisers… `);
     const r = await runOne(dialect, fixture);
     console.log('done');

@@ -25,6 +25,23 @@ export async function mysqlReachable() {
 }
 
 /**
+ * The dialects a benchmark runs: both, or `only`; MariaDB is left out, saying so through `say`,
+ * when it is not reachable.
+ */
+export async function dialectsToRun(only, { say = (text) => console.log(text), what = '' } = {}) {
+  const dialects = [];
+  for (const dialect of ['sqlite', 'mysql']) {
+    if (only && only !== dialect) continue;
+    if (dialect === 'mysql' && !(await mysqlReachable())) {
+      say(`[mysql] ${what}skipped: MariaDB is not reachable (set CASHTRACK_BENCH_MYSQL_URL)`);
+      continue;
+    }
+    dialects.push(dialect);
+  }
+  return dialects;
+}
+
+/**
  * Forks `script` with `{dbUrl, dataDir, secret, ...payload}` on a fresh database of `dialect` and
  * resolves with its `done` message (an `error` message, an early exit or the timeout rejects).
  * `onMessage(message, child)` sees every other message (a child asking the parent to act between
