@@ -1,6 +1,7 @@
 // The server side of `npm run bench:http`, run in a child process so autocannon's CPU does not
 // share the server's event loop. `node bench/http-server.js bare` answers a constant object with
-// plain hapi; `node bench/http-server.js cashtrack <json>` seeds a database and serves the daemon;
+// plain hapi; `node bench/http-server.js cashtrack <json>` seeds a database and serves the daemon
+// (`workers` in the json: `cashtrack serve --workers N`);
 // `node bench/http-server.js ceiling <json>` serves the fair ceiling: plain hapi running exactly
 // the statements the logs route runs, on the same driver and database, and nothing else.
 // It reports `{ type: 'ready', ... }` over IPC and stops on `{ type: 'stop' }` or a lost parent.
@@ -60,9 +61,10 @@ function daemonOnLogs(options, startOptions = {}) {
 
 const routePath = (config, namespace) => `/${config.server.rest_root}/${namespace}/logs?per_page=10`;
 
+/** The daemon, or with `options.workers` > 1 `cashtrack serve --workers N` on the same database. */
 async function startCashtrack(options) {
-  const { server, config, ctx, close, namespace, authorization, logRows } = await daemonOnLogs(options);
-  return { close, ready: { url: `${server.info.uri}${routePath(config, namespace)}`, authorization, logRows, dialect: ctx.db.dialect } };
+  const { server, config, ctx, close, cpuUsage, namespace, authorization, logRows } = await daemonOnLogs(options);
+  return { close, cpuUsage, ready: { url: `${server.info.uri}${routePath(config, namespace)}`, authorization, logRows, dialect: ctx.db.dialect } };
 }
 
 /**

@@ -3,7 +3,11 @@
 // or paging headers) and a bare hapi server answering a constant, per database; and the CLI's cold
 // start (bench/startup.js). Run by hand; prints a table and PASS/FAIL against the targets.
 //
-//   node bench/http.js [--duration 10] [--connections 32] [--only sqlite|mysql] [--profile DIR]
+//   node bench/http.js [--duration 10] [--connections 32] [--only sqlite|mysql] [--profile DIR] [--workers N]
+//
+// With `--workers N` (N > 1) the namespace is measured again, on the same database, as
+// `cashtrack serve --workers N`, and the scaling from one worker to N is printed (the ceiling and
+// the ratios stay those of one process).
 //
 // Each server runs in its own child process (bench/http-server.js); autocannon runs here.
 // MariaDB: CASHTRACK_BENCH_MYSQL_URL, else CASHTRACK_TEST_MYSQL_URL, else
@@ -17,6 +21,7 @@ import autocannon from 'autocannon';
 import { printProfiles } from './cpuprofile-top.js';
 import { createMysqlDatabase, mysqlServer } from './ledger-db.js';
 import { runCleanups, runMain, startChild, stopOnSignals } from './lib/child.js';
+import { printScaling } from './lib/scaling.js';
 import { measureStartup, startupLines } from './startup.js';
 
 const serverScript = fileURLToPath(new URL('./http-server.js', import.meta.url));
@@ -33,6 +38,7 @@ function parseOptions(argv, env) {
     connections: Number(env.CASHTRACK_BENCH_CONNECTIONS ?? 32),
     only: env.CASHTRACK_BENCH_ONLY || null,
     profile: env.CASHTRACK_BENCH_PROFILE || null,
+    workers: 1,
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
@@ -41,11 +47,13 @@ function parseOptions(argv, env) {
     else if (flag === '--connections') opts.connections = Number(value());
     else if (flag === '--only') opts.only = value();
     else if (flag === '--profile') opts.profile = value();
-    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --profile DIR)`);
+    else if (flag === '--workers') opts.workers = Number(value());
+    else throw new UsageError(`unknown option ${argv[i]} (use --duration N, --connections N, --only sqlite|mysql, --profile DIR, --workers N)`);
   }
   if (!Number.isInteger(opts.duration) || opts.duration < 1 || opts.duration > 300) throw new UsageError('--duration must be 1-300 seconds');
   if (!Number.isInteger(opts.connections) || opts.connections < 1 || opts.connections > 1000) throw new UsageError('--connections must be 1-1000');
   if (opts.only && !['sqlite', 'mysql'].includes(opts.only)) throw new UsageError('--only must be sqlite or mysql');
+  if (!Number.isInteger(opts.workers) || opts.workers < 1 || opts.workers > 64) throw new UsageError('--workers must be 1-64');
   return opts;
 }
 
@@ -153,6 +161,8 @@ async function main() {
   const rows = [];
   const ratios = [];
   const notes = [];
+  /** With --workers: the namespace's rate alone and with N workers, per database. */
+  const scaling = [];
   // Missed targets are reported, not an exit status; a run that could not measure is.
   let failed = false;
   const sqliteUrl = `sqlite:${join(tmp, 'bench.sqlite')}`;
@@ -225,6 +235,21 @@ async function main() {
       const ratio = nsRow.rps / ceilingRow.rps;
       const cpuRatio = cpuPerRequest(ceilingRow) / cpuPerRequest(nsRow);
       ratios.push({ db: db.name, ratio, cpuRatio, bare: nsRow.rps / bareRow.rps, p99: nsRow.p99, pass: ratio >= TARGETS.ratio && nsRow.p99 < TARGETS.p99Ms });
+
+      if (opts.workers > 1) {
+        process.stdout.write(`[${db.name}] cashtrack serve --workers ${opts.workers}… `);
+        const many = await startServer(['cashtrack', JSON.stringify({ dbUrl: db.url, dataDir, secret, workers: opts.workers })]);
+        let manyRow;
+        try {
+          manyRow = await measure('namespace', db.name, many, opts, null);
+        } finally {
+          await many.stop();
+        }
+        manyRow.target = `namespace, ${opts.workers} workers`;
+        rows.push(manyRow);
+        console.log(`${manyRow.rps.toFixed(0)} req/s`);
+        scaling.push({ db: db.name, workers: 1, rps: nsRow.rps }, { db: db.name, workers: opts.workers, rps: manyRow.rps });
+      }
     }
 
     process.stdout.write('cold start… ');
@@ -242,6 +267,7 @@ async function main() {
           `(CPU per request, fair ceiling/namespace = ${r.cpuRatio.toFixed(2)}; namespace/bare hapi = ${r.bare.toFixed(2)})`,
       );
     }
+    printScaling(scaling, (r) => r.rps, 'req/s');
     for (const note of notes) console.log(note);
     console.log('');
     console.log(startupLines(startup).join('\n'));

@@ -1,4 +1,4 @@
-// Group commit of units of work (the money writes: adjustments, reversals, payouts). A unit is a
+// Group commit of units of work (the money writes: adjustments, reversals, payouts; and claims). A unit is a
 // function of a transaction, what a caller would otherwise hand `Database.transaction`. Units that
 // arrive while a group commits wait (BatchQueue) and run together in the next transaction, one
 // after the other in arrival order, each inside a SAVEPOINT of its own: a unit's refusal rolls

@@ -161,7 +161,8 @@ export class ClaimService {
       };
       let created: { id: number; duplicate: boolean };
       try {
-        created = await this.deps.db.transaction(async (t) => {
+        // In a group of writes (src/db/group-commit.ts): a concurrent duplicate fails the group, whose units then run alone.
+        created = await this.deps.db.grouped(async (t) => {
           await once?.claim?.(t);
           const existing = await this.store.findByOrderRef(input.member_id, input.network, input.advertiser, input.order_ref, t);
           if (existing) return { id: existing.id, duplicate: true };
@@ -401,7 +402,7 @@ export class ClaimService {
    */
   async move(id: number, change: ClaimMove, actor: string): Promise<{ changed: boolean; from: ClaimStatus }> {
     const { clock, db, logger } = this.deps;
-    const done = await db.transaction(async (t: Transaction) => {
+    const done = await db.grouped(async (t: Transaction) => {
       const row = await this.store.lock(id, t);
       if (!row) throw new ServiceError('svc_claim_not_found', `Claim ${id} not found.`, 404);
       const to = change.to ?? row.status;
