@@ -16,6 +16,7 @@ import type { LogService } from '../logs/index.js';
 import { postCredits, movePending } from './balances.js';
 import {
   BALANCE_COLUMNS,
+  RETURNED_BALANCE_COLUMNS,
   checkBounded,
   EARNED,
   ENTRY_COLUMNS,
@@ -185,14 +186,17 @@ export class LedgerService {
     // The primary key, named: on a small table MariaDB reads (currency, available) instead, whose
     // gap locks make concurrent moves of one row deadlock (the first entries of a new site).
     const balanceRow = db.indexHint('balances', 'FORCE INDEX (PRIMARY)');
-    const move = () =>
-      db.execute(
-        `UPDATE ${balanceRow} SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`,
-        params,
-        t,
-      );
+    const update = `UPDATE ${balanceRow} SET available = available + ?, lifetime_earned = lifetime_earned + ?, lifetime_paid = lifetime_paid + ?, last_entry_at = ? WHERE member_id = ? AND currency = ?${guard}`;
+    // The moved row comes back with the UPDATE where the database can say it (SQLite's RETURNING;
+    // MariaDB 10.11 has none for UPDATE): on SQLite's one writer every statement is a round trip
+    // through a driver thread and the event loop, so one fewer per entry is one fewer in the group's chain.
+    const move = async (): Promise<{ affected: number; moved?: Record<string, unknown> }> => {
+      if (db.dialect !== 'sqlite') return db.execute(update, params, t);
+      const rows = await db.select<Record<string, unknown>>(`${update} RETURNING ${RETURNED_BALANCE_COLUMNS}`, params, t);
+      return { affected: rows.length, moved: rows[0] };
+    };
     // The guarded UPDATE first: on the usual path the row exists and this is the only lock taken.
-    let { affected } = await move();
+    let { affected, moved } = await move();
     const readBalance = async () =>
       (
         await db.select<Record<string, unknown>>(
@@ -201,7 +205,7 @@ export class LedgerService {
           t,
         )
       )[0];
-    let balance = await readBalance();
+    let balance = moved ?? (await readBalance());
     // No row: first, is there such a member? (A balance row says so: its foreign key keeps the
     // member, which spares the callers that check inside the transaction a read per entry.)
     if (!balance) await this.requireMember(input.memberId, t);
@@ -210,8 +214,8 @@ export class LedgerService {
     // (ensureBalances): correct, but prone to deadlock (retried) when first entries race.
     if (affected !== 1 && !balance && !guard) {
       await this.ensureBalance(input.memberId, input.currency, t);
-      ({ affected } = await move());
-      balance = await readBalance();
+      ({ affected, moved } = await move());
+      balance = moved ?? (await readBalance());
     }
     if (balance) checkBounded(balance, input.memberId, input.currency);
     if (affected !== 1) {

@@ -148,6 +148,9 @@ export function shapeBalance(row: Record<string, unknown>): Balance {
 
 export const BALANCE_COLUMNS = 'b.member_id, b.currency, b.available, b.pending, b.lifetime_earned, b.lifetime_paid, b.last_entry_at';
 
+/** The same columns as an UPDATE's RETURNING names them (SQLite allows no alias there). */
+export const RETURNED_BALANCE_COLUMNS = BALANCE_COLUMNS.replaceAll('b.', '');
+
 /** The balance columns a move may change; each stays within ±MAX_BALANCE. */
 const BOUNDED = ['available', 'pending', 'lifetime_earned', 'lifetime_paid'] as const;
 
