@@ -123,6 +123,22 @@ async function measure(label, db, handle, opts, profileFile) {
   return row;
 }
 
+/**
+ * Starts one server, measures it (with a CPU profile named `<profileName>-<db>` when `--profile`
+ * asks and a name is given), stops it and prints its rate: its row, its ready message and the profile's file.
+ */
+async function measureServer(args, label, db, opts, profileName = null) {
+  const handle = await startServer(args);
+  const profileFile = opts.profile && profileName ? join(opts.profile, `${profileName}-${db.name}.cpuprofile`) : null;
+  try {
+    const row = await measure(label, db.name, handle, opts, profileFile);
+    console.log(`${row.rps.toFixed(0)} req/s`);
+    return { row, ready: handle.ready, profileFile };
+  } finally {
+    await handle.stop();
+  }
+}
+
 // ---- output ------------------------------------------------------------------------------------
 
 function printTable(rows) {
@@ -194,60 +210,32 @@ async function main() {
     for (const db of databases) {
       // Bare hapi next to each database's run, so both see the same machine state.
       process.stdout.write(`[${db.name}] bare hapi… `);
-      const bare = await startServer(['bare']);
-      let bareRow;
-      try {
-        bareRow = await measure('bare hapi', db.name, bare, opts, null);
-      } finally {
-        await bare.stop();
-      }
+      const bareRow = (await measureServer(['bare'], 'bare hapi', db, opts)).row;
       rows.push(bareRow);
-      console.log(`${bareRow.rps.toFixed(0)} req/s`);
 
       // The ceiling right before the namespace, on the same database (the first to start seeds it).
       process.stdout.write(`[${db.name}] seeding and starting the fair ceiling… `);
-      const ceiling = await startServer(['ceiling', JSON.stringify({ dbUrl: db.url, dataDir, secret })]);
-      let ceilingRow;
-      try {
-        db.statements = ceiling.ready.statements;
-        const profileFile = opts.profile ? join(opts.profile, `ceiling-${db.name}.cpuprofile`) : null;
-        ceilingRow = await measure('fair ceiling', db.name, ceiling, opts, profileFile);
-        if (profileFile) db.ceilingProfileFile = profileFile;
-      } finally {
-        await ceiling.stop();
-      }
+      const ceiling = await measureServer(['ceiling', JSON.stringify({ dbUrl: db.url, dataDir, secret })], 'fair ceiling', db, opts, 'ceiling');
+      const ceilingRow = ceiling.row;
+      db.statements = ceiling.ready.statements;
+      db.ceilingProfileFile = ceiling.profileFile;
       rows.push(ceilingRow);
-      console.log(`${ceilingRow.rps.toFixed(0)} req/s`);
 
-      process.stdout.write(`[${db.name}] starting the daemon… `);
-      const ns = await startServer(['cashtrack', JSON.stringify({ dbUrl: db.url, dataDir, secret })]);
-      let nsRow;
-      try {
-        process.stdout.write(`${ns.ready.logRows} log rows; namespace… `);
-        const profileFile = opts.profile ? join(opts.profile, `namespace-${db.name}.cpuprofile`) : null;
-        nsRow = await measure('namespace', db.name, ns, opts, profileFile);
-        if (profileFile) db.profileFile = profileFile;
-      } finally {
-        await ns.stop();
-      }
+      process.stdout.write(`[${db.name}] starting the daemon; namespace (10,000 log rows checked)… `);
+      const ns = await measureServer(['cashtrack', JSON.stringify({ dbUrl: db.url, dataDir, secret })], 'namespace', db, opts, 'namespace');
+      const nsRow = ns.row;
+      db.profileFile = ns.profileFile;
       rows.push(nsRow);
-      console.log(`${nsRow.rps.toFixed(0)} req/s`);
       const ratio = nsRow.rps / ceilingRow.rps;
       const cpuRatio = cpuPerRequest(ceilingRow) / cpuPerRequest(nsRow);
       ratios.push({ db: db.name, ratio, cpuRatio, bare: nsRow.rps / bareRow.rps, p99: nsRow.p99, pass: ratio >= TARGETS.ratio && nsRow.p99 < TARGETS.p99Ms });
 
       if (opts.workers > 1) {
         process.stdout.write(`[${db.name}] cashtrack serve --workers ${opts.workers}… `);
-        const many = await startServer(['cashtrack', JSON.stringify({ dbUrl: db.url, dataDir, secret, workers: opts.workers })]);
-        let manyRow;
-        try {
-          manyRow = await measure('namespace', db.name, many, opts, null);
-        } finally {
-          await many.stop();
-        }
+        const manyRow = (await measureServer(['cashtrack', JSON.stringify({ dbUrl: db.url, dataDir, secret, workers: opts.workers })], 'namespace', db, opts))
+          .row;
         manyRow.target = `namespace, ${opts.workers} workers`;
         rows.push(manyRow);
-        console.log(`${manyRow.rps.toFixed(0)} req/s`);
         scaling.push({ db: db.name, workers: 1, rps: nsRow.rps }, { db: db.name, workers: opts.workers, rps: manyRow.rps });
       }
     }

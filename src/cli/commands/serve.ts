@@ -88,8 +88,9 @@ export async function start(io: Io, opts: { port?: number; host?: string; migrat
   if (opts.workers !== undefined) overrides['server.workers'] = opts.workers;
   const config = await loadCliConfig(io, overrides);
   // One worker is the daemon itself, with no supervisor in between.
-  if (cluster.isPrimary && workerCount(config.server.workers) > 1) {
-    const supervisor = new Supervisor({ workers: workerCount(config.server.workers), log: config.log.stdout ? io.stdout : null, stderr: io.stderr });
+  const count = workerCount(config.server.workers);
+  if (cluster.isPrimary && count > 1) {
+    const supervisor = new Supervisor({ workers: count, log: config.log.stdout ? io.stdout : null, stderr: io.stderr });
     return supervisor.run();
   }
   if (!cluster.isWorker) return serveDaemon(io, config, opts);
