@@ -1,14 +1,24 @@
 // `npm run build` (and `prepare`): bundles the compiled CLI (dist/src/cli/main.js) with esbuild
-// into dist/src/cli-bundle/, which bin/cashtrack loads. A command then reads a few files instead
-// of some 500 (the project's modules and the packages they import), which took a database command
-// about a third of its start-up on Node 20 (bench/startup.js). Each command group stays its own
-// chunk, loaded when the command line names it, as in dist/src/cli/main.js.
+// into one CommonJS file, dist/src/cli-bundle/main.cjs, then makes V8's code cache of it by
+// running a database command (`users list` on a scratch SQLite file); bin/cashtrack loads both.
+// Node 20 caches compiled code for a CommonJS script (vm.Script's cachedData) but not for ES
+// modules, and parsing and compiling the CLI was most of a command's start-up (bench/startup.js:
+// a database command in about 0.6 s as separate modules or ESM chunks, about 0.4 s from the cache).
+// A command group is still evaluated only when the command line names it (esbuild wraps each
+// lazily imported module in a function run on first import).
 //
 // The bundle sits at the same depth as dist/src/<dir>/, so the paths the code finds from its own
-// URL (package.json, config/, dist/admin) are the same. Left out, and loaded from node_modules at
-// run time: sqlite3 (a native module), and what the code already loads only when used (mysql2,
-// sequelize and umzug, sharp, ink and react for `cashtrack logs` on a terminal).
-import { rmSync } from 'node:fs';
+// URL (package.json, config/, dist/admin) are the same; `import.meta.url` is the bundle's URL. Left
+// out, and loaded from node_modules at run time: sqlite3 (a native module), and what the code
+// already loads only when used (mysql2, sequelize and umzug, sharp). What only import() loads (the
+// `logs` view with Ink, extensions) goes through src/import-module.ts, whose body the bundle swaps
+// for the import() bin/cashtrack hands it: Node 20 loses import() in a script compiled from a code
+// cache. The build fails if an import() is left in the bundle.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -18,14 +28,64 @@ const outdir = `${root}dist/src/cli-bundle`;
 rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [`${root}dist/src/cli/main.js`],
-  outdir,
+  outfile: `${outdir}/main.cjs`,
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20.19',
   external: ['sqlite3', 'mysql2', 'sequelize', 'umzug', 'sharp', 'ink', 'react', 'react-devtools-core', 'yoga-layout'],
-  // The CommonJS packages in the bundle call require() for node's own modules.
-  banner: { js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);" },
+  define: { 'import.meta.url': 'bundleUrl' },
+  // import() of node's modules and CommonJS packages becomes require(): see below for ES modules.
+  supported: { 'dynamic-import': false },
+  banner: { js: "const bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  plugins: [
+    {
+      name: 'import-module',
+      setup(b) {
+        // `bundleImport`: the wrapper's parameter bin/cashtrack fills with its own import().
+        b.onLoad({ filter: /[\\/]dist[\\/]src[\\/]import-module\.js$/ }, () => ({
+          contents: 'export function importModule(specifier) { return bundleImport(String(specifier)); }',
+          loader: 'js',
+        }));
+      },
+    },
+  ],
   logLevel: 'warning',
 });
+// Lines of code (not of comments, where packages' JSDoc names types as import('./x.js')).
+const left = readFileSync(`${outdir}/main.cjs`, 'utf8')
+  .split('\n')
+  .filter((line) => !/^\s*(\*|\/\/)/.test(line) && /(^|[^\w$.])import\(/.test(line));
+if (left.length)
+  throw new Error(
+    `import() left in the CLI bundle (use src/import-module.ts): ${left
+      .slice(0, 5)
+      .map((l) => l.trim().slice(0, 100))
+      .join(' | ')}`,
+  );
+
+// The code cache: a command run once, on a scratch database, by the binary asked to write it.
+const scratch = mkdtempSync(join(tmpdir(), 'cashtrack-cli-cache-'));
+try {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CASHTRACK_')) env[k] = v;
+  const run = spawnSync(process.execPath, [`${root}bin/cashtrack`, 'users', 'list', '--json'], {
+    cwd: root,
+    env: {
+      ...env,
+      CASHTRACK_ENV: 'development',
+      CASHTRACK_DATABASE_URL: `sqlite:${join(scratch, 'cache.sqlite')}`,
+      CASHTRACK_DATA_DIR: scratch,
+      CASHTRACK_SECRET: randomBytes(32).toString('hex'),
+      CASHTRACK_LOG_STDOUT: 'false',
+      CASHTRACK_CLI_CACHE: 'write',
+    },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  if (run.status !== 0) {
+    throw new Error(`the bundled CLI failed making its code cache (${run.error?.message ?? `exit ${run.status}`}): ${run.stderr.slice(0, 2000)}`);
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

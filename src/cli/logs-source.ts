@@ -2,7 +2,17 @@
 // the terminal view (logs-view.tsx): the source entries are read from, the page they are read
 // in, and an entry as one line of text.
 import type { LogFilters, LogRecord } from '../services/logs/index.js';
+import { importModule } from '../import-module.js';
 import { terminalJson, terminalLine } from '../terminal-text.js';
+import type { runLogsView } from './logs-view.js';
+
+/**
+ * The terminal view, logs-view.tsx, loaded as the ES module it is (it imports Ink: see
+ * src/import-module.ts), from this file's directory: dist/src/cli/, or the CLI bundle's beside it.
+ */
+export function loadLogsView(): Promise<{ runLogsView: typeof runLogsView }> {
+  return importModule(new URL('../cli/logs-view.js', import.meta.url));
+}
 
 /** What the view reads from; `LogService` is one. */
 export interface LogSource {

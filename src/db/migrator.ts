@@ -1,5 +1,6 @@
 // Migrations with umzug: the list is explicit (migrations/index.ts) so the compiler checks it.
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { ServiceError } from '../errors.js';
 import { sleep, type Database } from './database.js';
@@ -16,11 +17,13 @@ const STORAGE_TABLE = 'migrations';
 export const LOCK_TABLE = 'migration_lock';
 const LOCK_NAME = 'migrate';
 
+const require = createRequire(import.meta.url);
+
 // umzug (and its command-line tooling) is loaded only when there is something to migrate: every
 // CLI command checks the schema, and most find it current.
 async function createUmzug(db: Database) {
-  const { Umzug, SequelizeStorage } = await import('umzug');
-  const { DataTypes } = await import('sequelize');
+  const { Umzug, SequelizeStorage } = require('umzug') as typeof import('umzug');
+  const { DataTypes } = require('sequelize') as typeof import('sequelize');
   const context: MigrationContext = { qi: db.sequelize.getQueryInterface(), sequelize: db.sequelize, dialect: db.dialect, types: DataTypes };
   return new Umzug<MigrationContext>({
     migrations: migrations.map((m) => ({ name: m.name, up: ({ context: c }) => m.up(c), down: ({ context: c }) => m.down(c) })),

@@ -4,6 +4,7 @@
 import { createHooks, type Hooks as WpHooks } from '@wordpress/hooks';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { importModule } from '../import-module.js';
 
 /** Every hook the services fire; keep docs/hooks.md in step. */
 export const HOOKS = {
@@ -140,10 +141,10 @@ export async function loadExtensions(paths: string[], hooks: HookBus, ctx: unkno
   const loaded: string[] = [];
   for (const p of paths) {
     const url = pathToFileURL(isAbsolute(p) ? p : resolve(process.cwd(), p)).href;
-    const mod = (await import(url)) as {
+    const mod = await importModule<{
       register?: (hooks: HookBus, ctx: unknown) => unknown;
       default?: { register?: (hooks: HookBus, ctx: unknown) => unknown };
-    };
+    }>(url);
     const register = mod.register ?? mod.default?.register;
     if (typeof register !== 'function') throw new Error(`extension ${p} exports no register(hooks, ctx) function`);
     await register(hooks, ctx);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { LOG_LEVELS, type LogLevel, type LogRecord } from '../../services/logs/index.js';
 import { terminalJson } from '../../terminal-text.js';
 import { printJson, UsageError, withContext, type Io } from '../io.js';
-import { formatLine, PER_PAGE, type LogSource } from '../logs-source.js';
+import { formatLine, loadLogsView, PER_PAGE, type LogSource } from '../logs-source.js';
 import type { ViewFilters } from '../logs-store.js';
 import { json, positiveInt, type Run } from '../options.js';
 
@@ -63,7 +63,7 @@ function filtersFrom(opts: ViewOptions, now: Date): ViewFilters {
 export async function view(io: Io, opts: ViewOptions): Promise<void> {
   const filters = filtersFrom(opts, new Date());
   if (io.stdout.isTTY && io.stdin.isTTY && !opts.json) {
-    const { runLogsView } = await import('../logs-view.js');
+    const { runLogsView } = await loadLogsView();
     return withContext(io, (ctx) => runLogsView(ctx, filters));
   }
   await withContext(io, async (ctx) => {
