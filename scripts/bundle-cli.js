@@ -37,6 +37,9 @@ await build({
   define: { 'import.meta.url': 'bundleUrl' },
   // import() of node's modules and CommonJS packages becomes require(): see below for ES modules.
   supported: { 'dynamic-import': false },
+  // A third less to read and hash, names kept (a stack trace still names its functions).
+  minifyWhitespace: true,
+  minifySyntax: true,
   banner: { js: "const bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [
     {

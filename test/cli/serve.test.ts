@@ -34,6 +34,13 @@ for (const dialect of dialects) {
       expect(child.stderr).not.toContain('EADDRINUSE');
     });
 
+    it('refuses to start on a payout minimum the site currency cannot express, exit 1', async () => {
+      const child = runner.start(['serve', '--host', '127.0.0.1', '--port', '0', '--migrate'], { CASHTRACK_PAYOUT_MINIMUM: '10.005' });
+      const { code } = await child.finished();
+      expect(code).toBe(1);
+      expect(child.stderr).toMatch(/^svc_invalid_config: Invalid configuration payouts\.minimum: payouts\.minimum has more than 2 decimal places for USD/m);
+    });
+
     it('with --workers 2, stops after the first worker fails on a port in use, exit 1, and starts no other', async () => {
       const child = runner.start(['serve', '--host', '127.0.0.1', '--port', String(port), '--workers', '2']);
       const { code } = await child.finished();

@@ -108,6 +108,8 @@ async function serveDaemon(io: Io, config: Config, opts: { migrate?: boolean }):
   const { JobRunner } = await import('../../jobs/runner.js');
   const { Scheduler } = await import('../../jobs/scheduler.js');
   const ctx = buildContext(config, { logStream: config.log.stdout ? io.stdout : null, holdInTransaction: testHold(io, config) });
+  // Configuration a service reads on first use, checked before anything runs (the commands check it when they use it).
+  void ctx.payouts.minimum;
   let server: Awaited<ReturnType<typeof createServer>> | null = null;
   let scheduler: Scheduler | null = null;
   let runner: JobRunner | null = null;

@@ -1,8 +1,13 @@
 // Page slugs as the host platform makes them: the shop's name transliterated ("Магазин Обуви" →
 // magazin-obuvi), the shop's domain when the name gives nothing (a CJK name), then `shop-<id>`;
 // a slug taken already gets `-2`, `-3`, ... (the first number free, from 2, as WordPress counts).
-import slugify from '@sindresorhus/slugify';
+import { createRequire } from 'node:module';
+import type Slugify from '@sindresorhus/slugify';
 import { Database, type Transaction } from '../../db/database.js';
+
+const require = createRequire(import.meta.url);
+/** Loaded on first use: it builds its transliteration tables as it loads (some 10 ms of every command's start-up otherwise). */
+const slugify: typeof Slugify = (text, options) => (require('@sindresorhus/slugify') as { default: typeof Slugify }).default(text, options);
 
 /** The longest slug stored; a base is cut shorter so that a `-NNN` suffix still fits. */
 export const MAX_SLUG = 200;

@@ -185,14 +185,25 @@ function shapePayout(row: Record<string, unknown>): Payout {
 
 /** Creates, completes, cancels and lists members' payouts. */
 export class PayoutService {
-  private readonly minimumMinor: number;
+  private minimumRead: number | undefined;
 
-  constructor(private readonly deps: PayoutServiceDeps) {
-    try {
-      this.minimumMinor = parseAmount(deps.minimum, deps.currency, { allowZero: true, field: 'payouts.minimum' });
-    } catch (err) {
-      throw new ServiceError('svc_invalid_config', `Invalid configuration payouts.minimum: ${(err as Error).message}`, 500, { key: 'payouts.minimum' });
+  constructor(private readonly deps: PayoutServiceDeps) {}
+
+  /**
+   * The configured minimum in minor units, read on first use: the currency's exponent comes from
+   * ICU, whose first use costs some 20 ms, which a command that pays nobody should not pay at
+   * start-up. The daemon reads it as it starts, so a minimum the currency cannot express stops it
+   * there (500 svc_invalid_config, key payouts.minimum).
+   */
+  private get minimumMinor(): number {
+    if (this.minimumRead === undefined) {
+      try {
+        this.minimumRead = parseAmount(this.deps.minimum, this.deps.currency, { allowZero: true, field: 'payouts.minimum' });
+      } catch (err) {
+        throw new ServiceError('svc_invalid_config', `Invalid configuration payouts.minimum: ${(err as Error).message}`, 500, { key: 'payouts.minimum' });
+      }
     }
+    return this.minimumRead;
   }
 
   /** The configured minimum, in the site currency (it applies to site-currency payouts only). */

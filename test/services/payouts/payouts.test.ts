@@ -7,8 +7,9 @@ describe('payout configuration', () => {
   it('refuses a minimum the site currency cannot express, naming the key', () => {
     const build = (minimum: string, currency: string) =>
       new PayoutService({ db: null as never, clock: systemClock, logger: null as never, ledger: null as never, events: null as never, currency, minimum });
-    expect(() => build('10.005', 'USD')).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'payouts.minimum' } }));
-    expect(() => build('10.50', 'JPY')).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
+    // Read on first use (the daemon reads it as it starts: test/cli/serve.test.ts).
+    expect(() => build('10.005', 'USD').minimum).toThrow(expect.objectContaining({ code: 'svc_invalid_config', data: { key: 'payouts.minimum' } }));
+    expect(() => build('10.50', 'JPY').minimum).toThrow(expect.objectContaining({ code: 'svc_invalid_config' }));
     expect(build('1000', 'JPY').minimum).toEqual({ amount: '1000', currency: 'JPY' });
     expect(build('0', 'USD').minimum).toEqual({ amount: '0.00', currency: 'USD' });
   });
