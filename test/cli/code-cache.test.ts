@@ -33,8 +33,10 @@ describe('the bundled CLI and its code cache', () => {
   });
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-  it('has a cache of the built bundle that V8 takes', () => {
+  it('has a cache of the built bundle that V8 takes, and a bundle in strict mode as the ES modules were', () => {
     const bundle = join(ROOT, BUNDLE);
+    // The directive counts only as the first statement.
+    expect(readFileSync(bundle, 'utf8').startsWith('"use strict";')).toBe(true);
     const cache = readFileSync(`${bundle}.cache`);
     const made = header(bundle);
     expect(cache.subarray(0, made.length).toString('latin1')).toBe(made);
