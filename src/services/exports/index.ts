@@ -127,7 +127,7 @@ export class ExportService {
   validateFilters(kind: ExportKind, filters: Record<string, unknown>): Record<string, unknown> {
     const spec = KINDS[kind];
     if (!spec) throw new ServiceError('svc_unknown_export_kind', `There is no export of kind "${String(kind).slice(0, 40)}".`, 400, { kinds: EXPORT_KINDS });
-    const { value, error } = spec.filters.validate(filters, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
+    const { value, error } = spec.filters().validate(filters, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
     if (error) throw invalidInput(error);
     return value as Record<string, unknown>;
   }
