@@ -35,7 +35,10 @@ describeEachDialect('group commit', (use) => {
 
   /** Runs `units` in one group. */
   const inOneGroup = <R>(groups: GroupCommit, units: ((t: Transaction) => Promise<R>)[]) =>
-    heldGroup(groups, units.length, () => units.map((u) => groups.run(u)));
+    heldGroup(
+      groups,
+      units.map((u) => () => groups.run(u)),
+    );
 
   const insert = (v: string, t: Transaction) => use().ctx.db.execute('INSERT INTO gc_rows (v) VALUES (?)', [v], t);
 

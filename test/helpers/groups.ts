@@ -9,10 +9,12 @@ export async function waitingUnits(groups: GroupCommit, n: number): Promise<void
 }
 
 /**
- * Starts the calls `start` makes while every slot of `groups` is held, and lets go once `units`
- * of theirs wait: they then run as one group, in the order they were queued. Answers each call's outcome.
+ * Makes the calls while every slot of `groups` is held, one at a time: each once the one before has
+ * joined the queue or settled (refused before it reached a group). So they queue in the order given,
+ * whatever each reads before it reaches its group (on MariaDB, on different connections of the
+ * pool, which may answer in either order). Then lets go: they run as one group. Answers each call's outcome.
  */
-export async function inOneGroup<T>(groups: GroupCommit, units: number, start: () => Promise<T>[]): Promise<PromiseSettledResult<T>[]> {
+export async function inOneGroup<T>(groups: GroupCommit, calls: (() => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
   let open!: () => void;
   const hold = new Promise<void>((r) => (open = r));
   let holding = 0;
@@ -23,11 +25,20 @@ export async function inOneGroup<T>(groups: GroupCommit, units: number, start: (
       if (i > 2_500) throw new Error('the groups in flight never ended');
       await new Promise((r) => setTimeout(r, 2));
     }
-    const answers = Promise.allSettled(start());
-    await waitingUnits(groups, units);
+    const answers: Promise<PromiseSettledResult<T>>[] = [];
+    for (const call of calls) {
+      const queued = groups.waiting;
+      let settled = false;
+      const answer = Promise.allSettled([call()]).then(([outcome]) => ((settled = true), outcome));
+      answers.push(answer);
+      for (let i = 0; groups.waiting === queued && !settled; i++) {
+        if (i > 2_500) throw new Error(`call ${answers.length} of ${calls.length} neither joined a group nor was answered`);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    }
     open();
     await Promise.all(holders);
-    return answers;
+    return Promise.all(answers);
   } finally {
     open();
   }

@@ -43,7 +43,7 @@ describeEachDialect('money writes in groups', (use) => {
     for (const call of await calls(await member())) alone.push(await Promise.allSettled([call()]).then(([o]) => o));
     const grouped = await calls(await member());
     const before = { ...db.groups.stats };
-    const together = await inOneGroup(db.groups, grouped.length, () => grouped.map((call) => call() as Promise<unknown>));
+    const together = await inOneGroup(db.groups, grouped as (() => Promise<unknown>)[]);
     expect(together.map(seen)).toEqual(alone.map(seen));
     expect(together.map(seen)).toEqual([
       { amount: '-6.00', type: 'adjustment', available: '4.00' },
@@ -72,7 +72,7 @@ describeEachDialect('money writes in groups', (use) => {
       );
     const debit = { member_id: id, type: 'debit' as const, amount: '2.00', note: 'keyed debit' };
     const before = { ...db.groups.stats };
-    const [first, second] = await inOneGroup(db.groups, 2, () => [keyed('k1', debit), keyed('k1', debit)]);
+    const [first, second] = await inOneGroup(db.groups, [() => keyed('k1', debit), () => keyed('k1', debit)]);
     expect(db.groups.stats.failed).toBe(before.failed);
     const answers = [first, second].map((o) => (o as PromiseFulfilledResult<Awaited<ReturnType<typeof keyed>>>).value);
     const ran = answers.find((a) => !a.replayed);
@@ -84,7 +84,7 @@ describeEachDialect('money writes in groups', (use) => {
     // before they join a group, and a new key used by two different requests of one group: one
     // of them runs, the other is 422.
     const other = { ...debit, amount: '3.00' };
-    const outcomes = await inOneGroup(db.groups, 2, () => [keyed('k1', debit), keyed('k1', other), keyed('k2', debit), keyed('k2', other)]);
+    const outcomes = await inOneGroup(db.groups, [() => keyed('k1', debit), () => keyed('k1', other), () => keyed('k2', debit), () => keyed('k2', other)]);
     expect(outcomes[0]).toMatchObject({ status: 'fulfilled', value: { replayed: true, status: 201 } });
     expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: { code: 'svc_idempotency_key_reused', status: 422 } });
     const k2 = outcomes.slice(2);

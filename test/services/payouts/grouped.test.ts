@@ -39,7 +39,7 @@ describeEachDialect('payout writes in groups', (use) => {
     for (const call of await calls()) alone.push((await Promise.allSettled([call()]))[0]);
     const grouped = await calls();
     const before = { ...db.groups.stats };
-    const together = await inOneGroup(db.groups, grouped.length, () => grouped.map((call) => call() as Promise<unknown>));
+    const together = await inOneGroup(db.groups, grouped as (() => Promise<unknown>)[]);
     expect(together.map(seen)).toEqual(alone.map(seen));
     expect(together.map(seen)).toEqual([
       { status: 'pending', amount: '30.00', entry: '-30.00', available: '5.00' },
