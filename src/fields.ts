@@ -142,3 +142,21 @@ export function dateRange(what: string) {
     before: dateTime().description(`Only ${what} strictly before this instant (ISO 8601).`),
   };
 }
+
+/**
+ * A module's table of schemas, built on the first read of any of them: every command loads every
+ * service, and building all their schemas as the modules loaded took some 35 ms of each command's
+ * start-up, most of them never used. `build` runs once; every read, key listing and `in` then
+ * answers from what it built, as the plain object would.
+ */
+export function lazySchemas<T extends object>(build: () => T): T {
+  let built: T | undefined;
+  const table = () => (built ??= build());
+  return new Proxy({} as T, {
+    get: (_, key) => Reflect.get(table(), key),
+    has: (_, key) => Reflect.has(table(), key),
+    ownKeys: () => Reflect.ownKeys(table()),
+    getOwnPropertyDescriptor: (_, key) => Reflect.getOwnPropertyDescriptor(table(), key),
+    set: (_, key, value) => Reflect.set(table(), key, value),
+  });
+}

@@ -1,7 +1,7 @@
 // Input schemas of the advertiser routes, shared with `cashtrack advertisers ...` (and the logo
 // and page commands, which name an advertiser the same way).
 import Joi from 'joi';
-import { anyOf, anyOfPattern, currency, flag, lookupPaging, networkId, paging, sorting, type ListQuery, type Paging } from '../../fields.js';
+import { anyOf, anyOfPattern, currency, flag, lookupPaging, networkId, paging, sorting, type ListQuery, type Paging, lazySchemas } from '../../fields.js';
 import { CASHBACK_TYPES, type CashbackType } from '../../cashback-rule.js';
 import { ADVERTISER_ORDERBY, type AdvertiserCountFilters, type AdvertiserFilters, type AdvertiserOrderby } from './listing.js';
 import { ADVERTISER_STATUSES } from './rows.js';
@@ -17,7 +17,7 @@ const listFilters = {
 };
 
 /** Input schemas, shared with `cashtrack advertisers ...`. */
-export const advertiserSchemas = {
+export const advertiserSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<AdvertiserFilters>, true>({
     ...paging,
     ...sorting(Object.keys(ADVERTISER_ORDERBY) as AdvertiserOrderby[], 'name', 'asc'),
@@ -46,4 +46,4 @@ export const advertiserSchemas = {
     value: Joi.string().max(32).required(),
     currency: currency().allow(null).description('The currency of a flat amount (a percent rule has none).'),
   }),
-};
+}));

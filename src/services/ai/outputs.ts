@@ -1,6 +1,7 @@
 // What each AI task must answer: the Joi schema that validates it (the domains' schemas of the
 // fields it fills) and the JSON Schema asked of the provider (strict mode: every property
 // required, nothing else allowed).
+import { lazySchemas } from '../../fields.js';
 import Joi from 'joi';
 import { couponSchemas } from '../coupons/schemas.js';
 import { pageSchemas } from '../pages/schemas.js';
@@ -27,7 +28,7 @@ const required = (schema: Joi.Schema) => (schema as Joi.StringSchema).invalid(''
 
 export const AI_LIMITS = { shop_description: 2000 } as const;
 
-export const aiOutputSchemas = {
+export const aiOutputSchemas = lazySchemas(() => ({
   shop: Joi.object<ShopOutput, true>({
     description: Joi.string().trim().min(1).max(AI_LIMITS.shop_description).required(),
     body: required(pageSchemas.update.extract('body')),
@@ -36,7 +37,7 @@ export const aiOutputSchemas = {
     title: required(couponSchemas.edit.extract('title')),
     description: required(couponSchemas.edit.extract('description')),
   }),
-};
+}));
 
 const str = (description: string) => ({ type: 'string', description });
 

@@ -1,7 +1,7 @@
 // Input schemas of the AI routes, shared with `cashtrack ai ...` and the `ai.bulk` job's
 // parameters (a job enqueued by hand is checked as a request is).
 import Joi from 'joi';
-import { id, networkId } from '../../fields.js';
+import { id, networkId, lazySchemas } from '../../fields.js';
 import { COUPON_TYPES } from '../coupons/schemas.js';
 import type { BulkInput } from './index.js';
 import { PROPOSAL_ID } from './proposals.js';
@@ -9,7 +9,7 @@ import { PROPOSAL_ID } from './proposals.js';
 /** What a bulk run writes for. */
 export const AI_BULK_KINDS = ['shops', 'coupons'] as const;
 
-export const aiSchemas = {
+export const aiSchemas = lazySchemas(() => ({
   itemId: Joi.object<{ id: number }, true>({ id: id().required().description("The advertiser's number (shop) or the coupon's id.") }),
   generate: Joi.object<{ dry_run: boolean; proposal_id?: string }, true>({
     dry_run: Joi.boolean()
@@ -53,4 +53,4 @@ export const aiSchemas = {
     .description(
       'Settings by name: base_url, model, temperature, timeout_ms, concurrency, token_budget, daily_token_budget, answer_token_estimate, language, prompts.<task>.<system|user>, api_key (write-only).',
     ),
-};
+}));

@@ -1,6 +1,20 @@
 // Input schemas of the claim routes, shared with `cashtrack claims ...`.
 import Joi from 'joi';
-import { advertiserId, amount, anyOf, anyOfPattern, currency, dateRange, dateTime, id, networkRef, paging, sorting, type ListQuery } from '../../fields.js';
+import {
+  advertiserId,
+  amount,
+  anyOf,
+  anyOfPattern,
+  currency,
+  dateRange,
+  dateTime,
+  id,
+  networkRef,
+  paging,
+  sorting,
+  type ListQuery,
+  lazySchemas,
+} from '../../fields.js';
 import { CLAIM_STATUSES, type ClaimStatus } from './states.js';
 
 export { CLAIM_STATUSES };
@@ -70,7 +84,7 @@ const listFilters = {
   ...dateRange('claims made (created_at)'),
 };
 
-export const claimSchemas = {
+export const claimSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<ClaimFilters>, true>({
     ...paging,
     ...sorting(Object.keys(CLAIM_ORDERBY) as ClaimOrderby[], 'id', 'desc'),
@@ -107,4 +121,4 @@ export const claimSchemas = {
     .with('status', 'reason')
     .oxor('status', 'order_id'),
   claimId: Joi.object<{ id: number }, true>({ id: id().required() }),
-};
+}));

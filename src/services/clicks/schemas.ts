@@ -1,13 +1,13 @@
 // Input schemas of the click routes, shared with `cashtrack clicks ...`.
 import Joi from 'joi';
-import { advertiserId, dateRange, id, networkRef, paging, sorting } from '../../fields.js';
+import { advertiserId, dateRange, id, networkRef, paging, sorting, lazySchemas } from '../../fields.js';
 import { CLICK_ID } from './ids.js';
 import { CLICK_ORDERBY, type ClickFilters, type ClickOrderby } from './store.js';
 
 /** A click id as routes take it ("c" and 18 base-32 characters). */
 export const clickId = () => Joi.string().trim().lowercase().max(40).pattern(CLICK_ID, 'click id').description('A click id ("c" and 18 characters).');
 
-export const clickSchemas = {
+export const clickSchemas = lazySchemas(() => ({
   list: Joi.object<ClickFilters, true>({
     ...paging,
     ...sorting(Object.keys(CLICK_ORDERBY) as ClickOrderby[], 'created_at', 'desc'),
@@ -18,4 +18,4 @@ export const clickSchemas = {
     ...dateRange('clicks made'),
   }),
   id: Joi.object<{ id: string }, true>({ id: clickId().required() }),
-};
+}));

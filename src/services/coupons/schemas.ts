@@ -2,7 +2,7 @@
 // answers (src/ai/outputs.ts holds a rewritten title and description to what an edit may be).
 import Joi from 'joi';
 import { DISCOUNT_TYPES, type DiscountType } from '../../networks/types.js';
-import { advertiserId, anyOf, anyOfPattern, dateRange, dateTime, flag, id, networkId, paging, sorting, type ListQuery } from '../../fields.js';
+import { advertiserId, anyOf, anyOfPattern, dateRange, dateTime, flag, id, networkId, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 import type { CouponCountFilters, CouponFilters } from './index.js';
 import { COUPON_FIELDS, COUPON_ORDERBY, COUPON_STATUSES, type CouponField } from './rows.js';
 
@@ -52,7 +52,7 @@ const listFilters = {
 };
 
 /** Input schemas, shared with `cashtrack coupons ...`. */
-export const couponSchemas = {
+export const couponSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<CouponFilters>, true>({
     ...paging,
     ...sorting(COUPON_ORDERBY, 'id', 'desc'),
@@ -97,4 +97,4 @@ export const couponSchemas = {
     force: Joi.boolean().description('Mark removed what the network no longer lists even past coupons.max_removed_share.'),
     full: Joi.boolean().description('Read the whole list where the network could list only changes (Awin).'),
   }),
-};
+}));

@@ -50,15 +50,18 @@ export interface KindSpec<T, C> {
  * The list schema without paging and sort: those are not filters, and an export walks in key order.
  * Made on first use: forking the six schemas took some 10 ms of every command's start-up.
  */
-function withoutPaging(schema: Joi.ObjectSchema, extra: string[] = []): () => Joi.ObjectSchema {
+function withoutPaging(schema: () => Joi.ObjectSchema, extra: string[] = []): () => Joi.ObjectSchema {
   let forked: Joi.ObjectSchema | undefined;
-  return () => (forked ??= schema.fork(['page', 'per_page', 'orderby', 'order'], () => Joi.any().forbidden()).fork(extra, (s) => s.optional()));
+  return () =>
+    (forked ??= schema()
+      .fork(['page', 'per_page', 'orderby', 'order'], () => Joi.any().forbidden())
+      .fork(extra, (s) => s.optional()));
 }
 
 const onePage = { page: 1, per_page: 1 };
 
 const orders: KindSpec<Order, number> = {
-  filters: withoutPaging(orderSchemas.list),
+  filters: withoutPaging(() => orderSchemas.list),
   start: 0,
   next: (s, f, after, limit) => s.orders.listAfter(f, after, limit),
   cursor: (o) => o.id,
@@ -115,7 +118,7 @@ const orders: KindSpec<Order, number> = {
 
 const ledgerEntries: KindSpec<Entry, number> = {
   // The list route is one member's ledger; an export may also take every member's (member_id optional).
-  filters: withoutPaging(ledgerSchemas.entries, ['member_id']),
+  filters: withoutPaging(() => ledgerSchemas.entries, ['member_id']),
   start: 0,
   next: (s, f, after, limit) => s.ledger.listEntriesAfter(f, after, limit),
   cursor: (e) => e.id,
@@ -155,7 +158,7 @@ const ledgerEntries: KindSpec<Entry, number> = {
 };
 
 const payouts: KindSpec<Payout, number> = {
-  filters: withoutPaging(payoutSchemas.list),
+  filters: withoutPaging(() => payoutSchemas.list),
   start: 0,
   next: (s, f, after, limit) => s.payouts.listAfter(f, after, limit),
   cursor: (p) => p.id,
@@ -205,7 +208,7 @@ const payouts: KindSpec<Payout, number> = {
 type BalanceKey = { member_id: number; currency: string } | null;
 
 const balances: KindSpec<MemberBalance, BalanceKey> = {
-  filters: withoutPaging(ledgerSchemas.members),
+  filters: withoutPaging(() => ledgerSchemas.members),
   start: null,
   next: (s, f, after, limit) => s.ledger.listMembersAfter(f, after, limit),
   cursor: (b) => ({ member_id: b.member_id, currency: b.currency }),
@@ -215,7 +218,7 @@ const balances: KindSpec<MemberBalance, BalanceKey> = {
 };
 
 const clicks: KindSpec<Click, string> = {
-  filters: withoutPaging(clickSchemas.list),
+  filters: withoutPaging(() => clickSchemas.list),
   start: '',
   next: (s, f, after, limit) => s.clicks.listAfter(f, after, limit),
   cursor: (c) => c.id,
@@ -225,7 +228,7 @@ const clicks: KindSpec<Click, string> = {
 };
 
 const claims: KindSpec<Claim, number> = {
-  filters: withoutPaging(claimSchemas.list),
+  filters: withoutPaging(() => claimSchemas.list),
   start: 0,
   next: (s, f, after, limit) => s.claims.listAfter(f, after, limit),
   cursor: (c) => c.id,

@@ -1,11 +1,11 @@
 // Input schemas of the export routes, shared with `cashtrack export`.
 import Joi from 'joi';
-import { anyOf, id, paging, sorting, type ListQuery } from '../../fields.js';
+import { anyOf, id, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 import { EXPORT_FORMATS, EXPORT_KINDS, EXPORT_STATUSES, type ExportFilters, type ExportRequest } from './index.js';
 
 export { EXPORT_FORMATS, EXPORT_KINDS, EXPORT_STATUSES };
 
-export const exportSchemas = {
+export const exportSchemas = lazySchemas(() => ({
   /**
    * The kind and format; every other key is a filter of the kind's list route, checked by the
    * service against that list's schema (an unknown one is 400 rest_invalid_param, as there).
@@ -27,4 +27,4 @@ export const exportSchemas = {
     kind: anyOf(EXPORT_KINDS).description('Only exports of these kinds (comma-separated or an array).'),
   }),
   exportId: Joi.object<{ id: number }, true>({ id: id().required() }),
-};
+}));

@@ -1,6 +1,6 @@
 // Input schemas of the job routes, shared with `cashtrack jobs ...`.
 import Joi from 'joi';
-import { anyOf, anyOfPattern, dateRange, id, paging, sorting, type ListQuery } from '../../fields.js';
+import { anyOf, anyOfPattern, dateRange, id, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 import { JOB_ORDERBY, JOB_STATUSES, type JobCountFilters, type JobFilters, type JobOrderby } from './rows.js';
 
 export { JOB_ORDERBY, JOB_STATUSES };
@@ -16,7 +16,7 @@ const listFilters = {
 };
 
 /** Input schemas, shared with `cashtrack jobs ...`. */
-export const jobSchemas = {
+export const jobSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<JobFilters>, true>({
     ...paging,
     ...sorting(Object.keys(JOB_ORDERBY) as JobOrderby[], 'id', 'desc'),
@@ -32,4 +32,4 @@ export const jobSchemas = {
     params: Joi.object().unknown(true).default({}),
     unique: Joi.boolean().default(false),
   }),
-};
+}));

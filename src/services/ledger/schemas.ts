@@ -1,6 +1,6 @@
 // Input schemas of the ledger routes, shared with `cashtrack ledger ...`.
 import Joi from 'joi';
-import { amount, anyOf, anyOfPattern, currency, dateRange, id, note, paging, sorting, type ListQuery } from '../../fields.js';
+import { amount, anyOf, anyOfPattern, currency, dateRange, id, note, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 import { ENTRY_ORDERBY, type EntryFilters, type EntryOrderby, type LedgerService, type MemberFilters } from './index.js';
 import { ENTRY_TYPES } from './rows.js';
 
@@ -13,7 +13,7 @@ export { ENTRY_ORDERBY, ENTRY_TYPES };
 export type AdjustmentInput = Parameters<LedgerService['adjust']>[0];
 
 /** Input schemas, shared with `cashtrack ledger ...`. */
-export const ledgerSchemas = {
+export const ledgerSchemas = lazySchemas(() => ({
   members: Joi.object<MemberFilters, true>({
     ...paging,
     member_id: id().description("Only this member's balances (one row per currency)."),
@@ -44,4 +44,4 @@ export const ledgerSchemas = {
   }),
   reverse: Joi.object<{ note?: string }, true>({ note: note().allow('') }),
   entryId: Joi.object<{ id: number }, true>({ id: id().required() }),
-};
+}));

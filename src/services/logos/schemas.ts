@@ -1,6 +1,6 @@
 // Input schemas of the logo routes, shared with `cashtrack logos ...`.
 import Joi from 'joi';
-import { flag, networkId } from '../../fields.js';
+import { flag, networkId, lazySchemas } from '../../fields.js';
 import { ADVERTISER_STATUSES } from '../advertisers/schemas.js';
 import type { LogoBulkParams } from './bulk.js';
 
@@ -8,7 +8,7 @@ import type { LogoBulkParams } from './bulk.js';
 const force = () => flag().truthy('').description('Fetch again although the advertiser has a logo.');
 
 /** Input schemas, shared with `cashtrack logos ...`. */
-export const logoSchemas = {
+export const logoSchemas = lazySchemas(() => ({
   fetch: Joi.object<{ force?: boolean }, true>({ force: force() }),
   bulk: Joi.object<LogoBulkParams, true>({
     network: networkId().description('Only advertisers of this network.'),
@@ -17,4 +17,4 @@ export const logoSchemas = {
       .description('Only advertisers with this status.'),
     force: force().default(false),
   }),
-};
+}));

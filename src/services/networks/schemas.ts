@@ -2,7 +2,7 @@
 // custom definitions, the postbacks a network sent and test postbacks.
 import Joi from 'joi';
 import { customDefinitionPatchSchema } from '../../networks/custom-definition.js';
-import { networkId, paging, type Paging } from '../../fields.js';
+import { networkId, paging, type Paging, lazySchemas } from '../../fields.js';
 import { postbackSchemas } from '../postbacks/schemas.js';
 import { POSTBACK_MODES, type PostbackMode } from './postback-secrets.js';
 export { POSTBACK_MODES, type PostbackMode };
@@ -14,7 +14,7 @@ const SETTING_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 export const NETWORK_KINDS = ['builtin', 'custom'] as const;
 
 /** Input schemas, shared with `cashtrack networks ...`. */
-export const networkSchemas = {
+export const networkSchemas = lazySchemas(() => ({
   list: Joi.object<Paging & { kind?: (typeof NETWORK_KINDS)[number] }, true>({
     ...paging,
     kind: Joi.string()
@@ -72,4 +72,4 @@ export const networkSchemas = {
       .default(20)
       .description('Show at most this many items in each variance list (1-100, default 20); the counts are always complete.'),
   }),
-};
+}));

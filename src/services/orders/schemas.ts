@@ -18,6 +18,7 @@ import {
   paging,
   sorting,
   type ListQuery,
+  lazySchemas,
 } from '../../fields.js';
 import type { OrderCountFilters } from './index.js';
 import type { RecordInput } from './reports.js';
@@ -56,7 +57,7 @@ const listFilters = {
 };
 
 /** Input schemas, shared with `cashtrack orders ...`. */
-export const orderSchemas = {
+export const orderSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<OrderFilters>, true>({
     ...paging,
     ...sorting(Object.keys(ORDER_ORDERBY) as OrderOrderby[], 'id', 'desc'),
@@ -110,13 +111,13 @@ export const orderSchemas = {
     network: networkId().description('Only this network (default: every enabled, configured network).'),
     since: dateTime().description('Start of the window (default: the oldest pending order of the network minus 7 days, else 30 days ago).'),
   }),
-};
+}));
 
 /** 201 for a new order, 200 for a known one (with `duplicate: true` when nothing changed). */
 export const changeStatus = (change: OrderChange): number => (change.changes[0] === 'created' ? 201 : 200);
 
 /** The network payment routes (`/networks/{id}/payments...`), shared with `cashtrack networks import-payments`. */
-export const paymentSchemas = {
+export const paymentSchemas = lazySchemas(() => ({
   networkId: Joi.object<{ id: string }, true>({ id: networkId().required() }),
   list: Joi.object<{ page: number; per_page: number; unknown?: boolean }, true>({
     ...paging,
@@ -128,4 +129,4 @@ export const paymentSchemas = {
       .required()
       .description("The network's payment report as CSV text with a header row, read by the network definition's `payments` mapping."),
   }),
-};
+}));

@@ -1,7 +1,7 @@
 // Input schemas of the shop page routes, shared with `cashtrack pages ...` and with the AI's
 // answers (src/ai/outputs.ts holds a written page body to what an edit may be).
 import Joi from 'joi';
-import { anyOf, anyOfPattern, dateRange, id, lookupPaging, networkId, paging, sorting, type ListQuery, type Paging } from '../../fields.js';
+import { anyOf, anyOfPattern, dateRange, id, lookupPaging, networkId, paging, sorting, type ListQuery, type Paging, lazySchemas } from '../../fields.js';
 import type { BulkInput, MakeOptions } from './index.js';
 import {
   MAX_BODY,
@@ -29,7 +29,7 @@ const listFilters = {
 };
 
 /** Input schemas, shared with `cashtrack pages ...`. */
-export const pageSchemas = {
+export const pageSchemas = lazySchemas(() => ({
   make: Joi.object<MakeOptions, true>({
     status: status().description('Status of the page (default: pages.default_status).'),
     template: template(),
@@ -59,4 +59,4 @@ export const pageSchemas = {
     ...lookupPaging,
     search: Joi.string().allow('').max(200).default('').description('Prefix of the title or the slug.'),
   }),
-};
+}));

@@ -1,6 +1,6 @@
 // Input schemas of the payout routes, shared with `cashtrack payouts ...`.
 import Joi from 'joi';
-import { amount, anyOf, anyOfPattern, currency, dateRange, dateTime, id, idList, note, paging, sorting, type ListQuery } from '../../fields.js';
+import { amount, anyOf, anyOfPattern, currency, dateRange, dateTime, id, idList, note, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 import {
   BATCH_ORDERBY,
   BATCH_STATUSES,
@@ -29,7 +29,7 @@ const listFilters = {
 };
 
 /** Input schemas, shared with `cashtrack payouts ...`. */
-export const payoutSchemas = {
+export const payoutSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<PayoutFilters>, true>({
     ...paging,
     ...sorting(Object.keys(PAYOUT_ORDERBY) as PayoutOrderby[], 'id', 'desc'),
@@ -90,4 +90,4 @@ export const payoutSchemas = {
       .description('The result CSV: item_ref or payout_id, status (paid|failed), reference, reason (an XML document here is read as a pain.002).'),
     pain002: Joi.string().min(1).max(10_485_760).description("The bank's pain.002 status report (XML) on a SEPA batch's file."),
   }).xor('csv', 'pain002'),
-};
+}));

@@ -2,7 +2,7 @@
 // postback, shared by the network routes and `cashtrack networks ...`, with the postback
 // vocabulary those inputs use.
 import Joi from 'joi';
-import { anyOf, dateRange, flag, paging, sorting, type ListQuery } from '../../fields.js';
+import { anyOf, dateRange, flag, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 import { POSTBACK_ORDERBY, POSTBACK_OUTCOMES, type PostbackCountFilters, type PostbackFilters, type PostbackOrderby } from './records.js';
 import type { TestInput } from './test.js';
 
@@ -18,7 +18,7 @@ const listFilters = {
   ...dateRange('postbacks received (received_at)'),
 };
 
-export const postbackSchemas = {
+export const postbackSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<Omit<PostbackFilters, 'network'>>, true>({
     ...paging,
     ...sorting(Object.keys(POSTBACK_ORDERBY) as PostbackOrderby[], 'id', 'desc'),
@@ -36,4 +36,4 @@ export const postbackSchemas = {
       .pattern(/^[A-Za-z0-9._@+:~=/-]+$/, 'sub id')
       .description('Sub id to report (a member id or login).'),
   }),
-};
+}));

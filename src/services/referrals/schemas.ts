@@ -1,12 +1,12 @@
 // Input schemas of the referral routes, shared with `cashtrack referrals ...`.
 import Joi from 'joi';
-import { flag, id, paging } from '../../fields.js';
+import { flag, id, paging, lazySchemas } from '../../fields.js';
 import type { ReferralFilters } from './index.js';
 
 const memberId = id();
 
 /** Input schemas, shared with `cashtrack referrals ...`. */
-export const referralSchemas = {
+export const referralSchemas = lazySchemas(() => ({
   list: Joi.object<ReferralFilters, true>({
     ...paging,
     referrer_id: memberId.description('Only referrals by this member.'),
@@ -18,4 +18,4 @@ export const referralSchemas = {
     referee_id: memberId.required().description('The member who was referred.'),
   }),
   referee: Joi.object<{ referee_id: number }, true>({ referee_id: memberId.required() }),
-};
+}));

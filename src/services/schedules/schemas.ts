@@ -1,10 +1,10 @@
 // Input schemas of the schedule routes, shared with `cashtrack schedules ...`.
 import Joi from 'joi';
 import { SCHEDULE_NAMES } from '../../config/index.js';
-import { networkId } from '../../fields.js';
+import { networkId, lazySchemas } from '../../fields.js';
 
 /** Input schemas, shared with `cashtrack schedules ...`. */
-export const scheduleSchemas = {
+export const scheduleSchemas = lazySchemas(() => ({
   // Any name is let through to the service, which answers an unknown one with svc_unknown_schedule.
   name: Joi.object<{ name: string }, true>({
     name: Joi.string()
@@ -16,4 +16,4 @@ export const scheduleSchemas = {
   run: Joi.object<{ network?: string }, true>({
     network: networkId().description('Per-network schedules: only this network (default: each enabled, configured network).'),
   }),
-};
+}));

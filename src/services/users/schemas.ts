@@ -1,7 +1,7 @@
 // The users' vocabulary and input rules: roles, statuses and the fields of a user, shared by the
 // CLI (its choices and checks) and the service.
 import Joi from 'joi';
-import { anyOf, id, paging, sorting, type ListQuery } from '../../fields.js';
+import { anyOf, id, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 
 export const ROLES = ['administrator', 'member'] as const;
 export type Role = (typeof ROLES)[number];
@@ -9,7 +9,7 @@ export const USER_STATUSES = ['active', 'disabled'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
 /** The fields of a user, shared by the CLI and the service's own checks. */
-export const userSchemas = {
+export const userSchemas = lazySchemas(() => ({
   login: Joi.string()
     .trim()
     .min(1)
@@ -20,7 +20,7 @@ export const userSchemas = {
   displayName: Joi.string().trim().min(1).max(191),
   role: Joi.string().valid(...ROLES),
   password: Joi.string().min(8).max(1024),
-};
+}));
 
 /** A new user, as `cashtrack users create` and the CSV import give it. */
 export const createSchema = Joi.object({
@@ -68,7 +68,7 @@ const search = Joi.string().trim().max(191).allow('').description('Prefix of a l
 const userId = Joi.object<{ id: number }, true>({ id: id().required() });
 
 /** Input schemas of the user routes, shared with `cashtrack users ...`. */
-export const userRouteSchemas = {
+export const userRouteSchemas = lazySchemas(() => ({
   list: Joi.object<ListQuery<UserFilters>, true>({
     ...paging,
     ...sorting(Object.keys(USER_ORDERBY) as UserOrderby[], 'login', 'asc'),
@@ -102,7 +102,7 @@ export const userRouteSchemas = {
   createAppPassword: Joi.object<{ name: string }, true>({
     name: Joi.string().allow('').max(1000).required().description('The application name: 1 to 191 characters, unique per user.'),
   }),
-};
+}));
 
 /** A change to a user's profile, as the service checks it (the password goes through `setPassword`). */
 export const updateSchema = Joi.object<Omit<UpdateUserInput, 'password'>, true>({

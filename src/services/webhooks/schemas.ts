@@ -1,6 +1,6 @@
 // Input schemas of the webhook routes, shared with `cashtrack webhooks ...`.
 import Joi from 'joi';
-import { anyOf, dateRange, flag, id, paging, sorting, type ListQuery } from '../../fields.js';
+import { anyOf, dateRange, flag, id, paging, sorting, type ListQuery, lazySchemas } from '../../fields.js';
 import { PING_EVENT, WEBHOOK_EVENTS } from './events.js';
 import { WEBHOOK_ORDERBY, type CreateWebhookInput, type UpdateWebhookInput, type WebhookFilters, type WebhookOrderby } from './index.js';
 import { DELIVERY_ORDERBY, DELIVERY_STATUSES, type DeliveryCountFilters, type DeliveryFilters, type DeliveryOrderby } from './outbox.js';
@@ -30,7 +30,7 @@ const deliveryFilters = {
 };
 
 /** Input schemas, shared with `cashtrack webhooks ...`. */
-export const webhookSchemas = {
+export const webhookSchemas = lazySchemas(() => ({
   list: Joi.object<WebhookFilters, true>({
     ...paging,
     ...sorting(Object.keys(WEBHOOK_ORDERBY) as WebhookOrderby[], 'id', 'desc'),
@@ -64,4 +64,4 @@ export const webhookSchemas = {
       .required()
       .description('A delivery id, msg_...'),
   }),
-};
+}));
