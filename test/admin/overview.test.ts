@@ -34,6 +34,9 @@ async function seed(d: Daemon): Promise<void> {
   const ann = await ctx.users.create({ login: 'ann', email: 'ann@example.com', role: 'member' });
   const bob = await ctx.users.create({ login: 'bob', email: 'bob@example.com', role: 'member' });
   const now = Date.now();
+  // The orders are placed back from here: an hour earlier when now is in the first hour of a UTC
+  // day, so that one day's orders (up to 40 minutes apart) never straddle midnight into another day.
+  const base = now % DAY < 3_600_000 ? now - 3_600_000 : now;
   const columns = [
     'network',
     'transaction_id',
@@ -53,7 +56,7 @@ async function seed(d: Daemon): Promise<void> {
   for (let day = 0; day < 12; day++) {
     if (day % 4 === 3) continue;
     for (let i = 0; i <= day % 4; i++) {
-      const at = new Date(now - day * DAY - (i + 1) * 600_000);
+      const at = new Date(base - day * DAY - (i + 1) * 600_000);
       const commission = 1000 * (i + 1) + day * 25;
       rows.push([
         'awin',
@@ -81,14 +84,14 @@ async function seed(d: Daemon): Promise<void> {
     2500,
     'approved',
     'poll',
-    new Date(now - 2 * DAY),
-    new Date(now - 2 * DAY),
-    new Date(now - 2 * DAY),
+    new Date(base - 2 * DAY),
+    new Date(base - 2 * DAY),
+    new Date(base - 2 * DAY),
   ]);
-  rows.push(['shopnet', 'OV-UNMATCHED', null, 8000, 800, 'USD', 400, 'pending', 'poll', new Date(now - DAY), new Date(now - DAY), new Date(now - DAY)]);
+  rows.push(['shopnet', 'OV-UNMATCHED', null, 8000, 800, 'USD', 400, 'pending', 'poll', new Date(base - DAY), new Date(base - DAY), new Date(base - DAY)]);
   await ctx.db.transaction((t) => ctx.db.insertMany('orders', columns, rows, t));
   // Held for review, beside OV-1-0: the per-day figures leave it out, and so must the list a day's link opens.
-  const heldAt = new Date(now - DAY - 600_000);
+  const heldAt = new Date(base - DAY - 600_000);
   await ctx.db.transaction((t) =>
     ctx.db.insertMany(
       'orders',
