@@ -9,7 +9,7 @@ export const USER_STATUSES = ['active', 'disabled'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
 
 /** The fields of a user, shared by the CLI and the service's own checks. */
-export const userSchemas = lazySchemas(() => ({
+export const userSchemas = {
   login: Joi.string()
     .trim()
     .min(1)
@@ -20,7 +20,7 @@ export const userSchemas = lazySchemas(() => ({
   displayName: Joi.string().trim().min(1).max(191),
   role: Joi.string().valid(...ROLES),
   password: Joi.string().min(8).max(1024),
-}));
+};
 
 /** A new user, as `cashtrack users create` and the CSV import give it. */
 export const createSchema = Joi.object({
